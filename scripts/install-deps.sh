@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package platoon needs to build, test and run.
+# Idempotent: packages already present are skipped by apt-get, and apt's
+# package lists are refreshed only when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake pkg-config git
+  # design dependencies
+  libzmq3-dev cppzmq-dev capnproto libcapnp-dev libbullet-dev
+  libopenscenegraph-dev libimgui-dev libsdl2-dev libspdlog-dev doctest-dev
+  # chosen by the project (see README "Dependencies")
+  libembree-dev libeigen3-dev libtomlplusplus-dev libcli11-dev xvfb
+  # network-namespace tests (ip netns, veth)
+  iproute2
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+
+echo "install-deps: installing ${#missing[@]} package(s): ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

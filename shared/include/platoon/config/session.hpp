@@ -1,0 +1,65 @@
+#pragma once
+/// The session file: one TOML file that describes a whole session (server, clock, faults, nodes).
+/// The launcher runs it on one machine; on a LAN every PC reads the same file and starts its own
+/// processes by name. Format and examples: docs/DEPLOYMENT.md and configs/demo.toml.
+
+#include "platoon/clock/slewed_clock.hpp"
+#include "platoon/config/table.hpp"
+#include "platoon/protocol/messages.hpp"
+#include "platoon/transport/fault_injector.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace platoon::config {
+
+/// The sync server's settings ([server]).
+struct ServerDef {
+  std::string bind_address = "*";   ///< Interface to bind: "*" for all, or an address.
+  uint16_t control_port = 7400;      ///< ROUTER: join, heartbeat, session control, parameters.
+  uint16_t time_port = 7401;         ///< ROUTER: time exchanges.
+  uint16_t world_port = 7402;        ///< PUB: world states.
+  uint16_t state_port = 7403;        ///< PULL: node states upstream.
+  double broadcast_hz = 60.0;        ///< World-state broadcast rate, in Hz.
+  double heartbeat_interval_s = 0.25;  ///< Heartbeat period asked of nodes, in s.
+  double lost_timeout_s = 1.0;       ///< Silence after which a node is marked lost, in s.
+  double status_interval_s = 3.0;    ///< Status table print period, in s; 0 = never.
+  std::string log_level = "info";    ///< trace, debug, info, warn, error, critical or off.
+};
+
+/// One node process of the session ([[node]]).
+struct NodeDef {
+  std::string name;                  ///< Unique name; the launcher and `platoon-node --name` use it.
+  protocol::Role role = protocol::Role::kObserver;
+  std::string host = "localhost";    ///< PC that runs this node (for multi-PC runs).
+  double drift_ppm = 0.0;            ///< Demo/test only: make the local oscillator drift, in ppm.
+  double status_interval_s = 1.0;    ///< Clock-status print period, in s; 0 = never.
+  std::string log_level = "info";
+};
+
+/// A whole session.
+struct SessionDef {
+  std::string file;                  ///< Path it was loaded from.
+  std::string name = "platoon";      ///< Session name.
+  std::string server_host = "127.0.0.1";  ///< Address nodes use to reach the server.
+  ServerDef server;
+  clock::ClockDef clock = clock::DefaultClockDef();
+  transport::FaultDef faults;        ///< Receive-path faults applied in every process ([faults]).
+  std::vector<NodeDef> nodes;
+
+  /// The node named `name`, or nullptr.
+  const NodeDef* FindNode(const std::string& name) const;
+};
+
+/// Loads and validates a session file; throws ConfigError naming file, line, key and expectation.
+SessionDef LoadSession(const std::string& path);
+/// Same, from text (for tests); `source_name` appears in messages.
+SessionDef LoadSessionText(const std::string& text, const std::string& source_name);
+
+/// Reads a [clock] table.
+clock::ClockDef ReadClockDef(const Table& t);
+/// Reads a [faults] table.
+transport::FaultDef ReadFaultDef(const Table& t);
+
+}  // namespace platoon::config

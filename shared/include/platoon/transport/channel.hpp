@@ -1,0 +1,94 @@
+#pragma once
+/// A thin layer over cppzmq for the socket patterns platoon uses (docs/PROTOCOL.md "Sockets"):
+/// ROUTER/DEALER for control and time, PUB/SUB for world state, PUSH/PULL for node state upstream.
+/// Every received message passes through the channel's FaultInjector. Sends never block.
+
+#include "platoon/transport/fault_injector.hpp"
+
+#include <zmq.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace platoon::transport {
+
+/// Socket pattern of a channel.
+enum class Pattern : uint8_t { kRouter, kDealer, kPub, kSub, kPush, kPull };
+
+/// One message: the payload and, on a ROUTER, the peer identity it came from or goes to.
+struct Packet {
+  std::string peer;  ///< ROUTER peer identity; empty on other patterns.
+  std::string data;  ///< Payload bytes (an encoded Envelope).
+};
+
+/// Socket settings.
+struct ChannelDef {
+  int send_hwm = 1000;                     ///< Messages queued per peer before sends are dropped.
+  int receive_hwm = 1000;                  ///< Messages queued on receive before the peer's are dropped.
+  int64_t max_message_bytes = 64 << 20;    ///< Larger incoming messages close the connection.
+  int reconnect_interval_ms = 100;         ///< DEALER/SUB/PUSH reconnect interval.
+  FaultDef faults;                         ///< Receive-path faults.
+};
+
+/// Counters of a channel.
+struct ChannelStats {
+  uint64_t sent = 0;          ///< Messages handed to ZeroMQ.
+  uint64_t send_dropped = 0;  ///< Sends that would have blocked (no peer, queue full): dropped.
+  uint64_t received = 0;      ///< Messages read from the socket (before faults).
+  uint64_t malformed = 0;     ///< Multipart shapes this pattern never produces, dropped.
+};
+
+/// One socket with its fault injector. Not thread-safe: use from one thread.
+class Channel {
+ public:
+  Channel(zmq::context_t& context, Pattern pattern, const ChannelDef& def = ChannelDef{});
+
+  /// Binds, e.g. "tcp://*:7400" or "tcp://127.0.0.1:*"; returns the endpoint actually bound.
+  std::string Bind(const std::string& endpoint);
+  /// Connects, e.g. "tcp://10.0.0.1:7400".
+  void Connect(const std::string& endpoint);
+  /// Disconnects from an endpoint given to Connect().
+  void Disconnect(const std::string& endpoint);
+
+  /// Sends without blocking; returns false (and counts) when the message had to be dropped.
+  bool Send(const Packet& packet);
+  /// Sends a payload (no peer) without blocking.
+  bool Send(std::string_view data) { return Send(Packet{{}, std::string(data)}); }
+
+  /// Returns a received message that is due, without blocking.
+  std::optional<Packet> TryReceive();
+  /// Waits up to `timeout` for a message.
+  std::optional<Packet> Receive(std::chrono::nanoseconds timeout);
+
+  /// Replaces the receive-path faults (resets the injector's state and counters).
+  void SetFaults(const FaultDef& faults);
+
+  Pattern GetPattern() const { return pattern_; }
+  const ChannelStats& Stats() const { return stats_; }
+  const FaultStats& Faults() const { return injector_.Stats(); }
+  /// The underlying socket, for polling.
+  zmq::socket_t& Socket() { return socket_; }
+
+  /// Local time (CLOCK_MONOTONIC) at which the injector next releases a message, if any.
+  std::optional<int64_t> NextDueNs() const { return injector_.NextDueNs(); }
+
+ private:
+  friend void WaitAny(std::span<Channel* const>, std::chrono::nanoseconds);
+  void Drain();
+
+  Pattern pattern_;
+  zmq::socket_t socket_;
+  FaultInjector<Packet> injector_;
+  ChannelStats stats_;
+};
+
+/// Blocks until any channel may have a message for TryReceive(), or `timeout` passes.
+void WaitAny(std::span<Channel* const> channels, std::chrono::nanoseconds timeout);
+
+/// CLOCK_MONOTONIC in ns, the transport's time base for fault scheduling.
+int64_t MonotonicNowNs();
+
+}  // namespace platoon::transport

@@ -1,0 +1,112 @@
+#include "platoon/config/session.hpp"
+
+#include <set>
+
+namespace platoon::config {
+namespace {
+
+const std::vector<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+
+uint16_t ReadPort(const Table& t, const std::string& key, uint16_t fallback) {
+  // Port 0 asks the OS for a free port (used by tests; the server reports what it bound).
+  return static_cast<uint16_t>(t.GetInt(key, fallback, 0, 65535));
+}
+
+ServerDef ReadServerDef(const Table& t) {
+  ServerDef d;
+  d.bind_address = t.GetString("bind_address", d.bind_address);
+  d.control_port = ReadPort(t, "control_port", d.control_port);
+  d.time_port = ReadPort(t, "time_port", d.time_port);
+  d.world_port = ReadPort(t, "world_port", d.world_port);
+  d.state_port = ReadPort(t, "state_port", d.state_port);
+  d.broadcast_hz = t.GetDouble("broadcast_hz", d.broadcast_hz, 1, 1000);
+  d.heartbeat_interval_s = t.GetDouble("heartbeat_interval_s", d.heartbeat_interval_s, 0.01, 60);
+  d.lost_timeout_s = t.GetDouble("lost_timeout_s", d.lost_timeout_s, 0.05, 3600);
+  d.status_interval_s = t.GetDouble("status_interval_s", d.status_interval_s, 0, 3600);
+  d.log_level = t.GetString("log_level", d.log_level, kLogLevels);
+  if (d.lost_timeout_s <= d.heartbeat_interval_s)
+    t.Fail("lost_timeout_s", "must be longer than heartbeat_interval_s (" + std::to_string(d.heartbeat_interval_s) +
+                                 " s), got " + std::to_string(d.lost_timeout_s));
+  t.RejectUnknownKeys();
+  return d;
+}
+
+NodeDef ReadNodeDef(const Table& t) {
+  NodeDef d;
+  d.name = t.RequireString("name");
+  if (d.name.empty() || d.name.find_first_of(" \t/\\") != std::string::npos)
+    t.Fail("name", "expected a non-empty name without spaces or slashes, got \"" + d.name + "\"");
+  const std::string role = t.GetString("role", "observer", {"observer", "traffic", "driver", "sensor", "fusion", "viewer"});
+  d.role = protocol::RoleFromName(role);
+  d.host = t.GetString("host", d.host);
+  d.drift_ppm = t.GetDouble("drift_ppm", d.drift_ppm, -100000, 100000);
+  d.status_interval_s = t.GetDouble("status_interval_s", d.status_interval_s, 0, 3600);
+  d.log_level = t.GetString("log_level", d.log_level, kLogLevels);
+  t.RejectUnknownKeys();
+  return d;
+}
+
+SessionDef ReadSession(const Table& root) {
+  SessionDef s;
+  s.file = root.File();
+  if (auto t = root.Sub("session")) {
+    s.name = t->GetString("name", s.name);
+    s.server_host = t->GetString("server_host", s.server_host);
+    t->RejectUnknownKeys();
+  }
+  if (auto t = root.Sub("server")) s.server = ReadServerDef(*t);
+  if (auto t = root.Sub("clock")) s.clock = ReadClockDef(*t);
+  if (auto t = root.Sub("faults")) s.faults = ReadFaultDef(*t);
+  std::set<std::string> names;
+  for (const auto& t : root.TableArray("node")) {
+    NodeDef n = ReadNodeDef(t);
+    if (!names.insert(n.name).second) t.Fail("name", "duplicate node name \"" + n.name + "\"");
+    s.nodes.push_back(std::move(n));
+  }
+  root.RejectUnknownKeys();
+  return s;
+}
+
+}  // namespace
+
+clock::ClockDef ReadClockDef(const Table& t) {
+  clock::ClockDef d = clock::DefaultClockDef();
+  d.max_slew_ppm = t.GetDouble("max_slew_ppm", d.max_slew_ppm, 1, 100000);
+  d.sync_rate_hz = t.GetDouble("sync_rate_hz", d.sync_rate_hz, 0.1, 1000);
+  d.window_s = t.GetDouble("window_s", d.window_s, 0.5, 3600);
+  d.best_fraction = t.GetDouble("best_fraction", d.best_fraction, 0.01, 1);
+  d.correction_time_s = t.GetDouble("correction_time_s", d.correction_time_s, 0.01, 3600);
+  d.min_samples_to_set = static_cast<int>(t.GetInt("min_samples_to_set", d.min_samples_to_set, 1, 1000));
+  d.min_fit_span_s = t.GetDouble("min_fit_span_s", d.min_fit_span_s, 0, 3600);
+  t.RejectUnknownKeys();
+  return d;
+}
+
+transport::FaultDef ReadFaultDef(const Table& t) {
+  transport::FaultDef d;
+  d.drop_probability = t.GetDouble("drop", d.drop_probability, 0, 1);
+  d.duplicate_probability = t.GetDouble("duplicate", d.duplicate_probability, 0, 1);
+  d.reorder_probability = t.GetDouble("reorder", d.reorder_probability, 0, 0.5);
+  d.delay_ms = t.GetDouble("delay_ms", d.delay_ms, 0, 60000);
+  d.jitter_ms = t.GetDouble("jitter_ms", d.jitter_ms, 0, 60000);
+  d.burst_every_s = t.GetDouble("burst_every_s", d.burst_every_s, 0, 1e6);
+  d.burst_length_ms = t.GetDouble("burst_length_ms", d.burst_length_ms, 0, 1e7);
+  d.seed = static_cast<uint64_t>(t.GetInt("seed", static_cast<int64_t>(d.seed), 0));
+  if (auto err = transport::ValidateFaultDef(d); !err.empty()) t.Fail("", err);
+  t.RejectUnknownKeys();
+  return d;
+}
+
+const NodeDef* SessionDef::FindNode(const std::string& node_name) const {
+  for (const auto& n : nodes)
+    if (n.name == node_name) return &n;
+  return nullptr;
+}
+
+SessionDef LoadSession(const std::string& path) { return ReadSession(Table::ParseFile(path)); }
+
+SessionDef LoadSessionText(const std::string& text, const std::string& source_name) {
+  return ReadSession(Table::ParseText(text, source_name));
+}
+
+}  // namespace platoon::config

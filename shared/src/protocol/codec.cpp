@@ -1,0 +1,416 @@
+#include "platoon/protocol/codec.hpp"
+
+#include "platoon.capnp.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/array.h>
+#include <kj/exception.h>
+
+#include <cstring>
+#include <type_traits>
+
+namespace platoon::protocol {
+namespace {
+
+static_assert(kProtocolVersion == wire::PROTOCOL_VERSION, "messages.hpp and platoon.capnp disagree on the version");
+
+// Reader limits: a world state of 10^5 entities is about 30 MB; beyond 64 MB is not platoon traffic.
+constexpr uint64_t kTraversalLimitWords = 8ull * 1024 * 1024;
+
+// --- core -> wire ---
+
+void Put(wire::Vec3::Builder b, const Vec3& v) {
+  b.setX(v.x());
+  b.setY(v.y());
+  b.setZ(v.z());
+}
+void Put(wire::Quat::Builder b, const Quat& q) {
+  b.setW(q.w());
+  b.setX(q.x());
+  b.setY(q.y());
+  b.setZ(q.z());
+}
+Vec3 Get(wire::Vec3::Reader r) { return Vec3(r.getX(), r.getY(), r.getZ()); }
+Quat Get(wire::Quat::Reader r) { return Quat(r.getW(), r.getX(), r.getY(), r.getZ()); }
+
+template <class To, class From>
+To CastEnum(From from) {
+  return static_cast<To>(static_cast<std::underlying_type_t<From>>(from));
+}
+
+void Put(wire::EntityState::Builder b, const EntityState& e) {
+  b.setId(e.id);
+  b.setOwnerNode(e.owner_node);
+  b.setKind(CastEnum<wire::EntityKind>(e.kind));
+  b.setStampNs(e.kinematics.stamp_ns);
+  Put(b.initPosition(), e.kinematics.pose.position_m);
+  Put(b.initOrientation(), e.kinematics.pose.orientation);
+  Put(b.initVelocity(), e.kinematics.velocity_mps);
+  Put(b.initAcceleration(), e.kinematics.acceleration_mps2);
+  Put(b.initAngularVelocity(), e.kinematics.angular_velocity_radps);
+  Put(b.initBoxSize(), e.box_size_m);
+  auto c = b.initControls();
+  c.setSteer(e.controls.steer);
+  c.setThrottle(e.controls.throttle);
+  c.setBrake(e.controls.brake);
+  auto l = b.initLights();
+  l.setHeadlights(e.lights.headlights);
+  l.setBrake(e.lights.brake);
+  l.setIndicatorLeft(e.lights.indicator_left);
+  l.setIndicatorRight(e.lights.indicator_right);
+  l.setReverse(e.lights.reverse);
+  b.setStale(e.stale);
+}
+
+EntityState Get(wire::EntityState::Reader r) {
+  EntityState e;
+  e.id = r.getId();
+  e.owner_node = r.getOwnerNode();
+  e.kind = CastEnum<EntityKind>(r.getKind());
+  e.kinematics.stamp_ns = r.getStampNs();
+  e.kinematics.pose.position_m = Get(r.getPosition());
+  e.kinematics.pose.orientation = Get(r.getOrientation());
+  e.kinematics.velocity_mps = Get(r.getVelocity());
+  e.kinematics.acceleration_mps2 = Get(r.getAcceleration());
+  e.kinematics.angular_velocity_radps = Get(r.getAngularVelocity());
+  e.box_size_m = Get(r.getBoxSize());
+  auto c = r.getControls();
+  e.controls = Controls{c.getSteer(), c.getThrottle(), c.getBrake()};
+  auto l = r.getLights();
+  e.lights = Lights{l.getHeadlights(), l.getBrake(), l.getIndicatorLeft(), l.getIndicatorRight(), l.getReverse()};
+  e.stale = r.getStale();
+  return e;
+}
+
+void Put(wire::NodeInfo::Builder b, const NodeInfo& n) {
+  b.setNodeId(n.node_id);
+  b.setName(n.name);
+  b.setRole(CastEnum<wire::Role>(n.role));
+  b.setHost(n.host);
+  b.setClockOffsetNs(n.clock_offset_ns);
+  b.setRttNs(n.rtt_ns);
+  b.setUpdateRateHz(n.update_rate_hz);
+  b.setLossFraction(n.loss_fraction);
+  b.setLastSeenNs(n.last_seen_ns);
+  b.setLost(n.lost);
+}
+
+NodeInfo Get(wire::NodeInfo::Reader r) {
+  NodeInfo n;
+  n.node_id = r.getNodeId();
+  n.name = r.getName();
+  n.role = CastEnum<Role>(r.getRole());
+  n.host = r.getHost();
+  n.clock_offset_ns = r.getClockOffsetNs();
+  n.rtt_ns = r.getRttNs();
+  n.update_rate_hz = r.getUpdateRateHz();
+  n.loss_fraction = r.getLossFraction();
+  n.last_seen_ns = r.getLastSeenNs();
+  n.lost = r.getLost();
+  return n;
+}
+
+void Put(wire::Parameter::Builder b, const Parameter& p) {
+  b.setPath(p.path);
+  b.setValue(p.value);
+  b.setWritable(p.writable);
+  b.setDescription(p.description);
+}
+
+Parameter Get(wire::Parameter::Reader r) {
+  return Parameter{r.getPath(), r.getValue(), r.getWritable(), r.getDescription()};
+}
+
+template <class T, class ListBuilder, class F>
+void PutList(ListBuilder list, const std::vector<T>& items, F&& put) {
+  for (unsigned i = 0; i < items.size(); ++i) put(list[i], items[i]);
+}
+
+template <class T, class ListReader>
+std::vector<T> GetList(ListReader list) {
+  std::vector<T> out;
+  out.reserve(list.size());
+  for (auto item : list) out.push_back(Get(item));
+  return out;
+}
+
+// One overload per message: fills the envelope body.
+struct BodyWriter {
+  wire::Envelope::Body::Builder body;
+
+  void operator()(const Join& m) {
+    auto b = body.initJoin();
+    b.setName(m.name);
+    b.setRole(CastEnum<wire::Role>(m.role));
+    b.setHost(m.host);
+    b.setProtocolVersion(m.protocol_version);
+    b.setPid(m.pid);
+  }
+  void operator()(const Welcome& m) {
+    auto b = body.initWelcome();
+    b.setNodeId(m.node_id);
+    b.setSessionName(m.session_name);
+    b.setHeartbeatIntervalNs(m.heartbeat_interval_ns);
+    b.setLostTimeoutNs(m.lost_timeout_ns);
+    b.setServerTimeNs(m.server_time_ns);
+    b.setTimePort(m.time_port);
+    b.setWorldPort(m.world_port);
+    b.setStatePort(m.state_port);
+  }
+  void operator()(const Refuse& m) {
+    auto b = body.initRefuse();
+    b.setReason(m.reason);
+    b.setServerProtocolVersion(m.server_protocol_version);
+  }
+  void operator()(const Leave& m) {
+    auto b = body.initLeave();
+    b.setNodeId(m.node_id);
+    b.setReason(m.reason);
+  }
+  void operator()(const Heartbeat& m) {
+    auto b = body.initHeartbeat();
+    b.setNodeId(m.node_id);
+    b.setSimTimeNs(m.sim_time_ns);
+    b.setClockOffsetNs(m.clock_offset_ns);
+    b.setRttNs(m.rtt_ns);
+    b.setRateCorrectionPpb(m.rate_correction_ppb);
+  }
+  void operator()(const TimeRequest& m) {
+    auto b = body.initTimeRequest();
+    b.setNodeId(m.node_id);
+    b.setSequence(m.sequence);
+    b.setT1Ns(m.t1_ns);
+  }
+  void operator()(const TimeReply& m) {
+    auto b = body.initTimeReply();
+    b.setSequence(m.sequence);
+    b.setT1Ns(m.t1_ns);
+    b.setT2Ns(m.t2_ns);
+    b.setT3Ns(m.t3_ns);
+  }
+  void operator()(const NodeState& m) {
+    auto b = body.initNodeState();
+    b.setNodeId(m.node_id);
+    b.setSequence(m.sequence);
+    PutList(b.initEntities(m.entities.size()), m.entities, [](auto x, const auto& e) { Put(x, e); });
+  }
+  void operator()(const WorldState& m) {
+    auto b = body.initWorldState();
+    b.setSequence(m.sequence);
+    b.setServerTimeNs(m.server_time_ns);
+    b.setSimTimeNs(m.sim_time_ns);
+    b.setPhase(CastEnum<wire::SessionPhase>(m.phase));
+    b.setKeyframe(m.keyframe);
+    PutList(b.initEntities(m.entities.size()), m.entities, [](auto x, const auto& e) { Put(x, e); });
+    auto removed = b.initRemovedEntities(m.removed_entities.size());
+    for (unsigned i = 0; i < m.removed_entities.size(); ++i) removed.set(i, m.removed_entities[i]);
+    PutList(b.initNodes(m.nodes.size()), m.nodes, [](auto x, const auto& n) { Put(x, n); });
+  }
+  void operator()(const SessionControl& m) {
+    auto b = body.initSessionControl();
+    b.setCommand(CastEnum<wire::SessionControl::Command>(m.command));
+    b.setAtServerTimeNs(m.at_server_time_ns);
+    b.setSimT0Ns(m.sim_t0_ns);
+  }
+  void operator()(const SessionStatus& m) {
+    auto b = body.initSessionStatus();
+    b.setPhase(CastEnum<wire::SessionPhase>(m.phase));
+    b.setSimTimeNs(m.sim_time_ns);
+    b.setServerTimeNs(m.server_time_ns);
+    b.setStartAtNs(m.start_at_ns);
+  }
+  void operator()(const ParamListRequest& m) { body.initParamList().setPrefix(m.prefix); }
+  void operator()(const ParamList& m) {
+    auto b = body.initParamListReply();
+    PutList(b.initParams(m.params.size()), m.params, [](auto x, const auto& p) { Put(x, p); });
+  }
+  void operator()(const ParamGet& m) { body.initParamGet().setPath(m.path); }
+  void operator()(const ParamSet& m) {
+    auto b = body.initParamSet();
+    b.setPath(m.path);
+    b.setValue(m.value);
+  }
+  void operator()(const ParamReply& m) {
+    auto b = body.initParamReply();
+    b.setOk(m.ok);
+    Put(b.initParam(), m.param);
+    b.setError(m.error);
+  }
+  void operator()(const StatusRequest&) { body.initStatusRequest(); }
+};
+
+// wire -> core, for one body.
+std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
+  using W = wire::Envelope::Body;
+  switch (body.which()) {
+    case W::JOIN: {
+      auto r = body.getJoin();
+      return Join{r.getName(), CastEnum<Role>(r.getRole()), r.getHost(), r.getProtocolVersion(), r.getPid()};
+    }
+    case W::WELCOME: {
+      auto r = body.getWelcome();
+      return Welcome{r.getNodeId(),     r.getSessionName(), r.getHeartbeatIntervalNs(), r.getLostTimeoutNs(),
+                     r.getServerTimeNs(), r.getTimePort(),  r.getWorldPort(),          r.getStatePort()};
+    }
+    case W::REFUSE: {
+      auto r = body.getRefuse();
+      return Refuse{r.getReason(), r.getServerProtocolVersion()};
+    }
+    case W::LEAVE: {
+      auto r = body.getLeave();
+      return Leave{r.getNodeId(), r.getReason()};
+    }
+    case W::HEARTBEAT: {
+      auto r = body.getHeartbeat();
+      return Heartbeat{r.getNodeId(), r.getSimTimeNs(), r.getClockOffsetNs(), r.getRttNs(), r.getRateCorrectionPpb()};
+    }
+    case W::TIME_REQUEST: {
+      auto r = body.getTimeRequest();
+      return TimeRequest{r.getNodeId(), r.getSequence(), r.getT1Ns()};
+    }
+    case W::TIME_REPLY: {
+      auto r = body.getTimeReply();
+      return TimeReply{r.getSequence(), r.getT1Ns(), r.getT2Ns(), r.getT3Ns()};
+    }
+    case W::NODE_STATE: {
+      auto r = body.getNodeState();
+      return NodeState{r.getNodeId(), r.getSequence(), GetList<EntityState>(r.getEntities())};
+    }
+    case W::WORLD_STATE: {
+      auto r = body.getWorldState();
+      WorldState m;
+      m.sequence = r.getSequence();
+      m.server_time_ns = r.getServerTimeNs();
+      m.sim_time_ns = r.getSimTimeNs();
+      m.phase = CastEnum<SessionPhase>(r.getPhase());
+      m.keyframe = r.getKeyframe();
+      m.entities = GetList<EntityState>(r.getEntities());
+      for (uint64_t id : r.getRemovedEntities()) m.removed_entities.push_back(id);
+      m.nodes = GetList<NodeInfo>(r.getNodes());
+      return m;
+    }
+    case W::SESSION_CONTROL: {
+      auto r = body.getSessionControl();
+      return SessionControl{CastEnum<SessionControl::Command>(r.getCommand()), r.getAtServerTimeNs(), r.getSimT0Ns()};
+    }
+    case W::SESSION_STATUS: {
+      auto r = body.getSessionStatus();
+      return SessionStatus{CastEnum<SessionPhase>(r.getPhase()), r.getSimTimeNs(), r.getServerTimeNs(), r.getStartAtNs()};
+    }
+    case W::PARAM_LIST:
+      return ParamListRequest{body.getParamList().getPrefix()};
+    case W::PARAM_LIST_REPLY:
+      return ParamList{GetList<Parameter>(body.getParamListReply().getParams())};
+    case W::PARAM_GET:
+      return ParamGet{body.getParamGet().getPath()};
+    case W::PARAM_SET: {
+      auto r = body.getParamSet();
+      return ParamSet{r.getPath(), r.getValue()};
+    }
+    case W::PARAM_REPLY: {
+      auto r = body.getParamReply();
+      return ParamReply{r.getOk(), Get(r.getParam()), r.getError()};
+    }
+    case W::STATUS_REQUEST:
+      return StatusRequest{};
+  }
+  return std::nullopt;
+}
+
+bool EnumsInRange(const Message& m) {
+  // Cap'n Proto keeps unknown enumerants as numbers; reject what this version cannot name.
+  auto role_ok = [](Role r) { return r <= Role::kViewer; };
+  auto kind_ok = [](EntityKind k) { return k <= EntityKind::kStaticObject; };
+  auto phase_ok = [](SessionPhase p) { return p <= SessionPhase::kStopped; };
+  auto entities_ok = [&](const std::vector<EntityState>& es) {
+    for (const auto& e : es)
+      if (!kind_ok(e.kind)) return false;
+    return true;
+  };
+  if (auto* j = std::get_if<Join>(&m)) return role_ok(j->role);
+  if (auto* n = std::get_if<NodeState>(&m)) return entities_ok(n->entities);
+  if (auto* w = std::get_if<WorldState>(&m)) {
+    for (const auto& n : w->nodes)
+      if (!role_ok(n.role)) return false;
+    return phase_ok(w->phase) && entities_ok(w->entities);
+  }
+  if (auto* s = std::get_if<SessionStatus>(&m)) return phase_ok(s->phase);
+  if (auto* c = std::get_if<SessionControl>(&m)) return c->command <= SessionControl::Command::kStop;
+  return true;
+}
+
+}  // namespace
+
+std::string_view DecodeErrorName(DecodeError error) {
+  switch (error) {
+    case DecodeError::kNone: return "none";
+    case DecodeError::kBadSize: return "bad_size";
+    case DecodeError::kMalformed: return "malformed";
+    case DecodeError::kBadMagic: return "bad_magic";
+    case DecodeError::kVersionMismatch: return "version_mismatch";
+    case DecodeError::kUnknownBody: return "unknown_body";
+  }
+  return "unknown";
+}
+
+std::string EncodeWithVersion(const Message& message, uint16_t version) {
+  capnp::MallocMessageBuilder builder;
+  auto env = builder.initRoot<wire::Envelope>();
+  env.setMagic(wire::MAGIC);
+  env.setVersion(version);
+  std::visit(BodyWriter{env.initBody()}, message);
+  auto words = capnp::messageToFlatArray(builder);
+  auto bytes = words.asBytes();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+}
+
+std::string Encode(const Message& message) { return EncodeWithVersion(message, kProtocolVersion); }
+
+Decoded Decode(std::string_view bytes) {
+  Decoded out;
+  if (bytes.empty() || bytes.size() % sizeof(capnp::word) != 0) {
+    out.error = DecodeError::kBadSize;
+    out.detail = "size " + std::to_string(bytes.size()) + " is not a non-zero multiple of 8 bytes";
+    return out;
+  }
+  // Copy into word-aligned storage: ZeroMQ frames carry no alignment guarantee.
+  auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), bytes.data(), bytes.size());
+
+  kj::Maybe<kj::Exception> failure = kj::runCatchingExceptions([&]() {
+    capnp::ReaderOptions options;
+    options.traversalLimitInWords = kTraversalLimitWords;
+    capnp::FlatArrayMessageReader reader(words.asPtr(), options);
+    auto env = reader.getRoot<wire::Envelope>();
+    if (env.getMagic() != wire::MAGIC) {
+      out.error = DecodeError::kBadMagic;
+      out.detail = "magic is not PLTN";
+      return;
+    }
+    out.peer_version = env.getVersion();
+    auto message = ReadBody(env.getBody());
+    if (!message || !EnumsInRange(*message)) {
+      out.error = DecodeError::kUnknownBody;
+      out.detail = "body or enumerant unknown to protocol version " + std::to_string(kProtocolVersion);
+      return;
+    }
+    if (out.peer_version != kProtocolVersion) {
+      out.error = DecodeError::kVersionMismatch;
+      out.detail = "peer speaks protocol version " + std::to_string(out.peer_version) + ", this build speaks " +
+                   std::to_string(kProtocolVersion);
+      // Join and Refuse stay readable across versions so both ends can refuse clearly.
+      if (std::holds_alternative<Join>(*message) || std::holds_alternative<Refuse>(*message)) out.message = std::move(message);
+      return;
+    }
+    out.message = std::move(message);
+  });
+  KJ_IF_MAYBE(e, failure) {
+    out.message.reset();
+    out.error = DecodeError::kMalformed;
+    out.detail = std::string("malformed message: ") + e->getDescription().cStr();
+  }
+  return out;
+}
+
+}  // namespace platoon::protocol

@@ -1,0 +1,35 @@
+#include "platoon/protocol/messages.hpp"
+
+#include <array>
+
+namespace platoon::protocol {
+namespace {
+constexpr std::array<std::string_view, 7> kRoleNames = {"unknown", "observer", "traffic", "driver",
+                                                        "sensor",  "fusion",   "viewer"};
+constexpr std::array<std::string_view, 5> kPhaseNames = {"waiting", "starting", "running", "paused", "stopped"};
+constexpr std::array<std::string_view, 17> kMessageNames = {
+    "join",          "welcome",        "refuse",     "leave",     "heartbeat",  "time_request",
+    "time_reply",    "node_state",     "world_state", "session_control", "session_status",
+    "param_list",    "param_list_reply", "param_get", "param_set", "param_reply", "status_request"};
+static_assert(kMessageNames.size() == std::variant_size_v<Message>);
+}  // namespace
+
+std::string_view RoleName(Role role) {
+  const auto i = static_cast<size_t>(role);
+  return i < kRoleNames.size() ? kRoleNames[i] : "unknown";
+}
+
+Role RoleFromName(std::string_view name) {
+  for (size_t i = 0; i < kRoleNames.size(); ++i)
+    if (kRoleNames[i] == name) return static_cast<Role>(i);
+  return Role::kUnknown;
+}
+
+std::string_view PhaseName(SessionPhase phase) {
+  const auto i = static_cast<size_t>(phase);
+  return i < kPhaseNames.size() ? kPhaseNames[i] : "unknown";
+}
+
+std::string_view MessageName(const Message& message) { return kMessageNames[message.index()]; }
+
+}  // namespace platoon::protocol

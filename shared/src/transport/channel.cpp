@@ -1,0 +1,150 @@
+#include "platoon/transport/channel.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <vector>
+
+namespace platoon::transport {
+namespace {
+
+zmq::socket_type ToZmq(Pattern p) {
+  switch (p) {
+    case Pattern::kRouter: return zmq::socket_type::router;
+    case Pattern::kDealer: return zmq::socket_type::dealer;
+    case Pattern::kPub: return zmq::socket_type::pub;
+    case Pattern::kSub: return zmq::socket_type::sub;
+    case Pattern::kPush: return zmq::socket_type::push;
+    case Pattern::kPull: return zmq::socket_type::pull;
+  }
+  return zmq::socket_type::pair;
+}
+
+}  // namespace
+
+int64_t MonotonicNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+Channel::Channel(zmq::context_t& context, Pattern pattern, const ChannelDef& def)
+    : pattern_(pattern), socket_(context, ToZmq(pattern)), injector_(def.faults) {
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_.set(zmq::sockopt::sndhwm, def.send_hwm);
+  socket_.set(zmq::sockopt::rcvhwm, def.receive_hwm);
+  socket_.set(zmq::sockopt::maxmsgsize, def.max_message_bytes);
+  socket_.set(zmq::sockopt::reconnect_ivl, def.reconnect_interval_ms);
+  if (pattern == Pattern::kSub) socket_.set(zmq::sockopt::subscribe, "");
+  // Outgoing queues only to live connections: a dead peer costs a dropped message, never memory.
+  if (pattern == Pattern::kDealer || pattern == Pattern::kPush) socket_.set(zmq::sockopt::immediate, 1);
+  if (pattern == Pattern::kRouter) socket_.set(zmq::sockopt::router_handover, 1);
+}
+
+std::string Channel::Bind(const std::string& endpoint) {
+  socket_.bind(endpoint);
+  return socket_.get(zmq::sockopt::last_endpoint);
+}
+
+void Channel::Connect(const std::string& endpoint) { socket_.connect(endpoint); }
+
+void Channel::Disconnect(const std::string& endpoint) {
+  try {
+    socket_.disconnect(endpoint);
+  } catch (const zmq::error_t&) {
+    // Not connected: nothing to undo.
+  }
+}
+
+bool Channel::Send(const Packet& packet) {
+  try {
+    if (pattern_ == Pattern::kRouter) {
+      if (!socket_.send(zmq::buffer(packet.peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+        ++stats_.send_dropped;
+        return false;
+      }
+    }
+    if (!socket_.send(zmq::buffer(packet.data), zmq::send_flags::dontwait)) {
+      ++stats_.send_dropped;
+      return false;
+    }
+  } catch (const zmq::error_t&) {
+    // EHOSTUNREACH and friends: the peer is gone; the message is dropped like on a LAN.
+    ++stats_.send_dropped;
+    return false;
+  }
+  ++stats_.sent;
+  return true;
+}
+
+void Channel::Drain() {
+  const int64_t now = MonotonicNowNs();
+  while (true) {
+    zmq::message_t first;
+    if (!socket_.recv(first, zmq::recv_flags::dontwait)) break;
+    ++stats_.received;
+    Packet packet;
+    if (pattern_ == Pattern::kRouter) {
+      packet.peer = first.to_string();
+      if (!first.more()) {
+        ++stats_.malformed;
+        continue;
+      }
+      zmq::message_t body;
+      if (!socket_.recv(body, zmq::recv_flags::dontwait)) {
+        ++stats_.malformed;
+        continue;
+      }
+      packet.data = body.to_string();
+    } else {
+      packet.data = first.to_string();
+    }
+    // Swallow any further frames: platoon messages are single-frame.
+    bool extra = false;
+    while (socket_.get(zmq::sockopt::rcvmore)) {
+      zmq::message_t rest;
+      (void)socket_.recv(rest, zmq::recv_flags::dontwait);
+      extra = true;
+    }
+    if (extra) {
+      ++stats_.malformed;
+      continue;
+    }
+    injector_.Offer(std::move(packet), now);
+  }
+}
+
+std::optional<Packet> Channel::TryReceive() {
+  Drain();
+  return injector_.Poll(MonotonicNowNs());
+}
+
+std::optional<Packet> Channel::Receive(std::chrono::nanoseconds timeout) {
+  const int64_t deadline = MonotonicNowNs() + timeout.count();
+  Channel* self = this;
+  while (true) {
+    if (auto p = TryReceive()) return p;
+    const int64_t left = deadline - MonotonicNowNs();
+    if (left <= 0) return std::nullopt;
+    WaitAny(std::span<Channel* const>(&self, 1), std::chrono::nanoseconds(left));
+  }
+}
+
+void Channel::SetFaults(const FaultDef& faults) { injector_ = FaultInjector<Packet>(faults); }
+
+void WaitAny(std::span<Channel* const> channels, std::chrono::nanoseconds timeout) {
+  int64_t wait_ns = timeout.count();
+  const int64_t now = MonotonicNowNs();
+  std::vector<zmq::pollitem_t> items;
+  items.reserve(channels.size());
+  for (Channel* c : channels) {
+    // A message already due in an injector means no wait at all.
+    if (auto due = c->NextDueNs()) wait_ns = std::min(wait_ns, std::max<int64_t>(0, *due - now));
+    items.push_back(zmq::pollitem_t{c->Socket().handle(), 0, ZMQ_POLLIN, 0});
+  }
+  if (wait_ns <= 0) return;
+  // zmq::poll takes milliseconds; round up so that short waits still sleep.
+  const auto ms = std::chrono::milliseconds((wait_ns + 999'999) / 1'000'000);
+  zmq::poll(items.data(), items.size(), ms);
+}
+
+}  // namespace platoon::transport

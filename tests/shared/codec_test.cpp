@@ -1,0 +1,132 @@
+#include "platoon/protocol/codec.hpp"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+using namespace platoon;
+using namespace platoon::protocol;
+
+namespace {
+
+EntityState SampleEntity(uint64_t id) {
+  EntityState e;
+  e.id = id;
+  e.owner_node = 7;
+  e.kind = EntityKind::kTruck;
+  e.kinematics.stamp_ns = 123'456'789'012;
+  e.kinematics.pose.position_m = Vec3(1.5, -2.25, 0.125);
+  e.kinematics.pose.orientation = Quat(0.5, 0.5, -0.5, 0.5);
+  e.kinematics.velocity_mps = Vec3(15, 0.5, 0);
+  e.kinematics.acceleration_mps2 = Vec3(-1, 0.25, 0);
+  e.kinematics.angular_velocity_radps = Vec3(0, 0, 0.3);
+  e.box_size_m = Vec3(12, 2.5, 3.8);
+  e.controls = Controls{0.25f, 0.5f, 0.0f};
+  e.lights = Lights{true, false, true, false, false};
+  e.stale = true;
+  return e;
+}
+
+std::vector<Message> OneOfEach() {
+  WorldState w;
+  w.sequence = 42;
+  w.server_time_ns = 5'000'000'000;
+  w.sim_time_ns = 1'000'000;
+  w.phase = SessionPhase::kRunning;
+  w.keyframe = false;
+  w.entities = {SampleEntity(1), SampleEntity(2)};
+  w.removed_entities = {9, 10};
+  w.nodes = {NodeInfo{3, "alpha", Role::kTraffic, "pc-1", -1500, 80'000, 59.5f, 0.01f, 4'000'000'000, true}};
+  return {
+      Join{"alpha", Role::kDriver, "pc-1", kProtocolVersion, 4242},
+      Welcome{3, "demo", 250'000'000, 1'000'000'000, 77, 7401, 7402, 7403},
+      Refuse{"name taken", kProtocolVersion},
+      Leave{3, "shutdown"},
+      Heartbeat{3, 99, -12, 80'000, -999'000},
+      TimeRequest{3, 17, 123},
+      TimeReply{17, 123, 456, 789},
+      NodeState{3, 8, {SampleEntity(5)}},
+      w,
+      SessionControl{SessionControl::Command::kPause, 10, 20},
+      SessionStatus{SessionPhase::kPaused, 1, 2, 3},
+      ParamListRequest{"server."},
+      ParamList{{Parameter{"server.broadcast_hz", "60", true, "World-state rate, Hz"}}},
+      ParamGet{"server.broadcast_hz"},
+      ParamSet{"server.broadcast_hz", "30"},
+      ParamReply{false, Parameter{"x", "1", false, ""}, "read-only"},
+      StatusRequest{},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("codec: every message round-trips unchanged") {
+  const auto messages = OneOfEach();
+  REQUIRE(messages.size() == std::variant_size_v<Message>);
+  for (const auto& m : messages) {
+    INFO("message " << MessageName(m));
+    const Decoded d = Decode(Encode(m));
+    REQUIRE(d.error == DecodeError::kNone);
+    REQUIRE(d.message.has_value());
+    CHECK(d.peer_version == kProtocolVersion);
+    CHECK(*d.message == m);
+  }
+}
+
+TEST_CASE("codec: a join of another version is readable so it can be refused clearly") {
+  const Decoded d = Decode(EncodeWithVersion(Join{"old", Role::kObserver, "pc", 0, 1}, kProtocolVersion + 1));
+  CHECK(d.error == DecodeError::kVersionMismatch);
+  CHECK(d.peer_version == kProtocolVersion + 1);
+  REQUIRE(d.message.has_value());
+  CHECK(std::holds_alternative<Join>(*d.message));
+  CHECK(d.detail.find("version") != std::string::npos);
+}
+
+TEST_CASE("codec: other messages of another version are refused") {
+  const Decoded d = Decode(EncodeWithVersion(Heartbeat{1, 2, 3, 4, 5}, kProtocolVersion + 1));
+  CHECK(d.error == DecodeError::kVersionMismatch);
+  CHECK_FALSE(d.message.has_value());
+}
+
+TEST_CASE("codec: garbage bytes are reported, never crash") {
+  std::mt19937_64 rng(5);
+  int errors = 0;
+  const int n = 20'000;
+  for (int i = 0; i < n; ++i) {
+    std::string bytes(rng() % 256, '\0');
+    for (auto& c : bytes) c = static_cast<char>(rng());
+    const Decoded d = Decode(bytes);
+    if (d.error != DecodeError::kNone) ++errors;
+    CHECK((d.error == DecodeError::kNone) == d.message.has_value());
+  }
+  // Random bytes that form a valid envelope with the right magic are essentially impossible.
+  CHECK(errors == n);
+}
+
+TEST_CASE("codec: every truncation of a valid message is reported, never crashes") {
+  WorldState w;
+  w.entities = {SampleEntity(1), SampleEntity(2), SampleEntity(3)};
+  const std::string bytes = Encode(w);
+  for (size_t len = 0; len < bytes.size(); ++len) {
+    const Decoded d = Decode(std::string_view(bytes).substr(0, len));
+    CHECK(d.error != DecodeError::kNone);
+  }
+}
+
+TEST_CASE("codec: bit flips are either rejected or decode to a well-formed message") {
+  const std::string bytes = Encode(NodeState{3, 8, {SampleEntity(5)}});
+  std::mt19937 rng(9);
+  for (int i = 0; i < 5000; ++i) {
+    std::string corrupt = bytes;
+    corrupt[rng() % corrupt.size()] ^= static_cast<char>(1u << (rng() % 8));
+    const Decoded d = Decode(corrupt);
+    CHECK((d.error == DecodeError::kNone) == d.message.has_value());
+  }
+}
+
+TEST_CASE("codec: a valid Cap'n Proto message that is not a platoon envelope is bad magic") {
+  std::string bytes = Encode(StatusRequest{});
+  // The magic is the first data word of the root struct, right after the 8-byte segment table and root pointer.
+  bytes[16] ^= 0x01;
+  CHECK(Decode(bytes).error == DecodeError::kBadMagic);
+}
