@@ -147,6 +147,7 @@ TEST_CASE("slewed clock: the only step is the initial set at join") {
   ManualOscillator local(5 * kS);
   ClockDef def = DefaultClockDef();
   def.min_samples_to_set = 3;
+  def.min_fit_span_s = 0.1;
   SlewedClock clock(local, def);
   CHECK_FALSE(clock.IsSet());
   CHECK(clock.NowNs() == 5 * kS);  // unset: local time

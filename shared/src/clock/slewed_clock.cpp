@@ -93,7 +93,9 @@ void SlewedClock::AddSample(const TimeSample& s) {
   const double bound = def_.max_slew_ppm * 1e-6;
 
   if (!set_) {
-    if (static_cast<int>(window_.size()) < def_.min_samples_to_set) return;
+    // Wait for enough samples *and* a span long enough to fit the drift, so the first rate is right.
+    const double span_ns = static_cast<double>(window_.back().LocalMidNs() - window_.front().LocalMidNs());
+    if (static_cast<int>(window_.size()) < def_.min_samples_to_set || span_ns < def_.min_fit_span_s * 1e9) return;
     // The one step allowed: at join, before the node's simulation starts.
     anchor_local_ns_ = now_local;
     anchor_synced_ns_ = static_cast<int64_t>(std::llround(target));

@@ -1,6 +1,7 @@
 #include "platoon/transport/channel.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <ctime>
 #include <vector>
 
@@ -80,7 +81,12 @@ void Channel::Drain() {
   const int64_t now = MonotonicNowNs();
   while (true) {
     zmq::message_t first;
-    if (!socket_.recv(first, zmq::recv_flags::dontwait)) break;
+    try {
+      if (!socket_.recv(first, zmq::recv_flags::dontwait)) break;
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) break;
+      throw;
+    }
     ++stats_.received;
     Packet packet;
     if (pattern_ == Pattern::kRouter) {
@@ -144,7 +150,12 @@ void WaitAny(std::span<Channel* const> channels, std::chrono::nanoseconds timeou
   if (wait_ns <= 0) return;
   // zmq::poll takes milliseconds; round up so that short waits still sleep.
   const auto ms = std::chrono::milliseconds((wait_ns + 999'999) / 1'000'000);
-  zmq::poll(items.data(), items.size(), ms);
+  try {
+    zmq::poll(items.data(), items.size(), ms);
+  } catch (const zmq::error_t& e) {
+    // A signal (Ctrl-C, SIGTERM) interrupts the wait; the caller's loop checks its stop flag.
+    if (e.num() != EINTR) throw;
+  }
 }
 
 }  // namespace platoon::transport

@@ -20,7 +20,7 @@ struct ClockDef {
   double best_fraction = 0.5;      ///< Fraction of the window's samples (lowest delay) used in the fit.
   double correction_time_s = 3.0;  ///< Time constant of the offset correction, in s.
   int min_samples_to_set = 4;      ///< Samples needed before the one initial step at join.
-  double min_fit_span_s = 1.0;     ///< Below this sample span, the drift is not fitted (slope kept).
+  double min_fit_span_s = 1.0;     ///< Below this sample span the drift is not fitted; the initial step waits for it, in s.
   double delay_weight_floor_us = 20.0;  ///< Sample weight is 1/(delay excess + this)^2, in us. Typical 5-50.
 };
 

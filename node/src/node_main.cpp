@@ -1,0 +1,99 @@
+// platoon-node: one node process of a platoon session.
+#include "platoon/clock/oscillator.hpp"
+#include "platoon/config/session.hpp"
+#include "platoon/log/logging.hpp"
+#include "platoon/node/node_runtime.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+
+namespace {
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop.store(true); }
+}  // namespace
+
+int main(int argc, char** argv) {
+  using platoon::node::kExitUsage;
+  CLI::App app{"platoon-node: a node of a platoon session. Joins the sync server, slews its clock to the\n"
+               "server's reference clock and runs its role's modules on it."};
+  std::string config_path, name, server, log_level, fault_spec, role;
+  int port = -1;
+  double drift_ppm = 0;
+  bool drift_set = false;
+  platoon::node::NodeOptions opt;
+  int protocol_version = 0;
+  app.add_option("-c,--config", config_path, "Session file (TOML); the node's [[node]] entry is found by --name")
+      ->check(CLI::ExistingFile);
+  app.add_option("-n,--name", name, "Node name (required; must match a [[node]] name when --config is given)")->required();
+  app.add_option("--role", role, "Role when the session file has no entry: observer (default)");
+  app.add_option("-s,--server", server, "Server address (overrides [session] server_host)");
+  app.add_option("--port", port, "Server control port (overrides [server] control_port)")->check(CLI::Range(1, 65535));
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off");
+  app.add_option("--fault", fault_spec, "Receive-path faults, e.g. drop=0.1,delay_ms=5,jitter_ms=1 (see platoon-server --help)");
+  app.add_option_function<double>("--drift-ppm", [&](double v) { drift_ppm = v; drift_set = true; },
+                                  "Make the local oscillator drift by this many ppm (tests, demos)");
+  app.add_flag("--truth-check", opt.truth_check,
+               "Measure the true clock error against this host's CLOCK_MONOTONIC (server on this host only)");
+  app.add_option("--truth-warmup", opt.truth_warmup_s, "Seconds after the clock is set before truth statistics start")
+      ->capture_default_str();
+  app.add_option("--exit-after", opt.exit_after_s, "Leave the session and exit after this many seconds");
+  app.add_option("--protocol-version", protocol_version, "Testing: speak this protocol version")->group("");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (!config_path.empty()) {
+      opt.session = platoon::config::LoadSession(config_path);
+      const auto* def = opt.session.FindNode(name);
+      if (!def) {
+        std::fprintf(stderr, "platoon-node: %s has no [[node]] named \"%s\"\n", config_path.c_str(), name.c_str());
+        return kExitUsage;
+      }
+      opt.node = *def;
+    } else {
+      opt.node.name = name;
+    }
+    if (!role.empty()) {
+      opt.node.role = platoon::protocol::RoleFromName(role);
+      if (opt.node.role == platoon::protocol::Role::kUnknown) {
+        std::fprintf(stderr, "platoon-node: --role \"%s\": expected observer, traffic, driver, sensor or fusion\n",
+                     role.c_str());
+        return kExitUsage;
+      }
+    }
+    if (!server.empty()) opt.session.server_host = server;
+    if (port > 0) opt.session.server.control_port = static_cast<uint16_t>(port);
+    if (drift_set) opt.node.drift_ppm = drift_ppm;
+    if (!log_level.empty()) {
+      platoon::log::ParseLevel(log_level);
+      opt.node.log_level = log_level;
+    }
+    if (!fault_spec.empty()) opt.session.faults = platoon::transport::ParseFaultSpec(fault_spec, opt.session.faults);
+    opt.protocol_version = static_cast<uint16_t>(protocol_version);
+  } catch (const platoon::config::ConfigError& e) {
+    std::fprintf(stderr, "platoon-node: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "platoon-node: %s\n", e.what());
+    return kExitUsage;
+  }
+
+  auto log = platoon::log::MakeLogger("node." + opt.node.name, opt.node.log_level);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  platoon::clock::MonotonicOscillator host;
+  std::unique_ptr<platoon::clock::DriftingOscillator> drifting;
+  const platoon::clock::Oscillator* local = &host;
+  if (opt.node.drift_ppm != 0) {
+    drifting = std::make_unique<platoon::clock::DriftingOscillator>(host, opt.node.drift_ppm);
+    local = drifting.get();
+    log->warn("local oscillator drifts by {:+.1f} ppm (injected)", opt.node.drift_ppm);
+  }
+  platoon::node::NodeRuntime runtime(opt, log, *local);
+  return runtime.Run(g_stop);
+}

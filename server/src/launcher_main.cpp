@@ -1,0 +1,206 @@
+// platoon: runs a whole session from one TOML file. On one machine it starts the server and every
+// node; on a LAN each PC runs `platoon run session.toml --only <names>` with the same file.
+#include "platoon/config/session.hpp"
+#include "platoon/process/child.hpp"
+
+#include <CLI/CLI.hpp>
+#include <poll.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+namespace {
+
+std::atomic<int> g_signal{0};
+void OnSignal(int sig) { g_signal.store(sig); }
+
+struct Proc {
+  std::string name;
+  platoon::process::Child child;
+};
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void PrintLines(const std::string& name, size_t width, const std::vector<std::string>& lines) {
+  for (const auto& l : lines) std::printf("%-*s | %s\n", static_cast<int>(width), name.c_str(), l.c_str());
+  std::fflush(stdout);
+}
+
+// Pumps every child's output, prefixed by its name, for up to `timeout`.
+void PumpOutput(std::vector<Proc>& procs, size_t width, std::chrono::milliseconds timeout) {
+  std::vector<pollfd> fds;
+  for (auto& p : procs)
+    if (p.child.OutputFd() >= 0) fds.push_back(pollfd{p.child.OutputFd(), POLLIN, 0});
+  poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
+  for (auto& p : procs) {
+    std::vector<std::string> lines;
+    p.child.Pump(lines);
+    PrintLines(p.name, width, lines);
+  }
+}
+
+// SIGTERM to all, then SIGKILL whatever is still running after the grace period.
+int StopAll(std::vector<Proc>& procs, size_t width) {
+  for (auto& p : procs) p.child.Signal(SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    PumpOutput(procs, width, std::chrono::milliseconds(50));
+    bool any = false;
+    for (auto& p : procs) any |= !p.child.TryWait().has_value();
+    if (!any) break;
+  }
+  int worst = 0;
+  for (auto& p : procs) {
+    if (!p.child.TryWait()) {
+      std::fprintf(stderr, "platoon: '%s' did not stop within 5 s; killing it\n", p.name.c_str());
+      p.child.Signal(SIGKILL);
+      p.child.WaitFor(std::chrono::seconds(2));
+    }
+    const int st = p.child.Status().value_or(137);
+    // A process stopped by our own SIGTERM exits cleanly (0) or reports the signal (143): both are fine.
+    if (st != 0 && st != 128 + SIGTERM) worst = std::max(worst, st);
+  }
+  PumpOutput(procs, width, std::chrono::milliseconds(0));
+  return worst;
+}
+
+int Check(const platoon::config::SessionDef& s) {
+  std::printf("session '%s' (%s): server %s, control port %u, broadcast %.0f Hz\n", s.name.c_str(), s.file.c_str(),
+              s.server_host.c_str(), s.server.control_port, s.server.broadcast_hz);
+  for (const auto& n : s.nodes)
+    std::printf("  node %-16s role %-9s host %s\n", n.name.c_str(), std::string(platoon::protocol::RoleName(n.role)).c_str(),
+                n.host.c_str());
+  if (s.faults.Enabled()) std::printf("  faults: ON in every process\n");
+  std::printf("ok\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"platoon: runs a platoon session from one TOML file.\n\n"
+               "  platoon run configs/demo.toml                 server and every node on this machine\n"
+               "  platoon run lab.toml --only server            on the server PC of a LAN lab\n"
+               "  platoon run lab.toml --only seat1,seat2       on a driver PC of the same lab\n"
+               "  platoon check lab.toml                        validate a session file"};
+  app.require_subcommand(1);
+  std::string session_path, only, server_host, bin_dir;
+  double duration_s = 0;
+  auto* run = app.add_subcommand("run", "Start the session's processes here, with prefixed logs; Ctrl-C stops them all");
+  run->add_option("session", session_path, "Session file (TOML)")->required()->check(CLI::ExistingFile);
+  run->add_option("--only", only, "Comma-separated names to start here (\"server\" is the sync server)");
+  run->add_option("--server", server_host, "Server address for the nodes (overrides [session] server_host)");
+  run->add_option("--duration", duration_s, "Stop everything after this many seconds (0: until Ctrl-C)");
+  run->add_option("--bin-dir", bin_dir, "Where platoon-server and platoon-node are (default: next to platoon)");
+  auto* check = app.add_subcommand("check", "Validate a session file and print what it would start");
+  check->add_option("session", session_path, "Session file (TOML)")->required()->check(CLI::ExistingFile);
+  CLI11_PARSE(app, argc, argv);
+
+  platoon::config::SessionDef session;
+  try {
+    session = platoon::config::LoadSession(session_path);
+  } catch (const platoon::config::ConfigError& e) {
+    std::fprintf(stderr, "platoon: %s\n", e.what());
+    return 2;
+  }
+  if (check->parsed()) return Check(session);
+
+  // Which processes run here.
+  const auto wanted = SplitCommas(only);
+  std::set<std::string> known = {"server"};
+  for (const auto& n : session.nodes) known.insert(n.name);
+  for (const auto& w : wanted)
+    if (!known.count(w)) {
+      std::fprintf(stderr, "platoon: --only: %s has no process named \"%s\" (known: server", session_path.c_str(), w.c_str());
+      for (const auto& n : session.nodes) std::fprintf(stderr, ", %s", n.name.c_str());
+      std::fprintf(stderr, ")\n");
+      return 2;
+    }
+  auto selected = [&](const std::string& name) {
+    return wanted.empty() || std::find(wanted.begin(), wanted.end(), name) != wanted.end();
+  };
+  if (bin_dir.empty()) bin_dir = platoon::process::ExecutableDir();
+  const std::string server_bin = bin_dir + "/platoon-server", node_bin = bin_dir + "/platoon-node";
+  for (const auto& b : {server_bin, node_bin})
+    if (!std::filesystem::exists(b)) {
+      std::fprintf(stderr, "platoon: %s not found (build the project, or pass --bin-dir)\n", b.c_str());
+      return 2;
+    }
+
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  size_t width = 6;
+  for (const auto& n : session.nodes) width = std::max(width, n.name.size());
+  std::vector<Proc> procs;
+  try {
+    if (selected("server")) {
+      procs.push_back({"server", platoon::process::Child::Spawn({server_bin, "--config", session_path})});
+      // Handshake: nodes start once the server listens (they would retry anyway, but logs read better).
+      auto& server = procs.back().child;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      bool listening = false;
+      while (!listening && std::chrono::steady_clock::now() < deadline && !server.TryWait()) {
+        auto line = server.ReadLine(std::chrono::milliseconds(100));
+        if (!line) continue;
+        PrintLines("server", width, {*line});
+        listening = line->find("listening on") != std::string::npos;
+      }
+      if (!listening) {
+        std::fprintf(stderr, "platoon: the server did not start listening (status %d); see its log above\n",
+                     server.WaitFor(std::chrono::seconds(1)).value_or(-1));
+        StopAll(procs, width);
+        return 1;
+      }
+    }
+    for (const auto& n : session.nodes) {
+      if (!selected(n.name)) continue;
+      std::vector<std::string> args = {node_bin, "--config", session_path, "--name", n.name};
+      if (!server_host.empty()) args.insert(args.end(), {"--server", server_host});
+      procs.push_back({n.name, platoon::process::Child::Spawn(args)});
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "platoon: %s\n", e.what());
+    StopAll(procs, width);
+    return 1;
+  }
+  std::fprintf(stderr, "platoon: started %zu process(es) of session '%s'; Ctrl-C stops them all\n", procs.size(),
+               session.name.c_str());
+
+  const auto end = duration_s > 0 ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                          std::chrono::duration<double>(duration_s))
+                                  : std::chrono::steady_clock::time_point::max();
+  while (true) {
+    PumpOutput(procs, width, std::chrono::milliseconds(100));
+    if (int sig = g_signal.load()) {
+      std::fprintf(stderr, "platoon: %s: stopping all processes\n", sig == SIGINT ? "interrupted" : "terminated");
+      return StopAll(procs, width) == 0 ? 0 : 1;
+    }
+    if (std::chrono::steady_clock::now() >= end) {
+      std::fprintf(stderr, "platoon: duration reached: stopping all processes\n");
+      return StopAll(procs, width) == 0 ? 0 : 1;
+    }
+    for (auto& p : procs) {
+      if (auto st = p.child.TryWait()) {
+        PumpOutput(procs, width, std::chrono::milliseconds(0));
+        std::fprintf(stderr, "platoon: required process '%s' exited with status %d; stopping the session\n",
+                     p.name.c_str(), *st);
+        StopAll(procs, width);
+        return *st == 0 ? 1 : *st;
+      }
+    }
+  }
+}

@@ -1,0 +1,126 @@
+// platoon-server: the sync server of a platoon session.
+#include "platoon/clock/oscillator.hpp"
+#include "platoon/config/session.hpp"
+#include "platoon/log/logging.hpp"
+#include "platoon/server/sync_server.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+namespace {
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop.store(true); }
+
+// Writes the bound ports as JSON, atomically, so a waiting process never reads half a file.
+void WriteReadyFile(const std::string& path, const platoon::server::BoundPorts& p) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << "{\"control\":" << p.control << ",\"time\":" << p.time << ",\"world\":" << p.world
+      << ",\"state\":" << p.state << "}\n";
+  }
+  std::filesystem::rename(tmp, path);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"platoon-server: sync server of a platoon session. Keeps the reference clock, answers time\n"
+               "requests, tracks nodes, merges their states and broadcasts the world state."};
+  std::string config_path, log_level, bind, fault_spec, ready_file;
+  int control_port = -1;
+  double autostart_s = 1.0, exit_after_s = 0;
+  app.add_option("-c,--config", config_path, "Session file (TOML); see configs/demo.toml")->check(CLI::ExistingFile);
+  app.add_option("--bind", bind, "Interface to bind (overrides [server] bind_address), e.g. 127.0.0.1 or *");
+  app.add_option("--port", control_port,
+                 "Control port (overrides [server] control_port); 0 binds every socket to a free port")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off (overrides config)");
+  app.add_option("--fault", fault_spec,
+                 "Receive-path faults, e.g. drop=0.1,dup=0.01,reorder=0.05,delay_ms=5,jitter_ms=1,"
+                 "burst_every_s=10,burst_ms=500,seed=1 (overrides [faults])");
+  app.add_option("--autostart", autostart_s,
+                 "Start the session this many seconds after launch (sim time 0); negative: wait for a start command")
+      ->capture_default_str();
+  app.add_option("--ready-file", ready_file, "Write the bound ports as JSON to this file once listening");
+  app.add_option("--exit-after", exit_after_s, "Stop after this many seconds (0: run until SIGINT/SIGTERM)");
+  CLI11_PARSE(app, argc, argv);
+
+  platoon::config::SessionDef session;
+  try {
+    if (!config_path.empty()) session = platoon::config::LoadSession(config_path);
+    if (!bind.empty()) session.server.bind_address = bind;
+    if (control_port == 0) {
+      session.server.control_port = session.server.time_port = session.server.world_port = session.server.state_port = 0;
+    } else if (control_port > 0) {
+      // The other sockets follow the control port: control, time, world, state.
+      session.server.control_port = static_cast<uint16_t>(control_port);
+      session.server.time_port = static_cast<uint16_t>(control_port + 1);
+      session.server.world_port = static_cast<uint16_t>(control_port + 2);
+      session.server.state_port = static_cast<uint16_t>(control_port + 3);
+    }
+    if (!log_level.empty()) {
+      platoon::log::ParseLevel(log_level);
+      session.server.log_level = log_level;
+    }
+    if (!fault_spec.empty()) session.faults = platoon::transport::ParseFaultSpec(fault_spec, session.faults);
+  } catch (const platoon::config::ConfigError& e) {
+    std::fprintf(stderr, "platoon-server: %s\n", e.what());
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "platoon-server: %s\n", e.what());
+    return 2;
+  }
+
+  auto log = platoon::log::MakeLogger("server", session.server.log_level);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  platoon::clock::MonotonicOscillator reference;
+  platoon::server::SyncServer server(session, log, reference);
+  platoon::server::BoundPorts ports;
+  try {
+    ports = server.Bind();
+  } catch (const zmq::error_t& e) {
+    log->critical("cannot bind on {} (ports {}-{}): {}", session.server.bind_address, session.server.control_port,
+                  session.server.state_port, e.what());
+    return 1;
+  }
+  log->info("session '{}' listening on {}: control {}, time {}, world {}, state {}", session.name,
+            session.server.bind_address, ports.control, ports.time, ports.world, ports.state);
+  if (session.faults.Enabled()) log->warn("fault injection is ON for received messages");
+  if (!ready_file.empty()) WriteReadyFile(ready_file, ports);
+
+  if (autostart_s >= 0) {
+    platoon::protocol::SessionControl start;
+    start.command = platoon::protocol::SessionControl::Command::kStart;
+    start.at_server_time_ns = reference.NowNs() + static_cast<int64_t>(autostart_s * 1e9);
+    start.sim_t0_ns = 0;
+    server.Control(start);
+  }
+
+  std::thread timer;
+  if (exit_after_s > 0) {
+    timer = std::thread([exit_after_s] {
+      const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(exit_after_s);
+      while (!g_stop.load() && std::chrono::steady_clock::now() < end)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      g_stop.store(true);
+    });
+  }
+  server.Run(g_stop);
+  if (timer.joinable()) timer.join();
+  const auto& c = server.Counters();
+  log->info("served {} time requests, sent {} world states; refused: {} undecodable, {} version, {} unknown sender, "
+            "{} foreign entity, {} stale",
+            c.time_replies, c.world_states_sent, c.decode_errors, c.version_refused, c.unknown_sender, c.foreign_entity,
+            c.stale_update);
+  return 0;
+}
