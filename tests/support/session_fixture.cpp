@@ -1,0 +1,102 @@
+#include "session_fixture.hpp"
+
+#include <doctest/doctest.h>
+#include <zmq.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace platoon::testing {
+
+std::string BinDir() { return PLATOON_BIN_DIR; }
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "platoon-test-XXXXXX").string();
+  path_ = mkdtemp(tmpl.data());
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string TempDir::Write(const std::string& name, const std::string& text) const {
+  const std::string p = path_ + "/" + name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+ServerProcess StartServer(const TempDir& dir, const std::vector<std::string>& extra) {
+  const std::string ready = dir.Path() + "/ready.json";
+  std::vector<std::string> args = {BinDir() + "/platoon-server", "--bind", "127.0.0.1", "--port", "0",
+                                   "--ready-file", ready, "--autostart", "0", "--log-level", "info"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  ServerProcess s{process::Child::Spawn(args), 0};
+  // Handshake: the ready file appears once every socket is bound.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!std::filesystem::exists(ready)) {
+    REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, "server did not become ready within 10 s");
+    REQUIRE_MESSAGE(!s.child.TryWait(), "server exited before becoming ready");
+    s.child.ReadLine(std::chrono::milliseconds(20));
+  }
+  std::ifstream f(ready);
+  std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::smatch m;
+  REQUIRE(std::regex_search(json, m, std::regex("\"control\":(\\d+)")));
+  s.control_port = static_cast<uint16_t>(std::stoi(m[1]));
+  return s;
+}
+
+std::vector<uint16_t> FreePorts(int count) {
+  zmq::context_t ctx(1);
+  std::vector<zmq::socket_t> socks;
+  std::vector<uint16_t> ports;
+  for (int i = 0; i < count; ++i) {
+    socks.emplace_back(ctx, zmq::socket_type::pull);
+    socks.back().set(zmq::sockopt::linger, 0);
+    socks.back().bind("tcp://127.0.0.1:*");
+    const std::string ep = socks.back().get(zmq::sockopt::last_endpoint);
+    ports.push_back(static_cast<uint16_t>(std::stoi(ep.substr(ep.rfind(':') + 1))));
+  }
+  return ports;
+}
+
+std::optional<double> SummaryValue(const std::vector<std::string>& lines, const std::string& key) {
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (it->find("SUMMARY") == std::string::npos) continue;
+    std::smatch m;
+    if (std::regex_search(*it, m, std::regex("\"" + key + "\":(true|false|-?[0-9.eE+-]+)"))) {
+      if (m[1] == "true") return 1.0;
+      if (m[1] == "false") return 0.0;
+      return std::stod(m[1]);
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool AnyLineContains(const std::vector<std::string>& lines, const std::string& needle) {
+  for (const auto& l : lines)
+    if (l.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+int FindPid(const std::vector<std::string>& parts) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(entry.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (auto& c : cmd)
+      if (c == '\0') c = ' ';
+    bool all = !cmd.empty();
+    for (const auto& p : parts) all = all && cmd.find(p) != std::string::npos;
+    if (all) return std::stoi(name);
+  }
+  return 0;
+}
+
+}  // namespace platoon::testing
