@@ -1,5 +1,6 @@
 #include "platoon/server/sync_server.hpp"
 
+#include "platoon/dead_reckoning_kinds.hpp"
 #include "platoon/protocol/codec.hpp"
 
 #include <algorithm>
@@ -184,13 +185,9 @@ void SyncServer::HandleControl(const transport::Packet& packet, int64_t now) {
     return;
   }
   if (std::holds_alternative<protocol::StatusRequest>(m)) {
-    protocol::WorldState w;
-    w.server_time_ns = now;
-    w.sim_time_ns = SimTimeAt(now);
-    w.phase = phase_;
-    w.sequence = world_sequence_;
-    for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
-    ReplyControl(packet.peer, w);
+    // The Clone pattern's snapshot: a late joiner (or a node that saw a gap) gets the full state
+    // over the reliable control socket, numbered like the broadcast it follows.
+    ReplyControl(packet.peer, Snapshot(now));
     return;
   }
 
@@ -205,14 +202,19 @@ void SyncServer::HandleControl(const transport::Packet& packet, int64_t now) {
   if (const auto* hb = std::get_if<protocol::Heartbeat>(&m)) {
     node->info.clock_offset_ns = hb->clock_offset_ns;
     node->info.rtt_ns = hb->rtt_ns;
-    if (node->info.lost) {
-      log_->info("node '{}' is back", node->info.name);
-      node->info.lost = false;
-    }
+    if (node->info.lost) log_->info("node '{}' is back", node->info.name);
+    MarkOwnerAlive(*node);
   } else if (const auto* leave = std::get_if<protocol::Leave>(&m)) {
     log_->info("node '{}' left: {}", node->info.name, leave->reason);
-    for (auto it = entities_.begin(); it != entities_.end();)
-      it = it->second.owner_node == node->info.node_id ? entities_.erase(it) : std::next(it);
+    for (auto it = entities_.begin(); it != entities_.end();) {
+      if (it->second.state.owner_node == node->info.node_id) {
+        removed_.push_back(it->first);
+        changed_.erase(it->first);
+        it = entities_.erase(it);
+      } else {
+        ++it;
+      }
+    }
     nodes_.erase(node->info.node_id);
   } else {
     ++counters_.unexpected_message;
@@ -246,11 +248,12 @@ void SyncServer::HandleJoin(const std::string& peer, const protocol::Join& join,
     log_->info("node '{}' ({}) joined from {} (pid {}) as id {}", join.name, protocol::RoleName(join.role), join.host,
                join.pid, id);
   }
+  AdoptSession(join);
   record->info.name = join.name;
   record->info.role = join.role;
   record->info.host = join.host;
-  record->info.lost = false;
   record->info.last_seen_ns = now;
+  MarkOwnerAlive(*record);
   record->peer = peer;
   record->joined_ns = now;
   protocol::Welcome w;
@@ -304,7 +307,7 @@ void SyncServer::HandleSessionControl(const protocol::SessionControl& c, int64_t
 std::vector<protocol::Parameter> SyncServer::ListParams(const std::string& prefix) const {
   std::vector<protocol::Parameter> out;
   for (const char* path : {"session.name", "server.broadcast_hz", "server.lost_timeout_s", "server.status_interval_s",
-                           "server.nodes", "server.entities"}) {
+                           "server.stale_grace_s", "server.nodes", "server.entities"}) {
     if (std::string(path).rfind(prefix, 0) == 0) out.push_back(GetParam(path).param);
   }
   return out;
@@ -325,6 +328,8 @@ protocol::ParamReply SyncServer::GetParam(const std::string& path) const {
     return {true, {path, number(session_.server.status_interval_s), true, "Status table period, s (0: off)"}, {}};
   if (path == "server.nodes") return {true, {path, std::to_string(nodes_.size()), false, "Joined nodes"}, {}};
   if (path == "server.entities") return {true, {path, std::to_string(entities_.size()), false, "Merged entities"}, {}};
+  if (path == "server.stale_grace_s")
+    return {true, {path, number(session_.server.stale_grace_s), true, "Dead-reckoning time of a lost node's entities, s"}, {}};
   return {false, {path, "", false, ""}, "no parameter named '" + path + "'"};
 }
 
@@ -346,6 +351,9 @@ protocol::ParamReply SyncServer::SetParam(const std::string& path, const std::st
   } else if (path == "server.lost_timeout_s") {
     if (!(v > session_.server.heartbeat_interval_s)) return {false, current.param, "must exceed the heartbeat interval"};
     session_.server.lost_timeout_s = v;
+  } else if (path == "server.stale_grace_s") {
+    if (!(v >= 0)) return {false, current.param, "must be >= 0"};
+    session_.server.stale_grace_s = v;
   } else if (path == "server.status_interval_s") {
     if (!(v >= 0)) return {false, current.param, "must be >= 0"};
     session_.server.status_interval_s = v;
@@ -373,55 +381,142 @@ void SyncServer::HandleState(const transport::Packet& packet, int64_t now) {
   }
   NodeRecord& node = it->second;
   node.info.last_seen_ns = now;
+  if (node.info.lost) MarkOwnerAlive(node);
+  if (node.last_state_ns > 0) {
+    // Exponential smoothing over about 20 states.
+    const double dt = static_cast<double>(now - node.last_state_ns) / 1e9;
+    node.mean_interval_s = node.mean_interval_s > 0 ? 0.95 * node.mean_interval_s + 0.05 * dt : dt;
+    node.info.update_rate_hz = node.mean_interval_s > 0 ? static_cast<float>(1.0 / node.mean_interval_s) : 0.f;
+  }
+  node.last_state_ns = now;
   ++node.states_received;
   if (node.last_state_sequence != 0 && ns->sequence > node.last_state_sequence + 1)
     node.states_missed += ns->sequence - node.last_state_sequence - 1;
   node.last_state_sequence = std::max(node.last_state_sequence, ns->sequence);
+  const uint64_t expected = node.states_received + node.states_missed;
+  node.info.loss_fraction = expected ? static_cast<float>(node.states_missed) / static_cast<float>(expected) : 0.f;
   for (const auto& e : ns->entities) {
-    auto [slot, inserted] = entities_.try_emplace(e.id, e);
-    if (inserted) {
-      slot->second.owner_node = node.info.node_id;
-      continue;
+    auto [slot, inserted] = entities_.try_emplace(e.id, MergedEntity{e});
+    MergedEntity& merged = slot->second;
+    if (!inserted) {
+      // Ownership: an entity belongs to the node that created it.
+      if (merged.state.owner_node != node.info.node_id) {
+        ++counters_.foreign_entity;
+        continue;
+      }
+      // Order by the entity's own stamp: older or duplicate updates never overwrite newer ones.
+      if (e.kinematics.stamp_ns <= merged.state.kinematics.stamp_ns) {
+        ++counters_.stale_update;
+        continue;
+      }
+      merged.state = e;
     }
-    // Ownership: an entity belongs to the node that created it.
-    if (slot->second.owner_node != node.info.node_id) {
-      ++counters_.foreign_entity;
-      continue;
-    }
-    // Order by the entity's own stamp: older or duplicate updates never overwrite newer ones.
-    if (e.kinematics.stamp_ns <= slot->second.kinematics.stamp_ns) {
-      ++counters_.stale_update;
-      continue;
-    }
-    slot->second = e;
-    slot->second.owner_node = node.info.node_id;
+    merged.state.owner_node = node.info.node_id;
+    merged.state.stale = false;
+    merged.stale_since_ns = -1;
+    merged.frozen = false;
+    changed_.insert(e.id);
   }
+}
+
+void SyncServer::MarkOwnerAlive(NodeRecord& node) {
+  node.info.lost = false;
+  for (auto& [id, e] : entities_) {
+    if (e.state.owner_node != node.info.node_id || e.stale_since_ns < 0) continue;
+    e.stale_since_ns = -1;
+    e.state.stale = false;
+    changed_.insert(id);
+  }
+}
+
+void SyncServer::AdoptSession(const protocol::Join& join) {
+  // A restarted server resumes the session the nodes are in, instead of starting a new sim time.
+  const bool fresh = phase_ == SessionPhase::kWaiting || phase_ == SessionPhase::kStarting;
+  const bool theirs_live = join.session_phase == SessionPhase::kRunning || join.session_phase == SessionPhase::kPaused;
+  if (!fresh || !theirs_live) return;
+  phase_ = join.session_phase;
+  sim_at_anchor_ns_ = join.sim_anchor_ns;
+  anchor_ref_ns_ = join.ref_anchor_ns;
+  log_->info("resuming session '{}' from node '{}': {} at sim time {:.3f} s", session_.name, join.name,
+             protocol::PhaseName(phase_), static_cast<double>(SimTimeAt(reference_.NowNs())) / 1e9);
 }
 
 void SyncServer::CheckLost(int64_t now) {
   const int64_t timeout = static_cast<int64_t>(session_.server.lost_timeout_s * 1e9);
   for (auto& [id, n] : nodes_) {
-    if (!n.info.lost && now - n.info.last_seen_ns > timeout) {
-      n.info.lost = true;
-      log_->warn("node '{}' lost: silent for {:.2f} s", n.info.name, static_cast<double>(now - n.info.last_seen_ns) / 1e9);
+    if (n.info.lost || now - n.info.last_seen_ns <= timeout) continue;
+    n.info.lost = true;
+    size_t count = 0;
+    for (auto& [eid, e] : entities_) {
+      if (e.state.owner_node != id) continue;
+      e.stale_since_ns = now;
+      e.state.stale = true;
+      changed_.insert(eid);
+      ++count;
     }
+    log_->warn("node '{}' lost: silent for {:.2f} s; {} entities stale", n.info.name,
+               static_cast<double>(now - n.info.last_seen_ns) / 1e9, count);
+  }
+  // Stale entities are dead-reckoned by every receiver for the grace period, then frozen or removed.
+  const int64_t grace = static_cast<int64_t>(session_.server.stale_grace_s * 1e9);
+  for (auto it = entities_.begin(); it != entities_.end();) {
+    MergedEntity& e = it->second;
+    if (e.stale_since_ns < 0 || e.frozen || now - e.stale_since_ns < grace) {
+      ++it;
+      continue;
+    }
+    if (session_.server.stale_remove) {
+      removed_.push_back(it->first);
+      changed_.erase(it->first);
+      it = entities_.erase(it);
+      continue;
+    }
+    const int64_t sim_now = SimTimeAt(now);
+    const auto model = dr::ModelForKind(e.state.kind);
+    KinematicState held = dr::ExtrapolateState(model, e.state.kinematics, std::max(sim_now, e.state.kinematics.stamp_ns));
+    held.velocity_mps.setZero();
+    held.acceleration_mps2.setZero();
+    held.angular_velocity_radps.setZero();
+    e.state.kinematics = held;
+    e.frozen = true;
+    changed_.insert(it->first);
+    ++it;
   }
 }
 
-void SyncServer::Broadcast(int64_t now) {
+protocol::WorldState SyncServer::Snapshot(int64_t now) const {
   protocol::WorldState w;
-  w.sequence = ++world_sequence_;
+  w.sequence = world_sequence_;
   w.server_time_ns = now;
   w.sim_time_ns = SimTimeAt(now);
   w.phase = phase_;
   w.keyframe = true;
   w.entities.reserve(entities_.size());
-  for (const auto& [id, e] : entities_) {
-    w.entities.push_back(e);
-    auto owner = nodes_.find(e.owner_node);
-    w.entities.back().stale = owner == nodes_.end() || owner->second.info.lost;
-  }
+  for (const auto& [id, e] : entities_) w.entities.push_back(e.state);
   for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
+  return w;
+}
+
+void SyncServer::Broadcast(int64_t now) {
+  ++world_sequence_;
+  protocol::WorldState w;
+  if (now >= next_keyframe_ns_) {
+    // Keyframe: the full set; receivers drop what it does not list.
+    w = Snapshot(now);
+    next_keyframe_ns_ = now + static_cast<int64_t>(session_.server.keyframe_interval_s * 1e9);
+  } else {
+    w.sequence = world_sequence_;
+    w.server_time_ns = now;
+    w.sim_time_ns = SimTimeAt(now);
+    w.phase = phase_;
+    w.keyframe = false;
+    w.entities.reserve(changed_.size());
+    for (uint64_t id : changed_) w.entities.push_back(entities_.at(id).state);
+    w.removed_entities = removed_;
+    for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
+  }
+  changed_.clear();
+  removed_.clear();
   world_.Send(Encode(w));
   ++counters_.world_states_sent;
 }

@@ -50,6 +50,10 @@ struct Join {
   host @2 :Text;            # hostname of the node's PC
   protocolVersion @3 :UInt16;
   pid @4 :UInt32;
+  # The node's view of the session clock, so that a restarted server can resume the same session.
+  sessionPhase @5 :SessionPhase;
+  simAnchorNs @6 :Int64;        # sim time at refAnchorNs (valid when sessionPhase is running/paused)
+  refAnchorNs @7 :Int64;
 }
 
 struct Welcome {

@@ -8,7 +8,8 @@ namespace platoon {
 Quat QuatFromAngularVelocity(const Vec3& w_radps, double dt_s) {
   const double angle = w_radps.norm() * dt_s;
   // Below this the axis is numerically meaningless; the rotation is the identity to double precision.
-  if (angle < 1e-12) return Quat::Identity();
+  // A negative dt_s rotates backwards (used when extrapolating to an earlier time).
+  if (std::abs(angle) < 1e-12) return Quat::Identity();
   return Quat(Eigen::AngleAxisd(angle, w_radps.normalized()));
 }
 

@@ -38,7 +38,7 @@ std::vector<Message> OneOfEach() {
   w.removed_entities = {9, 10};
   w.nodes = {NodeInfo{3, "alpha", Role::kTraffic, "pc-1", -1500, 80'000, 59.5f, 0.01f, 4'000'000'000, true}};
   return {
-      Join{"alpha", Role::kDriver, "pc-1", kProtocolVersion, 4242},
+      Join{"alpha", Role::kDriver, "pc-1", kProtocolVersion, 4242, SessionPhase::kPaused, 77, 88},
       Welcome{3, "demo", 250'000'000, 1'000'000'000, 77, 7401, 7402, 7403},
       Refuse{"name taken", kProtocolVersion},
       Leave{3, "shutdown"},

@@ -35,7 +35,7 @@ struct KinematicState {
   bool operator==(const KinematicState&) const = default;
 };
 
-/// Rotation by angular velocity `w_radps` held for `dt_s` seconds, as a unit quaternion.
+/// Rotation by angular velocity `w_radps` held for `dt_s` seconds (negative: backwards), as a unit quaternion.
 Quat QuatFromAngularVelocity(const Vec3& w_radps, double dt_s);
 
 /// Smallest angle between two orientations, in rad, in [0, pi].

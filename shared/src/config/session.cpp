@@ -23,6 +23,9 @@ ServerDef ReadServerDef(const Table& t) {
   d.heartbeat_interval_s = t.GetDouble("heartbeat_interval_s", d.heartbeat_interval_s, 0.01, 60);
   d.lost_timeout_s = t.GetDouble("lost_timeout_s", d.lost_timeout_s, 0.05, 3600);
   d.status_interval_s = t.GetDouble("status_interval_s", d.status_interval_s, 0, 3600);
+  d.keyframe_interval_s = t.GetDouble("keyframe_interval_s", d.keyframe_interval_s, 0.01, 3600);
+  d.stale_grace_s = t.GetDouble("stale_grace_s", d.stale_grace_s, 0, 3600);
+  d.stale_remove = t.GetString("stale_policy", "freeze", {"freeze", "remove"}) == "remove";
   d.log_level = t.GetString("log_level", d.log_level, kLogLevels);
   if (d.lost_timeout_s <= d.heartbeat_interval_s)
     t.Fail("lost_timeout_s", "must be longer than heartbeat_interval_s (" + std::to_string(d.heartbeat_interval_s) +
@@ -78,6 +81,7 @@ clock::ClockDef ReadClockDef(const Table& t) {
   d.correction_time_s = t.GetDouble("correction_time_s", d.correction_time_s, 0.01, 3600);
   d.min_samples_to_set = static_cast<int>(t.GetInt("min_samples_to_set", d.min_samples_to_set, 1, 1000));
   d.min_fit_span_s = t.GetDouble("min_fit_span_s", d.min_fit_span_s, 0, 3600);
+  d.delay_weight_floor_us = t.GetDouble("delay_weight_floor_us", d.delay_weight_floor_us, 0.001, 1e6);
   t.RejectUnknownKeys();
   return d;
 }

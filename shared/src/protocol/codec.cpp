@@ -146,6 +146,9 @@ struct BodyWriter {
     b.setHost(m.host);
     b.setProtocolVersion(m.protocol_version);
     b.setPid(m.pid);
+    b.setSessionPhase(CastEnum<wire::SessionPhase>(m.session_phase));
+    b.setSimAnchorNs(m.sim_anchor_ns);
+    b.setRefAnchorNs(m.ref_anchor_ns);
   }
   void operator()(const Welcome& m) {
     auto b = body.initWelcome();
@@ -246,7 +249,8 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
   switch (body.which()) {
     case W::JOIN: {
       auto r = body.getJoin();
-      return Join{r.getName(), CastEnum<Role>(r.getRole()), r.getHost(), r.getProtocolVersion(), r.getPid()};
+      return Join{r.getName(),  CastEnum<Role>(r.getRole()),           r.getHost(),      r.getProtocolVersion(),
+                  r.getPid(),   CastEnum<SessionPhase>(r.getSessionPhase()), r.getSimAnchorNs(), r.getRefAnchorNs()};
     }
     case W::WELCOME: {
       auto r = body.getWelcome();
@@ -328,7 +332,7 @@ bool EnumsInRange(const Message& m) {
       if (!kind_ok(e.kind)) return false;
     return true;
   };
-  if (auto* j = std::get_if<Join>(&m)) return role_ok(j->role);
+  if (auto* j = std::get_if<Join>(&m)) return role_ok(j->role) && phase_ok(j->session_phase);
   if (auto* n = std::get_if<NodeState>(&m)) return entities_ok(n->entities);
   if (auto* w = std::get_if<WorldState>(&m)) {
     for (const auto& n : w->nodes)

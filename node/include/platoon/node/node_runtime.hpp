@@ -35,6 +35,7 @@ struct ClockReport {
   uint64_t backwards = 0;       ///< Ticks where synced time did not strictly increase.
   uint64_t over_bound = 0;      ///< Ticks that advanced more than (1 + bound) x local tick (+1 ns).
   std::vector<int64_t> errors_ns;  ///< True errors after warm-up (truth_check only).
+  uint64_t preempted = 0;          ///< Ticks left out because the thread was preempted mid-measurement.
 };
 
 /// Exit codes of platoon-node.

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <set>
+#include <vector>
 #include <string>
 
 namespace platoon::server {
@@ -45,6 +47,15 @@ struct NodeRecord {
   uint64_t states_received = 0;
   uint64_t last_state_sequence = 0;
   uint64_t states_missed = 0;  ///< Gaps in the node's state sequence numbers.
+  int64_t last_state_ns = 0;   ///< Reference time of the last node state.
+  double mean_interval_s = 0;  ///< Smoothed interval between node states, in s.
+};
+
+/// One merged entity and its lifecycle on the server.
+struct MergedEntity {
+  protocol::EntityState state;
+  int64_t stale_since_ns = -1;  ///< Reference time the owner was lost; -1 while the owner is alive.
+  bool frozen = false;          ///< Grace expired: held still at its last extrapolated pose.
 };
 
 /// The sync server.
@@ -65,6 +76,8 @@ class SyncServer {
 
   /// Counters of refused and dropped input.
   const ServerCounters& Counters() const { return counters_; }
+  /// The merged entities.
+  const std::map<uint64_t, MergedEntity>& Entities() const { return entities_; }
   /// The node table.
   const std::map<uint32_t, NodeRecord>& Nodes() const { return nodes_; }
   /// Session sim time at reference time `ref_ns`.
@@ -81,6 +94,9 @@ class SyncServer {
   protocol::ParamReply SetParam(const std::string& path, const std::string& value);
   std::vector<protocol::Parameter> ListParams(const std::string& prefix) const;
   void CheckLost(int64_t now);
+  void MarkOwnerAlive(NodeRecord& node);
+  protocol::WorldState Snapshot(int64_t now) const;
+  void AdoptSession(const protocol::Join& join);
   void Broadcast(int64_t now);
   void PrintStatus(int64_t now);
   NodeRecord* FindByPeer(const std::string& peer);
@@ -94,8 +110,11 @@ class SyncServer {
 
   std::map<uint32_t, NodeRecord> nodes_;
   uint32_t next_node_id_ = 1;
-  std::map<uint64_t, protocol::EntityState> entities_;
+  std::map<uint64_t, MergedEntity> entities_;
+  std::set<uint64_t> changed_;           // entities to send in the next delta
+  std::vector<uint64_t> removed_;        // entities removed since the last broadcast
   uint64_t world_sequence_ = 0;
+  int64_t next_keyframe_ns_ = 0;
 
   // Session clock: sim = sim_at_anchor + (ref - anchor_ref) while running.
   protocol::SessionPhase phase_ = protocol::SessionPhase::kWaiting;

@@ -25,6 +25,9 @@ struct ServerDef {
   double heartbeat_interval_s = 0.25;  ///< Heartbeat period asked of nodes, in s.
   double lost_timeout_s = 1.0;       ///< Silence after which a node is marked lost, in s.
   double status_interval_s = 3.0;    ///< Status table print period, in s; 0 = never.
+  double keyframe_interval_s = 1.0;  ///< Full world snapshot period between deltas, in s.
+  double stale_grace_s = 2.0;        ///< A lost node's entities are dead-reckoned this long, in s.
+  bool stale_remove = false;         ///< After the grace: remove the entities (true) or freeze them (false).
   std::string log_level = "info";    ///< trace, debug, info, warn, error, critical or off.
 };
 

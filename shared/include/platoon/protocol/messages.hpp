@@ -37,6 +37,9 @@ struct Join {
   std::string host;                               ///< Hostname of the node's PC.
   uint16_t protocol_version = kProtocolVersion;   ///< Version the node speaks.
   uint32_t pid = 0;                               ///< Process id, for the status table.
+  SessionPhase session_phase = SessionPhase::kWaiting;  ///< The node's view of the session, for a restarted server.
+  int64_t sim_anchor_ns = 0;                      ///< Sim time at ref_anchor_ns (running/paused sessions).
+  int64_t ref_anchor_ns = 0;                      ///< Reference time of that anchor.
   bool operator==(const Join&) const = default;
 };
 
