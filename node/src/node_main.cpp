@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
   app.add_option("--truth-warmup", opt.truth_warmup_s, "Seconds after the clock is set before truth statistics start")
       ->capture_default_str();
   app.add_option("--exit-after", opt.exit_after_s, "Leave the session and exit after this many seconds");
+  int vehicles = -1;
+  double monitor_hz = 0;
+  app.add_option("--vehicles", vehicles, "traffic: number of vehicles (overrides the session file)")->check(CLI::Range(0, 65535));
+  app.add_option("--monitor-hz", monitor_hz, "Rate of the clock monitor thread, Hz (default 1000)")->check(CLI::Range(1.0, 10000.0));
   app.add_option("--protocol-version", protocol_version, "Testing: speak this protocol version")->group("");
   CLI11_PARSE(app, argc, argv);
 
@@ -64,9 +68,15 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
     }
+    if (std::string why; !platoon::node::RoleAvailable(opt.node.role, why)) {
+      std::fprintf(stderr, "platoon-node: %s\n", why.c_str());
+      return kExitUsage;
+    }
     if (!server.empty()) opt.session.server_host = server;
     if (port > 0) opt.session.server.control_port = static_cast<uint16_t>(port);
     if (drift_set) opt.node.drift_ppm = drift_ppm;
+    if (vehicles >= 0) opt.node.vehicles = vehicles;
+    if (monitor_hz > 0) opt.node.monitor_rate_hz = monitor_hz;
     if (!log_level.empty()) {
       platoon::log::ParseLevel(log_level);
       opt.node.log_level = log_level;

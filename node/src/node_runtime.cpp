@@ -1,5 +1,10 @@
 #include "platoon/node/node_runtime.hpp"
 
+#include "platoon/node/clock_monitor.hpp"
+#include "platoon/node/module.hpp"
+#include "platoon/node/traffic.hpp"
+#include "platoon/node/view_monitor.hpp"
+#include "platoon/node/world_view.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/transport/channel.hpp"
 
@@ -7,7 +12,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -18,8 +23,10 @@ namespace {
 using protocol::Decode;
 using protocol::DecodeError;
 using protocol::Encode;
+using protocol::SessionPhase;
 
 constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kSnapshotRetryNs = 200'000'000;
 
 std::string Endpoint(const std::string& host, uint16_t port) { return "tcp://" + host + ":" + std::to_string(port); }
 
@@ -29,93 +36,148 @@ std::string Hostname() {
   return buf;
 }
 
-// Longest host-clock bracket around a local read that still counts as one instant, in ns.
-constexpr int64_t kMaxBracketNs = 20'000;
-
-// The 1 kHz module thread: reads the synced clock each tick and checks its properties.
-class ClockMonitor {
+// The session's sim clock on this node: the synced reference clock mapped through the session
+// anchor that every world state carries (sim_time_ns at server_time_ns).
+class SessionClock final : public SimClock {
  public:
-  ClockMonitor(const clock::SlewedClock& clock, const clock::Oscillator& local, bool truth, double warmup_s)
-      : clock_(clock), local_(local), truth_(truth), warmup_ns_(static_cast<int64_t>(warmup_s * 1e9)) {}
+  explicit SessionClock(const clock::SlewedClock& clock) : clock_(clock) {}
 
-  void Run(const std::atomic<bool>& stop) {
-    clock::MonotonicOscillator host;
-    const double bound = clock_.Def().max_slew_ppm * 1e-6;
-    int64_t prev_synced = 0, prev_local = 0, set_at = -1;
-    auto next = std::chrono::steady_clock::now();
-    while (!stop.load(std::memory_order_relaxed)) {
-      next += std::chrono::milliseconds(1);
-      std::this_thread::sleep_until(next);
-      if (!clock_.IsSet()) continue;
-      // Bracket the local read with two host reads; a sample the scheduler preempted in between
-      // measures the preemption, not the clock, and is left out of the truth statistics.
-      const int64_t h1 = host.NowNs();
-      const int64_t l = local_.NowNs();
-      const int64_t h2 = host.NowNs();
-      const int64_t synced = clock_.AtLocalNs(l);
-      const int64_t truth = h1 + (h2 - h1) / 2;
-      const bool clean = h2 - h1 <= kMaxBracketNs;
-      std::lock_guard lock(mutex_);
-      if (set_at >= 0) {
-        ++report_.ticks;
-        if (synced <= prev_synced) ++report_.backwards;
-        if (static_cast<double>(synced - prev_synced) > (1 + bound) * static_cast<double>(l - prev_local) + 1)
-          ++report_.over_bound;
-      } else {
-        set_at = l;
-      }
-      prev_synced = synced;
-      prev_local = l;
-      warm_ = l - set_at >= warmup_ns_;
-      if (!clean) {
-        ++report_.preempted;
-        continue;
-      }
-      last_error_ns_ = synced - truth;
-      if (truth_ && warm_) report_.errors_ns.push_back(last_error_ns_);
-    }
-  }
-
-  ClockReport Report() const {
+  bool Running() const override {
     std::lock_guard lock(mutex_);
-    return report_;
+    return clock_.IsSet() && phase_ == SessionPhase::kRunning;
   }
-  /// Records the error a clock stepped to this one exchange would have (the single-sample baseline).
-  void AddNaive(int64_t error_ns) {
+  int64_t SimNowNs() const override {
     std::lock_guard lock(mutex_);
-    if (truth_ && warm_) naive_ns_.push_back(error_ns);
+    return SimAtLocked(clock_.NowNs());
   }
-  std::vector<int64_t> Naive() const {
+  void Follow(const protocol::WorldState& w) {
     std::lock_guard lock(mutex_);
-    return naive_ns_;
+    // A server that does not know the session yet (restarted, nobody rejoined) cannot move a
+    // running session clock: this node keeps its anchor and tells the server when it rejoins.
+    const bool ours_live = known_ && (phase_ == SessionPhase::kRunning || phase_ == SessionPhase::kPaused);
+    if (ours_live && (w.phase == SessionPhase::kWaiting || w.phase == SessionPhase::kStarting)) return;
+    phase_ = w.phase;
+    sim_anchor_ns_ = w.sim_time_ns;
+    ref_anchor_ns_ = w.server_time_ns;
+    known_ = true;
   }
-  int64_t LastErrorNs() const {
+  // The node's view of the session, sent with Join so a restarted server can resume it.
+  void Describe(protocol::Join& join) const {
     std::lock_guard lock(mutex_);
-    return last_error_ns_;
+    join.session_phase = known_ ? phase_ : SessionPhase::kWaiting;
+    join.sim_anchor_ns = sim_anchor_ns_;
+    join.ref_anchor_ns = ref_anchor_ns_;
+  }
+  SessionPhase Phase() const {
+    std::lock_guard lock(mutex_);
+    return phase_;
   }
 
  private:
+  int64_t SimAtLocked(int64_t ref_ns) const {
+    return phase_ == SessionPhase::kRunning ? sim_anchor_ns_ + (ref_ns - ref_anchor_ns_) : sim_anchor_ns_;
+  }
   const clock::SlewedClock& clock_;
-  const clock::Oscillator& local_;
-  bool truth_;
-  int64_t warmup_ns_;
   mutable std::mutex mutex_;
-  ClockReport report_;
-  int64_t last_error_ns_ = 0;
-  bool warm_ = false;
-  std::vector<int64_t> naive_ns_;
+  SessionPhase phase_ = SessionPhase::kWaiting;
+  int64_t sim_anchor_ns_ = 0, ref_anchor_ns_ = 0;
+  bool known_ = false;
 };
+
+// What modules see. Lives on the module thread, except for the atomics the network thread sets.
+class RuntimeContext final : public ModuleContext {
+ public:
+  RuntimeContext(const WorldView& view, transport::Channel& outbox, const dr::SendPolicyDef& policy)
+      : view_(view), outbox_(outbox), policy_def_(policy) {}
+
+  std::vector<RemoteEntity> RemoteEntities(int64_t sim_ns) const override { return view_.Entities(sim_ns); }
+
+  void Publish(const protocol::EntityState& truth) override {
+    if (node_id.load() == 0) return;
+    if (resend_all.exchange(false)) policies_.clear();
+    auto it = policies_.try_emplace(truth.id, policy_def_).first;
+    const int64_t now = truth.kinematics.stamp_ns;
+    if (!it->second.ShouldSend(truth.kinematics, now)) return;
+    it->second.MarkSent(truth.kinematics);
+    pending_.push_back(truth);
+    pending_.back().owner_node = node_id.load();
+  }
+
+  void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override {
+    received = world_received.load();
+    max_gap_ns = world_max_gap_ns.load();
+  }
+
+  uint32_t NodeId() const override { return node_id.load(); }
+
+  // Sends what the step published, as one NodeState, to the network thread.
+  void Flush() {
+    if (pending_.empty()) return;
+    protocol::NodeState state{node_id.load(), ++sequence_, std::move(pending_)};
+    pending_.clear();
+    outbox_.Send(Encode(state));
+    sent_entities_ += state.entities.size();
+    ++sent_states_;
+  }
+
+  uint64_t SentEntities() const { return sent_entities_; }
+  uint64_t SentStates() const { return sent_states_; }
+
+  std::atomic<uint32_t> node_id{0};
+  std::atomic<bool> resend_all{false};
+  std::atomic<uint64_t> world_received{0};
+  std::atomic<int64_t> world_max_gap_ns{0};
+
+ private:
+  const WorldView& view_;
+  transport::Channel& outbox_;
+  dr::SendPolicyDef policy_def_;
+  std::map<uint64_t, dr::SendPolicy> policies_;
+  std::vector<protocol::EntityState> pending_;
+  uint64_t sequence_ = 0, sent_entities_ = 0, sent_states_ = 0;
+};
+
+// Steps every module at its own rate while the session runs.
+void RunModules(std::vector<std::unique_ptr<Module>>& modules, const SimClock& sim, RuntimeContext& context,
+                const std::atomic<bool>& stop) {
+  std::vector<int64_t> next(modules.size(), -1), last(modules.size(), -1);
+  while (!stop.load(std::memory_order_relaxed)) {
+    if (!sim.Running()) {
+      // Paused or not started: sim time stands still, and so do the modules.
+      std::fill(next.begin(), next.end(), -1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      continue;
+    }
+    const int64_t now = sim.SimNowNs();
+    int64_t wake = now + 50'000'000;
+    for (size_t i = 0; i < modules.size(); ++i) {
+      const auto period = static_cast<int64_t>(1e9 / modules[i]->RateHz());
+      if (next[i] < 0) next[i] = now;
+      if (now >= next[i]) {
+        modules[i]->Step(StepInfo{now, last[i] < 0 ? 0 : now - last[i]}, context);
+        context.Flush();
+        last[i] = now;
+        next[i] += period;
+        if (next[i] <= now) next[i] = now + period;  // overrun: skip, never burst
+      }
+      wake = std::min(wake, next[i]);
+    }
+    // Sim time runs at the synced rate (1 +- 1 %), so sleeping the sim-time difference is close enough.
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<int64_t>(0, wake - sim.SimNowNs())));
+  }
+}
 
 }  // namespace
 
-int64_t AbsPercentile(std::vector<int64_t> values, double percentile) {
-  if (values.empty()) return 0;
-  for (auto& v : values) v = std::abs(v);
-  const size_t rank = std::min(values.size() - 1,
-                               static_cast<size_t>(std::ceil(percentile / 100.0 * static_cast<double>(values.size()))) -
-                                   (percentile > 0 ? 1 : 0));
-  std::nth_element(values.begin(), values.begin() + rank, values.end());
-  return values[rank];
+bool RoleAvailable(protocol::Role role, std::string& why) {
+  switch (role) {
+    case protocol::Role::kObserver:
+    case protocol::Role::kTraffic: return true;
+    default:
+      why = "role '" + std::string(protocol::RoleName(role)) +
+            "' is not available in this version (available: observer, traffic)";
+      return false;
+  }
 }
 
 NodeRuntime::NodeRuntime(NodeOptions options, std::shared_ptr<spdlog::logger> logger, const clock::Oscillator& local)
@@ -130,17 +192,32 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   transport::Channel time(context, transport::Pattern::kDealer, channel_def);
   transport::Channel world(context, transport::Pattern::kSub, channel_def);
   transport::Channel state(context, transport::Pattern::kPush);
+  // Module thread -> network thread: published node states.
+  transport::Channel inbox(context, transport::Pattern::kPull), outbox(context, transport::Pattern::kPush);
+  const std::string inproc = "inproc://node-outbox";
+  inbox.Bind(inproc);
+  outbox.Connect(inproc);
   const std::string control_endpoint = Endpoint(session.server_host, session.server.control_port);
   control.Connect(control_endpoint);
 
-  std::atomic<bool> stop_modules{false};
-  ClockMonitor monitor(clock_, local_, options_.truth_check, options_.truth_warmup_s);
-  std::thread module_thread([&] { monitor.Run(stop_modules); });
+  SessionClock sim_clock(clock_);
+  WorldView view;
+  RuntimeContext module_context(view, outbox, options_.send_policy);
+  std::vector<std::unique_ptr<Module>> modules;
+  if (def.role == protocol::Role::kTraffic) modules.push_back(std::make_unique<TrafficModule>(def));
+  modules.push_back(std::make_unique<ViewMonitor>(session, def.name, log_));
 
-  protocol::Join join{def.name, def.role, Hostname(), protocol::kProtocolVersion, static_cast<uint32_t>(getpid())};
+  std::atomic<bool> stop_threads{false};
+  ClockMonitor monitor(clock_, def.monitor_rate_hz, options_.truth_check, options_.truth_warmup_s);
+  std::thread monitor_thread([&] { monitor.Run(stop_threads); });
+  std::thread module_thread([&] { RunModules(modules, sim_clock, module_context, stop_threads); });
+
   const uint16_t version = options_.protocol_version ? options_.protocol_version : protocol::kProtocolVersion;
-  join.protocol_version = version;
-  auto send_join = [&] { control.Send(protocol::EncodeWithVersion(join, version)); };
+  auto send_join = [&] {
+    protocol::Join join{def.name, def.role, Hostname(), version, static_cast<uint32_t>(getpid())};
+    sim_clock.Describe(join);
+    control.Send(protocol::EncodeWithVersion(join, version));
+  };
 
   bool joined = false;
   uint32_t node_id = 0;
@@ -152,20 +229,32 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   const int64_t start = local_.NowNs();
   const int64_t end = options_.exit_after_s > 0 ? start + static_cast<int64_t>(options_.exit_after_s * 1e9) : INT64_MAX;
   int64_t next_join = start, next_request = start, next_heartbeat = start, next_status = start + status_period;
-  int64_t last_heard = start, waiting_logged = start;
+  int64_t last_heard = start, waiting_logged = start, snapshot_due = -1, last_world_ns = -1;
   uint32_t request_seq = 0;
-  uint64_t world_seq = 0, world_received = 0, world_gaps = 0;
-  std::optional<protocol::WorldState> last_world;
+  uint64_t world_gaps = 0, server_restarts = 0, snapshots = 0;
   int exit_code = kExitOk;
   uint64_t bad_input = 0;
+  clock::MonotonicOscillator host;
+
+  auto apply_world = [&](const protocol::WorldState& w, bool snapshot) {
+    sim_clock.Follow(w);
+    const ApplyResult r = view.Apply(w, node_id, sim_clock.SimNowNs(), snapshot);
+    if (r.reset) {
+      ++server_restarts;
+      log_->warn("world sequence restarted: the server restarted; requesting a snapshot");
+    }
+    if (r.gap) ++world_gaps;
+    if ((r.gap || r.reset) && snapshot_due < 0) snapshot_due = local_.NowNs();
+  };
 
   log_->info("node '{}' ({}) joining session at {}", def.name, protocol::RoleName(def.role), control_endpoint);
-  std::array<transport::Channel*, 3> inputs = {&time, &control, &world};
+  std::array<transport::Channel*, 4> inputs = {&time, &control, &world, &inbox};
 
   while (!stop.load(std::memory_order_relaxed)) {
     int64_t now = local_.NowNs();
     if (now >= end) break;
     int64_t next_due = std::min({joined ? next_request : next_join, next_heartbeat, next_status, end});
+    if (snapshot_due >= 0) next_due = std::min(next_due, snapshot_due);
     transport::WaitAny(inputs, std::chrono::nanoseconds(std::clamp<int64_t>(next_due - now, 0, 50'000'000)));
 
     // Time replies first: t4 is stamped as soon as the loop sees them.
@@ -179,10 +268,12 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
       }
       last_heard = t4;
       const clock::TimeSample sample{reply->t1_ns, reply->t2_ns, reply->t3_ns, t4};
-      if (options_.truth_check)
-        monitor.AddNaive(t4 + static_cast<int64_t>(sample.OffsetNs()) - clock::MonotonicOscillator().NowNs());
+      if (options_.truth_check) monitor.AddNaive(t4 + static_cast<int64_t>(sample.OffsetNs()) - host.NowNs());
       clock_.AddSample(sample);
     }
+    // Published states from the modules go straight up.
+    while (auto p = inbox.TryReceive())
+      if (joined) state.Send(p->data);
     while (auto p = control.TryReceive()) {
       const auto d = Decode(p->data);
       if (!d.message) {
@@ -192,6 +283,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
       if (const auto* w = std::get_if<protocol::Welcome>(&*d.message)) {
         last_heard = local_.NowNs();
         node_id = w->node_id;
+        module_context.node_id.store(node_id);
         heartbeat_period = w->heartbeat_interval_ns;
         server_timeout = w->lost_timeout_ns;
         // (Re)connect the other sockets to the ports the server announced.
@@ -204,14 +296,16 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
         follow(time, connected_time_port, w->time_port);
         follow(world, connected_world_port, w->world_port);
         follow(state, connected_state_port, w->state_port);
-        if (!joined)
-          log_->info("joined session '{}' as node {} (time port {}, world port {})", w->session_name, node_id,
-                     w->time_port, w->world_port);
+        log_->info("{} session '{}' as node {} (time port {}, world port {})", joined ? "still in" : "joined",
+                   w->session_name, node_id, w->time_port, w->world_port);
         joined = true;
+        // A (re)joined node sends all its entities afresh and asks for the full world.
+        module_context.resend_all.store(true);
+        snapshot_due = local_.NowNs();
       } else if (const auto* r = std::get_if<protocol::Refuse>(&*d.message)) {
         if (r->reason.rfind("unknown node", 0) == 0) {
-          // The server restarted and forgot us: join again, keep the clock running.
-          if (joined) log_->warn("server does not know this node any more; joining again");
+          // The server restarted and forgot us: join again; the clock and the world view keep running.
+          if (joined) log_->warn("the server does not know this node (restarted?); joining again");
           joined = false;
           next_join = local_.NowNs();
         } else {
@@ -220,6 +314,9 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
           exit_code = kExitRefused;
           break;
         }
+      } else if (const auto* w = std::get_if<protocol::WorldState>(&*d.message)) {
+        ++snapshots;
+        apply_world(*w, true);
       }
     }
     if (exit_code != kExitOk) break;
@@ -230,24 +327,32 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
         ++bad_input;
         continue;
       }
-      last_heard = local_.NowNs();
-      ++world_received;
-      if (world_seq != 0 && w->sequence > world_seq + 1) world_gaps += w->sequence - world_seq - 1;
-      // A lower sequence after a higher one is a server restart: follow it.
-      world_seq = w->sequence;
-      last_world = *w;
+      const int64_t t = local_.NowNs();
+      last_heard = t;
+      if (last_world_ns >= 0) {
+        const int64_t gap = t - last_world_ns;
+        if (gap > module_context.world_max_gap_ns.load()) module_context.world_max_gap_ns.store(gap);
+      }
+      last_world_ns = t;
+      module_context.world_received.fetch_add(1);
+      apply_world(*w, false);
     }
 
     now = local_.NowNs();
     if (!joined && now >= next_join) {
       send_join();
-      next_join = now + kSecond;
+      next_join = now + kSecond / 4;
       if (now - waiting_logged >= 5 * kSecond) {
         log_->info("waiting for the server at {}", control_endpoint);
         waiting_logged = now;
       }
     }
-    if (joined && now >= next_request) {
+    if (joined && snapshot_due >= 0 && now >= snapshot_due) {
+      control.Send(Encode(protocol::StatusRequest{}));
+      snapshot_due = -1;
+    }
+    // Time exchanges go on while rejoining, so the clock stays disciplined.
+    if (connected_time_port && now >= next_request) {
       time.Send(Encode(protocol::TimeRequest{node_id, ++request_seq, local_.NowNs()}));
       next_request += request_period;
       if (next_request < now) next_request = now + request_period;
@@ -259,7 +364,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
       next_heartbeat = now + heartbeat_period;
     }
     if (joined && now - last_heard > 3 * server_timeout) {
-      log_->warn("server silent for {:.1f} s; joining again (the clock keeps running)",
+      log_->warn("server silent for {:.1f} s; joining again (clock and world view keep running)",
                  static_cast<double>(now - last_heard) / 1e9);
       joined = false;
       next_join = now;
@@ -268,41 +373,42 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
     if (status_period > 0 && now >= next_status) {
       next_status = now + status_period;
       const auto st = clock_.Status();
-      std::string sim = "-";
-      if (last_world) {
-        char buf[64];
-        const bool running = last_world->phase == protocol::SessionPhase::kRunning;
-        const int64_t sim_ns = last_world->sim_time_ns + (running ? st.now_ns - last_world->server_time_ns : 0);
-        std::snprintf(buf, sizeof buf, "%.3f s (%s)", static_cast<double>(sim_ns) / 1e9,
-                      std::string(protocol::PhaseName(last_world->phase)).c_str());
-        sim = buf;
-      }
       std::string truth;
-      if (options_.truth_check) truth = fmt::format(" | true error {:+.1f} us", static_cast<double>(monitor.LastErrorNs()) / 1e3);
+      if (options_.truth_check)
+        truth = fmt::format(" | true error {:+.1f} us", static_cast<double>(monitor.LastErrorNs()) / 1e3);
       log_->info("clock {} | offset {:+.1f} us | drift {:+.1f} ppm | rate {:+.1f} ppm | rtt {:.0f} us | {} samples{} | "
-                 "world #{} (gaps {}) | sim {}{}",
+                 "world #{} (gaps {}) | sim {:.3f} s ({}){}",
                  st.set ? "synced" : "unset", st.offset_ns / 1e3, st.drift_ppm, (st.rate - 1.0) * 1e6,
-                 static_cast<double>(st.min_delay_ns) / 1e3, st.samples, st.saturated ? " SATURATED" : "", world_seq,
-                 world_gaps, sim, truth);
+                 static_cast<double>(st.min_delay_ns) / 1e3, st.samples, st.saturated ? " SATURATED" : "",
+                 view.LastSequence(), world_gaps, static_cast<double>(sim_clock.SimNowNs()) / 1e9,
+                 protocol::PhaseName(sim_clock.Phase()), truth);
     }
   }
 
   if (joined) control.Send(Encode(protocol::Leave{node_id, exit_code == kExitOk ? "shutdown" : "error"}));
-  stop_modules.store(true);
+  stop_threads.store(true);
   module_thread.join();
+  monitor_thread.join();
 
   // A machine-readable summary, for tests, benchmarks and the launcher.
   const ClockReport report = monitor.Report();
   const auto st = clock_.Status();
+  std::vector<std::string> fields;
+  for (const auto& m : modules) m->Summarize(fields);
+  std::string module_fields;
+  for (const auto& f : fields) module_fields += "," + f;
   log_->info("SUMMARY {{\"node\":\"{}\",\"clock_set\":{},\"ticks\":{},\"backwards\":{},\"over_bound\":{},"
              "\"truth_samples\":{},\"truth_preempted\":{},\"error_p50_ns\":{},\"error_p99_ns\":{},\"error_max_ns\":{},"
              "\"naive_p50_ns\":{},\"naive_p99_ns\":{},\"naive_max_ns\":{},\"drift_ppm\":{:.3f},"
-             "\"world_received\":{},\"world_gaps\":{},\"bad_input\":{},\"samples_rejected\":{}}}",
+             "\"world_received\":{},\"world_gaps\":{},\"world_max_gap_ms\":{:.1f},\"snapshots\":{},"
+             "\"server_restarts\":{},\"states_sent\":{},\"entities_sent\":{},\"bad_input\":{},\"samples_rejected\":{}{}}}",
              def.name, st.set ? "true" : "false", report.ticks, report.backwards, report.over_bound,
-             report.errors_ns.size(), report.preempted, AbsPercentile(report.errors_ns, 50), AbsPercentile(report.errors_ns, 99),
-             AbsPercentile(report.errors_ns, 100), AbsPercentile(monitor.Naive(), 50), AbsPercentile(monitor.Naive(), 99),
-             AbsPercentile(monitor.Naive(), 100), st.drift_ppm, world_received, world_gaps, bad_input,
-             st.samples_rejected);
+             report.errors_ns.size(), report.preempted, AbsPercentile(report.errors_ns, 50),
+             AbsPercentile(report.errors_ns, 99), AbsPercentile(report.errors_ns, 100),
+             AbsPercentile(report.naive_ns, 50), AbsPercentile(report.naive_ns, 99),
+             AbsPercentile(report.naive_ns, 100), st.drift_ppm, module_context.world_received.load(), world_gaps,
+             static_cast<double>(module_context.world_max_gap_ns.load()) / 1e6, snapshots, server_restarts,
+             module_context.SentStates(), module_context.SentEntities(), bad_input, st.samples_rejected, module_fields);
   return exit_code;
 }
 

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
                  "Receive-path faults, e.g. drop=0.1,dup=0.01,reorder=0.05,delay_ms=5,jitter_ms=1,"
                  "burst_every_s=10,burst_ms=500,seed=1 (overrides [faults])");
   app.add_option("--autostart", autostart_s,
-                 "Start the session this many seconds after launch (sim time 0); negative: wait for a start command")
+                 "Start the session (sim time 0) this many seconds after the first node joins; negative: wait for a "
+                 "start command. A restarted server instead resumes the session its nodes report.")
       ->capture_default_str();
   app.add_option("--ready-file", ready_file, "Write the bound ports as JSON to this file once listening");
   app.add_option("--exit-after", exit_after_s, "Stop after this many seconds (0: run until SIGINT/SIGTERM)");
@@ -98,13 +99,7 @@ int main(int argc, char** argv) {
   if (session.faults.Enabled()) log->warn("fault injection is ON for received messages");
   if (!ready_file.empty()) WriteReadyFile(ready_file, ports);
 
-  if (autostart_s >= 0) {
-    platoon::protocol::SessionControl start;
-    start.command = platoon::protocol::SessionControl::Command::kStart;
-    start.at_server_time_ns = reference.NowNs() + static_cast<int64_t>(autostart_s * 1e9);
-    start.sim_t0_ns = 0;
-    server.Control(start);
-  }
+  server.SetAutostart(autostart_s);
 
   std::thread timer;
   if (exit_after_s > 0) {

@@ -307,7 +307,9 @@ void SyncServer::HandleSessionControl(const protocol::SessionControl& c, int64_t
 std::vector<protocol::Parameter> SyncServer::ListParams(const std::string& prefix) const {
   std::vector<protocol::Parameter> out;
   for (const char* path : {"session.name", "server.broadcast_hz", "server.lost_timeout_s", "server.status_interval_s",
-                           "server.stale_grace_s", "server.nodes", "server.entities"}) {
+                           "server.stale_grace_s", "server.nodes", "server.entities", "server.refused.undecodable",
+                           "server.refused.version", "server.refused.unknown_sender", "server.refused.foreign_entity",
+                           "server.refused.stale_update"}) {
     if (std::string(path).rfind(prefix, 0) == 0) out.push_back(GetParam(path).param);
   }
   return out;
@@ -328,6 +330,15 @@ protocol::ParamReply SyncServer::GetParam(const std::string& path) const {
     return {true, {path, number(session_.server.status_interval_s), true, "Status table period, s (0: off)"}, {}};
   if (path == "server.nodes") return {true, {path, std::to_string(nodes_.size()), false, "Joined nodes"}, {}};
   if (path == "server.entities") return {true, {path, std::to_string(entities_.size()), false, "Merged entities"}, {}};
+  auto counter = [&](uint64_t v, const char* what) {
+    return protocol::ParamReply{true, {path, std::to_string(v), false, what}, {}};
+  };
+  if (path == "server.refused.undecodable") return counter(counters_.decode_errors, "Undecodable messages dropped");
+  if (path == "server.refused.version") return counter(counters_.version_refused, "Messages of another protocol version");
+  if (path == "server.refused.unknown_sender") return counter(counters_.unknown_sender, "Messages from unjoined peers");
+  if (path == "server.refused.foreign_entity")
+    return counter(counters_.foreign_entity, "Entity updates from a node that does not own the entity");
+  if (path == "server.refused.stale_update") return counter(counters_.stale_update, "Entity updates older than the merged state");
   if (path == "server.stale_grace_s")
     return {true, {path, number(session_.server.stale_grace_s), true, "Dead-reckoning time of a lost node's entities, s"}, {}};
   return {false, {path, "", false, ""}, "no parameter named '" + path + "'"};
@@ -431,12 +442,24 @@ void SyncServer::MarkOwnerAlive(NodeRecord& node) {
 
 void SyncServer::AdoptSession(const protocol::Join& join) {
   // A restarted server resumes the session the nodes are in, instead of starting a new sim time.
-  const bool fresh = phase_ == SessionPhase::kWaiting || phase_ == SessionPhase::kStarting;
+  // "Fresh" means no node has joined yet, whatever the autostart did meanwhile.
+  const bool fresh = !any_joined_;
+  any_joined_ = true;
   const bool theirs_live = join.session_phase == SessionPhase::kRunning || join.session_phase == SessionPhase::kPaused;
-  if (!fresh || !theirs_live) return;
+  if (!fresh) return;
+  if (!theirs_live) {
+    if (autostart_s_ >= 0 && phase_ == SessionPhase::kWaiting) {
+      const int64_t now = reference_.NowNs();
+      HandleSessionControl(protocol::SessionControl{protocol::SessionControl::Command::kStart,
+                                                   now + static_cast<int64_t>(autostart_s_ * 1e9), 0},
+                           now);
+    }
+    return;
+  }
   phase_ = join.session_phase;
   sim_at_anchor_ns_ = join.sim_anchor_ns;
   anchor_ref_ns_ = join.ref_anchor_ns;
+  start_at_ns_ = join.ref_anchor_ns;
   log_->info("resuming session '{}' from node '{}': {} at sim time {:.3f} s", session_.name, join.name,
              protocol::PhaseName(phase_), static_cast<double>(SimTimeAt(reference_.NowNs())) / 1e9);
 }

@@ -125,6 +125,12 @@ int64_t SlewedClock::NowNs() const {
   return MapLocked(oscillator_.NowNs());
 }
 
+ClockReading SlewedClock::Read() const {
+  std::lock_guard lock(mutex_);
+  const int64_t local = oscillator_.NowNs();
+  return ClockReading{local, MapLocked(local)};
+}
+
 int64_t SlewedClock::AtLocalNs(int64_t local_ns) const {
   std::lock_guard lock(mutex_);
   return MapLocked(local_ns);

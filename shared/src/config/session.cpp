@@ -45,6 +45,10 @@ NodeDef ReadNodeDef(const Table& t) {
   d.drift_ppm = t.GetDouble("drift_ppm", d.drift_ppm, -100000, 100000);
   d.status_interval_s = t.GetDouble("status_interval_s", d.status_interval_s, 0, 3600);
   d.log_level = t.GetString("log_level", d.log_level, kLogLevels);
+  d.vehicles = static_cast<int>(t.GetInt("vehicles", d.vehicles, 0, 65535));
+  d.speed_mps = t.GetDouble("speed_mps", d.speed_mps, 0, 100);
+  d.module_rate_hz = t.GetDouble("module_rate_hz", d.module_rate_hz, 1, 10000);
+  d.monitor_rate_hz = t.GetDouble("monitor_rate_hz", d.monitor_rate_hz, 1, 10000);
   t.RejectUnknownKeys();
   return d;
 }

@@ -1,11 +1,14 @@
 #pragma once
 /// The node runtime: joins the session, disciplines the node's clock to the server's, keeps the
-/// heartbeat, follows the world state, and runs the node's modules on the synced clock.
-/// At this stage the modules are the clock monitor; roles (traffic, driver, sensor, fusion) build on it.
+/// heartbeat, follows the world state (snapshot + deltas, dead-reckoned), publishes the node's own
+/// entities through DIS-style send policies, and runs the role's modules on the session sim clock.
+///
+/// Threads: the network loop (Run's caller), the module scheduler, and the clock monitor.
 
 #include "platoon/clock/oscillator.hpp"
 #include "platoon/clock/slewed_clock.hpp"
 #include "platoon/config/session.hpp"
+#include "platoon/dead_reckoning.hpp"
 
 #include <spdlog/logger.h>
 
@@ -13,7 +16,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace platoon::node {
 
@@ -27,15 +29,7 @@ struct NodeOptions {
   bool truth_check = false;
   double truth_warmup_s = 30.0;   ///< Truth statistics start this long after the clock is set, in s.
   double exit_after_s = 0;        ///< Leave and exit after this long, in s (0: run until stopped).
-};
-
-/// Clock properties measured on the 1 kHz tick (and, with truth_check, the true error).
-struct ClockReport {
-  uint64_t ticks = 0;
-  uint64_t backwards = 0;       ///< Ticks where synced time did not strictly increase.
-  uint64_t over_bound = 0;      ///< Ticks that advanced more than (1 + bound) x local tick (+1 ns).
-  std::vector<int64_t> errors_ns;  ///< True errors after warm-up (truth_check only).
-  uint64_t preempted = 0;          ///< Ticks left out because the thread was preempted mid-measurement.
+  dr::SendPolicyDef send_policy = dr::DefaultSendPolicyDef();  ///< When owned entities are sent.
 };
 
 /// Exit codes of platoon-node.
@@ -60,7 +54,7 @@ class NodeRuntime {
   clock::SlewedClock clock_;
 };
 
-/// Percentile (0..100) of |values|, nearest rank; 0 for an empty list.
-int64_t AbsPercentile(std::vector<int64_t> values, double percentile);
+/// Whether this version implements a role's modules; false with a message otherwise.
+bool RoleAvailable(protocol::Role role, std::string& why);
 
 }  // namespace platoon::node

@@ -74,6 +74,10 @@ class SyncServer {
   /// Applies a session command (start at T0, pause, resume, stop) as if a client had sent it.
   void Control(const protocol::SessionControl& control) { HandleSessionControl(control, reference_.NowNs()); }
 
+  /// Starts the session (sim time 0) this long after the first node joins, unless that node
+  /// reports a session already running (then the server resumes it). Negative: never.
+  void SetAutostart(double delay_s) { autostart_s_ = delay_s; }
+
   /// Counters of refused and dropped input.
   const ServerCounters& Counters() const { return counters_; }
   /// The merged entities.
@@ -121,6 +125,8 @@ class SyncServer {
   int64_t start_at_ns_ = 0;
   int64_t anchor_ref_ns_ = 0;
   int64_t sim_at_anchor_ns_ = 0;
+  bool any_joined_ = false;  // until the first join, the server adopts a running session it is told of
+  double autostart_s_ = -1;
 
   ServerCounters counters_;
   int64_t last_error_log_ns_ = 0;

@@ -60,6 +60,12 @@ struct ClockStatus {
   bool saturated = false;         ///< The rate correction is at its bound.
 };
 
+/// One reading of a SlewedClock: the local oscillator time and the synced time it maps to, taken together.
+struct ClockReading {
+  int64_t local_ns = 0;   ///< Local oscillator time.
+  int64_t synced_ns = 0;  ///< Synced time at that local time.
+};
+
 /// A node's synced clock: a piecewise-linear, continuous, strictly increasing map from the local
 /// oscillator to an estimate of the server's reference time. Thread-safe.
 class SlewedClock {
@@ -76,6 +82,9 @@ class SlewedClock {
 
   /// Synced time, in ns. Before the clock is set this is the local oscillator time.
   int64_t NowNs() const;
+
+  /// Local and synced time read atomically (no re-anchoring can fall between the two).
+  ClockReading Read() const;
 
   /// Synced time when the local oscillator reads `local_ns` (>= the last re-anchor; for tests).
   int64_t AtLocalNs(int64_t local_ns) const;

@@ -1,0 +1,68 @@
+#pragma once
+/// Node modules (seed 004 §2): each runs at its own rate on the session's sim clock. Modules read the
+/// world through a const view and hand their owned entities to the runtime; they never touch sockets.
+
+#include "platoon/protocol/messages.hpp"
+
+#include <spdlog/logger.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace platoon::node {
+
+/// The session's sim clock as modules see it. The runtime's implementation follows the synced
+/// reference clock and the server's session phase; a lock-step implementation would advance only
+/// on the server's grants, with no change to any module.
+class SimClock {
+ public:
+  virtual ~SimClock() = default;
+  /// True while sim time advances (session running).
+  virtual bool Running() const = 0;
+  /// Current sim time, in ns.
+  virtual int64_t SimNowNs() const = 0;
+};
+
+/// One remote entity as the node displays it at a given sim time.
+struct RemoteEntity {
+  protocol::EntityState state;  ///< Last received state (stale flag as the server set it).
+  Pose displayed;               ///< Dead-reckoned, blended pose at the view's sim time.
+};
+
+/// What a module may do during a step.
+class ModuleContext {
+ public:
+  virtual ~ModuleContext() = default;
+  /// Remote entities (owned by other nodes), displayed at `sim_ns`.
+  virtual std::vector<RemoteEntity> RemoteEntities(int64_t sim_ns) const = 0;
+  /// Offers the current truth of an owned entity; the runtime's send policy decides when it goes out.
+  virtual void Publish(const protocol::EntityState& truth) = 0;
+  /// World states received so far, and the longest gap between two of them, in ns.
+  virtual void WorldStats(uint64_t& received, int64_t& max_gap_ns) const = 0;
+  /// This node's id (0 before the first join).
+  virtual uint32_t NodeId() const = 0;
+};
+
+/// Timing of one step.
+struct StepInfo {
+  int64_t sim_ns = 0;  ///< Sim time of this step.
+  int64_t dt_ns = 0;   ///< Sim time since this module's previous step (0 on the first).
+};
+
+/// A unit of node behaviour, stepped at RateHz() while the session runs.
+class Module {
+ public:
+  virtual ~Module() = default;
+  /// Name for logs, e.g. "traffic".
+  virtual std::string Name() const = 0;
+  /// Step rate, in Hz.
+  virtual double RateHz() const = 0;
+  /// One step at `info.sim_ns`.
+  virtual void Step(const StepInfo& info, ModuleContext& context) = 0;
+  /// Once at shutdown: appends "key":value pairs (JSON fragments) for the node's SUMMARY line.
+  virtual void Summarize(std::vector<std::string>& fields) const { (void)fields; }
+};
+
+}  // namespace platoon::node

@@ -1,0 +1,242 @@
+// Multi-process tests of the sync server and node runtime over loopback: consistency of every
+// node's view, a node killed and restarted, the server killed and restarted, foreign updates.
+// Waits are handshakes on log lines with deadlines; nothing sleeps.
+#include "../support/session_fixture.hpp"
+#include "platoon/node/traffic.hpp"
+#include "platoon/protocol/codec.hpp"
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <zmq.hpp>
+
+#include <map>
+#include <regex>
+
+using namespace platoon;
+using namespace platoon::testing;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct NodeSpec {
+  std::string name;
+  std::string role;  // "traffic" or "observer"
+  int vehicles = 4;
+};
+
+// A session file on free loopback ports.
+std::string WriteSession(const TempDir& dir, const std::vector<NodeSpec>& nodes, const std::string& server_extra = "") {
+  const auto p = FreePorts(4);
+  std::string text = "[session]\nname = \"runtime-test\"\n[server]\nbind_address = \"127.0.0.1\"\ncontrol_port = " +
+                     std::to_string(p[0]) + "\ntime_port = " + std::to_string(p[1]) + "\nworld_port = " +
+                     std::to_string(p[2]) + "\nstate_port = " + std::to_string(p[3]) + "\nstatus_interval_s = 2\n" +
+                     server_extra;
+  for (const auto& n : nodes) {
+    text += "[[node]]\nname = \"" + n.name + "\"\nrole = \"" + n.role + "\"\nvehicles = " + std::to_string(n.vehicles) +
+            "\nmonitor_rate_hz = 50\nstatus_interval_s = 0\n";
+  }
+  return dir.Write("session.toml", text);
+}
+
+process::Child StartServer(const std::string& session) {
+  return process::Child::Spawn({BinDir() + "/platoon-server", "--config", session, "--autostart", "0"});
+}
+
+process::Child StartNode(const std::string& session, const std::string& name) {
+  return process::Child::Spawn({BinDir() + "/platoon-node", "--config", session, "--name", name});
+}
+
+// Parses "view: L/E live, S stale | error p99 P cm max M cm".
+struct ViewLine {
+  int live = -1, expected = -1, stale = -1;
+  double p99_cm = 1e9, max_cm = 1e9;
+};
+std::optional<ViewLine> ParseView(const std::string& line) {
+  static const std::regex re(R"(view: (\d+)/(\d+) live, (\d+) stale \| error p99 ([0-9.]+) cm max ([0-9.]+) cm)");
+  std::smatch m;
+  if (!std::regex_search(line, m, re)) return std::nullopt;
+  return ViewLine{std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3]), std::stod(m[4]), std::stod(m[5])};
+}
+
+// Reads lines until a view line satisfies `ok`; returns it, or nullopt at the deadline.
+template <class Pred>
+std::optional<ViewLine> WaitForView(process::Child& c, Pred ok, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    auto line = c.ReadLine(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    if (!line) continue;
+    if (auto v = ParseView(*line); v && ok(*v)) return v;
+  }
+  return std::nullopt;
+}
+
+// SIGTERM, then the SUMMARY line's lines.
+const std::vector<std::string>& Stop(process::Child& c) {
+  c.Signal(SIGTERM);
+  REQUIRE_MESSAGE(c.WaitForLine("SUMMARY", 10s).has_value(), "no SUMMARY after SIGTERM");
+  c.WaitFor(5s);
+  return c.Lines();
+}
+
+auto AllLive = [](const ViewLine& v) { return v.expected > 0 && v.live == v.expected && v.stale == 0; };
+
+}  // namespace
+
+TEST_CASE("runtime: 8 nodes over loopback each see every remote vehicle where its owner has it") {
+  TempDir dir;
+  std::vector<NodeSpec> specs;
+  for (int i = 1; i <= 8; ++i) specs.push_back({"t" + std::to_string(i), "traffic", 4});
+  const std::string session = WriteSession(dir, specs);
+  auto server = StartServer(session);
+  REQUIRE(server.WaitForLine("listening on", 10s));
+  std::vector<process::Child> nodes;
+  for (const auto& s : specs) nodes.push_back(StartNode(session, s.name));
+  // Handshake: every node reports a full view; then every node reports 16 more full views (8 s).
+  for (auto& n : nodes) REQUIRE_MESSAGE(WaitForView(n, AllLive, 30s), "a node never saw all 28 remote vehicles");
+  for (int k = 0; k < 16; ++k)
+    for (auto& n : nodes) REQUIRE(WaitForView(n, AllLive, 10s));
+  for (auto& n : nodes) {
+    const auto& lines = Stop(n);
+    INFO("summary: " << lines.back());
+    CHECK(SummaryValue(lines, "view_expected") == 28.0);
+    CHECK(SummaryValue(lines, "view_samples").value_or(0) > 1000);
+    // The send threshold is 5 cm; the view may lag it by clock error and one blend.
+    CHECK(SummaryValue(lines, "view_error_p99_m").value_or(1) <= 0.05);
+    CHECK(SummaryValue(lines, "view_error_max_m").value_or(1) <= 0.10);
+  }
+}
+
+TEST_CASE("runtime: kill -9 of a node: others keep their world, its vehicles go stale, it rejoins and takes them back") {
+  TempDir dir;
+  const std::string session =
+      WriteSession(dir, {{"n1", "traffic", 4}, {"n2", "traffic", 4}, {"obs", "observer", 0}});
+  auto server = StartServer(session);
+  REQUIRE(server.WaitForLine("listening on", 10s));
+  auto n1 = StartNode(session, "n1");
+  auto n2 = StartNode(session, "n2");
+  auto obs = StartNode(session, "obs");
+  REQUIRE(WaitForView(obs, AllLive, 30s));
+  REQUIRE(WaitForView(n1, AllLive, 30s));
+
+  const auto killed_at = Clock::now();
+  n2.Signal(SIGKILL);
+  REQUIRE(obs.WaitForLine("node 'n2' entities stale", 5s));
+  const double stale_after_s = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  MESSAGE("n2's vehicles flagged stale " << stale_after_s << " s after kill -9");
+  CHECK(stale_after_s <= 1.5);
+
+  // The restarted node (same name) gets its id and its vehicles back.
+  auto n2b = StartNode(session, "n2");
+  REQUIRE(obs.WaitForLine("node 'n2' entities live", 15s));
+  REQUIRE(WaitForView(obs, AllLive, 10s));
+  REQUIRE(WaitForView(n2b, AllLive, 15s));
+
+  const auto& obs_lines = Stop(obs);
+  const auto& n1_lines = Stop(n1);
+  // Nobody waited for the dead node: world states kept coming (60 Hz: 10 periods = 167 ms).
+  for (const auto* lines : {&obs_lines, &n1_lines}) {
+    INFO("summary: " << lines->back());
+    CHECK(SummaryValue(*lines, "world_max_gap_ms").value_or(1e9) <= 167);
+    CHECK(SummaryValue(*lines, "view_error_max_m").value_or(1) <= 0.10);
+  }
+  Stop(n2b);
+  server.Signal(SIGTERM);
+  const auto counters = server.WaitForLine("refused:", 10s);
+  REQUIRE(counters);
+  CHECK(counters->find(" 0 foreign entity") != std::string::npos);
+  CHECK(server.WaitFor(5s) == std::optional<int>(0));
+}
+
+TEST_CASE("runtime: the server killed and restarted: nodes run on, rejoin and are consistent again within 3 s") {
+  TempDir dir;
+  const std::string session =
+      WriteSession(dir, {{"n1", "traffic", 4}, {"n2", "traffic", 4}, {"obs", "observer", 0}});
+  auto server = StartServer(session);
+  REQUIRE(server.WaitForLine("listening on", 10s));
+  auto n1 = StartNode(session, "n1");
+  auto n2 = StartNode(session, "n2");
+  auto obs = StartNode(session, "obs");
+  REQUIRE(WaitForView(obs, AllLive, 30s));
+
+  server.Signal(SIGKILL);
+  server.WaitFor(5s);
+  // The nodes run on without it: the observer reports its dead-reckoned view twice more (1 s).
+  while (obs.ReadLine(0ms)) {
+  }
+  REQUIRE(WaitForView(obs, [](const ViewLine& v) { return v.live == v.expected; }, 5s));
+  REQUIRE(WaitForView(obs, [](const ViewLine& v) { return v.live == v.expected; }, 5s));
+
+  const auto restarted_at = Clock::now();
+  auto server2 = StartServer(session);
+  REQUIRE(server2.WaitForLine("listening on", 10s));
+  // Consistent: every vehicle live and the whole last report window within 10 cm of the truth.
+  const auto v = WaitForView(obs, [](const ViewLine& v) { return AllLive(v) && v.max_cm <= 10; }, 10s);
+  REQUIRE(v);
+  const double consistent_after_s = std::chrono::duration<double>(Clock::now() - restarted_at).count();
+  MESSAGE("consistent again " << consistent_after_s << " s after the server restart");
+  CHECK(consistent_after_s <= 3.0);
+  // The restarted server resumed the running session instead of restarting sim time.
+  CHECK(server2.WaitForLine("resuming session", 5s).has_value());
+  const auto& lines = Stop(obs);
+  CHECK(SummaryValue(lines, "server_restarts").value_or(0) >= 1);
+  Stop(n1);
+  Stop(n2);
+}
+
+TEST_CASE("server: updates to an entity owned by another node are refused and counted") {
+  TempDir dir;
+  auto server = testing::StartServer(dir);
+  auto owner = process::Child::Spawn({BinDir() + "/platoon-node", "--name", "owner", "--role", "traffic", "--vehicles",
+                                      "2", "--server", "127.0.0.1", "--port", std::to_string(server.control_port)});
+  const uint64_t victim = node::VehicleId("owner", 0);
+  zmq::context_t ctx(1);
+  zmq::socket_t control(ctx, zmq::socket_type::dealer), state(ctx, zmq::socket_type::push),
+      world(ctx, zmq::socket_type::sub);
+  for (auto* s : {&control, &state, &world}) s->set(zmq::sockopt::linger, 2000);
+  control.set(zmq::sockopt::rcvtimeo, 5000);
+  control.connect("tcp://127.0.0.1:" + std::to_string(server.control_port));
+  control.send(zmq::buffer(protocol::Encode(protocol::Join{"intruder", protocol::Role::kObserver, "test", protocol::kProtocolVersion, 1})));
+  zmq::message_t reply;
+  REQUIRE(control.recv(reply));
+  const auto w = std::get<protocol::Welcome>(*protocol::Decode(reply.to_string()).message);
+  state.connect("tcp://127.0.0.1:" + std::to_string(w.state_port));
+  world.set(zmq::sockopt::subscribe, "");
+  world.set(zmq::sockopt::rcvtimeo, 200);
+  world.connect("tcp://127.0.0.1:" + std::to_string(w.world_port));
+  // Handshake: wait until the owner's vehicle is in the merged world.
+  bool seen = false;
+  for (const auto deadline = Clock::now() + 20s; !seen && Clock::now() < deadline;) {
+    zmq::message_t msg;
+    if (!world.recv(msg)) continue;
+    const auto d = protocol::Decode(msg.to_string());
+    if (const auto* ws = d.message ? std::get_if<protocol::WorldState>(&*d.message) : nullptr)
+      for (const auto& e : ws->entities) seen = seen || e.id == victim;
+  }
+  REQUIRE(seen);
+  protocol::EntityState forged;
+  forged.id = victim;
+  forged.kind = protocol::EntityKind::kCar;
+  forged.kinematics.stamp_ns = INT64_MAX / 2;  // newer than anything: only ownership can refuse it
+  for (int i = 1; i <= 20; ++i) state.send(zmq::buffer(protocol::Encode(protocol::NodeState{w.node_id, static_cast<uint64_t>(i), {forged}})));
+  // Handshake: ask the server's counter over the control socket until all 20 are counted.
+  std::string count;
+  for (const auto deadline = Clock::now() + 10s; count != "20" && Clock::now() < deadline;) {
+    control.send(zmq::buffer(protocol::Encode(protocol::ParamGet{"server.refused.foreign_entity"})));
+    zmq::message_t r;
+    REQUIRE(control.recv(r));
+    const auto d = protocol::Decode(r.to_string());
+    if (const auto* p = d.message ? std::get_if<protocol::ParamReply>(&*d.message) : nullptr) count = p->param.value;
+  }
+  CHECK(count == "20");
+  // The forgeries changed nothing: the entity still belongs to its owner.
+  control.send(zmq::buffer(protocol::Encode(protocol::StatusRequest{})));
+  zmq::message_t snap;
+  REQUIRE(control.recv(snap));
+  const auto d = protocol::Decode(snap.to_string());
+  REQUIRE(d.message.has_value());
+  bool owned_by_owner = false;
+  for (const auto& e : std::get<protocol::WorldState>(*d.message).entities)
+    if (e.id == victim) owned_by_owner = e.owner_node != w.node_id && e.kinematics.stamp_ns < INT64_MAX / 2;
+  CHECK(owned_by_owner);
+}
