@@ -41,8 +41,14 @@ int main(int argc, char** argv) {
   app.add_option("--truth-warmup", opt.truth_warmup_s, "Seconds after the clock is set before truth statistics start")
       ->capture_default_str();
   app.add_option("--exit-after", opt.exit_after_s, "Leave the session and exit after this many seconds");
+  app.add_option("--stats-warmup", opt.stats_warmup_s, "Seconds after launch before latency and gap statistics start");
+  std::string publish;
+  app.add_option("--publish", publish, "How owned entities are sent: threshold (dead-reckoning thresholds, default) or "
+                                       "fixed (every module step)")
+      ->check(CLI::IsMember({"threshold", "fixed"}));
   int vehicles = -1;
-  double monitor_hz = 0;
+  double monitor_hz = 0, module_hz = 0;
+  app.add_option("--module-hz", module_hz, "Step rate of the role's main module, Hz (default 100)")->check(CLI::Range(1.0, 10000.0));
   app.add_option("--vehicles", vehicles, "traffic: number of vehicles (overrides the session file)")->check(CLI::Range(0, 65535));
   app.add_option("--monitor-hz", monitor_hz, "Rate of the clock monitor thread, Hz (default 1000)")->check(CLI::Range(1.0, 10000.0));
   app.add_option("--protocol-version", protocol_version, "Testing: speak this protocol version")->group("");
@@ -76,7 +82,9 @@ int main(int argc, char** argv) {
     if (port > 0) opt.session.server.control_port = static_cast<uint16_t>(port);
     if (drift_set) opt.node.drift_ppm = drift_ppm;
     if (vehicles >= 0) opt.node.vehicles = vehicles;
+    opt.publish_every_step = publish == "fixed";
     if (monitor_hz > 0) opt.node.monitor_rate_hz = monitor_hz;
+    if (module_hz > 0) opt.node.module_rate_hz = module_hz;
     if (!log_level.empty()) {
       platoon::log::ParseLevel(log_level);
       opt.node.log_level = log_level;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <map>
 #include <mutex>
@@ -87,8 +88,8 @@ class SessionClock final : public SimClock {
 // What modules see. Lives on the module thread, except for the atomics the network thread sets.
 class RuntimeContext final : public ModuleContext {
  public:
-  RuntimeContext(const WorldView& view, transport::Channel& outbox, const dr::SendPolicyDef& policy)
-      : view_(view), outbox_(outbox), policy_def_(policy) {}
+  RuntimeContext(const WorldView& view, transport::Channel& outbox, const dr::SendPolicyDef& policy, bool every_step)
+      : view_(view), outbox_(outbox), policy_def_(policy), every_step_(every_step) {}
 
   std::vector<RemoteEntity> RemoteEntities(int64_t sim_ns) const override { return view_.Entities(sim_ns); }
 
@@ -97,7 +98,7 @@ class RuntimeContext final : public ModuleContext {
     if (resend_all.exchange(false)) policies_.clear();
     auto it = policies_.try_emplace(truth.id, policy_def_).first;
     const int64_t now = truth.kinematics.stamp_ns;
-    if (!it->second.ShouldSend(truth.kinematics, now)) return;
+    if (!every_step_ && !it->second.ShouldSend(truth.kinematics, now)) return;
     it->second.MarkSent(truth.kinematics);
     pending_.push_back(truth);
     pending_.back().owner_node = node_id.load();
@@ -132,6 +133,7 @@ class RuntimeContext final : public ModuleContext {
   const WorldView& view_;
   transport::Channel& outbox_;
   dr::SendPolicyDef policy_def_;
+  bool every_step_;
   std::map<uint64_t, dr::SendPolicy> policies_;
   std::vector<protocol::EntityState> pending_;
   uint64_t sequence_ = 0, sent_entities_ = 0, sent_states_ = 0;
@@ -202,7 +204,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
 
   SessionClock sim_clock(clock_);
   WorldView view;
-  RuntimeContext module_context(view, outbox, options_.send_policy);
+  RuntimeContext module_context(view, outbox, options_.send_policy, options_.publish_every_step);
   std::vector<std::unique_ptr<Module>> modules;
   if (def.role == protocol::Role::kTraffic) modules.push_back(std::make_unique<TrafficModule>(def));
   modules.push_back(std::make_unique<ViewMonitor>(session, def.name, log_));
@@ -236,7 +238,25 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   uint64_t bad_input = 0;
   clock::MonotonicOscillator host;
 
+  // Update latency: sim time now minus the stamp of each entity state first seen in a broadcast.
+  // Stamps are taken when the owner computed the state, so this is owner -> server -> here.
+  std::vector<int64_t> latencies_ns;
+  std::map<uint64_t, int64_t> newest_stamp;
+  // World-state inter-arrival gaps, in broadcast periods: <=1.5, <=2.5, <=3.5, <=10.5, more.
+  std::array<uint64_t, 5> gap_hist{};
+  const int64_t broadcast_period = static_cast<int64_t>(1e9 / session.server.broadcast_hz);
   auto apply_world = [&](const protocol::WorldState& w, bool snapshot) {
+    const bool stats_on = local_.NowNs() - start >= static_cast<int64_t>(options_.stats_warmup_s * 1e9);
+    if (!snapshot && sim_clock.Running()) {
+      const int64_t sim_now = sim_clock.SimNowNs();
+      for (const auto& e : w.entities) {
+        if (e.owner_node == node_id) continue;
+        auto [it, fresh] = newest_stamp.try_emplace(e.id, e.kinematics.stamp_ns);
+        if (!fresh && e.kinematics.stamp_ns <= it->second) continue;
+        it->second = e.kinematics.stamp_ns;
+        if (!fresh && stats_on && latencies_ns.size() < 2'000'000) latencies_ns.push_back(sim_now - e.kinematics.stamp_ns);
+      }
+    }
     sim_clock.Follow(w);
     const ApplyResult r = view.Apply(w, node_id, sim_clock.SimNowNs(), snapshot);
     if (r.reset) {
@@ -332,6 +352,9 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
       if (last_world_ns >= 0) {
         const int64_t gap = t - last_world_ns;
         if (gap > module_context.world_max_gap_ns.load()) module_context.world_max_gap_ns.store(gap);
+        const double periods = static_cast<double>(gap) / static_cast<double>(broadcast_period);
+        if (t - start >= static_cast<int64_t>(options_.stats_warmup_s * 1e9))
+          ++gap_hist[periods <= 1.5 ? 0 : periods <= 2.5 ? 1 : periods <= 3.5 ? 2 : periods <= 10.5 ? 3 : 4];
       }
       last_world_ns = t;
       module_context.world_received.fetch_add(1);
@@ -395,9 +418,14 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   const auto st = clock_.Status();
   std::vector<std::string> fields;
   for (const auto& m : modules) m->Summarize(fields);
+  fields.push_back(fmt::format("\"update_latency_samples\":{},\"update_latency_p50_us\":{:.1f},"
+                               "\"update_latency_p99_us\":{:.1f},\"world_gap_hist\":[{},{},{},{},{}]",
+                               latencies_ns.size(), static_cast<double>(AbsPercentile(latencies_ns, 50)) / 1e3,
+                               static_cast<double>(AbsPercentile(latencies_ns, 99)) / 1e3, gap_hist[0], gap_hist[1],
+                               gap_hist[2], gap_hist[3], gap_hist[4]));
   std::string module_fields;
   for (const auto& f : fields) module_fields += "," + f;
-  log_->info("SUMMARY {{\"node\":\"{}\",\"clock_set\":{},\"ticks\":{},\"backwards\":{},\"over_bound\":{},"
+  const std::string summary = fmt::format("SUMMARY {{\"node\":\"{}\",\"clock_set\":{},\"ticks\":{},\"backwards\":{},\"over_bound\":{},"
              "\"truth_samples\":{},\"truth_preempted\":{},\"error_p50_ns\":{},\"error_p99_ns\":{},\"error_max_ns\":{},"
              "\"naive_p50_ns\":{},\"naive_p99_ns\":{},\"naive_max_ns\":{},\"drift_ppm\":{:.3f},"
              "\"world_received\":{},\"world_gaps\":{},\"world_max_gap_ms\":{:.1f},\"snapshots\":{},"
@@ -409,6 +437,9 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
              AbsPercentile(report.naive_ns, 100), st.drift_ppm, module_context.world_received.load(), world_gaps,
              static_cast<double>(module_context.world_max_gap_ns.load()) / 1e6, snapshots, server_restarts,
              module_context.SentStates(), module_context.SentEntities(), bad_input, st.samples_rejected, module_fields);
+  // Machine-readable, so printed whatever the log level.
+  std::printf("%s\n", summary.c_str());
+  std::fflush(stdout);
   return exit_code;
 }
 

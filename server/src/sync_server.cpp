@@ -69,13 +69,15 @@ int64_t SyncServer::SimTimeAt(int64_t ref_ns) const {
 void SyncServer::Run(const std::atomic<bool>& stop) {
   const int64_t broadcast_period = static_cast<int64_t>(1e9 / session_.server.broadcast_hz);
   const int64_t status_period = static_cast<int64_t>(session_.server.status_interval_s * 1e9);
+  const int64_t forward_delay = static_cast<int64_t>(session_.server.max_forward_delay_ms * 1e6);
   int64_t next_broadcast = reference_.NowNs();
   int64_t next_status = next_broadcast + status_period;
   std::array<transport::Channel*, 3> inputs = {&time_, &control_, &state_};
 
   while (!stop.load(std::memory_order_relaxed)) {
     const int64_t now = reference_.NowNs();
-    const int64_t next_due = std::min(next_broadcast, status_period > 0 ? next_status : INT64_MAX);
+    int64_t next_due = std::min(next_broadcast, status_period > 0 ? next_status : INT64_MAX);
+    if (first_change_ns_ >= 0) next_due = std::min(next_due, first_change_ns_ + forward_delay);
     transport::WaitAny(inputs, std::chrono::nanoseconds(std::clamp<int64_t>(next_due - now, 0, 50'000'000)));
 
     // Time first: its replies are stamped as close to arrival as the loop allows.
@@ -91,10 +93,14 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
     }
     CheckLost(t);
     if (t >= next_broadcast) {
-      Broadcast(t);
+      Broadcast(t, true);
       // Keep the schedule; after a stall, skip missed slots instead of bursting.
       next_broadcast += broadcast_period;
       if (next_broadcast < t) next_broadcast = t + broadcast_period;
+    }
+    else if (first_change_ns_ >= 0 && t >= first_change_ns_ + forward_delay) {
+      // Forward merged updates now instead of holding them for the next periodic broadcast.
+      Broadcast(t, false);
     }
     if (status_period > 0 && t >= next_status) {
       PrintStatus(t);
@@ -427,6 +433,7 @@ void SyncServer::HandleState(const transport::Packet& packet, int64_t now) {
     merged.stale_since_ns = -1;
     merged.frozen = false;
     changed_.insert(e.id);
+    if (first_change_ns_ < 0) first_change_ns_ = now;
   }
 }
 
@@ -520,10 +527,10 @@ protocol::WorldState SyncServer::Snapshot(int64_t now) const {
   return w;
 }
 
-void SyncServer::Broadcast(int64_t now) {
+void SyncServer::Broadcast(int64_t now, bool periodic) {
   ++world_sequence_;
   protocol::WorldState w;
-  if (now >= next_keyframe_ns_) {
+  if (periodic && now >= next_keyframe_ns_) {
     // Keyframe: the full set; receivers drop what it does not list.
     w = Snapshot(now);
     next_keyframe_ns_ = now + static_cast<int64_t>(session_.server.keyframe_interval_s * 1e9);
@@ -536,10 +543,13 @@ void SyncServer::Broadcast(int64_t now) {
     w.entities.reserve(changed_.size());
     for (uint64_t id : changed_) w.entities.push_back(entities_.at(id).state);
     w.removed_entities = removed_;
-    for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
+    // The node table rides on periodic broadcasts only; forwarded deltas stay small.
+    if (periodic)
+      for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
   }
   changed_.clear();
   removed_.clear();
+  first_change_ns_ = -1;
   world_.Send(Encode(w));
   ++counters_.world_states_sent;
 }

@@ -30,6 +30,8 @@ struct NodeOptions {
   double truth_warmup_s = 30.0;   ///< Truth statistics start this long after the clock is set, in s.
   double exit_after_s = 0;        ///< Leave and exit after this long, in s (0: run until stopped).
   dr::SendPolicyDef send_policy = dr::DefaultSendPolicyDef();  ///< When owned entities are sent.
+  double stats_warmup_s = 0;       ///< Update-latency and world-gap statistics start this long after launch, in s.
+  bool publish_every_step = false;  ///< Send every owned entity at every step (fixed rate), ignoring thresholds.
 };
 
 /// Exit codes of platoon-node.

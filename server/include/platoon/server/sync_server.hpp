@@ -101,7 +101,7 @@ class SyncServer {
   void MarkOwnerAlive(NodeRecord& node);
   protocol::WorldState Snapshot(int64_t now) const;
   void AdoptSession(const protocol::Join& join);
-  void Broadcast(int64_t now);
+  void Broadcast(int64_t now, bool periodic);
   void PrintStatus(int64_t now);
   NodeRecord* FindByPeer(const std::string& peer);
   void CountDecodeError(const std::string& where, const std::string& detail);
@@ -119,6 +119,7 @@ class SyncServer {
   std::vector<uint64_t> removed_;        // entities removed since the last broadcast
   uint64_t world_sequence_ = 0;
   int64_t next_keyframe_ns_ = 0;
+  int64_t first_change_ns_ = -1;         // arrival of the oldest change not yet forwarded
 
   // Session clock: sim = sim_at_anchor + (ref - anchor_ref) while running.
   protocol::SessionPhase phase_ = protocol::SessionPhase::kWaiting;

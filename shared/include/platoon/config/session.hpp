@@ -21,7 +21,8 @@ struct ServerDef {
   uint16_t time_port = 7401;         ///< ROUTER: time exchanges.
   uint16_t world_port = 7402;        ///< PUB: world states.
   uint16_t state_port = 7403;        ///< PULL: node states upstream.
-  double broadcast_hz = 60.0;        ///< World-state broadcast rate, in Hz.
+  double broadcast_hz = 60.0;        ///< Periodic world-state broadcast rate (node table, keyframes), in Hz.
+  double max_forward_delay_ms = 0.0; ///< Merged updates go out as a delta within this delay of arriving, in ms (0: each loop pass).
   double heartbeat_interval_s = 0.25;  ///< Heartbeat period asked of nodes, in s.
   double lost_timeout_s = 1.0;       ///< Silence after which a node is marked lost, in s.
   double status_interval_s = 3.0;    ///< Status table print period, in s; 0 = never.
