@@ -158,7 +158,8 @@ struct Result {
   int ok_nodes = 0;
 };
 
-Result MeasurePlatoon(const std::string& bin, int n, int entities, double seconds, double warmup, bool kill) {
+Result MeasurePlatoon(const std::string& bin, int n, int entities, double seconds, double warmup, bool kill,
+                      const std::string& publish) {
   const std::string ready = std::filesystem::temp_directory_path() / ("platoon-fanout-" + std::to_string(getpid()) + ".json");
   std::filesystem::remove(ready);
   Child server = Child::Spawn({bin + "/platoon-server", "--bind", "127.0.0.1", "--port", "0", "--ready-file", ready,
@@ -176,7 +177,7 @@ Result MeasurePlatoon(const std::string& bin, int n, int entities, double second
   std::vector<Child> nodes;
   for (int i = 0; i < n; ++i) {
     nodes.push_back(Child::Spawn({bin + "/platoon-node", "--name", "n" + std::to_string(i), "--role", "traffic",
-                                  "--vehicles", std::to_string(entities), "--publish", "fixed", "--module-hz", "60",
+                                  "--vehicles", std::to_string(entities), "--publish", publish, "--module-hz", "60",
                                   "--monitor-hz", "10", "--server", "127.0.0.1", "--port", port, "--log-level",
                                   "warn", "--stats-warmup", std::to_string(warmup), "--exit-after",
                                   std::to_string(total)}));
@@ -242,7 +243,12 @@ int main(int argc, char** argv) {
   std::vector<int> counts = {4, 16, 64};
   int entities = 16;
   double seconds = 10, warmup = 5;
-  std::string echo_sub;
+  std::string echo_sub, publish = "fixed";
+  bool no_floor = false;
+  app.add_option("--publish", publish, "fixed: every entity every step (60 Hz); threshold: dead-reckoning thresholds")
+      ->check(CLI::IsMember({"fixed", "threshold"}))
+      ->capture_default_str();
+  app.add_flag("--no-floor", no_floor, "Skip the PUB/SUB floor");
   app.add_option("--nodes", counts, "Node process counts to run")->delimiter(',')->capture_default_str();
   app.add_option("--entities", entities, "Entities per node")->capture_default_str();
   app.add_option("--seconds", seconds, "Measured seconds per configuration")->capture_default_str();
@@ -253,19 +259,20 @@ int main(int argc, char** argv) {
 
   const std::string bin = platoon::process::ExecutableDir();
   const std::string self = bin + "/fanout_bench";
-  std::printf("fanout_bench: %d entities per node at 60 Hz, %.0f s measured after %.0f s warm-up, loopback, %u cores\n",
-              entities, seconds, warmup, std::thread::hardware_concurrency());
-  std::printf("\n%6s | %23s | %23s | %10s | %s\n", "nodes", "platoon p50 / p99 ms", "PUB/SUB floor p50/p99 ms",
+  std::printf("fanout_bench: %d entities per node stepped at 60 Hz, %s publishing, %.0f s measured after %.0f s "
+              "warm-up, loopback, %u cores\n",
+              entities, publish.c_str(), seconds, warmup, std::thread::hardware_concurrency());
+  std::printf("\n%6s | %23s | %23s | %10s | %s\n", "nodes", "update p50 / p99 ms", "PUB/SUB floor p50/p99 ms",
               "server CPU", "world gaps in broadcast periods (<=1.5 / <=2.5 / <=3.5 / <=10.5 / more), one node killed");
   for (int n : counts) {
     // The floor carries a payload as large as one full world state of this size.
     platoon::protocol::WorldState w;
     w.entities.resize(static_cast<size_t>(n * entities));
     const size_t bytes = platoon::protocol::Encode(w).size();
-    const Floor floor = MeasureFloor(self, n, bytes, seconds);
-    const Result r = MeasurePlatoon(bin, n, entities, seconds, warmup, /*kill=*/true);
+    const Floor floor = no_floor ? Floor{} : MeasureFloor(self, n, bytes, seconds);
+    const Result r = MeasurePlatoon(bin, n, entities, seconds, warmup, /*kill=*/true, publish);
     std::printf("%6d | %10.3f / %10.3f | %10.3f / %10.3f | %9.0f%% | %.0f / %.0f / %.0f / %.0f / %.0f  (%d nodes reported, "
-                "p99 worst node %.3f ms, %.0f samples, %zu-byte world)\n",
+                "p99 worst node %.3f ms, %.0f updates, %zu-byte world)\n",
                 n, r.p50_us / 1e3, r.p99_us / 1e3, floor.p50_us / 1e3, floor.p99_us / 1e3, 100 * r.server_cpu,
                 r.gaps[0], r.gaps[1], r.gaps[2], r.gaps[3], r.gaps[4], r.ok_nodes, r.p99_max_us / 1e3, r.samples, bytes);
     std::fflush(stdout);

@@ -70,6 +70,10 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
   const int64_t broadcast_period = static_cast<int64_t>(1e9 / session_.server.broadcast_hz);
   const int64_t status_period = static_cast<int64_t>(session_.server.status_interval_s * 1e9);
   const int64_t forward_delay = static_cast<int64_t>(session_.server.max_forward_delay_ms * 1e6);
+  const int64_t forward_interval = static_cast<int64_t>(session_.server.min_forward_interval_ms * 1e6);
+  int64_t last_forward = INT64_MIN / 2;
+  // A delta goes out once the oldest change has waited forward_delay and the last delta is forward_interval old.
+  auto forward_due = [&] { return std::max(first_change_ns_ + forward_delay, last_forward + forward_interval); };
   int64_t next_broadcast = reference_.NowNs();
   int64_t next_status = next_broadcast + status_period;
   std::array<transport::Channel*, 3> inputs = {&time_, &control_, &state_};
@@ -77,7 +81,7 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
   while (!stop.load(std::memory_order_relaxed)) {
     const int64_t now = reference_.NowNs();
     int64_t next_due = std::min(next_broadcast, status_period > 0 ? next_status : INT64_MAX);
-    if (first_change_ns_ >= 0) next_due = std::min(next_due, first_change_ns_ + forward_delay);
+    if (first_change_ns_ >= 0) next_due = std::min(next_due, forward_due());
     transport::WaitAny(inputs, std::chrono::nanoseconds(std::clamp<int64_t>(next_due - now, 0, 50'000'000)));
 
     // Time first: its replies are stamped as close to arrival as the loop allows.
@@ -98,9 +102,10 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
       next_broadcast += broadcast_period;
       if (next_broadcast < t) next_broadcast = t + broadcast_period;
     }
-    else if (first_change_ns_ >= 0 && t >= first_change_ns_ + forward_delay) {
+    else if (first_change_ns_ >= 0 && t >= forward_due()) {
       // Forward merged updates now instead of holding them for the next periodic broadcast.
       Broadcast(t, false);
+      last_forward = t;
     }
     if (status_period > 0 && t >= next_status) {
       PrintStatus(t);
@@ -543,9 +548,7 @@ void SyncServer::Broadcast(int64_t now, bool periodic) {
     w.entities.reserve(changed_.size());
     for (uint64_t id : changed_) w.entities.push_back(entities_.at(id).state);
     w.removed_entities = removed_;
-    // The node table rides on periodic broadcasts only; forwarded deltas stay small.
-    if (periodic)
-      for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
+    // The node table rides on keyframes only (status changes slowly); deltas stay small.
   }
   changed_.clear();
   removed_.clear();

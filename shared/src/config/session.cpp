@@ -21,6 +21,7 @@ ServerDef ReadServerDef(const Table& t) {
   d.state_port = ReadPort(t, "state_port", d.state_port);
   d.broadcast_hz = t.GetDouble("broadcast_hz", d.broadcast_hz, 1, 1000);
   d.max_forward_delay_ms = t.GetDouble("max_forward_delay_ms", d.max_forward_delay_ms, 0, 1000);
+  d.min_forward_interval_ms = t.GetDouble("min_forward_interval_ms", d.min_forward_interval_ms, 0, 1000);
   d.heartbeat_interval_s = t.GetDouble("heartbeat_interval_s", d.heartbeat_interval_s, 0.01, 60);
   d.lost_timeout_s = t.GetDouble("lost_timeout_s", d.lost_timeout_s, 0.05, 3600);
   d.status_interval_s = t.GetDouble("status_interval_s", d.status_interval_s, 0, 3600);

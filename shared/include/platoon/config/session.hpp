@@ -23,6 +23,7 @@ struct ServerDef {
   uint16_t state_port = 7403;        ///< PULL: node states upstream.
   double broadcast_hz = 60.0;        ///< Periodic world-state broadcast rate (node table, keyframes), in Hz.
   double max_forward_delay_ms = 0.0; ///< Merged updates go out as a delta within this delay of arriving, in ms (0: each loop pass).
+  double min_forward_interval_ms = 0.0;  ///< Deltas are at least this far apart (coalescing under load), in ms; 0: none.
   double heartbeat_interval_s = 0.25;  ///< Heartbeat period asked of nodes, in s.
   double lost_timeout_s = 1.0;       ///< Silence after which a node is marked lost, in s.
   double status_interval_s = 3.0;    ///< Status table print period, in s; 0 = never.
