@@ -27,9 +27,6 @@ using protocol::Encode;
 using protocol::SessionPhase;
 
 constexpr int64_t kSecond = 1'000'000'000;
-constexpr int64_t kSnapshotRetryNs = 200'000'000;
-
-std::string Endpoint(const std::string& host, uint16_t port) { return "tcp://" + host + ":" + std::to_string(port); }
 
 std::string Hostname() {
   char buf[256] = {0};
@@ -199,7 +196,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   const std::string inproc = "inproc://node-outbox";
   inbox.Bind(inproc);
   outbox.Connect(inproc);
-  const std::string control_endpoint = Endpoint(session.server_host, session.server.control_port);
+  const std::string control_endpoint = transport::TcpEndpoint(session.server_host, session.server.control_port);
   control.Connect(control_endpoint);
 
   SessionClock sim_clock(clock_);
@@ -309,8 +306,8 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
         // (Re)connect the other sockets to the ports the server announced.
         auto follow = [&](transport::Channel& c, uint16_t& current, uint16_t port) {
           if (current == port) return;
-          if (current) c.Disconnect(Endpoint(session.server_host, current));
-          c.Connect(Endpoint(session.server_host, port));
+          if (current) c.Disconnect(transport::TcpEndpoint(session.server_host, current));
+          c.Connect(transport::TcpEndpoint(session.server_host, port));
           current = port;
         };
         follow(time, connected_time_port, w->time_port);

@@ -61,6 +61,8 @@ void ViewMonitor::Step(const StepInfo& info, ModuleContext& context) {
   }
   if (info.sim_ns >= next_report_ns_) {
     next_report_ns_ += kReportNs;
+    // Nothing to check (no other traffic node in the session): stay quiet.
+    if (expected_ == 0 && live_ + stale_ == 0) return;
     uint64_t received = 0;
     int64_t max_gap = 0;
     context.WorldStats(received, max_gap);

@@ -18,14 +18,6 @@ using protocol::SessionPhase;
 
 constexpr int64_t kSecond = 1'000'000'000;
 
-std::string Endpoint(const std::string& address, uint16_t port) {
-  return "tcp://" + address + ":" + (port == 0 ? std::string("*") : std::to_string(port));
-}
-
-uint16_t PortOf(const std::string& endpoint) {
-  return static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
-}
-
 std::string FormatUs(int64_t ns) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f", static_cast<double>(ns) / 1e3);
@@ -47,10 +39,12 @@ SyncServer::SyncServer(const config::SessionDef& session, std::shared_ptr<spdlog
 BoundPorts SyncServer::Bind() {
   const auto& s = session_.server;
   BoundPorts p;
-  p.control = PortOf(control_.Bind(Endpoint(s.bind_address, s.control_port)));
-  p.time = PortOf(time_.Bind(Endpoint(s.bind_address, s.time_port)));
-  p.world = PortOf(world_.Bind(Endpoint(s.bind_address, s.world_port)));
-  p.state = PortOf(state_.Bind(Endpoint(s.bind_address, s.state_port)));
+  using transport::PortOf;
+  using transport::TcpEndpoint;
+  p.control = PortOf(control_.Bind(TcpEndpoint(s.bind_address, s.control_port)));
+  p.time = PortOf(time_.Bind(TcpEndpoint(s.bind_address, s.time_port)));
+  p.world = PortOf(world_.Bind(TcpEndpoint(s.bind_address, s.world_port)));
+  p.state = PortOf(state_.Bind(TcpEndpoint(s.bind_address, s.state_port)));
   session_.server.control_port = p.control;
   session_.server.time_port = p.time;
   session_.server.world_port = p.world;
@@ -138,19 +132,24 @@ void SyncServer::ReplyControl(const std::string& peer, const protocol::Message& 
   control_.Send(transport::Packet{peer, Encode(message)});
 }
 
+template <class T>
+const T* SyncServer::Expect(const protocol::Decoded& d, const char* socket) {
+  // Bad input is counted (and logged at a limited rate); the caller just skips it.
+  if (d.error != DecodeError::kNone) {
+    if (d.error == DecodeError::kVersionMismatch) ++counters_.version_refused;
+    else CountDecodeError(socket, d.detail);
+    return nullptr;
+  }
+  const T* m = std::get_if<T>(&*d.message);
+  if (!m) ++counters_.unexpected_message;
+  return m;
+}
+
 void SyncServer::HandleTime(const transport::Packet& packet) {
   const int64_t t2 = reference_.NowNs();
   const auto d = Decode(packet.data);
-  if (d.error != DecodeError::kNone) {
-    if (d.error == DecodeError::kVersionMismatch) ++counters_.version_refused;
-    else CountDecodeError("time", d.detail);
-    return;
-  }
-  const auto* req = std::get_if<protocol::TimeRequest>(&*d.message);
-  if (!req) {
-    ++counters_.unexpected_message;
-    return;
-  }
+  const auto* req = Expect<protocol::TimeRequest>(d, "time");
+  if (!req) return;
   protocol::TimeReply reply{req->sequence, req->t1_ns, t2, 0};
   reply.t3_ns = reference_.NowNs();
   time_.Send(transport::Packet{packet.peer, Encode(reply)});
@@ -386,16 +385,8 @@ protocol::ParamReply SyncServer::SetParam(const std::string& path, const std::st
 
 void SyncServer::HandleState(const transport::Packet& packet, int64_t now) {
   const auto d = Decode(packet.data);
-  if (d.error != DecodeError::kNone) {
-    if (d.error == DecodeError::kVersionMismatch) ++counters_.version_refused;
-    else CountDecodeError("state", d.detail);
-    return;
-  }
-  const auto* ns = std::get_if<protocol::NodeState>(&*d.message);
-  if (!ns) {
-    ++counters_.unexpected_message;
-    return;
-  }
+  const auto* ns = Expect<protocol::NodeState>(d, "state");
+  if (!ns) return;
   auto it = nodes_.find(ns->node_id);
   if (it == nodes_.end()) {
     ++counters_.unknown_sender;

@@ -81,6 +81,18 @@ const std::vector<std::string>& Stop(process::Child& c) {
 
 auto AllLive = [](const ViewLine& v) { return v.expected > 0 && v.live == v.expected && v.stale == 0; };
 
+// Two traffic nodes (4 vehicles each) and an observer, running until the observer sees all 8 live.
+struct TwoCarsAndObserver {
+  TempDir dir;
+  std::string session = WriteSession(dir, {{"n1", "traffic", 4}, {"n2", "traffic", 4}, {"obs", "observer", 0}});
+  process::Child server = StartServer(session);
+  // Nodes retry joining until the server listens, so they can start right away.
+  process::Child n1 = StartNode(session, "n1");
+  process::Child n2 = StartNode(session, "n2");
+  process::Child obs = StartNode(session, "obs");
+  TwoCarsAndObserver() { REQUIRE(WaitForView(obs, AllLive, 30s)); }
+};
+
 }  // namespace
 
 TEST_CASE("runtime: 8 nodes over loopback each see every remote vehicle where its owner has it") {
@@ -108,15 +120,8 @@ TEST_CASE("runtime: 8 nodes over loopback each see every remote vehicle where it
 }
 
 TEST_CASE("runtime: kill -9 of a node: others keep their world, its vehicles go stale, it rejoins and takes them back") {
-  TempDir dir;
-  const std::string session =
-      WriteSession(dir, {{"n1", "traffic", 4}, {"n2", "traffic", 4}, {"obs", "observer", 0}});
-  auto server = StartServer(session);
-  REQUIRE(server.WaitForLine("listening on", 10s));
-  auto n1 = StartNode(session, "n1");
-  auto n2 = StartNode(session, "n2");
-  auto obs = StartNode(session, "obs");
-  REQUIRE(WaitForView(obs, AllLive, 30s));
+  TwoCarsAndObserver s;
+  auto& [dir, session, server, n1, n2, obs] = s;
   REQUIRE(WaitForView(n1, AllLive, 30s));
 
   const auto killed_at = Clock::now();
@@ -149,15 +154,8 @@ TEST_CASE("runtime: kill -9 of a node: others keep their world, its vehicles go 
 }
 
 TEST_CASE("runtime: the server killed and restarted: nodes run on, rejoin and are consistent again within 3 s") {
-  TempDir dir;
-  const std::string session =
-      WriteSession(dir, {{"n1", "traffic", 4}, {"n2", "traffic", 4}, {"obs", "observer", 0}});
-  auto server = StartServer(session);
-  REQUIRE(server.WaitForLine("listening on", 10s));
-  auto n1 = StartNode(session, "n1");
-  auto n2 = StartNode(session, "n2");
-  auto obs = StartNode(session, "obs");
-  REQUIRE(WaitForView(obs, AllLive, 30s));
+  TwoCarsAndObserver s;
+  auto& [dir, session, server, n1, n2, obs] = s;
 
   server.Signal(SIGKILL);
   server.WaitFor(5s);

@@ -22,6 +22,20 @@ zmq::socket_type ToZmq(Pattern p) {
 
 }  // namespace
 
+std::string TcpEndpoint(const std::string& host, uint16_t port) {
+  return "tcp://" + host + ":" + (port == 0 ? std::string("*") : std::to_string(port));
+}
+
+uint16_t PortOf(const std::string& endpoint) {
+  const auto colon = endpoint.rfind(':');
+  if (colon == std::string::npos) return 0;
+  try {
+    return static_cast<uint16_t>(std::stoi(endpoint.substr(colon + 1)));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 int64_t MonotonicNowNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -5,6 +5,7 @@
 
 #include "platoon/clock/oscillator.hpp"
 #include "platoon/config/session.hpp"
+#include "platoon/protocol/codec.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/transport/channel.hpp"
 
@@ -105,6 +106,8 @@ class SyncServer {
   void PrintStatus(int64_t now);
   NodeRecord* FindByPeer(const std::string& peer);
   void CountDecodeError(const std::string& where, const std::string& detail);
+  template <class T>
+  const T* Expect(const protocol::Decoded& decoded, const char* socket);
 
   config::SessionDef session_;
   std::shared_ptr<spdlog::logger> log_;

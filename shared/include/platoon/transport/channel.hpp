@@ -88,6 +88,12 @@ class Channel {
 /// Blocks until any channel may have a message for TryReceive(), or `timeout` passes.
 void WaitAny(std::span<Channel* const> channels, std::chrono::nanoseconds timeout);
 
+/// "tcp://host:port"; port 0 gives "tcp://host:*", which binds to a free port.
+std::string TcpEndpoint(const std::string& host, uint16_t port);
+
+/// Port of an endpoint such as "tcp://127.0.0.1:7400" (0 if it has none).
+uint16_t PortOf(const std::string& endpoint);
+
 /// CLOCK_MONOTONIC in ns, the transport's time base for fault scheduling.
 int64_t MonotonicNowNs();
 
