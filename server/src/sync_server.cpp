@@ -555,13 +555,13 @@ void SyncServer::PrintStatus(int64_t now) {
      << " entities, bad input " << counters_.decode_errors + counters_.version_refused + counters_.foreign_entity;
   log_->info("{}", os.str());
   if (nodes_.empty()) return;
-  log_->info("  {:>3} {:<14} {:<9} {:<16} {:>12} {:>9} {:>9} {}", "id", "node", "role", "host", "offset us", "rtt us",
-             "seen s", "state");
+  log_->info("  {:>3} {:<14} {:<9} {:<16} {:>10} {:>8} {:>8} {:>6} {:>7} {}", "id", "node", "role", "host", "offset us",
+             "rtt us", "upd/s", "loss", "seen s", "state");
   for (const auto& [id, n] : nodes_) {
-    log_->info("  {:>3} {:<14} {:<9} {:<16} {:>12} {:>9.1f} {:>9.2f} {}", id, n.info.name,
+    log_->info("  {:>3} {:<14} {:<9} {:<16} {:>10} {:>8.1f} {:>8.1f} {:>5.1f}% {:>7.2f} {}", id, n.info.name,
                protocol::RoleName(n.info.role), n.info.host, FormatUs(n.info.clock_offset_ns),
-               static_cast<double>(n.info.rtt_ns) / 1e3, static_cast<double>(now - n.info.last_seen_ns) / 1e9,
-               n.info.lost ? "LOST" : "ok");
+               static_cast<double>(n.info.rtt_ns) / 1e3, n.info.update_rate_hz, 100.0 * n.info.loss_fraction,
+               static_cast<double>(now - n.info.last_seen_ns) / 1e9, n.info.lost ? "LOST" : "ok");
   }
 }
 

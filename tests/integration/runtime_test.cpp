@@ -111,6 +111,9 @@ TEST_CASE("runtime: 8 nodes over loopback each see every remote vehicle where it
   for (auto& n : nodes) {
     const auto& lines = Stop(n);
     INFO("summary: " << lines.back());
+    MESSAGE("view error p99 " << SummaryValue(lines, "view_error_p99_m").value_or(-1) << " m, max "
+                              << SummaryValue(lines, "view_error_max_m").value_or(-1) << " m over "
+                              << SummaryValue(lines, "view_samples").value_or(0) << " samples");
     CHECK(SummaryValue(lines, "view_expected") == 28.0);
     CHECK(SummaryValue(lines, "view_samples").value_or(0) > 1000);
     // The send threshold is 5 cm; the view may lag it by clock error and one blend.
@@ -142,6 +145,7 @@ TEST_CASE("runtime: kill -9 of a node: others keep their world, its vehicles go 
   // Nobody waited for the dead node: world states kept coming (60 Hz: 10 periods = 167 ms).
   for (const auto* lines : {&obs_lines, &n1_lines}) {
     INFO("summary: " << lines->back());
+    MESSAGE("longest world-state gap " << SummaryValue(*lines, "world_max_gap_ms").value_or(-1) << " ms");
     CHECK(SummaryValue(*lines, "world_max_gap_ms").value_or(1e9) <= 167);
     CHECK(SummaryValue(*lines, "view_error_max_m").value_or(1) <= 0.10);
   }

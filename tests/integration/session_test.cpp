@@ -56,6 +56,9 @@ TEST_CASE("clock over loopback: nodes at +1000 and -1000 ppm keep p99 error with
     CHECK(*st == 0);
     const auto& lines = node->Lines();
     INFO("summary: " << (lines.empty() ? "" : lines.back()));
+    MESSAGE("true error p50 " << SummaryValue(lines, "error_p50_ns").value_or(-1) << " ns, p99 "
+                              << SummaryValue(lines, "error_p99_ns").value_or(-1) << " ns over "
+                              << SummaryValue(lines, "truth_samples").value_or(0) << " ticks");
     CHECK(SummaryValue(lines, "clock_set") == 1.0);
     CHECK(SummaryValue(lines, "backwards") == 0.0);
     CHECK(SummaryValue(lines, "over_bound") == 0.0);
