@@ -1,0 +1,213 @@
+#include "platoon/vehicle/road_traffic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace platoon::vehicle {
+
+RoadTraffic::RoadTraffic(const road::Road& road, const RoadTrafficDef& def)
+    : road_(road), def_(def), length_m_(road.Length()) {
+  for (int l = 1; l <= road_.LanesRight(); ++l) lanes_.push_back(-l);
+  if (lanes_.empty()) lanes_.push_back(1);  // a road with left lanes only: drive those
+  std::mt19937_64 rng(def_.seed);
+  std::uniform_real_distribution<double> spread(-def_.desired_speed_spread, def_.desired_speed_spread);
+  const int n = std::max(0, def_.vehicles);
+  const int per_lane = (n + static_cast<int>(lanes_.size()) - 1) / static_cast<int>(lanes_.size());
+  const double spacing = length_m_ / std::max(1, per_lane);
+  for (int i = 0; i < n; ++i) {
+    TrafficCar c;
+    c.index = static_cast<uint32_t>(i);
+    c.lane = c.target_lane = lanes_[static_cast<size_t>(i) % lanes_.size()];
+    // Lanes are staggered by half a spacing so neighbours do not start side by side.
+    c.s_m = std::fmod((i / static_cast<int>(lanes_.size())) * spacing +
+                          0.5 * spacing * static_cast<double>(static_cast<size_t>(i) % lanes_.size()),
+                      length_m_);
+    c.desired_speed_mps = def_.idm.desired_speed_mps * (1.0 + spread(rng));
+    c.speed_mps = 0.5 * c.desired_speed_mps;
+    c.cooldown_s = def_.lane_change_cooldown_s * (static_cast<double>(i % 7) / 7.0);
+    cars_.push_back(c);
+  }
+}
+
+double RoadTraffic::Wrap(double ds) const {
+  ds = std::fmod(ds, length_m_);
+  return ds < 0 ? ds + length_m_ : ds;
+}
+
+bool RoadTraffic::Occupies(const TrafficCar& car, int lane) const {
+  // A vehicle changing lanes occupies both lanes until it has fully arrived.
+  return car.lane == lane || car.target_lane == lane;
+}
+
+RoadTraffic::Neighbour RoadTraffic::Leader(int lane, double s_m, int self) const {
+  Neighbour best;
+  double best_ds = std::numeric_limits<double>::infinity();
+  for (size_t j = 0; j < cars_.size(); ++j) {
+    if (static_cast<int>(j) == self || !Occupies(cars_[j], lane)) continue;
+    const double ds = Wrap(cars_[j].s_m - s_m);
+    if (ds < best_ds) {
+      best_ds = ds;
+      best.car = static_cast<int>(j);
+    }
+  }
+  if (best.car >= 0) best.gap_m = best_ds - def_.vehicle_length_m;
+  return best;
+}
+
+RoadTraffic::Neighbour RoadTraffic::Follower(int lane, double s_m, int self) const {
+  Neighbour best;
+  double best_ds = std::numeric_limits<double>::infinity();
+  for (size_t j = 0; j < cars_.size(); ++j) {
+    if (static_cast<int>(j) == self || !Occupies(cars_[j], lane)) continue;
+    const double ds = Wrap(s_m - cars_[j].s_m);
+    if (ds > 0 && ds < best_ds) {
+      best_ds = ds;
+      best.car = static_cast<int>(j);
+    }
+  }
+  if (best.car >= 0) best.gap_m = best_ds - def_.vehicle_length_m;
+  return best;
+}
+
+double RoadTraffic::Accel(const TrafficCar& car, const Neighbour& leader) const {
+  IdmDef idm = def_.idm;
+  idm.desired_speed_mps = car.desired_speed_mps;
+  if (leader.car < 0) return IdmAccel(idm, car.speed_mps, std::numeric_limits<double>::infinity(), 0);
+  return IdmAccel(idm, car.speed_mps, leader.gap_m, car.speed_mps - cars_[static_cast<size_t>(leader.car)].speed_mps);
+}
+
+void RoadTraffic::ConsiderLaneChange(size_t i) {
+  TrafficCar& c = cars_[i];
+  if (c.lane != c.target_lane || c.cooldown_s > 0) return;
+  const auto me = static_cast<int>(i);
+  const auto at = std::find(lanes_.begin(), lanes_.end(), c.lane) - lanes_.begin();
+  for (int dir : {+1, -1}) {  // +1: toward the outer (right) lane, -1: toward the inner (left) lane
+    const long k = at + dir;
+    if (k < 0 || k >= static_cast<long>(lanes_.size())) continue;
+    const int target = lanes_[static_cast<size_t>(k)];
+    const Neighbour new_leader = Leader(target, c.s_m, me);
+    const Neighbour new_follower = Follower(target, c.s_m, me);
+    // Never cut into a gap that is not there, whatever the accelerations say.
+    if ((new_leader.car >= 0 && new_leader.gap_m < def_.idm.min_gap_m) ||
+        (new_follower.car >= 0 && new_follower.gap_m < def_.idm.min_gap_m))
+      continue;
+    const Neighbour old_leader = Leader(c.lane, c.s_m, me);
+    const Neighbour old_follower = Follower(c.lane, c.s_m, me);
+    LaneChangeAccels a;
+    a.self_now = Accel(c, old_leader);
+    a.self_after = Accel(c, new_leader);
+    if (new_follower.car >= 0) {
+      const TrafficCar& f = cars_[static_cast<size_t>(new_follower.car)];
+      a.new_follower_now = Accel(f, Leader(target, f.s_m, new_follower.car));
+      a.new_follower_after = Accel(f, Neighbour{me, new_follower.gap_m});
+    }
+    if (old_follower.car >= 0) {
+      const TrafficCar& f = cars_[static_cast<size_t>(old_follower.car)];
+      a.old_follower_now = Accel(f, Neighbour{me, old_follower.gap_m});
+      a.old_follower_after =
+          old_leader.car >= 0
+              ? Accel(f, Neighbour{old_leader.car, old_follower.gap_m + def_.vehicle_length_m + old_leader.gap_m})
+              : Accel(f, Neighbour{});
+    }
+    if (MobilAllows(def_.mobil, a, dir > 0)) {
+      c.target_lane = target;
+      c.lane_change_progress = 0;
+      c.cooldown_s = def_.lane_change_cooldown_s;
+      return;
+    }
+  }
+}
+
+void RoadTraffic::Step(double dt_s) {
+  // Accelerations first, from one consistent snapshot of positions (a parallel update).
+  std::vector<double> accel(cars_.size());
+  for (size_t i = 0; i < cars_.size(); ++i) {
+    const TrafficCar& c = cars_[i];
+    const auto me = static_cast<int>(i);
+    Neighbour lead = Leader(c.lane, c.s_m, me);
+    if (c.target_lane != c.lane) {
+      // While changing lanes, keep a safe distance in both lanes.
+      const Neighbour other = Leader(c.target_lane, c.s_m, me);
+      if (other.car >= 0 && (lead.car < 0 || other.gap_m < lead.gap_m)) lead = other;
+    }
+    accel[i] = Accel(c, lead);
+  }
+  for (size_t i = 0; i < cars_.size(); ++i) {
+    TrafficCar& c = cars_[i];
+    // Ballistic update that never reverses (the standard IDM integration).
+    const double a = accel[i];
+    c.accel_mps2 = a;
+    min_accel_ = std::min(min_accel_, a);
+    if (c.speed_mps + a * dt_s < 0) {
+      c.s_m = Wrap(c.s_m - 0.5 * c.speed_mps * c.speed_mps / a);
+      c.speed_mps = 0;
+    } else {
+      c.s_m = Wrap(c.s_m + c.speed_mps * dt_s + 0.5 * a * dt_s * dt_s);
+      c.speed_mps += a * dt_s;
+    }
+    c.cooldown_s = std::max(0.0, c.cooldown_s - dt_s);
+    if (c.target_lane != c.lane) {
+      c.lane_change_progress += dt_s / def_.lane_change_time_s;
+      if (c.lane_change_progress >= 1) {
+        c.lane = c.target_lane;
+        c.lane_change_progress = 0;
+        ++c.lane_changes;
+      }
+    }
+  }
+  for (size_t i = 0; i < cars_.size(); ++i) ConsiderLaneChange(i);
+}
+
+double RoadTraffic::LateralOffsetM(const TrafficCar& c) const {
+  const double from = road_.LaneCenterOffset(c.lane);
+  if (c.target_lane == c.lane) return from;
+  // Smoothstep from one lane centre to the other.
+  const double u = std::clamp(c.lane_change_progress, 0.0, 1.0);
+  return from + (road_.LaneCenterOffset(c.target_lane) - from) * u * u * (3 - 2 * u);
+}
+
+KinematicState RoadTraffic::State(const TrafficCar& c, int64_t stamp_ns) const {
+  KinematicState k;
+  k.stamp_ns = stamp_ns;
+  const double t = LateralOffsetM(c);
+  const double heading = road_.Heading(c.s_m);
+  const double sign = c.lane > 0 ? -1.0 : 1.0;  // left lanes drive against s
+  k.pose.position_m = road_.PointAt(c.s_m, t);
+  k.pose.orientation = Quat(Eigen::AngleAxisd(sign > 0 ? heading : heading + M_PI, Vec3::UnitZ()));
+  const Vec3 forward = k.pose.orientation * Vec3::UnitX();
+  k.velocity_mps = c.speed_mps * forward;
+  const double kappa = road_.Curvature(c.s_m);
+  k.acceleration_mps2 = c.accel_mps2 * forward + c.speed_mps * c.speed_mps * kappa * (k.pose.orientation * Vec3::UnitY());
+  k.angular_velocity_radps = Vec3(0, 0, c.speed_mps * kappa);
+  return k;
+}
+
+TrafficCheck RoadTraffic::Check() {
+  TrafficCheck r;
+  r.min_accel_mps2 = min_accel_;
+  for (int lane : lanes_) {
+    std::vector<std::pair<double, int>> in_lane;
+    for (size_t j = 0; j < cars_.size(); ++j)
+      if (Occupies(cars_[j], lane)) in_lane.emplace_back(cars_[j].s_m, static_cast<int>(j));
+    if (in_lane.size() < 2) continue;
+    std::sort(in_lane.begin(), in_lane.end());
+    for (size_t k = 0; k < in_lane.size(); ++k) {
+      const auto& [s0, a] = in_lane[k];
+      const auto& [s1, b] = in_lane[(k + 1) % in_lane.size()];
+      const double gap = Wrap(s1 - s0) - def_.vehicle_length_m;
+      r.min_gap_m = std::min(r.min_gap_m, gap);
+      if (gap < 0) ++r.overlaps;
+    }
+  }
+  return r;
+}
+
+uint64_t RoadTraffic::LaneChanges() const {
+  uint64_t n = 0;
+  for (const auto& c : cars_) n += c.lane_changes;
+  return n;
+}
+
+}  // namespace platoon::vehicle

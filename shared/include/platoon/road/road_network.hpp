@@ -1,0 +1,186 @@
+#pragma once
+/// Road geometry after seed 004 §4.1: a road is a chain of sections of constant curvature rate
+/// (clothoids; lines and arcs are special cases), with lanes on both sides of its reference line,
+/// marking types per lane boundary, a constant grade, and successor/predecessor links to other
+/// roads. Pure core: no clock, no I/O, no rendering. Equations: docs/ROADS.md.
+///
+/// Road frame: s is the horizontal arc length along the reference line from the road's start, in m;
+/// t is the lateral offset, positive to the left of the driving direction, in m.
+/// Lanes: index +1..+lanes_left to the left of the reference line (1 is next to it),
+/// -1..-lanes_right to the right; 0 is "no lane" (the reference line itself, or off the carriageway).
+/// Boundaries: index b in [-lanes_right, +lanes_left]; boundary b > 0 is the left side of lane b,
+/// b < 0 the right side of lane b, b = 0 the reference line.
+
+#include "platoon/geometry.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace platoon::road {
+
+/// Marking painted on a lane boundary.
+enum class Marking { kNone, kSolid, kDashed, kDouble, kBottsDots };
+
+/// File/doc name of a marking: "none", "solid", "dashed", "double", "botts_dots".
+const char* MarkingName(Marking m);
+
+/// One section of constant curvature rate: k(u) = curvature_start_1pm + (end - start) * u / length_m.
+struct SectionDef {
+  double length_m = 100.0;            ///< Horizontal length of the section, in m. Typical 10-500.
+  double curvature_start_1pm = 0.0;   ///< Curvature at the section's start, in 1/m (+ = turning left). Typical |k| < 0.02.
+  double curvature_end_1pm = 0.0;     ///< Curvature at the section's end, in 1/m; equal to the start for lines and arcs.
+};
+
+/// A line section (zero curvature) of `length_m` metres.
+inline SectionDef LineSection(double length_m) { return {length_m, 0.0, 0.0}; }
+/// An arc section of `length_m` metres and constant curvature `curvature_1pm` (1/radius, + = left), in 1/m.
+inline SectionDef ArcSection(double length_m, double curvature_1pm) { return {length_m, curvature_1pm, curvature_1pm}; }
+/// A clothoid section of `length_m` metres from curvature `k0_1pm` to `k1_1pm`, in 1/m.
+inline SectionDef ClothoidSection(double length_m, double k0_1pm, double k1_1pm) { return {length_m, k0_1pm, k1_1pm}; }
+
+/// What a road is: its placement, sections, lanes, markings, grade and links. Read-only once built.
+struct RoadDef {
+  int id = 0;                                 ///< Unique id within a network. Typical 1..1000.
+  double start_x_m = 0.0;                     ///< World x of the reference line's start, in m.
+  double start_y_m = 0.0;                     ///< World y of the reference line's start, in m.
+  double start_heading_rad = 0.0;             ///< Heading at the start, in rad, counter-clockwise from +x.
+  double start_height_m = 0.0;                ///< Height of the reference line at s = 0, in m.
+  double grade = 0.0;                         ///< Constant grade, rise per horizontal run (m/m); 0.04 = 4 %.
+  std::vector<SectionDef> sections;           ///< Sections in driving order, chained G1-continuously. At least one.
+  std::vector<double> lane_widths_left_m = {3.5};   ///< Left lanes' widths, innermost (lane +1) first, in m. Typical 2.75-3.75.
+  std::vector<double> lane_widths_right_m = {3.5};  ///< Right lanes' widths, innermost (lane -1) first, in m.
+  std::vector<Marking> markings;              ///< One per boundary, from the left edge to the right edge (lanes_left + lanes_right + 1); empty: defaults.
+  int successor_id = -1;                      ///< Road whose start follows this road's end; -1: none.
+  int predecessor_id = -1;                    ///< Road whose end precedes this road's start; -1: none.
+};
+
+/// A 3.5 m one-lane-each-way road, 100 m straight, id 0, no links.
+RoadDef DefaultRoadDef();
+
+/// Default markings for `lanes_left` and `lanes_right` lanes: solid edges, dashed inner boundaries.
+std::vector<Marking> DefaultMarkings(int lanes_left, int lanes_right);
+
+/// Checks a RoadDef; returns an empty string when valid, else a message naming the bad field.
+std::string ValidateRoadDef(const RoadDef& def);
+
+/// Reference-line state at one s.
+struct RoadPoint {
+  double s_m = 0.0;             ///< Arc length where it was evaluated (clamped to [0, length]), in m.
+  Vec3 position_m = Vec3::Zero();  ///< Reference-line point (z = height), in m.
+  double heading_rad = 0.0;     ///< Heading of the tangent, in rad, counter-clockwise from +x (not wrapped).
+  double curvature_1pm = 0.0;   ///< Curvature, in 1/m (+ = turning left).
+};
+
+/// A world point expressed in road coordinates.
+struct RoadCoord {
+  int road_id = -1;             ///< Road it was projected on; -1: none (empty network).
+  double s_m = 0.0;             ///< Arc length of the foot point, in m, in [0, length].
+  double t_m = 0.0;             ///< Lateral offset from the reference line (+ left), in m.
+  int lane = 0;                 ///< Lane containing t (t = 0 counts as lane +1 when there is one); 0 off the carriageway.
+  double distance_m = 0.0;      ///< Horizontal distance from the point to the reference line's foot point, in m (|t| inside the road's s range).
+};
+
+/// One road, built from its definition; immutable and cheap to query from many threads.
+class Road {
+ public:
+  /// Builds the road; asserts ValidateRoadDef(def) is empty.
+  explicit Road(RoadDef def);
+
+  /// The definition it was built from.
+  const RoadDef& Def() const { return def_; }
+  /// Road id.
+  int Id() const { return def_.id; }
+  /// Total horizontal length of the reference line, in m.
+  double Length() const { return length_m_; }
+  /// Arc length where section `i` starts, in m.
+  double SectionStart(size_t i) const { return section_start_m_[i]; }
+
+  /// Reference-line state at `s_m` (clamped to [0, Length()]).
+  RoadPoint Evaluate(double s_m) const;
+  /// Reference-line point at `s_m`, z = height, in m.
+  Vec3 ReferencePoint(double s_m) const { return Evaluate(s_m).position_m; }
+  /// Heading at `s_m`, in rad.
+  double Heading(double s_m) const { return Evaluate(s_m).heading_rad; }
+  /// Curvature at `s_m`, in 1/m.
+  double Curvature(double s_m) const;
+  /// Height of the reference line at `s_m`, in m (h0 + grade * s).
+  double Height(double s_m) const;
+  /// World point at road coordinates (`s_m`, `t_m`), at the reference line's height, in m.
+  Vec3 PointAt(double s_m, double t_m) const;
+
+  /// Number of lanes left of the reference line.
+  int LanesLeft() const { return static_cast<int>(def_.lane_widths_left_m.size()); }
+  /// Number of lanes right of the reference line.
+  int LanesRight() const { return static_cast<int>(def_.lane_widths_right_m.size()); }
+  /// Width of lane `lane` (non-zero, within the lane counts), in m.
+  double LaneWidth(int lane) const;
+  /// Lateral offset of boundary `b` (in [-LanesRight(), LanesLeft()]), in m.
+  double BoundaryOffset(int b) const;
+  /// Marking on boundary `b`.
+  Marking BoundaryMarking(int b) const;
+  /// Lateral offset of the centre of lane `lane`, in m.
+  double LaneCenterOffset(int lane) const;
+  /// World point on the centre of lane `lane` at `s_m`, in m.
+  Vec3 LaneCenter(double s_m, int lane) const { return PointAt(s_m, LaneCenterOffset(lane)); }
+  /// Left edge of the carriageway (t of the outermost left boundary), in m; >= 0.
+  double LeftEdgeOffset() const { return BoundaryOffset(LanesLeft()); }
+  /// Right edge of the carriageway (t of the outermost right boundary), in m; <= 0.
+  double RightEdgeOffset() const { return BoundaryOffset(-LanesRight()); }
+  /// Lane containing lateral offset `t_m`; 0 outside the carriageway.
+  int LaneAt(double t_m) const;
+
+  /// Nearest foot point on the reference line of the horizontal point (x, y) of `p_m` (z ignored):
+  /// coarse sampling, then golden-section and Newton refinement of every candidate minimum.
+  RoadCoord Project(const Vec3& p_m) const;
+
+ private:
+  // A precomputed state from which Evaluate integrates forward within one section.
+  struct Checkpoint {
+    double s_m;
+    double x_m, y_m, heading_rad, curvature_1pm;
+    double curvature_rate_1pm2;
+  };
+  RoadPoint Integrate(const Checkpoint& c, double s_m) const;
+  double Distance2(double s_m, double x_m, double y_m) const;
+
+  RoadDef def_;
+  double length_m_ = 0.0;
+  std::vector<double> section_start_m_;
+  std::vector<Checkpoint> checkpoints_;
+  std::vector<double> sample_s_m_;       // coarse samples for projection
+  std::vector<double> sample_x_m_, sample_y_m_;
+  double sample_step_m_ = 1.0;
+};
+
+/// How well a link joins: the end of `road_id` against the start of its successor.
+struct LinkGap {
+  int road_id = -1;             ///< Road whose end is checked.
+  int successor_id = -1;        ///< Its successor.
+  double gap_m = 0.0;           ///< Horizontal distance between end and successor start, in m.
+  double heading_error_rad = 0.0;  ///< Heading difference, wrapped to [-pi, pi], in rad.
+  double height_error_m = 0.0;  ///< Height difference, in m.
+};
+
+/// A list of roads joined by successor/predecessor links.
+class RoadNetwork {
+ public:
+  /// Empty network.
+  RoadNetwork() = default;
+  /// Builds every road; asserts ids are unique and links name roads of the network.
+  explicit RoadNetwork(std::vector<RoadDef> defs);
+
+  /// All roads, in definition order.
+  const std::vector<Road>& Roads() const { return roads_; }
+  /// Road with `id`, or nullptr.
+  const Road* Find(int id) const;
+  /// Nearest road to the horizontal point of `p_m`; road_id -1 when the network is empty.
+  RoadCoord Project(const Vec3& p_m) const;
+  /// One entry per road with a successor: how far its end is from the successor's start.
+  std::vector<LinkGap> CheckLinks() const;
+
+ private:
+  std::vector<Road> roads_;
+};
+
+}  // namespace platoon::road
