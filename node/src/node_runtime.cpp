@@ -2,6 +2,7 @@
 
 #include "platoon/node/clock_monitor.hpp"
 #include "platoon/node/module.hpp"
+#include "platoon/node/road_traffic_module.hpp"
 #include "platoon/node/traffic.hpp"
 #include "platoon/node/view_monitor.hpp"
 #include "platoon/node/world_view.hpp"
@@ -203,7 +204,15 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   WorldView view;
   RuntimeContext module_context(view, outbox, options_.send_policy, options_.publish_every_step);
   std::vector<std::unique_ptr<Module>> modules;
-  if (def.role == protocol::Role::kTraffic) modules.push_back(std::make_unique<TrafficModule>(def));
+  try {
+    if (def.role == protocol::Role::kTraffic && def.traffic_model == "road")
+      modules.push_back(std::make_unique<RoadTrafficModule>(session, def));
+    else if (def.role == protocol::Role::kTraffic)
+      modules.push_back(std::make_unique<TrafficModule>(def));
+  } catch (const config::ConfigError& e) {
+    log_->error("{}", e.what());
+    return kExitUsage;
+  }
   modules.push_back(std::make_unique<ViewMonitor>(session, def.name, log_));
 
   std::atomic<bool> stop_threads{false};

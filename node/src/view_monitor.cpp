@@ -24,7 +24,8 @@ ViewMonitor::ViewMonitor(const config::SessionDef& session, const std::string& s
                          std::shared_ptr<spdlog::logger> logger)
     : session_(session), log_(std::move(logger)) {
   for (const auto& n : session_.nodes) {
-    if (n.role != protocol::Role::kTraffic || n.name == self) continue;
+    // Only stadium traffic has a truth every node can compute.
+    if (n.role != protocol::Role::kTraffic || n.traffic_model != "stadium" || n.name == self) continue;
     traffic_by_hash_[static_cast<uint32_t>(VehicleId(n.name, 0) >> 16)] = &n;
     expected_ += static_cast<size_t>(n.vehicles);
   }

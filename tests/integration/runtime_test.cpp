@@ -242,3 +242,32 @@ TEST_CASE("server: updates to an entity owned by another node are refused and co
     if (e.id == victim) owned_by_owner = e.owner_node != w.node_id && e.kinematics.stamp_ns < INT64_MAX / 2;
   CHECK(owned_by_owner);
 }
+
+TEST_CASE("runtime: two road-traffic nodes share a generated road, each reacts to the other's vehicles, none overlap") {
+  TempDir dir;
+  const auto p = FreePorts(4);
+  std::string text = "[session]\nname = \"road\"\n[server]\nbind_address = \"127.0.0.1\"\ncontrol_port = " +
+                     std::to_string(p[0]) + "\ntime_port = " + std::to_string(p[1]) + "\nworld_port = " +
+                     std::to_string(p[2]) + "\nstate_port = " + std::to_string(p[3]) +
+                     "\n[road]\ngenerate_length_m = 1500\nseed = 4\nlanes = 2\nspeed_limit_kmh = 60\n";
+  for (const char* name : {"east", "west"})
+    text += std::string("[[node]]\nname = \"") + name +
+            "\"\nrole = \"traffic\"\ntraffic_model = \"road\"\nvehicles = 20\nmonitor_rate_hz = 50\nstatus_interval_s = 0\n";
+  const std::string session = dir.Write("road.toml", text);
+  auto server = process::Child::Spawn({BinDir() + "/platoon-server", "--config", session, "--autostart", "0",
+                                       "--log-level", "info"});
+  auto east = StartNode(session, "east");
+  auto west = StartNode(session, "west");
+  // Handshake: the server merges both nodes' 40 vehicles (its status table, every 3 s by default).
+  REQUIRE(server.WaitForLine("40 entities", 20s));
+  REQUIRE(server.WaitForLine("40 entities", 10s));
+  for (auto* n : {&east, &west}) {
+    const auto& lines = Stop(*n);
+    INFO("summary: " << lines.back());
+    MESSAGE("external vehicles seen on own lanes: " << SummaryValue(lines, "road_max_external").value_or(-1)
+                                                    << ", smallest gap " << SummaryValue(lines, "road_min_gap_m").value_or(-1) << " m");
+    CHECK(SummaryValue(lines, "road_vehicles") == 20.0);
+    CHECK(SummaryValue(lines, "road_max_external").value_or(0) >= 15);  // the other node's cars, as displayed here
+    CHECK(SummaryValue(lines, "road_overlaps") == 0.0);
+  }
+}

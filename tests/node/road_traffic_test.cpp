@@ -55,3 +55,41 @@ TEST_CASE("road traffic: the same seed gives the same traffic") {
     CHECK(a.Cars()[i].lane == b.Cars()[i].lane);
   }
 }
+
+TEST_CASE("road traffic: vehicles react to an external vehicle stopped in their lane: they stop or pass, never hit it") {
+  road::RoadGeneratorDef gen = road::DefaultRoadGeneratorDef();
+  gen.layout.lane_widths_right_m = {3.5, 3.5};
+  const road::Road road(road::GenerateRoad(gen, 2000.0));
+  RoadTrafficDef def = DefaultRoadTrafficDef();
+  def.vehicles = 30;
+  RoadTraffic traffic(road, def);
+  // A stopped car (a human driver who parked in lane -1) 500 m along the road.
+  traffic.SetExternal({ExternalCar{-1, 500.0, 0.0}});
+  int overlaps = 0;
+  for (int i = 0; i < 3600; ++i) {  // 3 minutes at 20 Hz
+    traffic.Step(0.05);
+    overlaps += traffic.Check().overlaps;
+  }
+  // Nobody drove through it: every car in lane -1 just behind it is stopped or changing lanes.
+  CHECK(overlaps == 0);
+  CHECK(traffic.LaneChanges() > 0);
+  const auto on = traffic.OnLane(road.LaneCenter(200.0, -2));
+  REQUIRE(on.has_value());
+  CHECK(on->first == -2);
+  CHECK(on->second == doctest::Approx(200.0).epsilon(1e-3));
+}
+
+TEST_CASE("road traffic: the road's speed limit caps desired speeds") {
+  road::RoadGeneratorDef gen = road::DefaultRoadGeneratorDef();
+  gen.layout.speed_limit_mps = 8.0;
+  const road::Road road(road::GenerateRoad(gen, 2000.0));
+  RoadTrafficDef def = DefaultRoadTrafficDef();
+  def.vehicles = 10;
+  def.idm.desired_speed_mps = 15;
+  RoadTraffic traffic(road, def);
+  for (int i = 0; i < 2400; ++i) traffic.Step(0.05);
+  for (const auto& c : traffic.Cars()) {
+    CHECK(c.desired_speed_mps <= 8.0);
+    CHECK(c.speed_mps <= 8.0 + 1e-6);
+  }
+}

@@ -104,3 +104,12 @@ TEST_CASE("session config: lost timeout must exceed the heartbeat interval") {
   const std::string err = ErrorOf("[server]\nheartbeat_interval_s = 1.0\nlost_timeout_s = 0.5\n");
   CHECK(err.find("server.lost_timeout_s") != std::string::npos);
 }
+
+TEST_CASE("session config: [road] resolves its file next to the session file and checks its keys") {
+  const auto s = LoadSessionText("[road]\nfile = \"roads/ring.toml\"\nroad_id = 1\n", "/labs/a/lab.toml");
+  CHECK(s.road.file == "/labs/a/roads/ring.toml");
+  CHECK(s.road.road_id == 1);
+  CHECK(ErrorOf("[road]\nlanes = 0\n").find("road.lanes") != std::string::npos);
+  CHECK(ErrorOf("[road]\nlenght = 5\n").find("road.lenght: unknown key") != std::string::npos);
+  CHECK(ErrorOf("[[node]]\nname = \"t\"\ntraffic_model = \"highway\"\n").find("node[0].traffic_model") != std::string::npos);
+}

@@ -24,7 +24,10 @@ RoadTraffic::RoadTraffic(const road::Road& road, const RoadTrafficDef& def)
     c.s_m = std::fmod((i / static_cast<int>(lanes_.size())) * spacing +
                           0.5 * spacing * static_cast<double>(static_cast<size_t>(i) % lanes_.size()),
                       length_m_);
+    c.s_m = std::fmod(c.s_m + def_.start_offset_m + length_m_, length_m_);
     c.desired_speed_mps = def_.idm.desired_speed_mps * (1.0 + spread(rng));
+    // The road's speed limit caps everybody's wish.
+    if (road_.Def().speed_limit_mps > 0) c.desired_speed_mps = std::min(c.desired_speed_mps, road_.Def().speed_limit_mps);
     c.speed_mps = 0.5 * c.desired_speed_mps;
     c.cooldown_s = def_.lane_change_cooldown_s * (static_cast<double>(i % 7) / 7.0);
     cars_.push_back(c);
@@ -52,8 +55,33 @@ RoadTraffic::Neighbour RoadTraffic::Leader(int lane, double s_m, int self) const
       best.car = static_cast<int>(j);
     }
   }
-  if (best.car >= 0) best.gap_m = best_ds - def_.vehicle_length_m;
+  for (size_t j = 0; j < external_.size(); ++j) {
+    if (external_[j].lane != lane || -2 - static_cast<int>(j) == self) continue;
+    const double ds = Wrap(external_[j].s_m - s_m);
+    if (ds < best_ds) {
+      best_ds = ds;
+      best.car = -2 - static_cast<int>(j);
+    }
+  }
+  if (best.car != -1) best.gap_m = best_ds - def_.vehicle_length_m;
   return best;
+}
+
+TrafficCar RoadTraffic::AsCar(int car) const {
+  if (car >= 0) return cars_[static_cast<size_t>(car)];
+  const ExternalCar& e = external_[static_cast<size_t>(-2 - car)];
+  TrafficCar c;
+  c.lane = c.target_lane = e.lane;
+  c.s_m = e.s_m;
+  c.speed_mps = e.speed_mps;
+  c.desired_speed_mps = std::max(e.speed_mps, 1.0);
+  return c;
+}
+
+std::optional<std::pair<int, double>> RoadTraffic::OnLane(const Vec3& position_m) const {
+  const road::RoadCoord at = road_.Project(position_m);
+  if (std::find(lanes_.begin(), lanes_.end(), at.lane) == lanes_.end()) return std::nullopt;
+  return std::make_pair(at.lane, at.s_m);
 }
 
 RoadTraffic::Neighbour RoadTraffic::Follower(int lane, double s_m, int self) const {
@@ -67,15 +95,23 @@ RoadTraffic::Neighbour RoadTraffic::Follower(int lane, double s_m, int self) con
       best.car = static_cast<int>(j);
     }
   }
-  if (best.car >= 0) best.gap_m = best_ds - def_.vehicle_length_m;
+  for (size_t j = 0; j < external_.size(); ++j) {
+    if (external_[j].lane != lane || -2 - static_cast<int>(j) == self) continue;
+    const double ds = Wrap(s_m - external_[j].s_m);
+    if (ds > 0 && ds < best_ds) {
+      best_ds = ds;
+      best.car = -2 - static_cast<int>(j);
+    }
+  }
+  if (best.car != -1) best.gap_m = best_ds - def_.vehicle_length_m;
   return best;
 }
 
 double RoadTraffic::Accel(const TrafficCar& car, const Neighbour& leader) const {
   IdmDef idm = def_.idm;
   idm.desired_speed_mps = car.desired_speed_mps;
-  if (leader.car < 0) return IdmAccel(idm, car.speed_mps, std::numeric_limits<double>::infinity(), 0);
-  return IdmAccel(idm, car.speed_mps, leader.gap_m, car.speed_mps - cars_[static_cast<size_t>(leader.car)].speed_mps);
+  if (leader.car == -1) return IdmAccel(idm, car.speed_mps, std::numeric_limits<double>::infinity(), 0);
+  return IdmAccel(idm, car.speed_mps, leader.gap_m, car.speed_mps - AsCar(leader.car).speed_mps);
 }
 
 void RoadTraffic::ConsiderLaneChange(size_t i) {
@@ -90,24 +126,24 @@ void RoadTraffic::ConsiderLaneChange(size_t i) {
     const Neighbour new_leader = Leader(target, c.s_m, me);
     const Neighbour new_follower = Follower(target, c.s_m, me);
     // Never cut into a gap that is not there, whatever the accelerations say.
-    if ((new_leader.car >= 0 && new_leader.gap_m < def_.idm.min_gap_m) ||
-        (new_follower.car >= 0 && new_follower.gap_m < def_.idm.min_gap_m))
+    if ((new_leader.car != -1 && new_leader.gap_m < def_.idm.min_gap_m) ||
+        (new_follower.car != -1 && new_follower.gap_m < def_.idm.min_gap_m))
       continue;
     const Neighbour old_leader = Leader(c.lane, c.s_m, me);
     const Neighbour old_follower = Follower(c.lane, c.s_m, me);
     LaneChangeAccels a;
     a.self_now = Accel(c, old_leader);
     a.self_after = Accel(c, new_leader);
-    if (new_follower.car >= 0) {
-      const TrafficCar& f = cars_[static_cast<size_t>(new_follower.car)];
+    if (new_follower.car != -1) {
+      const TrafficCar f = AsCar(new_follower.car);
       a.new_follower_now = Accel(f, Leader(target, f.s_m, new_follower.car));
       a.new_follower_after = Accel(f, Neighbour{me, new_follower.gap_m});
     }
-    if (old_follower.car >= 0) {
-      const TrafficCar& f = cars_[static_cast<size_t>(old_follower.car)];
+    if (old_follower.car != -1) {
+      const TrafficCar f = AsCar(old_follower.car);
       a.old_follower_now = Accel(f, Neighbour{me, old_follower.gap_m});
       a.old_follower_after =
-          old_leader.car >= 0
+          old_leader.car != -1
               ? Accel(f, Neighbour{old_leader.car, old_follower.gap_m + def_.vehicle_length_m + old_leader.gap_m})
               : Accel(f, Neighbour{});
     }
@@ -130,7 +166,7 @@ void RoadTraffic::Step(double dt_s) {
     if (c.target_lane != c.lane) {
       // While changing lanes, keep a safe distance in both lanes.
       const Neighbour other = Leader(c.target_lane, c.s_m, me);
-      if (other.car >= 0 && (lead.car < 0 || other.gap_m < lead.gap_m)) lead = other;
+      if (other.car != -1 && (lead.car == -1 || other.gap_m < lead.gap_m)) lead = other;
     }
     accel[i] = Accel(c, lead);
   }
@@ -191,11 +227,14 @@ TrafficCheck RoadTraffic::Check() {
     std::vector<std::pair<double, int>> in_lane;
     for (size_t j = 0; j < cars_.size(); ++j)
       if (Occupies(cars_[j], lane)) in_lane.emplace_back(cars_[j].s_m, static_cast<int>(j));
+    for (size_t j = 0; j < external_.size(); ++j)
+      if (external_[j].lane == lane) in_lane.emplace_back(external_[j].s_m, -2 - static_cast<int>(j));
     if (in_lane.size() < 2) continue;
     std::sort(in_lane.begin(), in_lane.end());
     for (size_t k = 0; k < in_lane.size(); ++k) {
       const auto& [s0, a] = in_lane[k];
       const auto& [s1, b] = in_lane[(k + 1) % in_lane.size()];
+      if (a < 0 && b < 0) continue;  // two external vehicles: not this traffic's business
       const double gap = Wrap(s1 - s0) - def_.vehicle_length_m;
       r.min_gap_m = std::min(r.min_gap_m, gap);
       if (gap < 0) ++r.overlaps;

@@ -51,6 +51,7 @@ NodeDef ReadNodeDef(const Table& t) {
   d.speed_mps = t.GetDouble("speed_mps", d.speed_mps, 0, 100);
   d.module_rate_hz = t.GetDouble("module_rate_hz", d.module_rate_hz, 1, 10000);
   d.monitor_rate_hz = t.GetDouble("monitor_rate_hz", d.monitor_rate_hz, 1, 10000);
+  d.traffic_model = t.GetString("traffic_model", d.traffic_model, {"stadium", "road"});
   t.RejectUnknownKeys();
   return d;
 }
@@ -66,6 +67,21 @@ SessionDef ReadSession(const Table& root) {
   if (auto t = root.Sub("server")) s.server = ReadServerDef(*t);
   if (auto t = root.Sub("clock")) s.clock = ReadClockDef(*t);
   if (auto t = root.Sub("faults")) s.faults = ReadFaultDef(*t);
+  if (auto t = root.Sub("road")) {
+    RoadSessionDef& r = s.road;
+    r.file = t->GetString("file", r.file);
+    // A relative road file is found next to the session file, wherever the process runs.
+    if (!r.file.empty() && r.file.front() != '/') {
+      const auto slash = s.file.rfind('/');
+      if (slash != std::string::npos) r.file = s.file.substr(0, slash + 1) + r.file;
+    }
+    r.road_id = static_cast<int>(t->GetInt("road_id", r.road_id, 0));
+    r.generate_length_m = t->GetDouble("generate_length_m", r.generate_length_m, 100, 1e6);
+    r.seed = static_cast<uint64_t>(t->GetInt("seed", static_cast<int64_t>(r.seed), 0));
+    r.lanes = static_cast<int>(t->GetInt("lanes", r.lanes, 1, 8));
+    r.speed_limit_kmh = t->GetDouble("speed_limit_kmh", r.speed_limit_kmh, 0, 500);
+    t->RejectUnknownKeys();
+  }
   std::set<std::string> names;
   for (const auto& t : root.TableArray("node")) {
     NodeDef n = ReadNodeDef(t);

@@ -47,6 +47,7 @@ RoadDef ReadRoad(const config::Table& t) {
   d.start_heading_rad = t.GetDouble("start_heading_deg", 0.0, -3600, 3600) * std::numbers::pi / 180.0;
   d.start_height_m = t.GetDouble("start_height_m", 0.0, -1e4, 1e4);
   d.grade = t.GetDouble("grade", 0.0, -1.0, 1.0);
+  d.speed_limit_mps = t.GetDouble("speed_limit_kmh", 0.0, 0.0, 500.0) / 3.6;
   const int lanes_left = static_cast<int>(t.GetInt("lanes_left", 1, 0, 16));
   const int lanes_right = static_cast<int>(t.GetInt("lanes_right", 1, 0, 16));
   if (lanes_left + lanes_right == 0) t.Fail("lanes_right", "a road needs at least one lane (lanes_left + lanes_right > 0)");

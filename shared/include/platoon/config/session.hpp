@@ -45,6 +45,17 @@ struct NodeDef {
   double speed_mps = 15.0;           ///< traffic: cruising speed, in m/s.
   double module_rate_hz = 100.0;     ///< Step rate of the role's main module, in Hz.
   double monitor_rate_hz = 1000.0;   ///< Rate of the clock monitor (checks every tick of the synced clock), in Hz.
+  std::string traffic_model = "stadium";  ///< traffic: "stadium" (closed track, checkable truth) or "road" ([road], IDM + MOBIL).
+};
+
+/// The session's road ([road]): a road file, or a generated road.
+struct RoadSessionDef {
+  std::string file;                  ///< Road file (TOML), relative to the session file; empty: generate.
+  int road_id = 0;                   ///< Road of the file to drive on (0: the first).
+  double generate_length_m = 3000;   ///< Length of a generated road, in m.
+  uint64_t seed = 1;                 ///< Generator seed.
+  int lanes = 2;                     ///< Lanes in the driving direction of a generated road.
+  double speed_limit_kmh = 0;        ///< Speed limit of a generated road, in km/h (0: none).
 };
 
 /// A whole session.
@@ -55,6 +66,7 @@ struct SessionDef {
   ServerDef server;
   clock::ClockDef clock = clock::DefaultClockDef();
   transport::FaultDef faults;        ///< Receive-path faults applied in every process ([faults]).
+  RoadSessionDef road;               ///< The road traffic drives on ([road]).
   std::vector<NodeDef> nodes;
 
   /// The node named `name`, or nullptr.

@@ -47,6 +47,7 @@ struct RoadDef {
   double start_heading_rad = 0.0;             ///< Heading at the start, in rad, counter-clockwise from +x.
   double start_height_m = 0.0;                ///< Height of the reference line at s = 0, in m.
   double grade = 0.0;                         ///< Constant grade, rise per horizontal run (m/m); 0.04 = 4 %.
+  double speed_limit_mps = 0.0;               ///< Speed limit for traffic, in m/s; 0: none. 13.9 = 50 km/h.
   std::vector<SectionDef> sections;           ///< Sections in driving order, chained G1-continuously. At least one.
   std::vector<double> lane_widths_left_m = {3.5};   ///< Left lanes' widths, innermost (lane +1) first, in m. Typical 2.75-3.75.
   std::vector<double> lane_widths_right_m = {3.5};  ///< Right lanes' widths, innermost (lane -1) first, in m.

@@ -8,6 +8,8 @@
 #include "platoon/vehicle/driver_models.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@ struct RoadTrafficDef {
   double vehicle_length_m = 4.5;     ///< Length of every vehicle, in m.
   double vehicle_width_m = 1.8;      ///< Width of every vehicle, in m.
   uint64_t seed = 1;                 ///< Random seed (desired speeds, initial placement).
+  double start_offset_m = 0.0;       ///< Shifts the initial placement along the road, in m (several traffic nodes on one road).
 };
 /// Default road traffic settings.
 inline RoadTrafficDef DefaultRoadTrafficDef() { return RoadTrafficDef{}; }
@@ -42,6 +45,13 @@ struct TrafficCar {
   uint64_t lane_changes = 0;     ///< Lane changes completed.
 };
 
+/// A vehicle this traffic does not drive (a human driver, another node's traffic) on one of its lanes.
+struct ExternalCar {
+  int lane = -1;            ///< Lane it occupies.
+  double s_m = 0;           ///< Position along the road, in m.
+  double speed_mps = 0;     ///< Speed along the lane, in m/s.
+};
+
 /// What the collision check found.
 struct TrafficCheck {
   int overlaps = 0;            ///< Pairs of vehicles whose footprints overlap in a lane.
@@ -58,6 +68,12 @@ class RoadTraffic {
   /// Advances every vehicle by `dt_s` (typical 0.02-0.1 s).
   void Step(double dt_s);
 
+  /// Vehicles the traffic must react to (followed, not cut off), as of now; replaces the previous set.
+  void SetExternal(std::vector<ExternalCar> cars) { external_ = std::move(cars); }
+
+  /// Where a world position lies on the driving lanes: (lane, s) when it is on one of them.
+  std::optional<std::pair<int, double>> OnLane(const Vec3& position_m) const;
+
   /// The vehicles.
   const std::vector<TrafficCar>& Cars() const { return cars_; }
   /// World state of a vehicle (rear-axle origin approximated by the vehicle centre) at `stamp_ns`.
@@ -73,9 +89,11 @@ class RoadTraffic {
 
  private:
   struct Neighbour {
-    int car = -1;        // index into cars_, -1 none
+    int car = -1;        // index into cars_ (>= 0), an external car (<= -2: -2 - index), -1 none
     double gap_m = 0;    // bumper-to-bumper gap
   };
+  // The neighbour as a vehicle (an external one gets its own speed as desired speed).
+  TrafficCar AsCar(int car) const;
   Neighbour Leader(int lane, double s_m, int self) const;
   Neighbour Follower(int lane, double s_m, int self) const;
   bool Occupies(const TrafficCar& car, int lane) const;
@@ -88,6 +106,7 @@ class RoadTraffic {
   double length_m_;
   std::vector<int> lanes_;  // driving lanes, right-hand traffic: -1 (inner) .. -n (outer)
   std::vector<TrafficCar> cars_;
+  std::vector<ExternalCar> external_;
   double min_accel_ = 0;
 };
 

@@ -1,0 +1,40 @@
+#pragma once
+/// The traffic role on the session's road ([road]): AI vehicles with IDM car following and MOBIL
+/// lane changes (platoon::vehicle::RoadTraffic), published like every entity, and reacting to every
+/// remote vehicle on their lanes (human drivers, other nodes' traffic) as it is displayed here.
+
+#include "platoon/config/session.hpp"
+#include "platoon/node/module.hpp"
+#include "platoon/road/road_network.hpp"
+#include "platoon/vehicle/road_traffic.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace platoon::node {
+
+/// Builds the session's road: the [road] file's road (by id), or a generated one.
+/// Throws config::ConfigError naming the file and what is wrong.
+road::Road BuildSessionRoad(const config::RoadSessionDef& def);
+
+/// Steps road traffic and publishes its vehicles.
+class RoadTrafficModule final : public Module {
+ public:
+  RoadTrafficModule(const config::SessionDef& session, const config::NodeDef& node);
+  std::string Name() const override { return "road-traffic"; }
+  double RateHz() const override { return rate_hz_; }
+  void Step(const StepInfo& info, ModuleContext& context) override;
+  void Summarize(std::vector<std::string>& fields) const override;
+
+ private:
+  std::string name_;
+  double rate_hz_;
+  std::unique_ptr<road::Road> road_;
+  std::unique_ptr<vehicle::RoadTraffic> traffic_;
+  vehicle::TrafficCheck worst_;
+  size_t max_external_ = 0;
+  int64_t next_check_ns_ = 0;
+};
+
+}  // namespace platoon::node

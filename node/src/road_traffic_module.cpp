@@ -1,0 +1,81 @@
+#include "platoon/node/road_traffic_module.hpp"
+
+#include "platoon/node/traffic.hpp"
+#include "platoon/road/road_file.hpp"
+#include "platoon/road/road_generator.hpp"
+
+#include <algorithm>
+
+namespace platoon::node {
+
+road::Road BuildSessionRoad(const config::RoadSessionDef& def) {
+  if (def.file.empty()) {
+    road::RoadGeneratorDef gen = road::DefaultRoadGeneratorDef();
+    gen.seed = def.seed;
+    gen.layout.lane_widths_right_m.assign(static_cast<size_t>(def.lanes), 3.5);
+    gen.layout.speed_limit_mps = def.speed_limit_kmh / 3.6;
+    return road::Road(road::GenerateRoad(gen, def.generate_length_m));
+  }
+  const road::RoadNetwork network = road::LoadRoadFile(def.file);
+  if (network.Roads().empty()) throw config::ConfigError(def.file + ": the road file has no [[road]]");
+  if (def.road_id == 0) return network.Roads().front();
+  const road::Road* r = network.Find(def.road_id);
+  if (!r) throw config::ConfigError(def.file + ": no road with id " + std::to_string(def.road_id) + " ([road] road_id)");
+  return *r;
+}
+
+RoadTrafficModule::RoadTrafficModule(const config::SessionDef& session, const config::NodeDef& node)
+    : name_(node.name), rate_hz_(node.module_rate_hz) {
+  road_ = std::make_unique<road::Road>(BuildSessionRoad(session.road));
+  vehicle::RoadTrafficDef def = vehicle::DefaultRoadTrafficDef();
+  def.vehicles = node.vehicles;
+  def.idm.desired_speed_mps = std::max(1.0, node.speed_mps);
+  const uint64_t h = VehicleId(node.name, 0) >> 16;
+  def.seed = h;
+  // Several traffic nodes on one road start at different places.
+  def.start_offset_m = static_cast<double>(h % 1000) / 1000.0 * road_->Length();
+  traffic_ = std::make_unique<vehicle::RoadTraffic>(*road_, def);
+}
+
+void RoadTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
+  // React to every remote vehicle that is on one of our lanes, where this node displays it.
+  std::vector<vehicle::ExternalCar> external;
+  for (const auto& e : context.RemoteEntities(info.sim_ns)) {
+    if (e.state.kind == protocol::EntityKind::kPedestrian || e.state.kind == protocol::EntityKind::kStaticObject) continue;
+    if (auto on = traffic_->OnLane(e.displayed.position_m))
+      external.push_back(vehicle::ExternalCar{on->first, on->second, e.state.kinematics.velocity_mps.norm()});
+  }
+  max_external_ = std::max(max_external_, external.size());
+  traffic_->SetExternal(std::move(external));
+  if (info.dt_ns > 0) traffic_->Step(NsToS(info.dt_ns));
+  for (const auto& c : traffic_->Cars()) {
+    protocol::EntityState e;
+    e.id = VehicleId(name_, c.index);
+    e.kind = protocol::EntityKind::kCar;
+    e.kinematics = traffic_->State(c, info.sim_ns);
+    e.lights.headlights = true;
+    e.lights.brake = c.accel_mps2 < -0.5;
+    e.lights.indicator_left = c.target_lane != c.lane && c.target_lane > c.lane;
+    e.lights.indicator_right = c.target_lane != c.lane && c.target_lane < c.lane;
+    context.Publish(e);
+  }
+  if (info.sim_ns >= next_check_ns_) {
+    next_check_ns_ = info.sim_ns + 1'000'000'000;
+    const vehicle::TrafficCheck c = traffic_->Check();
+    worst_.overlaps += c.overlaps;
+    worst_.min_gap_m = std::min(worst_.min_gap_m, c.min_gap_m);
+    worst_.min_accel_mps2 = c.min_accel_mps2;
+  }
+}
+
+void RoadTrafficModule::Summarize(std::vector<std::string>& fields) const {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "\"road_vehicles\":%zu,\"road_length_m\":%.1f,\"road_lane_changes\":%llu,\"road_overlaps\":%d,"
+                "\"road_min_gap_m\":%.2f,\"road_max_external\":%zu",
+                traffic_->Cars().size(), road_->Length(), static_cast<unsigned long long>(traffic_->LaneChanges()),
+                worst_.overlaps, worst_.min_gap_m > 1e8 ? -1.0 : worst_.min_gap_m, max_external_);
+  fields.push_back(buf);
+}
+
+}  // namespace platoon::node
