@@ -41,7 +41,7 @@ struct NodeDef {
   double drift_ppm = 0.0;            ///< Demo/test only: make the local oscillator drift, in ppm.
   double status_interval_s = 1.0;    ///< Clock-status print period, in s; 0 = never.
   std::string log_level = "info";
-  int vehicles = 8;                  ///< traffic: number of vehicles.
+  int vehicles = 50;                 ///< traffic: number of vehicles.
   double speed_mps = 15.0;           ///< traffic: cruising speed, in m/s.
   double module_rate_hz = 100.0;     ///< Step rate of the role's main module, in Hz.
   double monitor_rate_hz = 1000.0;   ///< Rate of the clock monitor (checks every tick of the synced clock), in Hz.
