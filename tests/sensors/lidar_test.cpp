@@ -1,0 +1,311 @@
+// Lidar model (sensors/src/lidar.cpp) and its Embree scene (sensors/src/scene.cpp).
+#include "platoon/sensors/lidar.hpp"
+#include "platoon/sensors/scene.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <random>
+#include <vector>
+
+using namespace platoon;
+using namespace platoon::sensors;
+
+namespace {
+
+constexpr double kDeg = std::numbers::pi / 180.0;
+
+// Pose of a wall box whose front face is the plane n.p = distance_m, n = (cos yaw, sin yaw, 0).
+Pose WallPose(double distance_m, double yaw_rad, double half_thickness_m) {
+  Pose p;
+  p.position_m = Vec3(std::cos(yaw_rad), std::sin(yaw_rad), 0.0) * (distance_m + half_thickness_m);
+  p.orientation = Quat(Eigen::AngleAxisd(yaw_rad, Vec3::UnitZ()));
+  return p;
+}
+
+// One horizontal channel, no motion distortion, no range noise unless a test asks for it.
+LidarDef FanDef(double half_fov_deg, double resolution_deg) {
+  LidarDef d = IbeoLuxDef();
+  d.channel_elevations_rad = {0.0};
+  d.azimuth_min_rad = -half_fov_deg * kDeg;
+  d.azimuth_max_rad = half_fov_deg * kDeg;
+  d.azimuth_resolution_rad = resolution_deg * kDeg;
+  d.clockwise = false;
+  d.max_range_m = 1000.0;
+  d.range_noise_k = 0.0;
+  // Sub-rays off a flat wall lengthen the averaged range by ~(1 - cos(div/2)); tests that need exact
+  // geometry use the central ray only, the SNR and echo tests switch sub-rays back on.
+  d.divergence_sampling = DivergenceSampling::kCentre;
+  return d;
+}
+
+constexpr uint32_t kConcrete = 2;
+
+}  // namespace
+
+TEST_CASE("lidar scene: box hit returns distance, outward normal and tags; dynamic boxes re-pose") {
+  Scene scene;
+  scene.AddBox(WallPose(10.0, 0.0, 0.5), Vec3(0.5, 5, 5), SurfaceTag{2, 7, 3});
+  const DynamicId car = scene.AddDynamicBox(Vec3(2.3, 0.9, 0.75), SurfaceTag{3, 42, 1},
+                                            Pose{Vec3(5.0, 0.0, 0.0), Quat::Identity()});
+  scene.Commit();
+
+  Hit h = scene.Intersect(Vec3::Zero(), Vec3::UnitX(), 100.0);
+  REQUIRE(h.valid);
+  CHECK(h.distance_m == doctest::Approx(5.0 - 2.3).epsilon(1e-6));
+  CHECK(h.tag.entity_id == 42);
+  CHECK(h.normal.isApprox(-Vec3::UnitX(), 1e-6));
+
+  // Moving the car sideways uncovers the wall behind it.
+  scene.SetDynamicPose(car, Pose{Vec3(5.0, 3.0, 0.0), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitZ()))});
+  scene.Commit();
+  h = scene.Intersect(Vec3::Zero(), Vec3(2.0, 0.0, 0.0), 100.0);  // direction need not be unit
+  REQUIRE(h.valid);
+  CHECK(h.distance_m == doctest::Approx(10.0).epsilon(1e-6));
+  CHECK(h.tag.entity_id == 7);
+  CHECK(h.tag.material_id == 2);
+  CHECK(h.tag.class_id == 3);
+
+  // Rotated dynamic box: the world normal follows the instance orientation.
+  h = scene.Intersect(Vec3(5.0, 0.0, 0.0), Vec3::UnitY(), 100.0);
+  REQUIRE(h.valid);
+  CHECK(h.tag.entity_id == 42);
+  CHECK(h.normal.dot(-Vec3::UnitY()) > 0.9);
+  CHECK(h.normal.norm() == doctest::Approx(1.0));
+
+  // Miss within tmax; batched casting equals single casting.
+  CHECK_FALSE(scene.Intersect(Vec3::Zero(), Vec3::UnitX(), 9.0).valid);
+  std::vector<Ray> rays{{Vec3::Zero(), Vec3::UnitX(), 100.0}, {Vec3::Zero(), -Vec3::UnitX(), 100.0}};
+  std::vector<Hit> hits(rays.size());
+  scene.IntersectBatch(rays, hits);
+  CHECK(hits[0].valid);
+  CHECK(hits[0].distance_m == doctest::Approx(10.0).epsilon(1e-6));
+  CHECK_FALSE(hits[1].valid);
+
+  // Packets (rtcIntersect16) give bit-identical results to single rays, for any batch length.
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  rays.clear();
+  for (int i = 0; i < 1000; ++i)
+    rays.push_back({Vec3(u(rng), u(rng), u(rng)), Vec3(1.0, 2.0 * u(rng), 0.5 * u(rng)), 8.0 + 4.0 * (i % 3)});
+  rays.push_back({Vec3::Zero(), Vec3::Zero(), 10.0});  // degenerate direction: no hit
+  hits.assign(rays.size(), Hit{});
+  scene.IntersectBatch(rays, hits);
+  int n_hits = 0;
+  for (size_t i = 0; i < rays.size(); ++i) {
+    const Hit one = scene.Intersect(rays[i].origin_m, rays[i].direction, rays[i].tmax_m);
+    REQUIRE(one.valid == hits[i].valid);
+    if (!one.valid) continue;
+    ++n_hits;
+    CHECK(one.distance_m == hits[i].distance_m);
+    CHECK(one.normal == hits[i].normal);
+    CHECK(one.tag.entity_id == hits[i].tag.entity_id);
+  }
+  CHECK(n_hits > 200);
+  CHECK_FALSE(hits.back().valid);
+}
+
+TEST_CASE("lidar: flat wall at a known distance and angle gives the configured mean range and sigma") {
+  const double distance_m = 20.0, yaw_rad = 30.0 * kDeg;
+  Scene scene;
+  scene.AddBox(WallPose(distance_m, yaw_rad, 0.1), Vec3(0.1, 60, 60), SurfaceTag{kConcrete, 1, 1});
+  scene.Commit();
+
+  LidarDef def = FanDef(10.0, 0.1);
+  def.range_resolution_m = 0.04;
+  def.range_noise_k = 0.5;  // sigma = 2 cm
+  const double sigma_m = def.range_noise_k * def.range_resolution_m;
+  REQUIRE(def.Validate().empty());
+
+  std::mt19937_64 rng(1234);
+  double sum = 0.0, sum2 = 0.0;
+  int n = 0;
+  for (int scan = 0; scan < 30; ++scan) {
+    const auto pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng);
+    REQUIRE(pts.size() == static_cast<size_t>(def.BeamCount()));  // sub-rays on one wall merge: one echo each
+    for (const auto& p : pts) {
+      const double az = std::atan2(p.y_m, p.x_m);
+      const double incidence = az - yaw_rad;
+      const double expected = distance_m / std::cos(incidence);
+      const double e = p.RangeM() - expected;
+      sum += e;
+      sum2 += e * e;
+      ++n;
+      CHECK(p.echo == 0);
+      // Reported SNR is eq. 2 at this range and incidence (sub-ray spread costs < 0.1 %).
+      CHECK(p.snr == doctest::Approx(LidarSnr(def, 0.3, incidence, expected)).epsilon(2e-3));
+    }
+  }
+  const double mean = sum / n;
+  const double sd = std::sqrt(sum2 / n - mean * mean);
+  MESSAGE("wall at 20 m / 30 deg: ", n, " points, mean error ", mean * 1e3, " mm, sigma ", sd * 1e3,
+          " mm (configured ", sigma_m * 1e3, " mm)");
+  CHECK(std::abs(mean) < 4.0 * sigma_m / std::sqrt(n) + 1e-4);
+  CHECK(sd == doctest::Approx(sigma_m).epsilon(0.05));
+}
+
+TEST_CASE("lidar: returns vanish where the closed-form SNR = 5 distance says, within 1 %") {
+  for (const RangeLaw law : {RangeLaw::kLambertianD2, RangeLaw::kSeedD3}) {
+    for (const uint32_t material : {1u, kConcrete, 4u}) {
+      LidarDef def = FanDef(0.0, 0.25);  // one beam on the boresight, 3 sub-rays
+      def.divergence_sampling = DivergenceSampling::kElevationPair;
+      def.range_law = law;
+      def.kind = ScanKind::kFlash;
+      REQUIRE(def.BeamCount() == 1);
+      REQUIRE(def.snr_threshold == 5.0);
+      const double reflectance = def.materials[material].reflectance;
+      const double r_max = MaxDetectionRangeM(def, reflectance, 0.0);
+      REQUIRE(r_max > 10.0);
+      CHECK(LidarSnr(def, reflectance, 0.0, r_max) == doctest::Approx(5.0).epsilon(1e-9));
+
+      // Move the wall outward in 0.1 % steps and record the first distance without a return.
+      Scene scene;
+      const DynamicId wall = scene.AddDynamicBox(Vec3(0.1, 80, 80), SurfaceTag{material, 1, 1}, Pose{});
+      std::mt19937_64 rng(7);
+      double vanished_m = 0.0;
+      for (int step = 0; step <= 200; ++step) {
+        const double d = r_max * (0.9 + 0.001 * step);
+        scene.SetDynamicPose(wall, WallPose(d, 0.0, 0.1));
+        scene.Commit();
+        if (Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng).empty()) {
+          vanished_m = d;
+          break;
+        }
+      }
+      MESSAGE(RangeLawName(law), " rho ", reflectance, ": closed form ", r_max, " m, returns vanish at ",
+              vanished_m, " m");
+      REQUIRE(vanished_m > 0.0);
+      CHECK(std::abs(vanished_m - r_max) / r_max < 0.01);
+    }
+  }
+}
+
+TEST_CASE("lidar: a moving rotating sensor shows the expected motion distortion across the scan") {
+  const double wall_x_m = 20.0, speed_mps = 20.0;
+  Scene scene;
+  scene.AddBox(WallPose(wall_x_m, 0.0, 0.1), Vec3(0.1, 60, 60), SurfaceTag{kConcrete, 1, 1});
+  scene.Commit();
+  LidarDef def = FanDef(45.0, 0.5);
+  def.rotation_rate_hz = 10.0;
+  const double scan_s = def.ColumnTimeOffsetS(def.ColumnCount() - 1);
+  CHECK(scan_s == doctest::Approx(0.25 / 10.0));  // 90 deg of a 10 Hz revolution
+  std::mt19937_64 rng(3);
+
+  SUBCASE("linear velocity: later columns see the wall closer by v t") {
+    const auto pts = Scan(scene, Pose{}, Vec3(speed_mps, 0, 0), Vec3::Zero(), def, rng);
+    REQUIRE(pts.size() == static_cast<size_t>(def.ColumnCount()));
+    for (const auto& p : pts) CHECK(p.x_m == doctest::Approx(wall_x_m - speed_mps * p.time_offset_s).epsilon(1e-5));
+    const double spread_m = pts.front().x_m - pts.back().x_m;
+    MESSAGE("20 m/s, 90 deg at 10 Hz: wall x spread across the scan ", spread_m, " m (v T = ", speed_mps * scan_s, ")");
+    CHECK(spread_m == doctest::Approx(speed_mps * scan_s).epsilon(1e-3));
+  }
+  SUBCASE("yaw rate: each column looks along its azimuth plus the yaw turned so far") {
+    const double yaw_rate = 1.0;  // rad/s
+    const auto pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3(0, 0, yaw_rate), def, rng);
+    REQUIRE(pts.size() == static_cast<size_t>(def.ColumnCount()));
+    for (const auto& p : pts) {
+      const double az = std::atan2(p.y_m, p.x_m);
+      const double expected_range = wall_x_m / std::cos(az + yaw_rate * p.time_offset_s);
+      CHECK(p.RangeM() == doctest::Approx(expected_range).epsilon(1e-5));
+    }
+  }
+  SUBCASE("flash sensor: every beam at t = 0, no distortion") {
+    def.kind = ScanKind::kFlash;
+    const auto pts = Scan(scene, Pose{}, Vec3(speed_mps, 0, 0), Vec3::Zero(), def, rng);
+    for (const auto& p : pts) {
+      CHECK(p.time_offset_s == 0.0f);
+      CHECK(p.x_m == doctest::Approx(wall_x_m).epsilon(1e-5));
+    }
+  }
+}
+
+TEST_CASE("lidar: divergence sub-rays at an edge give two echoes, nearest first") {
+  Scene scene;
+  // Near box covers y >= 0.05 m at x = 10 m; the far wall at x = 20 m fills the rest of the beam.
+  Pose near;
+  near.position_m = Vec3(10.5, 2.55, 0.0);
+  scene.AddBox(near, Vec3(0.5, 2.5, 2.0), SurfaceTag{3, 11, 1});
+  scene.AddBox(WallPose(20.0, 0.0, 0.1), Vec3(0.1, 60, 60), SurfaceTag{kConcrete, 22, 2});
+  scene.Commit();
+
+  LidarDef def = FanDef(0.0, 0.25);
+  def.divergence_sampling = DivergenceSampling::kAzimuthPair;
+  def.beam_divergence_h_rad = 2.0 * kDeg;  // +1 deg sub-ray reaches y = 0.17 m at 10 m
+  def.echo_merge_distance_m = 0.5;
+  REQUIRE(def.RaysPerBeam() == 3);
+  std::mt19937_64 rng(5);
+  auto pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng);
+  REQUIRE(pts.size() == 2);
+  CHECK(pts[0].echo == 0);
+  CHECK(pts[0].entity_id == 11);
+  CHECK(pts[0].RangeM() == doctest::Approx(10.0 / std::cos(1.0 * kDeg)).epsilon(1e-5));
+  CHECK(pts[1].echo == 1);
+  CHECK(pts[1].entity_id == 22);
+  CHECK(pts[1].RangeM() == doctest::Approx(0.5 * (20.0 + 20.0 / std::cos(1.0 * kDeg))).epsilon(1e-5));
+  // Partial illumination: the near echo carries 1 of 3 sub-rays' power, the far one 2 of 3 (eq. 3, d^2 law).
+  const double a = def.extinction_coefficient_per_m, c1 = std::cos(1.0 * kDeg);
+  auto power = [&](double rho, double cos_i, double d) { return rho * cos_i * std::exp(-2 * a * d) / (d * d); };
+  const double near_w = power(0.5, c1, 10.0 / c1);
+  const double far_w = power(0.3, 1.0, 20.0) + power(0.3, c1, 20.0 / c1);
+  CHECK(pts[0].intensity_w / pts[1].intensity_w == doctest::Approx(near_w / far_w).epsilon(1e-4));
+  for (const auto& p : pts) CHECK(p.ring == 0);
+
+  // A merge distance beyond the depth gap fuses both into one averaged echo.
+  def.echo_merge_distance_m = 15.0;
+  pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng);
+  REQUIRE(pts.size() == 1);
+  CHECK(pts[0].echo == 0);
+  // Centre-only sampling cannot see the near box at all.
+  def.divergence_sampling = DivergenceSampling::kCentre;
+  pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng);
+  REQUIRE(pts.size() == 1);
+  CHECK(pts[0].entity_id == 22);
+}
+
+TEST_CASE("lidar: a scan is a deterministic function of the seed") {
+  Scene scene;
+  std::vector<Vec3> ground{{-200, -200, -1.8}, {200, -200, -1.8}, {200, 200, -1.8}, {-200, 200, -1.8}};
+  std::vector<std::array<uint32_t, 3>> tris{{0, 1, 2}, {0, 2, 3}};
+  scene.AddMesh(ground, tris, SurfaceTag{1, 0, 0});
+  for (int i = 0; i < 20; ++i) {
+    const double a = i * 0.31;
+    scene.AddDynamicBox(Vec3(2.3, 0.9, 0.75), SurfaceTag{3, 100u + i, 1},
+                        Pose{Vec3(15 * std::cos(a), 15 * std::sin(a), -1.0), Quat(Eigen::AngleAxisd(a, Vec3::UnitZ()))});
+  }
+  scene.Commit();
+  const LidarDef def = Vlp16Def();
+  const Pose start{Vec3(0.5, 0.2, 0.0), Quat::Identity()};
+  auto run = [&](uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    return Scan(scene, start, Vec3(10, 0, 0), Vec3(0, 0, 0.2), def, rng);
+  };
+  const auto a = run(42), b = run(42), c = run(43);
+  REQUIRE(a.size() > 1000);
+  REQUIRE(a.size() == b.size());
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(LidarPoint)) == 0);
+  REQUIRE(a.size() == c.size());  // detection does not depend on the noise draws
+  CHECK(std::memcmp(a.data(), c.data(), a.size() * sizeof(LidarPoint)) != 0);
+  bool saw_car = false, saw_ground = false;
+  for (const auto& p : a) (p.class_id == 1 ? saw_car : saw_ground) = true;
+  CHECK(saw_car);
+  CHECK(saw_ground);
+}
+
+TEST_CASE("lidar: presets validate and range law names round-trip") {
+  for (const LidarDef& d : {DefaultLidarDef(), IbeoLuxDef(), ValeoScalaDef(), Vlp16Def(), Hdl64Def(), Os1_128Def()})
+    CHECK(d.Validate().empty());
+  CHECK(IbeoLuxDef().ColumnCount() == 441);
+  CHECK(IbeoLuxDef().channel_elevations_rad.size() == 4);
+  CHECK(ValeoScalaDef().ColumnCount() == 581);
+  CHECK(Hdl64Def().channel_elevations_rad.size() == 64);
+  CHECK(Os1_128Def().ColumnCount() == 1024);
+  CHECK(Vlp16Def().ColumnCount() == 1800);
+  CHECK(ParseRangeLaw("seed_d3") == RangeLaw::kSeedD3);
+  CHECK(ParseRangeLaw(RangeLawName(RangeLaw::kLambertianD2)) == RangeLaw::kLambertianD2);
+  CHECK_FALSE(ParseRangeLaw("d4").has_value());
+  LidarDef bad = IbeoLuxDef();
+  bad.rotation_rate_hz = -5;
+  CHECK(bad.Validate().find("rotation_rate_hz") != std::string::npos);
+}
