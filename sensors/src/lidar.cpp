@@ -277,86 +277,101 @@ std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_star
   const double p_dark = DarkPowerW(def);
   std::normal_distribution<double> unit_normal(0.0, 1.0);
 
-  std::vector<Ray> rays(static_cast<size_t>(channels) * n_sub);
+  // Columns are cast in blocks, so that ray packets are full whatever the channel count.
+  constexpr int kBlockColumns = 64;
+  const size_t per_column = static_cast<size_t>(channels) * n_sub;
+  std::vector<Ray> rays(per_column * kBlockColumns);
   std::vector<Hit> hits(rays.size());
-  std::vector<Vec3> central(channels);
+  std::vector<Vec3> central(static_cast<size_t>(channels) * kBlockColumns);
+  std::vector<double> column_time(kBlockColumns);
   std::vector<SubHit> sub;
   sub.reserve(n_sub);
   points.reserve(static_cast<size_t>(columns) * channels);
 
-  for (int c = 0; c < columns; ++c) {
-    // Each column is cast from the sensor pose at its own firing time (motion distortion).
-    const double t = def.ColumnTimeOffsetS(c);
-    const Pose pose = PoseAtTime(sensor_at_scan_start, velocity_mps, angular_velocity_radps, t);
-    const Eigen::Matrix3d rot = pose.orientation.toRotationMatrix();
-    const double az = def.ColumnAzimuthRad(c);
-    for (int ch = 0; ch < channels; ++ch) {
-      const double el = def.channel_elevations_rad[ch];
-      central[ch] = BeamDirection(az, el);
-      for (int s = 0; s < n_sub; ++s) {
-        Ray& r = rays[static_cast<size_t>(ch) * n_sub + s];
-        r.origin_m = pose.position_m;
-        r.direction = rot * (s == 0 ? central[ch] : BeamDirection(az + offsets[s][0], el + offsets[s][1]));
-        r.tmax_m = def.max_range_m;
+  for (int block = 0; block < columns; block += kBlockColumns) {
+    const int block_columns = std::min(kBlockColumns, columns - block);
+    for (int bc = 0; bc < block_columns; ++bc) {
+      const int c = block + bc;
+      // Each column is cast from the sensor pose at its own firing time (motion distortion).
+      const double t = def.ColumnTimeOffsetS(c);
+      column_time[bc] = t;
+      const Pose pose = PoseAtTime(sensor_at_scan_start, velocity_mps, angular_velocity_radps, t);
+      const Eigen::Matrix3d rot = pose.orientation.toRotationMatrix();
+      const double az = def.ColumnAzimuthRad(c);
+      for (int ch = 0; ch < channels; ++ch) {
+        const double el = def.channel_elevations_rad[ch];
+        Vec3& dir = central[static_cast<size_t>(bc) * channels + ch];
+        dir = BeamDirection(az, el);
+        for (int s = 0; s < n_sub; ++s) {
+          Ray& r = rays[bc * per_column + static_cast<size_t>(ch) * n_sub + s];
+          r.origin_m = pose.position_m;
+          r.direction = rot * (s == 0 ? dir : BeamDirection(az + offsets[s][0], el + offsets[s][1]));
+          r.tmax_m = def.max_range_m;
+        }
       }
     }
-    scene.IntersectBatch(rays, hits);
+    const size_t n_rays = per_column * block_columns;
+    scene.IntersectBatch(std::span<const Ray>(rays.data(), n_rays), std::span<Hit>(hits.data(), n_rays));
 
-    for (int ch = 0; ch < channels; ++ch) {
-      // Physics per sub-ray: each carries 1/n of the beam power; the background fills the whole IFOV.
-      sub.clear();
-      double p_sun = 0.0;
-      for (int s = 0; s < n_sub; ++s) {
-        const size_t i = static_cast<size_t>(ch) * n_sub + s;
-        const Hit& h = hits[i];
-        if (!h.valid || h.distance_m < def.min_range_m) continue;
-        const LidarMaterial& m = MaterialOf(def, h.tag.material_id);
-        const double cos_i = std::abs(h.normal.dot(rays[i].direction));
-        sub.push_back({h.distance_m, ReceivedPowerW(def, m.reflectance, cos_i, h.distance_m) / n_sub, s, h.tag});
-        p_sun += SunPowerW(def, m.reflectance, h.distance_m) / n_sub;
-      }
-      if (sub.empty()) continue;
-      std::sort(sub.begin(), sub.end(), [](const SubHit& a, const SubHit& b) {
-        return a.distance_m != b.distance_m ? a.distance_m < b.distance_m : a.sub_index < b.sub_index;
-      });
-
-      // Merge sub-ray hits closer than the merge distance into one echo (seed 002 §4.3.2); an echo
-      // made of k of n sub-rays carries k/n of the beam power (partial illumination at an edge).
-      int echo = 0;
-      for (size_t b = 0; b < sub.size() && echo < def.max_echoes;) {
-        size_t e = b + 1;
-        while (e < sub.size() && sub[e].distance_m - sub[e - 1].distance_m < def.echo_merge_distance_m) ++e;
-        double sum_d = 0.0, p_r = 0.0;
-        const SubHit* label = &sub[b];  // the sub-ray nearest the centre names the echo's surface
-        for (size_t k = b; k < e; ++k) {
-          sum_d += sub[k].distance_m;
-          p_r += sub[k].power_w;
-          if (sub[k].sub_index < label->sub_index) label = &sub[k];
+    for (int bc = 0; bc < block_columns; ++bc) {
+      const int c = block + bc;
+      const double t = column_time[bc];
+      for (int ch = 0; ch < channels; ++ch) {
+        // Physics per sub-ray: each carries 1/n of the beam power; the background fills the whole IFOV.
+        sub.clear();
+        double p_sun = 0.0;
+        for (int s = 0; s < n_sub; ++s) {
+          const size_t i = bc * per_column + static_cast<size_t>(ch) * n_sub + s;
+          const Hit& h = hits[i];
+          if (!h.valid || h.distance_m < def.min_range_m) continue;
+          const LidarMaterial& m = MaterialOf(def, h.tag.material_id);
+          const double cos_i = std::abs(h.normal.dot(rays[i].direction));
+          sub.push_back({h.distance_m, ReceivedPowerW(def, m.reflectance, cos_i, h.distance_m) / n_sub, s, h.tag});
+          p_sun += SunPowerW(def, m.reflectance, h.distance_m) / n_sub;
         }
-        const double dist = sum_d / static_cast<double>(e - b);
-        b = e;
-        // Detection: SNR threshold (eq. 2) and the optional per-material threshold distance.
-        const double snr = p_r / (p_sun + p_dark);
-        const LidarMaterial& m = MaterialOf(def, label->tag.material_id);
-        if (!(snr >= def.snr_threshold)) continue;
-        if (m.max_range_m > 0.0 && dist > m.max_range_m) continue;
-        // Range noise on the distance only; angles are fixed by the hardware raster (seed 002 §4.3.3).
-        const double sigma = def.range_noise_k * def.range_resolution_m * m.noise_scale;
-        const double measured = std::max(0.0, dist + sigma * unit_normal(rng));
-        const Vec3 p = central[ch] * measured;
-        LidarPoint pt;
-        pt.x_m = static_cast<float>(p.x());
-        pt.y_m = static_cast<float>(p.y());
-        pt.z_m = static_cast<float>(p.z());
-        pt.intensity_w = static_cast<float>(p_r);
-        pt.snr = static_cast<float>(snr);
-        pt.ring = static_cast<uint16_t>(ch);
-        pt.column = static_cast<uint16_t>(c);
-        pt.time_offset_s = static_cast<float>(t);
-        pt.echo = static_cast<uint8_t>(echo++);
-        pt.entity_id = label->tag.entity_id;
-        pt.class_id = label->tag.class_id;
-        points.push_back(pt);
+        if (sub.empty()) continue;
+        std::sort(sub.begin(), sub.end(), [](const SubHit& a, const SubHit& b) {
+          return a.distance_m != b.distance_m ? a.distance_m < b.distance_m : a.sub_index < b.sub_index;
+        });
+
+        // Merge sub-ray hits closer than the merge distance into one echo (seed 002 §4.3.2); an echo
+        // made of k of n sub-rays carries k/n of the beam power (partial illumination at an edge).
+        int echo = 0;
+        for (size_t b = 0; b < sub.size() && echo < def.max_echoes;) {
+          size_t e = b + 1;
+          while (e < sub.size() && sub[e].distance_m - sub[e - 1].distance_m < def.echo_merge_distance_m) ++e;
+          double sum_d = 0.0, p_r = 0.0;
+          const SubHit* label = &sub[b];  // the sub-ray nearest the centre names the echo's surface
+          for (size_t k = b; k < e; ++k) {
+            sum_d += sub[k].distance_m;
+            p_r += sub[k].power_w;
+            if (sub[k].sub_index < label->sub_index) label = &sub[k];
+          }
+          const double dist = sum_d / static_cast<double>(e - b);
+          b = e;
+          // Detection: SNR threshold (eq. 2) and the optional per-material threshold distance.
+          const double snr = p_r / (p_sun + p_dark);
+          const LidarMaterial& m = MaterialOf(def, label->tag.material_id);
+          if (!(snr >= def.snr_threshold)) continue;
+          if (m.max_range_m > 0.0 && dist > m.max_range_m) continue;
+          // Range noise on the distance only; angles are fixed by the hardware raster (seed 002 §4.3.3).
+          const double sigma = def.range_noise_k * def.range_resolution_m * m.noise_scale;
+          const double measured = std::max(0.0, dist + sigma * unit_normal(rng));
+          const Vec3 p = central[static_cast<size_t>(bc) * channels + ch] * measured;
+          LidarPoint pt;
+          pt.x_m = static_cast<float>(p.x());
+          pt.y_m = static_cast<float>(p.y());
+          pt.z_m = static_cast<float>(p.z());
+          pt.intensity_w = static_cast<float>(p_r);
+          pt.snr = static_cast<float>(snr);
+          pt.ring = static_cast<uint16_t>(ch);
+          pt.column = static_cast<uint16_t>(c);
+          pt.time_offset_s = static_cast<float>(t);
+          pt.echo = static_cast<uint8_t>(echo++);
+          pt.entity_id = label->tag.entity_id;
+          pt.class_id = label->tag.class_id;
+          points.push_back(pt);
+        }
       }
     }
   }
