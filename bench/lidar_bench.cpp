@@ -210,16 +210,21 @@ int main(int argc, char** argv) {
 
   const size_t nb = std::min(rays.size(), static_cast<size_t>(bullet_rays));
   const size_t stride = rays.size() / nb;
-  size_t exact_embree = 0, exact_bullet = 0;
-  size_t agree = 0, agree_10cm = 0, same_hit = 0, bullet_hits = 0, bullet_done = 0;
-  t0 = Now();
-  for (size_t k = 0; k < nb; ++k) {
-    const Ray& r = rays[k * stride];
+  // One Bullet ray test, as the baseline casts it.
+  auto bullet_cast = [&bullet](const Ray& r) {
     const Vec3 to = r.origin_m + r.direction.normalized() * r.tmax_m;
     const btVector3 bf(btScalar(r.origin_m.x()), btScalar(r.origin_m.y()), btScalar(r.origin_m.z()));
     const btVector3 bt(btScalar(to.x()), btScalar(to.y()), btScalar(to.z()));
     btCollisionWorld::ClosestRayResultCallback cb(bf, bt);
     bullet.world.rayTest(bf, bt, cb);
+    return cb;
+  };
+  size_t exact_embree = 0, exact_bullet = 0;
+  size_t agree = 0, agree_10cm = 0, same_hit = 0, bullet_hits = 0, bullet_done = 0;
+  t0 = Now();
+  for (size_t k = 0; k < nb; ++k) {
+    const Ray& r = rays[k * stride];
+    const auto cb = bullet_cast(r);
     ++bullet_done;
     const Hit& e = hits[k * stride];
     const bool bh = cb.hasHit();
@@ -236,11 +241,7 @@ int main(int argc, char** argv) {
   t0 = Now();
   for (size_t k = 0; k < nb; ++k) {
     const Ray& r = rays[k * stride];
-    const Vec3 to = r.origin_m + r.direction.normalized() * r.tmax_m;
-    const btVector3 bf(btScalar(r.origin_m.x()), btScalar(r.origin_m.y()), btScalar(r.origin_m.z()));
-    const btVector3 bt(btScalar(to.x()), btScalar(to.y()), btScalar(to.z()));
-    btCollisionWorld::ClosestRayResultCallback cb(bf, bt);
-    bullet.world.rayTest(bf, bt, cb);
+    const auto cb = bullet_cast(r);
   }
   const double bullet_rps = static_cast<double>(bullet_done) / (Now() - t0);
   std::printf("\nray casts, one core, %zu HDL-64E rays (%zu through Bullet):\n", rays.size(), bullet_done);
