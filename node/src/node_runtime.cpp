@@ -1,6 +1,8 @@
 #include "platoon/node/node_runtime.hpp"
 
 #include "platoon/node/clock_monitor.hpp"
+#include "platoon/node/fusion.hpp"
+#include "platoon/node/sensor_host.hpp"
 #include "platoon/node/module.hpp"
 #include "platoon/node/road_traffic_module.hpp"
 #include "platoon/node/traffic.hpp"
@@ -17,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace platoon::node {
@@ -109,6 +112,44 @@ class RuntimeContext final : public ModuleContext {
 
   uint32_t NodeId() const override { return node_id.load(); }
 
+  void PublishData(const protocol::Message& message) override {
+    if (!data_pub_) return;
+    data_pub_->Send(Encode(message));
+    ++data_sent_;
+  }
+
+  void SubscribeData(const std::vector<std::string>& stream_ids) override {
+    subscribed_ = stream_ids;
+    nodes_seen_ = ~0ull;  // re-resolve at the next ReceiveData
+  }
+
+  std::optional<std::string> ReceiveData(int64_t wait_ns) override {
+    if (!data_sub_) return std::nullopt;
+    ResolveSubscriptions();
+    auto p = wait_ns > 0 ? data_sub_->Receive(std::chrono::nanoseconds(wait_ns)) : data_sub_->TryReceive();
+    if (!p) return std::nullopt;
+    return std::move(p->data);
+  }
+
+  std::vector<protocol::NodeInfo> Nodes() const override {
+    std::lock_guard lock(nodes_mutex_);
+    return nodes_;
+  }
+
+  // Network thread: the node table of a keyframe.
+  void SetNodes(const std::vector<protocol::NodeInfo>& nodes) {
+    std::lock_guard lock(nodes_mutex_);
+    if (nodes == nodes_) return;
+    nodes_ = nodes;
+    ++nodes_version_;
+  }
+
+  void SetDataChannels(transport::Channel* pub, transport::Channel* sub) {
+    data_pub_ = pub;
+    data_sub_ = sub;
+  }
+  uint64_t DataSent() const { return data_sent_; }
+
   // Sends what the step published, as one NodeState, to the network thread.
   void Flush() {
     if (pending_.empty()) return;
@@ -135,6 +176,38 @@ class RuntimeContext final : public ModuleContext {
   std::map<uint64_t, dr::SendPolicy> policies_;
   std::vector<protocol::EntityState> pending_;
   uint64_t sequence_ = 0, sent_entities_ = 0, sent_states_ = 0;
+
+  // Module thread: connects the data SUB socket to every endpoint publishing a subscribed stream.
+  void ResolveSubscriptions() {
+    uint64_t version;
+    std::vector<protocol::NodeInfo> nodes;
+    {
+      std::lock_guard lock(nodes_mutex_);
+      version = nodes_version_;
+      if (version == nodes_seen_) return;
+      nodes = nodes_;
+    }
+    nodes_seen_ = version;
+    std::set<std::string> wanted;
+    for (const auto& n : nodes)
+      for (const auto& e : n.endpoints)
+        if (std::find(subscribed_.begin(), subscribed_.end(), e.stream_id) != subscribed_.end()) wanted.insert(e.Endpoint());
+    for (const auto& ep : connected_)
+      if (!wanted.count(ep)) data_sub_->Disconnect(ep);
+    for (const auto& ep : wanted)
+      if (!connected_.count(ep)) data_sub_->Connect(ep);
+    connected_ = std::move(wanted);
+  }
+
+  transport::Channel* data_pub_ = nullptr;
+  transport::Channel* data_sub_ = nullptr;
+  uint64_t data_sent_ = 0;
+  std::vector<std::string> subscribed_;
+  std::set<std::string> connected_;
+  uint64_t nodes_seen_ = ~0ull;
+  mutable std::mutex nodes_mutex_;
+  std::vector<protocol::NodeInfo> nodes_;
+  uint64_t nodes_version_ = 0;
 };
 
 // Steps every module at its own rate while the session runs.
@@ -172,10 +245,12 @@ void RunModules(std::vector<std::unique_ptr<Module>>& modules, const SimClock& s
 bool RoleAvailable(protocol::Role role, std::string& why) {
   switch (role) {
     case protocol::Role::kObserver:
-    case protocol::Role::kTraffic: return true;
+    case protocol::Role::kTraffic:
+    case protocol::Role::kSensor:
+    case protocol::Role::kFusion: return true;
     default:
       why = "role '" + std::string(protocol::RoleName(role)) +
-            "' is not available in this version (available: observer, traffic)";
+            "' is not available in this version (available: observer, traffic, sensor, fusion)";
       return false;
   }
 }
@@ -209,11 +284,41 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
       modules.push_back(std::make_unique<RoadTrafficModule>(session, def));
     else if (def.role == protocol::Role::kTraffic)
       modules.push_back(std::make_unique<TrafficModule>(def));
+    else if (def.role == protocol::Role::kSensor)
+      modules.push_back(std::make_unique<SensorHostModule>(session, def, log_));
+    else if (def.role == protocol::Role::kFusion)
+      modules.push_back(std::make_unique<FusionModule>(session, def, log_));
   } catch (const config::ConfigError& e) {
     log_->error("{}", e.what());
     return kExitUsage;
+  } catch (const std::exception& e) {
+    log_->error("cannot start the {} role: {}", protocol::RoleName(def.role), e.what());
+    return kExitFailure;
   }
   modules.push_back(std::make_unique<ViewMonitor>(session, def.name, log_));
+
+  // Data streams: one PUB socket for what this node's modules publish, one SUB for what they read.
+  std::vector<protocol::DataEndpoint> endpoints;
+  for (const auto& m : modules)
+    for (auto e : m->Streams()) endpoints.push_back(std::move(e));
+  transport::ChannelDef data_def{.send_hwm = 100, .receive_hwm = 100, .faults = session.faults};
+  transport::Channel data_pub(context, transport::Pattern::kPub, data_def);
+  transport::Channel data_sub(context, transport::Pattern::kSub, data_def);
+  if (!endpoints.empty()) {
+    std::string bound;
+    try {
+      bound = data_pub.Bind(transport::TcpEndpoint("*", def.data_port));
+    } catch (const zmq::error_t& e) {
+      log_->error("cannot bind the data socket on port {}: {}", def.data_port, e.what());
+      return kExitFailure;
+    }
+    for (auto& e : endpoints) {
+      e.port = transport::PortOf(bound);
+      e.address = def.advertise_address;
+      log_->info("publishes {} stream '{}' on {}", protocol::StreamKindName(e.kind), e.stream_id, bound);
+    }
+  }
+  module_context.SetDataChannels(endpoints.empty() ? nullptr : &data_pub, &data_sub);
 
   std::atomic<bool> stop_threads{false};
   ClockMonitor monitor(clock_, def.monitor_rate_hz, options_.truth_check, options_.truth_warmup_s);
@@ -223,6 +328,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   const uint16_t version = options_.protocol_version ? options_.protocol_version : protocol::kProtocolVersion;
   auto send_join = [&] {
     protocol::Join join{def.name, def.role, Hostname(), version, static_cast<uint32_t>(getpid())};
+    join.endpoints = endpoints;
     sim_clock.Describe(join);
     control.Send(protocol::EncodeWithVersion(join, version));
   };
@@ -264,6 +370,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
       }
     }
     sim_clock.Follow(w);
+    if (!w.nodes.empty()) module_context.SetNodes(w.nodes);
     const ApplyResult r = view.Apply(w, node_id, sim_clock.SimNowNs(), snapshot);
     if (r.reset) {
       ++server_restarts;

@@ -52,7 +52,8 @@ protocol::EntityState TrafficTruth(const config::NodeDef& node, uint32_t index, 
   // each a little faster than the one before, so they never need to overtake within a session.
   const uint64_t h = VehicleId(node.name, 0) >> 16;
   StadiumTrack track;
-  track.center_m = Vec3(static_cast<double>(h % 1000) * 300.0, static_cast<double>((h / 1000) % 1000) * 300.0, 0);
+  track.center_m = node.track_center_m ? *node.track_center_m
+                                       : Vec3(static_cast<double>(h % 1000) * 300.0, static_cast<double>((h / 1000) % 1000) * 300.0, 0);
   const double spacing = track.LengthM() / std::max(1, node.vehicles);
   const double speed = node.speed_mps * (1.0 + 0.01 * index);
   protocol::EntityState e;

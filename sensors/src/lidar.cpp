@@ -260,14 +260,27 @@ double MaxDetectionRangeM(const LidarDef& def, double reflectance, double incide
 }
 
 Pose PoseAtTime(const Pose& start, const Vec3& velocity_mps, const Vec3& angular_velocity_radps, double t_s) {
+  // Constant twist: the velocity turns with the body, p(t) = p0 + int_0^t exp([w] s) v ds
+  //   = p0 + (I t + (1 - cos th) / |w|^2 [w] + (t - sin th / |w|) / |w|^2 [w]^2) v,  th = |w| t,
+  // exact on circles (a vehicle in a steady bend), the straight line when w = 0.
   Pose p;
-  p.position_m = start.position_m + velocity_mps * t_s;
+  const double w = angular_velocity_radps.norm();
+  if (w * std::abs(t_s) < 1e-9) {
+    p.position_m = start.position_m + velocity_mps * t_s;
+  } else {
+    const double th = w * t_s;
+    const Vec3 wv = angular_velocity_radps.cross(velocity_mps);
+    const Vec3 wwv = angular_velocity_radps.cross(wv);
+    p.position_m = start.position_m + velocity_mps * t_s + wv * ((1.0 - std::cos(th)) / (w * w)) +
+                   wwv * ((t_s - std::sin(th) / w) / (w * w));
+  }
   p.orientation = (QuatFromAngularVelocity(angular_velocity_radps, t_s) * start.orientation).normalized();
   return p;
 }
 
 std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
-                             const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng) {
+                             const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng,
+                             const std::function<void(double)>& before_block) {
   assert(def.Validate().empty());
   std::vector<LidarPoint> points;
   const int columns = def.ColumnCount();
@@ -290,6 +303,9 @@ std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_star
 
   for (int block = 0; block < columns; block += kBlockColumns) {
     const int block_columns = std::min(kBlockColumns, columns - block);
+    // Moving entities are posed at the block's middle firing time (within half a block of each ray's own).
+    if (before_block)
+      before_block(0.5 * (def.ColumnTimeOffsetS(block) + def.ColumnTimeOffsetS(block + block_columns - 1)));
     for (int bc = 0; bc < block_columns; ++bc) {
       const int c = block + bc;
       // Each column is cast from the sensor pose at its own firing time (motion distortion).

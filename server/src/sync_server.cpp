@@ -159,7 +159,7 @@ void SyncServer::HandleTime(const transport::Packet& packet) {
 void SyncServer::HandleControl(const transport::Packet& packet, int64_t now) {
   const auto d = Decode(packet.data);
   if (d.error == DecodeError::kVersionMismatch && d.message && std::holds_alternative<protocol::Join>(*d.message)) {
-    HandleJoin(packet.peer, std::get<protocol::Join>(*d.message), d.peer_version, now);
+    HandleJoin(packet, std::get<protocol::Join>(*d.message), d.peer_version, now);
     return;
   }
   if (d.error != DecodeError::kNone) {
@@ -173,7 +173,7 @@ void SyncServer::HandleControl(const transport::Packet& packet, int64_t now) {
   }
   const auto& m = *d.message;
   if (const auto* join = std::get_if<protocol::Join>(&m)) {
-    HandleJoin(packet.peer, *join, d.peer_version, now);
+    HandleJoin(packet, *join, d.peer_version, now);
     return;
   }
   // Session control, parameters and status may come from tools that never joined (a viewer, a script).
@@ -231,7 +231,9 @@ void SyncServer::HandleControl(const transport::Packet& packet, int64_t now) {
   }
 }
 
-void SyncServer::HandleJoin(const std::string& peer, const protocol::Join& join, uint16_t peer_version, int64_t now) {
+void SyncServer::HandleJoin(const transport::Packet& packet, const protocol::Join& join, uint16_t peer_version,
+                            int64_t now) {
+  const std::string& peer = packet.peer;
   if (peer_version != protocol::kProtocolVersion || join.protocol_version != protocol::kProtocolVersion) {
     ++counters_.version_refused;
     const uint16_t v = peer_version != protocol::kProtocolVersion ? peer_version : join.protocol_version;
@@ -262,6 +264,14 @@ void SyncServer::HandleJoin(const std::string& peer, const protocol::Join& join,
   record->info.name = join.name;
   record->info.role = join.role;
   record->info.host = join.host;
+  record->info.pid = join.pid;
+  // Data streams are reached at the address this join came from, unless the node names one.
+  record->info.endpoints = join.endpoints;
+  for (auto& e : record->info.endpoints)
+    if (e.address.empty()) e.address = packet.peer_address.empty() ? "127.0.0.1" : packet.peer_address;
+  for (const auto& e : record->info.endpoints)
+    log_->info("node '{}' publishes {} stream '{}' at {}", join.name, protocol::StreamKindName(e.kind), e.stream_id,
+               e.Endpoint());
   record->info.last_seen_ns = now;
   MarkOwnerAlive(*record);
   record->peer = peer;

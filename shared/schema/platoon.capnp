@@ -54,6 +54,26 @@ struct Join {
   sessionPhase @5 :SessionPhase;
   simAnchorNs @6 :Int64;        # sim time at refAnchorNs (valid when sessionPhase is running/paused)
   refAnchorNs @7 :Int64;
+  endpoints @8 :List(DataEndpoint);  # data streams this node publishes (sensor hosts, fusion)
+}
+
+# --- discovery of data streams (sensor outputs never pass through the server) ---
+
+enum StreamKind {
+  unknown @0;
+  lidar @1;
+  radar @2;
+  camera @3;
+  imu @4;
+  gnss @5;
+  fused @6;
+}
+
+struct DataEndpoint {
+  streamId @0 :Text;            # sensor id, unique in the session, e.g. "lidar_front"
+  kind @1 :StreamKind;
+  port @2 :UInt16;              # TCP port of the node's data PUB socket
+  address @3 :Text;             # empty in a Join: the server fills in the address it saw the join come from
 }
 
 struct Welcome {
@@ -149,6 +169,8 @@ struct NodeInfo {
   lossFraction @7 :Float32;
   lastSeenNs @8 :Int64;         # server reference time of the last message from the node
   lost @9 :Bool;
+  endpoints @10 :List(DataEndpoint);  # the node's data streams, addresses filled in by the server
+  pid @11 :UInt32;              # process id: changes when the node restarts
 }
 
 enum SessionPhase {
@@ -223,6 +245,118 @@ struct ParamReply {
 
 struct StatusRequest {}
 
+# --- sensor data (data socket: one PUB per publishing node -> SUBs; subscribers filter by sensorId) ---
+
+struct SensorHeader {
+  sensorId @0 :Text;
+  kind @1 :StreamKind;
+  nodeId @2 :UInt32;            # publishing node
+  sequence @3 :UInt64;          # per stream, from 1; restarts at 1 when the host restarts
+  stampNs @4 :Int64;            # sim time of the measurement (scan start for a lidar)
+  entityId @5 :UInt64;          # entity the sensor is mounted on
+  mountPosition @6 :Vec3;       # sensor frame origin in the vehicle frame (rear-axle centre), m
+  mountOrientation @7 :Quat;    # sensor to vehicle rotation
+  hostEpoch @8 :UInt64;         # random per host process run: tells a restarted host's stream apart
+}
+
+struct PointCloud {
+  header @0 :SensorHeader;
+  durationNs @1 :Int64;         # scan duration; every point's time offset lies in [0, durationNs]
+  pointCount @2 :UInt32;
+  pointStride @3 :UInt16;       # bytes per point record (32, layout in docs/PROTOCOL.md)
+  points @4 :Data;              # packed little-endian point records
+  vehicleFrame @5 :Bool;        # false: sensor frame at each point's own time; true: vehicle frame
+}
+
+struct RadarDetection {
+  rangeM @0 :Float32;
+  azimuthRad @1 :Float32;
+  rangeRateMps @2 :Float32;
+  rcsDbsm @3 :Float32;
+  objectClass @4 :UInt8;        # 1 car, 2 truck, 3 pedestrian, 4 motorcycle, 5 bicycle, 6 unknown
+  entityId @5 :UInt32;          # ground truth; 0 for a false positive
+  falsePositive @6 :Bool;
+  lengthM @7 :Float32;
+  widthM @8 :Float32;
+  orientationRad @9 :Float32;
+  xM @10 :Float32;
+  yM @11 :Float32;
+}
+
+struct RadarScan {
+  header @0 :SensorHeader;
+  detections @1 :List(RadarDetection);
+}
+
+struct ImuMeasurement {
+  header @0 :SensorHeader;
+  angularVelocity @1 :Vec3;     # sensor frame, rad/s
+  acceleration @2 :Vec3;        # sensor frame, m/s^2 (specific force, gravity included)
+}
+
+struct GnssMeasurement {
+  header @0 :SensorHeader;
+  latitudeDeg @1 :Float64;
+  longitudeDeg @2 :Float64;
+  altitudeM @3 :Float64;
+  velocityEnu @4 :Vec3;         # m/s
+  horizontalSigmaM @5 :Float64;
+  verticalSigmaM @6 :Float64;
+}
+
+struct CameraRoi {
+  entityId @0 :UInt32;
+  classId @1 :UInt32;
+  uMin @2 :Float32;             # px, image u right, v down
+  vMin @3 :Float32;
+  uMax @4 :Float32;
+  vMax @5 :Float32;
+  depthM @6 :Float32;
+  occlusionRatio @7 :Float32;
+  truncated @8 :Bool;
+}
+
+struct CameraFrame {
+  header @0 :SensorHeader;
+  width @1 :UInt32;
+  height @2 :UInt32;
+  fx @3 :Float64;
+  fy @4 :Float64;
+  cx @5 :Float64;
+  cy @6 :Float64;
+  rois @7 :List(CameraRoi);
+  encoding @8 :Text;            # "" (no image), "rgb8" or "png"
+  image @9 :Data;
+}
+
+enum SourceStatus {
+  ok @0;
+  late @1;                      # arrived after the fusion timeout: not in this frame
+  missing @2;                   # no cloud for this frame
+}
+
+struct FusedSource {
+  sensorId @0 :Text;
+  stampNs @1 :Int64;            # scan start of the merged cloud (0 when missing)
+  pointCount @2 :UInt32;
+  status @3 :SourceStatus;
+  hostEpoch @4 :UInt64;
+  sequence @5 :UInt64;          # the source cloud's sequence number
+}
+
+struct FusedCloud {
+  sensorId @0 :Text;            # the fusion stream id
+  nodeId @1 :UInt32;
+  sequence @2 :UInt64;
+  referenceNs @3 :Int64;        # sim time every point is compensated to
+  entityId @4 :UInt64;          # the ego vehicle; points are in its frame at referenceNs
+  sources @5 :List(FusedSource);
+  pointCount @6 :UInt32;
+  pointStride @7 :UInt16;
+  points @8 :Data;              # packed point records, source index in each
+  motionCompensated @9 :Bool;
+}
+
 struct Envelope {
   magic @0 :UInt32;
   version @1 :UInt16;
@@ -244,5 +378,11 @@ struct Envelope {
     paramSet @16 :ParamSet;
     paramReply @17 :ParamReply;
     statusRequest @18 :StatusRequest;
+    pointCloud @19 :PointCloud;
+    radarScan @20 :RadarScan;
+    imuMeasurement @21 :ImuMeasurement;
+    gnssMeasurement @22 :GnssMeasurement;
+    cameraFrame @23 :CameraFrame;
+    fusedCloud @24 :FusedCloud;
   }
 }

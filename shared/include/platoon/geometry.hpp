@@ -41,6 +41,10 @@ Quat QuatFromAngularVelocity(const Vec3& w_radps, double dt_s);
 /// Smallest angle between two orientations, in rad, in [0, pi].
 double AngleBetween(const Quat& a, const Quat& b);
 
+/// Centre of an entity's box in its own frame (origin at the rear-axle centre): the rear overhang is
+/// 20 % of the length (a 4.5 m car: 0.9 m), the box stands on the ground. `size_m` = length, width, height.
+inline Vec3 BoxCentreInBody(const Vec3& size_m) { return Vec3(0.3 * size_m.x(), 0.0, 0.5 * size_m.z()); }
+
 /// Nanoseconds to seconds.
 inline constexpr double NsToS(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
 /// Seconds to nanoseconds (rounded to nearest).

@@ -1,5 +1,6 @@
 #include "platoon/config/session.hpp"
 
+#include <cmath>
 #include <set>
 
 namespace platoon::config {
@@ -52,6 +53,43 @@ NodeDef ReadNodeDef(const Table& t) {
   d.module_rate_hz = t.GetDouble("module_rate_hz", d.module_rate_hz, 1, 10000);
   d.monitor_rate_hz = t.GetDouble("monitor_rate_hz", d.monitor_rate_hz, 1, 10000);
   d.traffic_model = t.GetString("traffic_model", d.traffic_model, {"stadium", "road"});
+  if (t.Has("track_center")) {
+    const auto c = t.GetDoubleArray("track_center", {}, 2, -1e7, 1e7);
+    d.track_center_m = Vec3(c[0], c[1], 0);
+  }
+  d.attach_to = t.GetString("attach_to", d.attach_to);
+  d.data_port = static_cast<uint16_t>(t.GetInt("data_port", d.data_port, 0, 65535));
+  d.advertise_address = t.GetString("advertise_address", d.advertise_address);
+  d.sensors = t.TableArray("sensor");
+  d.fusion = t.Sub("fusion");
+  if (!d.sensors.empty() && d.role != protocol::Role::kSensor)
+    t.Fail("sensor", "[[node.sensor]] entries need role = \"sensor\", got \"" + role + "\"");
+  if (d.fusion && d.role != protocol::Role::kFusion)
+    t.Fail("fusion", "[node.fusion] needs role = \"fusion\", got \"" + role + "\"");
+  if ((d.role == protocol::Role::kSensor || d.role == protocol::Role::kFusion) && d.attach_to.empty())
+    t.Fail("attach_to", "a " + role + " node needs attach_to = \"<node name>[:<vehicle index>]\"");
+  t.RejectUnknownKeys();
+  return d;
+}
+
+SceneDef ReadSceneDef(const Table& t) {
+  SceneDef d;
+  d.ground = t.GetBool("ground", d.ground);
+  d.ground_half_size_m = t.GetDouble("ground_half_size_m", d.ground_half_size_m, 1, 1e6);
+  d.road_environment = t.GetBool("road_environment", d.road_environment);
+  for (const auto& b : t.TableArray("box")) {
+    SceneBoxDef box;
+    box.id = static_cast<uint32_t>(b.GetInt("id", 0, 1, UINT32_MAX));
+    if (!b.Has("id")) b.Fail("id", "is required (a non-zero integer entity id)");
+    const auto p = b.GetDoubleArray("position", {0, 0, 0}, 3);
+    box.position_m = Vec3(p[0], p[1], p[2]);
+    const auto sz = b.GetDoubleArray("size", {1, 1, 1}, 3, 1e-3, 1e4);
+    box.size_m = Vec3(sz[0], sz[1], sz[2]);
+    box.yaw_rad = b.GetDouble("yaw_deg", 0, -360, 360) * M_PI / 180.0;
+    box.material = static_cast<uint32_t>(b.GetInt("material", box.material, 0, 255));
+    b.RejectUnknownKeys();
+    d.boxes.push_back(box);
+  }
   t.RejectUnknownKeys();
   return d;
 }
@@ -67,7 +105,9 @@ SessionDef ReadSession(const Table& root) {
   if (auto t = root.Sub("server")) s.server = ReadServerDef(*t);
   if (auto t = root.Sub("clock")) s.clock = ReadClockDef(*t);
   if (auto t = root.Sub("faults")) s.faults = ReadFaultDef(*t);
+  if (auto t = root.Sub("scene")) s.scene = ReadSceneDef(*t);
   if (auto t = root.Sub("road")) {
+    s.has_road = true;
     RoadSessionDef& r = s.road;
     r.file = t->GetString("file", r.file);
     // A relative road file is found next to the session file, wherever the process runs.

@@ -134,6 +134,45 @@ std::string Table::RequireString(const std::string& key, const std::vector<std::
   return GetString(key, {}, allowed);
 }
 
+std::vector<double> Table::GetDoubleArray(const std::string& key, const std::vector<double>& fallback, size_t size,
+                                          double min, double max) const {
+  const auto* n = static_cast<const toml::node*>(Node(key));
+  if (!n) return fallback;
+  const auto* arr = n->as_array();
+  if (!arr) Fail(key, "expected an array of numbers, got " + Describe(*n));
+  if (size > 0 && arr->size() != size)
+    Fail(key, "expected " + std::to_string(size) + " numbers, got " + std::to_string(arr->size()));
+  std::vector<double> out;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const toml::node& e = (*arr)[i];
+    double v = 0;
+    if (auto f = e.value_exact<double>()) v = *f;
+    else if (auto k = e.value_exact<int64_t>()) v = static_cast<double>(*k);
+    else Fail(key, "element " + std::to_string(i) + ": expected a number, got " + Describe(e));
+    if (!(v >= min && v <= max)) {
+      std::ostringstream os;
+      os << "element " << i << ": expected a number in [" << min << ", " << max << "], got " << v;
+      Fail(key, os.str());
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<std::string> Table::GetStringArray(const std::string& key, const std::vector<std::string>& fallback) const {
+  const auto* n = static_cast<const toml::node*>(Node(key));
+  if (!n) return fallback;
+  const auto* arr = n->as_array();
+  if (!arr) Fail(key, "expected an array of strings, got " + Describe(*n));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    auto v = (*arr)[i].value_exact<std::string>();
+    if (!v) Fail(key, "element " + std::to_string(i) + ": expected a string, got " + Describe((*arr)[i]));
+    out.push_back(*v);
+  }
+  return out;
+}
+
 std::optional<Table> Table::Sub(const std::string& key) const {
   const auto* n = static_cast<const toml::node*>(Node(key));
   if (!n) return std::nullopt;

@@ -83,6 +83,126 @@ EntityState Get(wire::EntityState::Reader r) {
   return e;
 }
 
+void Put(wire::DataEndpoint::Builder b, const DataEndpoint& e) {
+  b.setStreamId(e.stream_id);
+  b.setKind(CastEnum<wire::StreamKind>(e.kind));
+  b.setPort(e.port);
+  b.setAddress(e.address);
+}
+
+DataEndpoint Get(wire::DataEndpoint::Reader r) {
+  return DataEndpoint{r.getStreamId(), CastEnum<StreamKind>(r.getKind()), r.getPort(), r.getAddress()};
+}
+
+void Put(wire::SensorHeader::Builder b, const SensorHeader& h) {
+  b.setSensorId(h.sensor_id);
+  b.setKind(CastEnum<wire::StreamKind>(h.kind));
+  b.setNodeId(h.node_id);
+  b.setSequence(h.sequence);
+  b.setStampNs(h.stamp_ns);
+  b.setEntityId(h.entity_id);
+  Put(b.initMountPosition(), h.mount_position_m);
+  Put(b.initMountOrientation(), h.mount_orientation);
+  b.setHostEpoch(h.host_epoch);
+}
+
+SensorHeader Get(wire::SensorHeader::Reader r) {
+  SensorHeader h;
+  h.sensor_id = r.getSensorId();
+  h.kind = CastEnum<StreamKind>(r.getKind());
+  h.node_id = r.getNodeId();
+  h.sequence = r.getSequence();
+  h.stamp_ns = r.getStampNs();
+  h.entity_id = r.getEntityId();
+  h.mount_position_m = Get(r.getMountPosition());
+  h.mount_orientation = Get(r.getMountOrientation());
+  h.host_epoch = r.getHostEpoch();
+  return h;
+}
+
+void Put(wire::RadarDetection::Builder b, const RadarDetection& d) {
+  b.setRangeM(d.range_m);
+  b.setAzimuthRad(d.azimuth_rad);
+  b.setRangeRateMps(d.range_rate_mps);
+  b.setRcsDbsm(d.rcs_dbsm);
+  b.setObjectClass(d.object_class);
+  b.setEntityId(d.entity_id);
+  b.setFalsePositive(d.false_positive);
+  b.setLengthM(d.length_m);
+  b.setWidthM(d.width_m);
+  b.setOrientationRad(d.orientation_rad);
+  b.setXM(d.x_m);
+  b.setYM(d.y_m);
+}
+
+RadarDetection Get(wire::RadarDetection::Reader r) {
+  return RadarDetection{r.getRangeM(),  r.getAzimuthRad(), r.getRangeRateMps(),   r.getRcsDbsm(),
+                        r.getObjectClass(), r.getEntityId(), r.getFalsePositive(), r.getLengthM(),
+                        r.getWidthM(),  r.getOrientationRad(), r.getXM(),          r.getYM()};
+}
+
+void Put(wire::CameraRoi::Builder b, const CameraRoi& c) {
+  b.setEntityId(c.entity_id);
+  b.setClassId(c.class_id);
+  b.setUMin(c.u_min);
+  b.setVMin(c.v_min);
+  b.setUMax(c.u_max);
+  b.setVMax(c.v_max);
+  b.setDepthM(c.depth_m);
+  b.setOcclusionRatio(c.occlusion_ratio);
+  b.setTruncated(c.truncated);
+}
+
+CameraRoi Get(wire::CameraRoi::Reader r) {
+  return CameraRoi{r.getEntityId(), r.getClassId(), r.getUMin(),           r.getVMin(),     r.getUMax(),
+                   r.getVMax(),     r.getDepthM(),  r.getOcclusionRatio(), r.getTruncated()};
+}
+
+void Put(wire::FusedSource::Builder b, const FusedSource& f) {
+  b.setSensorId(f.sensor_id);
+  b.setStampNs(f.stamp_ns);
+  b.setPointCount(f.point_count);
+  b.setStatus(CastEnum<wire::SourceStatus>(f.status));
+  b.setHostEpoch(f.host_epoch);
+  b.setSequence(f.sequence);
+}
+
+FusedSource Get(wire::FusedSource::Reader r) {
+  return FusedSource{r.getSensorId(), r.getStampNs(), r.getPointCount(), CastEnum<SourceStatus>(r.getStatus()),
+                     r.getHostEpoch(), r.getSequence()};
+}
+
+capnp::Data::Reader AsData(const std::string& bytes) {
+  return capnp::Data::Reader(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size());
+}
+std::string FromData(capnp::Data::Reader d) { return std::string(reinterpret_cast<const char*>(d.begin()), d.size()); }
+
+void Put(wire::Parameter::Builder b, const Parameter& p) {
+  b.setPath(p.path);
+  b.setValue(p.value);
+  b.setWritable(p.writable);
+  b.setDescription(p.description);
+}
+
+Parameter Get(wire::Parameter::Reader r) {
+  return Parameter{r.getPath(), r.getValue(), r.getWritable(), r.getDescription()};
+}
+
+NodeInfo Get(wire::NodeInfo::Reader r);  // defined below, used by GetList
+
+template <class T, class ListBuilder, class F>
+void PutList(ListBuilder list, const std::vector<T>& items, F&& put) {
+  for (unsigned i = 0; i < items.size(); ++i) put(list[i], items[i]);
+}
+
+template <class T, class ListReader>
+std::vector<T> GetList(ListReader list) {
+  std::vector<T> out;
+  out.reserve(list.size());
+  for (auto item : list) out.push_back(Get(item));
+  return out;
+}
+
 void Put(wire::NodeInfo::Builder b, const NodeInfo& n) {
   b.setNodeId(n.node_id);
   b.setName(n.name);
@@ -94,6 +214,8 @@ void Put(wire::NodeInfo::Builder b, const NodeInfo& n) {
   b.setLossFraction(n.loss_fraction);
   b.setLastSeenNs(n.last_seen_ns);
   b.setLost(n.lost);
+  PutList(b.initEndpoints(n.endpoints.size()), n.endpoints, [](auto x, const auto& e) { Put(x, e); });
+  b.setPid(n.pid);
 }
 
 NodeInfo Get(wire::NodeInfo::Reader r) {
@@ -108,32 +230,11 @@ NodeInfo Get(wire::NodeInfo::Reader r) {
   n.loss_fraction = r.getLossFraction();
   n.last_seen_ns = r.getLastSeenNs();
   n.lost = r.getLost();
+  n.endpoints = GetList<DataEndpoint>(r.getEndpoints());
+  n.pid = r.getPid();
   return n;
 }
 
-void Put(wire::Parameter::Builder b, const Parameter& p) {
-  b.setPath(p.path);
-  b.setValue(p.value);
-  b.setWritable(p.writable);
-  b.setDescription(p.description);
-}
-
-Parameter Get(wire::Parameter::Reader r) {
-  return Parameter{r.getPath(), r.getValue(), r.getWritable(), r.getDescription()};
-}
-
-template <class T, class ListBuilder, class F>
-void PutList(ListBuilder list, const std::vector<T>& items, F&& put) {
-  for (unsigned i = 0; i < items.size(); ++i) put(list[i], items[i]);
-}
-
-template <class T, class ListReader>
-std::vector<T> GetList(ListReader list) {
-  std::vector<T> out;
-  out.reserve(list.size());
-  for (auto item : list) out.push_back(Get(item));
-  return out;
-}
 
 // One overload per message: fills the envelope body.
 struct BodyWriter {
@@ -149,6 +250,7 @@ struct BodyWriter {
     b.setSessionPhase(CastEnum<wire::SessionPhase>(m.session_phase));
     b.setSimAnchorNs(m.sim_anchor_ns);
     b.setRefAnchorNs(m.ref_anchor_ns);
+    PutList(b.initEndpoints(m.endpoints.size()), m.endpoints, [](auto x, const auto& e) { Put(x, e); });
   }
   void operator()(const Welcome& m) {
     auto b = body.initWelcome();
@@ -241,6 +343,62 @@ struct BodyWriter {
     b.setError(m.error);
   }
   void operator()(const StatusRequest&) { body.initStatusRequest(); }
+  void operator()(const PointCloud& m) {
+    auto b = body.initPointCloud();
+    Put(b.initHeader(), m.header);
+    b.setDurationNs(m.duration_ns);
+    b.setPointCount(m.point_count);
+    b.setPointStride(m.point_stride);
+    b.setPoints(AsData(m.points));
+    b.setVehicleFrame(m.vehicle_frame);
+  }
+  void operator()(const RadarScan& m) {
+    auto b = body.initRadarScan();
+    Put(b.initHeader(), m.header);
+    PutList(b.initDetections(m.detections.size()), m.detections, [](auto x, const auto& d) { Put(x, d); });
+  }
+  void operator()(const ImuMeasurement& m) {
+    auto b = body.initImuMeasurement();
+    Put(b.initHeader(), m.header);
+    Put(b.initAngularVelocity(), m.angular_velocity_radps);
+    Put(b.initAcceleration(), m.acceleration_mps2);
+  }
+  void operator()(const GnssMeasurement& m) {
+    auto b = body.initGnssMeasurement();
+    Put(b.initHeader(), m.header);
+    b.setLatitudeDeg(m.latitude_deg);
+    b.setLongitudeDeg(m.longitude_deg);
+    b.setAltitudeM(m.altitude_m);
+    Put(b.initVelocityEnu(), m.velocity_enu_mps);
+    b.setHorizontalSigmaM(m.horizontal_sigma_m);
+    b.setVerticalSigmaM(m.vertical_sigma_m);
+  }
+  void operator()(const CameraFrame& m) {
+    auto b = body.initCameraFrame();
+    Put(b.initHeader(), m.header);
+    b.setWidth(m.width);
+    b.setHeight(m.height);
+    b.setFx(m.fx);
+    b.setFy(m.fy);
+    b.setCx(m.cx);
+    b.setCy(m.cy);
+    PutList(b.initRois(m.rois.size()), m.rois, [](auto x, const auto& r) { Put(x, r); });
+    b.setEncoding(m.encoding);
+    b.setImage(AsData(m.image));
+  }
+  void operator()(const FusedCloud& m) {
+    auto b = body.initFusedCloud();
+    b.setSensorId(m.sensor_id);
+    b.setNodeId(m.node_id);
+    b.setSequence(m.sequence);
+    b.setReferenceNs(m.reference_ns);
+    b.setEntityId(m.entity_id);
+    PutList(b.initSources(m.sources.size()), m.sources, [](auto x, const auto& f) { Put(x, f); });
+    b.setPointCount(m.point_count);
+    b.setPointStride(m.point_stride);
+    b.setPoints(AsData(m.points));
+    b.setMotionCompensated(m.motion_compensated);
+  }
 };
 
 // wire -> core, for one body.
@@ -250,7 +408,8 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
     case W::JOIN: {
       auto r = body.getJoin();
       return Join{r.getName(),  CastEnum<Role>(r.getRole()),           r.getHost(),      r.getProtocolVersion(),
-                  r.getPid(),   CastEnum<SessionPhase>(r.getSessionPhase()), r.getSimAnchorNs(), r.getRefAnchorNs()};
+                  r.getPid(),   CastEnum<SessionPhase>(r.getSessionPhase()), r.getSimAnchorNs(), r.getRefAnchorNs(),
+                  GetList<DataEndpoint>(r.getEndpoints())};
     }
     case W::WELCOME: {
       auto r = body.getWelcome();
@@ -318,6 +477,36 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
     }
     case W::STATUS_REQUEST:
       return StatusRequest{};
+    case W::POINT_CLOUD: {
+      auto r = body.getPointCloud();
+      return PointCloud{Get(r.getHeader()), r.getDurationNs(), r.getPointCount(), r.getPointStride(),
+                        FromData(r.getPoints()), r.getVehicleFrame()};
+    }
+    case W::RADAR_SCAN: {
+      auto r = body.getRadarScan();
+      return RadarScan{Get(r.getHeader()), GetList<RadarDetection>(r.getDetections())};
+    }
+    case W::IMU_MEASUREMENT: {
+      auto r = body.getImuMeasurement();
+      return ImuMeasurement{Get(r.getHeader()), Get(r.getAngularVelocity()), Get(r.getAcceleration())};
+    }
+    case W::GNSS_MEASUREMENT: {
+      auto r = body.getGnssMeasurement();
+      return GnssMeasurement{Get(r.getHeader()),    r.getLatitudeDeg(),       r.getLongitudeDeg(),
+                             r.getAltitudeM(),      Get(r.getVelocityEnu()),  r.getHorizontalSigmaM(),
+                             r.getVerticalSigmaM()};
+    }
+    case W::CAMERA_FRAME: {
+      auto r = body.getCameraFrame();
+      return CameraFrame{Get(r.getHeader()), r.getWidth(), r.getHeight(), r.getFx(), r.getFy(), r.getCx(), r.getCy(),
+                         GetList<CameraRoi>(r.getRois()), r.getEncoding(), FromData(r.getImage())};
+    }
+    case W::FUSED_CLOUD: {
+      auto r = body.getFusedCloud();
+      return FusedCloud{r.getSensorId(), r.getNodeId(), r.getSequence(), r.getReferenceNs(), r.getEntityId(),
+                        GetList<FusedSource>(r.getSources()), r.getPointCount(), r.getPointStride(),
+                        FromData(r.getPoints()), r.getMotionCompensated()};
+    }
   }
   return std::nullopt;
 }
@@ -327,16 +516,33 @@ bool EnumsInRange(const Message& m) {
   auto role_ok = [](Role r) { return r <= Role::kViewer; };
   auto kind_ok = [](EntityKind k) { return k <= EntityKind::kStaticObject; };
   auto phase_ok = [](SessionPhase p) { return p <= SessionPhase::kStopped; };
+  auto stream_ok = [](StreamKind k) { return k <= StreamKind::kFused; };
+  auto endpoints_ok = [&](const std::vector<DataEndpoint>& es) {
+    for (const auto& e : es)
+      if (!stream_ok(e.kind)) return false;
+    return true;
+  };
+  // Packed point blobs must hold exactly count x stride bytes.
+  auto blob_ok = [](uint32_t count, uint16_t stride, const std::string& bytes) {
+    return static_cast<uint64_t>(count) * stride == bytes.size();
+  };
+  if (auto* p = std::get_if<PointCloud>(&m))
+    return stream_ok(p->header.kind) && blob_ok(p->point_count, p->point_stride, p->points);
+  if (auto* f = std::get_if<FusedCloud>(&m)) {
+    for (const auto& src : f->sources)
+      if (src.status > SourceStatus::kMissing) return false;
+    return blob_ok(f->point_count, f->point_stride, f->points);
+  }
   auto entities_ok = [&](const std::vector<EntityState>& es) {
     for (const auto& e : es)
       if (!kind_ok(e.kind)) return false;
     return true;
   };
-  if (auto* j = std::get_if<Join>(&m)) return role_ok(j->role) && phase_ok(j->session_phase);
+  if (auto* j = std::get_if<Join>(&m)) return role_ok(j->role) && phase_ok(j->session_phase) && endpoints_ok(j->endpoints);
   if (auto* n = std::get_if<NodeState>(&m)) return entities_ok(n->entities);
   if (auto* w = std::get_if<WorldState>(&m)) {
     for (const auto& n : w->nodes)
-      if (!role_ok(n.role)) return false;
+      if (!role_ok(n.role) || !endpoints_ok(n.endpoints)) return false;
     return phase_ok(w->phase) && entities_ok(w->entities);
   }
   if (auto* s = std::get_if<SessionStatus>(&m)) return phase_ok(s->phase);

@@ -7,10 +7,14 @@ namespace {
 constexpr std::array<std::string_view, 7> kRoleNames = {"unknown", "observer", "traffic", "driver",
                                                         "sensor",  "fusion",   "viewer"};
 constexpr std::array<std::string_view, 5> kPhaseNames = {"waiting", "starting", "running", "paused", "stopped"};
-constexpr std::array<std::string_view, 17> kMessageNames = {
+constexpr std::array<std::string_view, 23> kMessageNames = {
     "join",          "welcome",        "refuse",     "leave",     "heartbeat",  "time_request",
     "time_reply",    "node_state",     "world_state", "session_control", "session_status",
-    "param_list",    "param_list_reply", "param_get", "param_set", "param_reply", "status_request"};
+    "param_list",    "param_list_reply", "param_get", "param_set", "param_reply", "status_request",
+    "point_cloud",   "radar_scan",     "imu_measurement", "gnss_measurement", "camera_frame", "fused_cloud"};
+constexpr std::array<std::string_view, 7> kStreamKindNames = {"unknown", "lidar", "radar", "camera",
+                                                              "imu",     "gnss",  "fused"};
+constexpr std::array<std::string_view, 3> kSourceStatusNames = {"ok", "late", "missing"};
 static_assert(kMessageNames.size() == std::variant_size_v<Message>);
 }  // namespace
 
@@ -28,6 +32,27 @@ Role RoleFromName(std::string_view name) {
 std::string_view PhaseName(SessionPhase phase) {
   const auto i = static_cast<size_t>(phase);
   return i < kPhaseNames.size() ? kPhaseNames[i] : "unknown";
+}
+
+std::string_view StreamKindName(StreamKind kind) {
+  const auto i = static_cast<size_t>(kind);
+  return i < kStreamKindNames.size() ? kStreamKindNames[i] : "unknown";
+}
+
+StreamKind StreamKindFromName(std::string_view name) {
+  for (size_t i = 0; i < kStreamKindNames.size(); ++i)
+    if (kStreamKindNames[i] == name) return static_cast<StreamKind>(i);
+  return StreamKind::kUnknown;
+}
+
+std::string_view SourceStatusName(SourceStatus s) {
+  const auto i = static_cast<size_t>(s);
+  return i < kSourceStatusNames.size() ? kSourceStatusNames[i] : "unknown";
+}
+
+std::string DataEndpoint::Endpoint() const {
+  const bool v6 = address.find(':') != std::string::npos;
+  return "tcp://" + (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
 }
 
 std::string_view MessageName(const Message& message) { return kMessageNames[message.index()]; }

@@ -115,6 +115,11 @@ void Channel::Drain() {
         continue;
       }
       packet.data = body.to_string();
+      try {
+        packet.peer_address = body.gets("Peer-Address");
+      } catch (const zmq::error_t&) {
+        // inproc/ipc peers have no address.
+      }
     } else {
       packet.data = first.to_string();
     }

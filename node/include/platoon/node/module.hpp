@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,17 @@ class ModuleContext {
   virtual void WorldStats(uint64_t& received, int64_t& max_gap_ns) const = 0;
   /// This node's id (0 before the first join).
   virtual uint32_t NodeId() const = 0;
+
+  // --- Data streams (sensor outputs, fused clouds): host -> subscriber directly, never via the server ---
+  /// Publishes a sensor message on this node's data socket (dropped when nobody subscribes).
+  virtual void PublishData(const protocol::Message& message) { (void)message; }
+  /// Subscribes to the data streams with these ids, wherever the session's node table says they are
+  /// published; follows hosts that restart or move.
+  virtual void SubscribeData(const std::vector<std::string>& stream_ids) { (void)stream_ids; }
+  /// Next received data message (encoded), waiting at most `wait_ns`; nullopt when none.
+  virtual std::optional<std::string> ReceiveData(int64_t wait_ns) { (void)wait_ns; return std::nullopt; }
+  /// The server's latest node table.
+  virtual std::vector<protocol::NodeInfo> Nodes() const { return {}; }
 };
 
 /// Timing of one step.
@@ -61,6 +73,8 @@ class Module {
   virtual double RateHz() const = 0;
   /// One step at `info.sim_ns`.
   virtual void Step(const StepInfo& info, ModuleContext& context) = 0;
+  /// Data streams this module publishes (port and address are filled in by the runtime).
+  virtual std::vector<protocol::DataEndpoint> Streams() const { return {}; }
   /// Once at shutdown: appends "key":value pairs (JSON fragments) for the node's SUMMARY line.
   virtual void Summarize(std::vector<std::string>& fields) const { (void)fields; }
 };

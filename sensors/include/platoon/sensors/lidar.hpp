@@ -8,6 +8,7 @@
 #include "platoon/sensors/scene.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -148,10 +149,15 @@ double MaxDetectionRangeM(const LidarDef& def, double reflectance, double incide
 /// world-frame `velocity_mps` and `angular_velocity_radps` during the scan; each column is cast from
 /// the pose at its firing time. The scene is const: the sensor cannot change the world. Deterministic
 /// for a given rng state (draws in firing order).
+/// `before_block`, when set, is called with a time after the scan start (s) before each block of 64
+/// columns is cast, so the caller can pose moving entities at the rays' own time (SetDynamicPose and
+/// Commit on the same scene); Scan reads the scene only between these calls.
 std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
-                             const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng);
+                             const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng,
+                             const std::function<void(double)>& before_block = {});
 
-/// Sensor pose at `t_s` after the scan start under constant linear and angular (world-frame) velocity.
+/// Sensor pose at `t_s` after the scan start under a constant twist: world-frame velocity at the start
+/// `velocity_mps`, turning with the constant world-frame angular velocity (exact on a circle).
 Pose PoseAtTime(const Pose& start, const Vec3& velocity_mps, const Vec3& angular_velocity_radps, double t_s);
 
 }  // namespace platoon::sensors

@@ -92,7 +92,7 @@ class SyncServer {
   void HandleControl(const transport::Packet& packet, int64_t now);
   void HandleTime(const transport::Packet& packet);
   void HandleState(const transport::Packet& packet, int64_t now);
-  void HandleJoin(const std::string& peer, const protocol::Join& join, uint16_t peer_version, int64_t now);
+  void HandleJoin(const transport::Packet& packet, const protocol::Join& join, uint16_t peer_version, int64_t now);
   void HandleSessionControl(const protocol::SessionControl& control, int64_t now);
   void ReplyControl(const std::string& peer, const protocol::Message& message);
   protocol::ParamReply GetParam(const std::string& path) const;

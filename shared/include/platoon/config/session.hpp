@@ -9,6 +9,7 @@
 #include "platoon/transport/fault_injector.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,30 @@ struct NodeDef {
   double module_rate_hz = 100.0;     ///< Step rate of the role's main module, in Hz.
   double monitor_rate_hz = 1000.0;   ///< Rate of the clock monitor (checks every tick of the synced clock), in Hz.
   std::string traffic_model = "stadium";  ///< traffic: "stadium" (closed track, checkable truth) or "road" ([road], IDM + MOBIL).
+  std::optional<Vec3> track_center_m; ///< traffic (stadium): centre of the track, in m (default: from the node name).
+  /// sensor, fusion: the vehicle the sensors sit on: "node" (its first vehicle) or "node:index".
+  std::string attach_to;
+  uint16_t data_port = 0;            ///< sensor, fusion: TCP port of the data PUB socket (0: any free port).
+  std::string advertise_address;     ///< sensor, fusion: address others reach the data socket at ("": as the server sees this node).
+  std::vector<Table> sensors;        ///< sensor: the [[node.sensor]] tables, read by platoon::sensors (docs/SENSORS.md).
+  std::optional<Table> fusion;       ///< fusion: the [node.fusion] table, read by the fusion role (docs/FUSION.md).
+};
+
+/// A static box of the scene ([[scene.box]]): a pole, a wall, a parked object.
+struct SceneBoxDef {
+  uint32_t id = 0;                   ///< Entity id for ground-truth labels (non-zero).
+  Vec3 position_m = Vec3::Zero();    ///< Centre of the footprint on the ground, in m (world frame).
+  Vec3 size_m = Vec3(1, 1, 1);       ///< Length (along yaw), width, height, in m.
+  double yaw_rad = 0;                ///< Rotation about z, in rad (config: yaw_deg).
+  uint32_t material = 2;             ///< Lidar material index (docs/LIDAR.md; 2 = concrete).
+};
+
+/// Static geometry the sensors see ([scene]).
+struct SceneDef {
+  bool ground = true;                ///< A flat asphalt ground plane at z = 0.
+  double ground_half_size_m = 2000;  ///< Half the side of the ground square, in m.
+  bool road_environment = false;     ///< Add the [road]'s generated environment objects (buildings, trees, ...).
+  std::vector<SceneBoxDef> boxes;    ///< [[scene.box]] entries.
 };
 
 /// The session's road ([road]): a road file, or a generated road.
@@ -67,6 +92,8 @@ struct SessionDef {
   clock::ClockDef clock = clock::DefaultClockDef();
   transport::FaultDef faults;        ///< Receive-path faults applied in every process ([faults]).
   RoadSessionDef road;               ///< The road traffic drives on ([road]).
+  bool has_road = false;             ///< Whether the file has a [road] table.
+  SceneDef scene;                    ///< Static sensor scene ([scene]).
   std::vector<NodeDef> nodes;
 
   /// The node named `name`, or nullptr.

@@ -38,6 +38,12 @@ class Table {
   /// Required string.
   std::string RequireString(const std::string& key, const std::vector<std::string>& allowed = {}) const;
 
+  /// Optional array of numbers; `size` > 0 requires exactly that many; each checked against [min, max].
+  std::vector<double> GetDoubleArray(const std::string& key, const std::vector<double>& fallback, size_t size = 0,
+                                     double min = -1e300, double max = 1e300) const;
+  /// Optional array of strings.
+  std::vector<std::string> GetStringArray(const std::string& key, const std::vector<std::string>& fallback) const;
+
   /// Whether the key is present.
   bool Has(const std::string& key) const;
   /// Sub-table, if present (error if present but not a table).

@@ -30,6 +30,24 @@ enum class SessionPhase : uint8_t { kWaiting, kStarting, kRunning, kPaused, kSto
 /// Lower-case name of a phase.
 std::string_view PhaseName(SessionPhase phase);
 
+/// Kind of a data stream a node publishes.
+enum class StreamKind : uint8_t { kUnknown, kLidar, kRadar, kCamera, kImu, kGnss, kFused };
+/// Lower-case name of a stream kind ("lidar", ...).
+std::string_view StreamKindName(StreamKind kind);
+/// Parses a stream kind name; kUnknown for anything else.
+StreamKind StreamKindFromName(std::string_view name);
+
+/// A data stream a node publishes on its own PUB socket (sensor outputs never pass through the server).
+struct DataEndpoint {
+  std::string stream_id;              ///< Sensor id, unique in the session, e.g. "lidar_front"; also the PUB topic.
+  StreamKind kind = StreamKind::kUnknown;
+  uint16_t port = 0;                  ///< TCP port of the node's data PUB socket.
+  std::string address;                ///< Host address. Empty in a Join: the server fills in the peer address.
+  /// "tcp://address:port".
+  std::string Endpoint() const;
+  bool operator==(const DataEndpoint&) const = default;
+};
+
 /// Node -> server: ask to join the session.
 struct Join {
   std::string name;                               ///< Unique node name in the session.
@@ -40,6 +58,7 @@ struct Join {
   SessionPhase session_phase = SessionPhase::kWaiting;  ///< The node's view of the session, for a restarted server.
   int64_t sim_anchor_ns = 0;                      ///< Sim time at ref_anchor_ns (running/paused sessions).
   int64_t ref_anchor_ns = 0;                      ///< Reference time of that anchor.
+  std::vector<DataEndpoint> endpoints;            ///< Data streams the node publishes.
   bool operator==(const Join&) const = default;
 };
 
@@ -148,6 +167,8 @@ struct NodeInfo {
   float loss_fraction = 0;
   int64_t last_seen_ns = 0;   ///< Server reference time of the node's last message.
   bool lost = false;
+  std::vector<DataEndpoint> endpoints;  ///< The node's data streams, with the address the server saw it at.
+  uint32_t pid = 0;                     ///< Process id; a restarted node has a new one.
   bool operator==(const NodeInfo&) const = default;
 };
 
@@ -224,10 +245,125 @@ struct StatusRequest {
   bool operator==(const StatusRequest&) const = default;
 };
 
+/// What every sensor output carries: who measured, when, and where the sensor sits on its vehicle.
+struct SensorHeader {
+  std::string sensor_id;               ///< Stream id (session-unique).
+  StreamKind kind = StreamKind::kUnknown;
+  uint32_t node_id = 0;                ///< Publishing node.
+  uint64_t sequence = 0;               ///< Per stream, from 1; restarts at 1 with the host.
+  int64_t stamp_ns = 0;                ///< Sim time of the measurement (scan start for a lidar).
+  uint64_t entity_id = 0;              ///< Entity the sensor is mounted on.
+  Vec3 mount_position_m = Vec3::Zero();  ///< Sensor origin in the vehicle frame (rear-axle centre), in m.
+  Quat mount_orientation = Quat::Identity();  ///< Sensor-to-vehicle rotation.
+  uint64_t host_epoch = 0;             ///< Random per host process run (restart detection).
+  bool operator==(const SensorHeader& o) const {
+    return sensor_id == o.sensor_id && kind == o.kind && node_id == o.node_id && sequence == o.sequence &&
+           stamp_ns == o.stamp_ns && entity_id == o.entity_id && mount_position_m == o.mount_position_m &&
+           mount_orientation.coeffs() == o.mount_orientation.coeffs() && host_epoch == o.host_epoch;
+  }
+};
+
+/// Sensor host -> subscribers: one lidar scan as packed point records (layout: docs/PROTOCOL.md).
+struct PointCloud {
+  SensorHeader header;
+  int64_t duration_ns = 0;       ///< Scan duration; point time offsets lie in [0, duration].
+  uint32_t point_count = 0;
+  uint16_t point_stride = 0;     ///< Bytes per record.
+  std::string points;            ///< point_count * point_stride bytes.
+  bool vehicle_frame = false;    ///< False: sensor frame at each point's own time.
+  bool operator==(const PointCloud&) const = default;
+};
+
+/// One radar object on the wire.
+struct RadarDetection {
+  float range_m = 0, azimuth_rad = 0, range_rate_mps = 0, rcs_dbsm = 0;
+  uint8_t object_class = 6;      ///< 1 car, 2 truck, 3 pedestrian, 4 motorcycle, 5 bicycle, 6 unknown.
+  uint32_t entity_id = 0;        ///< Ground truth; 0 for a false positive.
+  bool false_positive = false;
+  float length_m = 0, width_m = 0, orientation_rad = 0, x_m = 0, y_m = 0;
+  bool operator==(const RadarDetection&) const = default;
+};
+
+/// Sensor host -> subscribers: one radar cycle.
+struct RadarScan {
+  SensorHeader header;
+  std::vector<RadarDetection> detections;
+  bool operator==(const RadarScan&) const = default;
+};
+
+/// Sensor host -> subscribers: one IMU sample (sensor frame).
+struct ImuMeasurement {
+  SensorHeader header;
+  Vec3 angular_velocity_radps = Vec3::Zero();
+  Vec3 acceleration_mps2 = Vec3::Zero();
+  bool operator==(const ImuMeasurement&) const = default;
+};
+
+/// Sensor host -> subscribers: one GNSS fix.
+struct GnssMeasurement {
+  SensorHeader header;
+  double latitude_deg = 0, longitude_deg = 0, altitude_m = 0;
+  Vec3 velocity_enu_mps = Vec3::Zero();
+  double horizontal_sigma_m = 0, vertical_sigma_m = 0;
+  bool operator==(const GnssMeasurement&) const = default;
+};
+
+/// A ground-truth 2D box on the wire.
+struct CameraRoi {
+  uint32_t entity_id = 0, class_id = 0;
+  float u_min = 0, v_min = 0, u_max = 0, v_max = 0;  ///< px, u right, v down.
+  float depth_m = 0, occlusion_ratio = 0;
+  bool truncated = false;
+  bool operator==(const CameraRoi&) const = default;
+};
+
+/// Sensor host -> subscribers: one camera frame: intrinsics, ROI ground truth and, optionally, the image.
+struct CameraFrame {
+  SensorHeader header;
+  uint32_t width = 0, height = 0;
+  double fx = 0, fy = 0, cx = 0, cy = 0;
+  std::vector<CameraRoi> rois;
+  std::string encoding;          ///< "" (no image), "rgb8" or "png".
+  std::string image;
+  bool operator==(const CameraFrame&) const = default;
+};
+
+/// How one source took part in a fused frame.
+enum class SourceStatus : uint8_t { kOk, kLate, kMissing };
+/// Lower-case name ("ok", "late", "missing").
+std::string_view SourceStatusName(SourceStatus s);
+
+/// One source's metadata in a fused frame.
+struct FusedSource {
+  std::string sensor_id;
+  int64_t stamp_ns = 0;          ///< Scan start of the merged cloud (0 when missing).
+  uint32_t point_count = 0;
+  SourceStatus status = SourceStatus::kMissing;
+  uint64_t host_epoch = 0;
+  uint64_t sequence = 0;         ///< The source cloud's sequence number.
+  bool operator==(const FusedSource&) const = default;
+};
+
+/// Fusion node -> subscribers: the merged, motion-compensated cloud in the ego vehicle frame.
+struct FusedCloud {
+  std::string sensor_id;         ///< Fusion stream id.
+  uint32_t node_id = 0;
+  uint64_t sequence = 0;
+  int64_t reference_ns = 0;      ///< Sim time every point is compensated to.
+  uint64_t entity_id = 0;        ///< Ego vehicle.
+  std::vector<FusedSource> sources;
+  uint32_t point_count = 0;
+  uint16_t point_stride = 0;
+  std::string points;
+  bool motion_compensated = true;
+  bool operator==(const FusedCloud&) const = default;
+};
+
 /// Any platoon message.
 using Message = std::variant<Join, Welcome, Refuse, Leave, Heartbeat, TimeRequest, TimeReply, NodeState,
                              WorldState, SessionControl, SessionStatus, ParamListRequest, ParamList,
-                             ParamGet, ParamSet, ParamReply, StatusRequest>;
+                             ParamGet, ParamSet, ParamReply, StatusRequest, PointCloud, RadarScan,
+                             ImuMeasurement, GnssMeasurement, CameraFrame, FusedCloud>;
 
 /// Short name of the message's type, for logs ("join", "world_state", ...).
 std::string_view MessageName(const Message& message);

@@ -22,6 +22,7 @@ enum class Pattern : uint8_t { kRouter, kDealer, kPub, kSub, kPush, kPull };
 struct Packet {
   std::string peer;  ///< ROUTER peer identity; empty on other patterns.
   std::string data;  ///< Payload bytes (an encoded Envelope).
+  std::string peer_address;  ///< Received on a TCP ROUTER: the peer's IP address as this host sees it.
 };
 
 /// Socket settings.

@@ -1,0 +1,159 @@
+#pragma once
+/// The fusion role (seed 002 §4.2.3): lidar clouds from several sensor hosts, each on its own PC, merged
+/// into one motion-compensated cloud in the ego vehicle frame. Timing model and figures: docs/FUSION.md.
+///
+/// Pure parts (no clock, no socket): EgoTrack (ego pose at any sim time from the world state),
+/// FuseClouds (transform + motion compensation + merge) and FrameAssembler (which clouds make a frame,
+/// when it is published, what is late or missing). FusionModule wires them to the node runtime.
+
+#include "platoon/config/session.hpp"
+#include "platoon/config/table.hpp"
+#include "platoon/node/module.hpp"
+#include "platoon/protocol/messages.hpp"
+#include "platoon/sensors/point_cloud.hpp"
+
+#include <spdlog/logger.h>
+
+#include <cstdint>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace platoon::node {
+
+/// The [node.fusion] table.
+struct FusionDef {
+  std::vector<std::string> sources;  ///< Lidar stream ids to merge (required, 1..255).
+  std::string stream_id = "fused";   ///< Id of the fused stream this node publishes.
+  double period_s = 0.1;             ///< Scan period of the sources (they are phase-locked to the sim clock), in s.
+  double timeout_s = 0.05;           ///< A frame waits at most this long after its first cloud arrived, in s.
+  bool motion_compensation = true;   ///< Compensate every point to the reference time (false: mounting only).
+  double voxel_m = 0;                ///< Voxel downsampling edge, in m (0: off).
+  bool ground_removal = false;       ///< Remove ground points (grid method, docs/CLOUD_PROCESSING.md).
+  bool clustering = false;           ///< Euclidean clusters -> object list, scored against ground truth.
+  double cluster_tolerance_m = 0.5;  ///< Clustering distance, in m.
+  std::string record_path;           ///< Fused frames are appended here (docs/FUSION.md); "" = none.
+  std::string pcd_dir;               ///< PCD export directory; "" = none.
+  int pcd_every = 0;                 ///< Export every n-th fused frame (and its source clouds) as PCD; 0 = never.
+  bool pcd_binary = true;            ///< Binary (true) or ASCII PCD.
+};
+
+/// Reads [node.fusion]; throws config::ConfigError naming file, line and key.
+FusionDef ReadFusionDef(const config::Table& t);
+
+/// Ego pose at any sim time, from the states the world state delivered: the newest state not after
+/// the time (else the oldest), extrapolated with RVB (constant twist: exact on circles).
+class EgoTrack {
+ public:
+  /// Adds a received state (ignored unless its stamp is new). Keeps `horizon_s` of history.
+  void Add(const KinematicState& state, double horizon_s = 5.0);
+  bool Empty() const { return states_.empty(); }
+  /// Pose at sim time `t_ns`. Precondition: !Empty().
+  Pose PoseAt(int64_t t_ns) const;
+
+ private:
+  std::deque<KinematicState> states_;
+};
+
+/// One source cloud going into a frame, with its source index.
+struct SourceCloud {
+  const protocol::PointCloud* cloud = nullptr;
+  uint8_t source = 0;
+};
+
+/// Transforms every point of `clouds` into the vehicle frame at `reference_ns`. With `compensate`, a
+/// point fired at t = stamp + time_offset is placed by the ego pose at t, then brought into the vehicle
+/// frame at the reference time: p_V(ref) = T_WV(ref)^-1 T_WV(t) T_VS p_S. Without, p_V = T_VS p_S.
+/// Poses are evaluated once per distinct firing time (one column). Points get their source index.
+std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds, int64_t reference_ns,
+                                            const std::function<Pose(int64_t)>& ego_pose, bool compensate);
+
+/// Decides which clouds form a frame and when it is published (docs/FUSION.md, "Timing model").
+class FrameAssembler {
+ public:
+  /// `period_ns`: the lidars' scan period (stale rule); `timeout_ns`: wait after a frame's first cloud.
+  FrameAssembler(std::vector<std::string> sources, int64_t period_ns, int64_t timeout_ns);
+
+  /// A cloud arrived at sim time `now_ns`. Returns false (and counts it) when it is stale: older than
+  /// the last frame's reference minus one period, or not newer than the last cloud used from its source.
+  bool Offer(protocol::PointCloud cloud, int64_t now_ns);
+  /// Whether a frame is due at `now_ns`: every source has a cloud, or the timeout ran out.
+  bool Due(int64_t now_ns) const;
+  /// The frame's clouds (nullopt where missing) and per-source metadata; resets for the next frame.
+  struct Frame {
+    std::vector<std::optional<protocol::PointCloud>> clouds;  ///< Indexed like sources.
+    std::vector<protocol::FusedSource> meta;
+    int64_t reference_ns = 0;   ///< Latest scan end of the clouds in the frame.
+    int64_t opened_ns = 0;      ///< When its first cloud arrived.
+  };
+  Frame Take();
+
+  const std::vector<std::string>& Sources() const { return sources_; }
+  int SourceIndex(const std::string& sensor_id) const;
+  uint64_t Stale() const { return stale_; }
+  uint64_t Replaced() const { return replaced_; }
+
+ private:
+  std::vector<std::string> sources_;
+  int64_t period_ns_, timeout_ns_;
+  std::vector<std::optional<protocol::PointCloud>> pending_;
+  std::vector<int64_t> last_used_stamp_;
+  std::vector<bool> late_since_last_;
+  int64_t opened_ns_ = -1;
+  int64_t last_reference_ns_ = INT64_MIN;
+  uint64_t stale_ = 0, replaced_ = 0;
+};
+
+/// Appends fused frames to a record file: each frame is a little-endian u32 length followed by the
+/// encoded FusedCloud message; flushed per frame, so a crash loses at most the frame being written.
+class FusedRecorder {
+ public:
+  explicit FusedRecorder(const std::string& path);  ///< Throws std::runtime_error naming the path.
+  void Write(const protocol::FusedCloud& frame);
+  uint64_t Frames() const { return frames_; }
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+  uint64_t frames_ = 0;
+};
+
+/// Reads a record file; a truncated last frame is ignored (reported in `truncated`); a corrupt frame
+/// throws std::runtime_error naming the file and the frame index.
+std::vector<protocol::FusedCloud> ReadFusedRecord(const std::string& path, bool* truncated = nullptr);
+
+/// The fusion node's module: subscribes to the sources, follows the ego, assembles, fuses, publishes.
+class FusionModule final : public Module {
+ public:
+  FusionModule(const config::SessionDef& session, const config::NodeDef& node, std::shared_ptr<spdlog::logger> log);
+  ~FusionModule() override;
+  std::string Name() const override { return "fusion"; }
+  double RateHz() const override { return 1000.0; }
+  void Step(const StepInfo& info, ModuleContext& context) override;
+  std::vector<protocol::DataEndpoint> Streams() const override;
+  void Summarize(std::vector<std::string>& fields) const override;
+
+ private:
+  void Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleContext& context);
+
+  struct Stats;
+  std::shared_ptr<spdlog::logger> log_;
+  FusionDef def_;
+  uint64_t ego_id_;
+  EgoTrack ego_;
+  std::unique_ptr<FrameAssembler> assembler_;
+  std::unique_ptr<FusedRecorder> recorder_;
+  std::unique_ptr<Stats> stats_;
+  bool subscribed_ = false;
+  uint64_t sequence_ = 0;
+  int last_ok_ = -1;
+  std::vector<sensors::TruthObject> truth_;  // static scene boxes, for scoring clusters
+};
+
+}  // namespace platoon::node

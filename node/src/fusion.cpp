@@ -1,0 +1,392 @@
+#include "platoon/node/fusion.hpp"
+
+#include "platoon/dead_reckoning.hpp"
+#include "platoon/node/sensor_host.hpp"
+#include "platoon/protocol/codec.hpp"
+#include "platoon/sensors/pcd.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace platoon::node {
+namespace {
+
+// Rigid transform as a 3x3 rotation and a translation (faster to apply than a quaternion).
+struct Rigid {
+  Eigen::Matrix3d r = Eigen::Matrix3d::Identity();
+  Vec3 t = Vec3::Zero();
+  Vec3 Apply(const Vec3& p) const { return r * p + t; }
+  Rigid Then(const Rigid& inner) const { return Rigid{r * inner.r, r * inner.t + t}; }  // this * inner
+  Rigid Inverse() const { return Rigid{r.transpose(), -(r.transpose() * t)}; }
+};
+Rigid FromPose(const Pose& p) { return Rigid{p.orientation.toRotationMatrix(), p.position_m}; }
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q / 100.0 * static_cast<double>(v.size())))];
+}
+
+}  // namespace
+
+FusionDef ReadFusionDef(const config::Table& t) {
+  FusionDef d;
+  d.sources = t.GetStringArray("sources", {});
+  if (d.sources.empty() || d.sources.size() > 255) t.Fail("sources", "expected 1 to 255 lidar stream ids");
+  for (size_t i = 0; i < d.sources.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (d.sources[i] == d.sources[j]) t.Fail("sources", "stream id \"" + d.sources[i] + "\" is listed twice");
+  d.stream_id = t.GetString("stream_id", d.stream_id);
+  d.period_s = t.GetDouble("period_s", d.period_s, 1e-3, 10);
+  d.timeout_s = t.GetDouble("timeout_s", d.timeout_s, 0, 10);
+  d.motion_compensation = t.GetBool("motion_compensation", d.motion_compensation);
+  d.voxel_m = t.GetDouble("voxel_m", d.voxel_m, 0, 100);
+  d.ground_removal = t.GetBool("ground_removal", d.ground_removal);
+  d.clustering = t.GetBool("clustering", d.clustering);
+  d.cluster_tolerance_m = t.GetDouble("cluster_tolerance_m", d.cluster_tolerance_m, 0.01, 100);
+  d.record_path = t.GetString("record", d.record_path);
+  d.pcd_dir = t.GetString("pcd_dir", d.pcd_dir);
+  d.pcd_every = static_cast<int>(t.GetInt("pcd_every", d.pcd_every, 0, 1000000));
+  d.pcd_binary = t.GetString("pcd_format", "binary", {"binary", "ascii"}) == "binary";
+  if (d.pcd_every > 0 && d.pcd_dir.empty()) t.Fail("pcd_every", "needs pcd_dir");
+  t.RejectUnknownKeys();
+  return d;
+}
+
+// --- EgoTrack ---
+
+void EgoTrack::Add(const KinematicState& state, double horizon_s) {
+  if (!states_.empty() && state.stamp_ns <= states_.back().stamp_ns) return;
+  states_.push_back(state);
+  while (states_.size() > 2 && state.stamp_ns - states_.front().stamp_ns > SToNs(horizon_s)) states_.pop_front();
+}
+
+Pose EgoTrack::PoseAt(int64_t t_ns) const {
+  // Newest state not after t (binary search), else the oldest.
+  auto it = std::upper_bound(states_.begin(), states_.end(), t_ns,
+                             [](int64_t t, const KinematicState& s) { return t < s.stamp_ns; });
+  const KinematicState& base = it == states_.begin() ? states_.front() : *std::prev(it);
+  return dr::Extrapolate(dr::Model::kRvb, base, t_ns);
+}
+
+// --- FuseClouds ---
+
+std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds, int64_t reference_ns,
+                                            const std::function<Pose(int64_t)>& ego_pose, bool compensate) {
+  size_t total = 0;
+  for (const auto& c : clouds) total += c.cloud->point_count;
+  std::vector<sensors::CloudPoint> out;
+  out.reserve(total);
+  const Rigid ref_inv = compensate ? FromPose(ego_pose(reference_ns)).Inverse() : Rigid{};
+  for (const auto& c : clouds) {
+    const auto& h = c.cloud->header;
+    const Rigid mount = FromPose(Pose{h.mount_position_m, h.mount_orientation});
+    const size_t first = out.size();
+    out.resize(first + c.cloud->point_count);
+    if (c.cloud->point_stride != sizeof(sensors::CloudPoint)) continue;
+    std::memcpy(out.data() + first, c.cloud->points.data(), c.cloud->points.size());
+    // One transform per distinct firing time: points of a column share it.
+    float cached_offset = std::numeric_limits<float>::quiet_NaN();
+    Rigid to_vehicle = mount;
+    for (size_t i = first; i < out.size(); ++i) {
+      sensors::CloudPoint& p = out[i];
+      if (compensate && !(p.time_offset_s == cached_offset)) {
+        cached_offset = p.time_offset_s;
+        const int64_t t = h.stamp_ns + SToNs(static_cast<double>(p.time_offset_s));
+        to_vehicle = ref_inv.Then(FromPose(ego_pose(t))).Then(mount);
+      }
+      const Vec3 v = to_vehicle.Apply(Vec3(p.x_m, p.y_m, p.z_m));
+      p.x_m = static_cast<float>(v.x());
+      p.y_m = static_cast<float>(v.y());
+      p.z_m = static_cast<float>(v.z());
+      p.source = c.source;
+    }
+  }
+  return out;
+}
+
+// --- FrameAssembler ---
+
+FrameAssembler::FrameAssembler(std::vector<std::string> sources, int64_t period_ns, int64_t timeout_ns)
+    : sources_(std::move(sources)), period_ns_(period_ns), timeout_ns_(timeout_ns), pending_(sources_.size()),
+      last_used_stamp_(sources_.size(), INT64_MIN), late_since_last_(sources_.size(), false) {}
+
+int FrameAssembler::SourceIndex(const std::string& sensor_id) const {
+  for (size_t i = 0; i < sources_.size(); ++i)
+    if (sources_[i] == sensor_id) return static_cast<int>(i);
+  return -1;
+}
+
+bool FrameAssembler::Offer(protocol::PointCloud cloud, int64_t now_ns) {
+  const int i = SourceIndex(cloud.header.sensor_id);
+  if (i < 0) return false;
+  const int64_t end = cloud.header.stamp_ns + cloud.duration_ns;
+  // Stale: from a cycle already published, or not newer than what this source gave last.
+  // Clouds belong to the cycle their scan ends in; a cycle already published takes no more clouds.
+  const bool old_cycle = last_reference_ns_ != INT64_MIN && end < last_reference_ns_ + period_ns_ / 2;
+  if (cloud.header.stamp_ns <= last_used_stamp_[i] || old_cycle) {
+    ++stale_;
+    late_since_last_[i] = true;
+    return false;
+  }
+  auto& slot = pending_[i];
+  if (slot) {
+    if (slot->header.stamp_ns >= cloud.header.stamp_ns) {
+      ++stale_;
+      return false;
+    }
+    ++replaced_;
+  }
+  slot = std::move(cloud);
+  if (opened_ns_ < 0) opened_ns_ = now_ns;
+  return true;
+}
+
+bool FrameAssembler::Due(int64_t now_ns) const {
+  if (opened_ns_ < 0) return false;
+  if (now_ns - opened_ns_ >= timeout_ns_) return true;
+  return std::all_of(pending_.begin(), pending_.end(), [](const auto& p) { return p.has_value(); });
+}
+
+FrameAssembler::Frame FrameAssembler::Take() {
+  Frame f;
+  f.opened_ns = opened_ns_;
+  f.reference_ns = INT64_MIN;
+  for (const auto& p : pending_)
+    if (p) f.reference_ns = std::max(f.reference_ns, p->header.stamp_ns + p->duration_ns);
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    auto& p = pending_[i];
+    protocol::FusedSource m;
+    m.sensor_id = sources_[i];
+    // A cloud from an older cycle than the frame's newest never joins it.
+    if (p && p->header.stamp_ns + p->duration_ns <= f.reference_ns - period_ns_ / 2) {
+      ++stale_;
+      late_since_last_[i] = true;
+      p.reset();
+    }
+    if (p) {
+      m.stamp_ns = p->header.stamp_ns;
+      m.point_count = p->point_count;
+      m.status = protocol::SourceStatus::kOk;
+      m.host_epoch = p->header.host_epoch;
+      m.sequence = p->header.sequence;
+      last_used_stamp_[i] = p->header.stamp_ns;
+      late_since_last_[i] = false;
+    } else {
+      m.status = late_since_last_[i] ? protocol::SourceStatus::kLate : protocol::SourceStatus::kMissing;
+      late_since_last_[i] = false;
+    }
+    f.meta.push_back(std::move(m));
+    f.clouds.push_back(std::move(p));
+    p.reset();
+  }
+  if (f.reference_ns != INT64_MIN) last_reference_ns_ = f.reference_ns;
+  opened_ns_ = -1;
+  return f;
+}
+
+// --- Recording ---
+
+FusedRecorder::FusedRecorder(const std::string& path) : path_(path), out_(path, std::ios::binary | std::ios::app) {
+  if (!out_) throw std::runtime_error(path + ": cannot open the fused-frame record for writing: " + std::strerror(errno));
+}
+
+void FusedRecorder::Write(const protocol::FusedCloud& frame) {
+  const std::string bytes = protocol::Encode(frame);
+  const uint32_t n = static_cast<uint32_t>(bytes.size());
+  const unsigned char len[4] = {static_cast<unsigned char>(n), static_cast<unsigned char>(n >> 8),
+                                static_cast<unsigned char>(n >> 16), static_cast<unsigned char>(n >> 24)};
+  out_.write(reinterpret_cast<const char*>(len), 4);
+  out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out_.flush();
+  if (!out_) throw std::runtime_error(path_ + ": write failed: " + std::strerror(errno));
+  ++frames_;
+}
+
+std::vector<protocol::FusedCloud> ReadFusedRecord(const std::string& path, bool* truncated) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<protocol::FusedCloud> out;
+  size_t pos = 0;
+  if (truncated) *truncated = false;
+  while (pos < data.size()) {
+    if (data.size() - pos < 4) {
+      if (truncated) *truncated = true;
+      break;
+    }
+    const auto* b = reinterpret_cast<const unsigned char*>(data.data() + pos);
+    const uint32_t n = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+    if (data.size() - pos - 4 < n) {
+      if (truncated) *truncated = true;
+      break;
+    }
+    const auto d = protocol::Decode(std::string_view(data.data() + pos + 4, n));
+    const auto* f = d.message ? std::get_if<protocol::FusedCloud>(&*d.message) : nullptr;
+    if (!f)
+      throw std::runtime_error(fmt::format("{}: frame {} at byte {} is not a fused cloud ({})", path, out.size(), pos,
+                                           d.detail.empty() ? "other message" : d.detail));
+    out.push_back(*f);
+    pos += 4 + n;
+  }
+  return out;
+}
+
+// --- FusionModule ---
+
+struct FusionModule::Stats {
+  uint64_t frames = 0, clouds_in = 0, stale = 0, bad = 0, no_ego = 0;
+  std::map<std::string, uint64_t> bytes_in;
+  std::map<std::string, uint64_t> ok, missing, late;
+  std::vector<double> fuse_ms, latency_ms;
+  std::vector<int> sources_per_frame;
+  double precision_sum = 0, recall_sum = 0, position_error_sum = 0;
+  uint64_t scored = 0;
+  int64_t first_ns = -1, last_ns = -1;
+};
+
+FusionModule::FusionModule(const config::SessionDef& session, const config::NodeDef& node,
+                           std::shared_ptr<spdlog::logger> log)
+    : log_(std::move(log)), ego_id_(AttachedVehicleId(node.attach_to)), stats_(std::make_unique<Stats>()) {
+  if (!node.fusion) throw config::ConfigError(session.file + ": node \"" + node.name + "\" has role fusion but no [node.fusion]");
+  def_ = ReadFusionDef(*node.fusion);
+  assembler_ = std::make_unique<FrameAssembler>(def_.sources, SToNs(def_.period_s), SToNs(def_.timeout_s));
+  if (!def_.record_path.empty()) recorder_ = std::make_unique<FusedRecorder>(def_.record_path);
+  if (!def_.pcd_dir.empty()) std::filesystem::create_directories(def_.pcd_dir);
+  for (const auto& b : session.scene.boxes)
+    truth_.push_back(sensors::TruthObject{b.id, b.position_m + Vec3(0, 0, 0.5 * b.size_m.z()), b.size_m});
+}
+
+FusionModule::~FusionModule() = default;
+
+std::vector<protocol::DataEndpoint> FusionModule::Streams() const {
+  return {protocol::DataEndpoint{def_.stream_id, protocol::StreamKind::kFused, 0, ""}};
+}
+
+void FusionModule::Step(const StepInfo& info, ModuleContext& context) {
+  if (!subscribed_) {
+    context.SubscribeData(def_.sources);
+    subscribed_ = true;
+  }
+  for (const auto& r : context.RemoteEntities(info.sim_ns))
+    if (r.state.id == ego_id_) ego_.Add(r.state.kinematics);
+  while (auto bytes = context.ReceiveData(0)) {
+    const auto d = protocol::Decode(*bytes);
+    auto* cloud = d.message ? std::get_if<protocol::PointCloud>(&*d.message) : nullptr;
+    if (!cloud) {
+      ++stats_->bad;
+      continue;
+    }
+    stats_->bytes_in[cloud->header.sensor_id] += bytes->size();
+    ++stats_->clouds_in;
+    if (!assembler_->Offer(std::move(*cloud), info.sim_ns)) ++stats_->stale;
+  }
+  if (assembler_->Due(info.sim_ns)) Publish(assembler_->Take(), info.sim_ns, context);
+}
+
+void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleContext& context) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<SourceCloud> in;
+  for (size_t i = 0; i < frame.clouds.size(); ++i)
+    if (frame.clouds[i]) in.push_back(SourceCloud{&*frame.clouds[i], static_cast<uint8_t>(i)});
+  const bool compensate = def_.motion_compensation && !ego_.Empty();
+  if (def_.motion_compensation && ego_.Empty()) ++stats_->no_ego;
+  auto points = FuseClouds(in, frame.reference_ns, [&](int64_t t) { return ego_.PoseAt(t); }, compensate);
+  if (def_.voxel_m > 0) points = sensors::VoxelDownsample(points, def_.voxel_m);
+  if (def_.ground_removal) points = sensors::SplitGround(points, sensors::DefaultGroundDef()).obstacles;
+  if (def_.clustering && compensate) {
+    sensors::ClusterDef cd = sensors::DefaultClusterDef();
+    cd.tolerance_m = def_.cluster_tolerance_m;
+    const auto clusters = sensors::EuclideanClusters(points, cd);
+    // Truth in the vehicle frame at the reference time, limited to what the sources can reach.
+    const Pose ego = ego_.PoseAt(frame.reference_ns);
+    const Rigid inv = FromPose(ego).Inverse();
+    std::vector<sensors::TruthObject> truth;
+    for (auto t : truth_) {
+      t.centre_m = inv.Apply(t.centre_m);
+      if (t.centre_m.head<2>().norm() < 50.0) truth.push_back(t);
+    }
+    const auto score = sensors::ScoreClusters(clusters, truth, 1.0);
+    stats_->precision_sum += score.precision;
+    stats_->recall_sum += score.recall;
+    stats_->position_error_sum += score.mean_position_error_m;
+    ++stats_->scored;
+  }
+  const double fuse_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  protocol::FusedCloud msg;
+  msg.sensor_id = def_.stream_id;
+  msg.node_id = context.NodeId();
+  msg.sequence = ++sequence_;
+  msg.reference_ns = frame.reference_ns;
+  msg.entity_id = ego_id_;
+  msg.sources = frame.meta;
+  msg.point_count = static_cast<uint32_t>(points.size());
+  msg.point_stride = sizeof(sensors::CloudPoint);
+  msg.points = PackPoints(points);
+  msg.motion_compensated = compensate;
+  context.PublishData(msg);
+  if (recorder_) recorder_->Write(msg);
+  if (def_.pcd_every > 0 && sequence_ % static_cast<uint64_t>(def_.pcd_every) == 0) {
+    const auto fmt_ = def_.pcd_binary ? sensors::PcdFormat::kBinary : sensors::PcdFormat::kAscii;
+    sensors::WritePcd(fmt::format("{}/fused_{:06d}.pcd", def_.pcd_dir, sequence_), points, fmt_);
+    for (const auto& c : in)
+      sensors::WritePcd(fmt::format("{}/{}_{:06d}.pcd", def_.pcd_dir, c.cloud->header.sensor_id, sequence_),
+                        UnpackPoints(c.cloud->points, c.cloud->point_stride), fmt_);
+  }
+
+  auto& st = *stats_;
+  ++st.frames;
+  int n_ok = 0;
+  for (const auto& m : frame.meta) {
+    if (m.status == protocol::SourceStatus::kOk) ++st.ok[m.sensor_id], ++n_ok;
+    if (m.status == protocol::SourceStatus::kMissing) ++st.missing[m.sensor_id];
+    if (m.status == protocol::SourceStatus::kLate) ++st.late[m.sensor_id];
+  }
+  st.sources_per_frame.push_back(n_ok);
+  st.fuse_ms.push_back(fuse_ms);
+  st.latency_ms.push_back(static_cast<double>(now_ns - frame.reference_ns) / 1e6 + fuse_ms);
+  if (st.first_ns < 0) st.first_ns = now_ns;
+  st.last_ns = now_ns;
+  std::string srcs;
+  for (const auto& m : frame.meta)
+    srcs += fmt::format(" {}:{}", m.sensor_id, m.status == protocol::SourceStatus::kOk ? std::to_string(m.point_count)
+                                                                                          : std::string(protocol::SourceStatusName(m.status)));
+  log_->debug("fused #{} ref {:.3f} s: {} points from {}/{} sources |{}", sequence_, NsToS(frame.reference_ns),
+              points.size(), n_ok, frame.meta.size(), srcs);
+  // A line per source-count change, so a lost or returning lidar shows in the log.
+  if (n_ok != last_ok_) {
+    log_->info("fused frames now from {}/{} sources |{}", n_ok, frame.meta.size(), srcs);
+    last_ok_ = n_ok;
+  }
+}
+
+void FusionModule::Summarize(std::vector<std::string>& fields) const {
+  const auto& st = *stats_;
+  const double span_s = st.last_ns > st.first_ns ? NsToS(st.last_ns - st.first_ns) : 0;
+  std::string per;
+  for (const auto& id : def_.sources) {
+    const auto get = [&](const std::map<std::string, uint64_t>& m) { auto it = m.find(id); return it == m.end() ? 0ull : it->second; };
+    per += fmt::format("{}{{\"id\":\"{}\",\"ok\":{},\"missing\":{},\"late\":{},\"bytes_per_s\":{:.0f}}}", per.empty() ? "" : ",", id,
+                       get(st.ok), get(st.missing), get(st.late), span_s > 0 ? static_cast<double>(get(st.bytes_in)) / span_s : 0.0);
+  }
+  std::string counts;
+  for (int n : st.sources_per_frame) counts += (counts.empty() ? "" : ",") + std::to_string(n);
+  fields.push_back(fmt::format(
+      "\"fusion\":{{\"frames\":{},\"clouds_in\":{},\"stale\":{},\"bad_input\":{},\"no_ego\":{},\"fuse_ms_p50\":{:.3f},"
+      "\"fuse_ms_p99\":{:.3f},\"latency_ms_p50\":{:.3f},\"latency_ms_p99\":{:.3f},\"scored\":{},\"precision\":{:.3f},"
+      "\"recall\":{:.3f},\"position_error_m\":{:.3f},\"recorded\":{},\"sources\":[{}],\"sources_per_frame\":[{}]}}",
+      st.frames, st.clouds_in, st.stale, st.bad, st.no_ego, Percentile(st.fuse_ms, 50), Percentile(st.fuse_ms, 99),
+      Percentile(st.latency_ms, 50), Percentile(st.latency_ms, 99), st.scored,
+      st.scored ? st.precision_sum / static_cast<double>(st.scored) : 0.0,
+      st.scored ? st.recall_sum / static_cast<double>(st.scored) : 0.0,
+      st.scored ? st.position_error_sum / static_cast<double>(st.scored) : 0.0, recorder_ ? recorder_->Frames() : 0, per,
+      counts));
+}
+
+}  // namespace platoon::node

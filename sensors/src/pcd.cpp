@@ -1,0 +1,454 @@
+#include "platoon/sensors/pcd.hpp"
+
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <system_error>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace platoon::sensors {
+namespace {
+
+// ---- The one field layout we write (docs/CLOUD_PROCESSING.md §5).
+constexpr std::array<std::string_view, 11> kFields = {"x",    "y",    "z",      "intensity", "snr",  "t",
+                                                      "ring", "echo", "source", "entity",    "class"};
+constexpr std::array<std::string_view, 11> kSizes = {"4", "4", "4", "4", "4", "4", "2", "1", "1", "4", "4"};
+constexpr std::array<std::string_view, 11> kTypes = {"F", "F", "F", "F", "F", "F", "U", "U", "U", "U", "U"};
+constexpr std::array<std::string_view, 11> kCounts = {"1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1"};
+constexpr size_t kRowBytes = 36;  // 6 x 4 + 2 + 1 + 1 + 4 + 4, no padding
+constexpr size_t kRowsPerChunk = 1 << 15;
+
+// ---- Little-endian encoding, independent of the host byte order.
+void PutU32(char* p, uint32_t v) {
+  for (int b = 0; b < 4; ++b) p[b] = static_cast<char>((v >> (8 * b)) & 0xff);
+}
+void PutU16(char* p, uint16_t v) {
+  p[0] = static_cast<char>(v & 0xff);
+  p[1] = static_cast<char>(v >> 8);
+}
+uint32_t GetU32(const char* p) {
+  uint32_t v = 0;
+  for (int b = 0; b < 4; ++b) v |= uint32_t(static_cast<unsigned char>(p[b])) << (8 * b);
+  return v;
+}
+uint16_t GetU16(const char* p) {
+  return static_cast<uint16_t>(static_cast<unsigned char>(p[0]) | (static_cast<unsigned char>(p[1]) << 8));
+}
+
+// ---- Text helpers.
+template <typename T>
+void AppendNumber(std::string& out, T v) {
+  std::array<char, 40> buf{};
+  const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);  // shortest round-trip for floats
+  out.append(buf.data(), res.ptr);
+}
+
+// A header token quoted for an error message: at most 32 characters, non-printable bytes as \xNN.
+std::string Quote(std::string_view s) {
+  std::string q = "'";
+  for (size_t i = 0; i < s.size() && i < 32; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      q += static_cast<char>(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      q += hex;
+    }
+  }
+  if (s.size() > 32) q += "...";
+  return q + "'";
+}
+
+std::vector<std::string_view> Tokens(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+template <typename T>
+bool ParseNumber(std::string_view s, T& v) {
+  const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
+  return res.ec == std::errc() && res.ptr == s.data() + s.size();
+}
+
+// ---- Header and rows.
+void AppendHeader(std::string& out, size_t n, PcdFormat format, const Pose& vp) {
+  auto list = [&out](std::string_view key, const auto& items) {
+    out += key;
+    for (std::string_view s : items) {
+      out += ' ';
+      out += s;
+    }
+    out += '\n';
+  };
+  out += "# .PCD v0.7 - Point Cloud Data file format\n";
+  out += "VERSION 0.7\n";
+  list("FIELDS", kFields);
+  list("SIZE", kSizes);
+  list("TYPE", kTypes);
+  list("COUNT", kCounts);
+  out += "WIDTH ";
+  AppendNumber(out, n);
+  out += '\n';
+  out += "HEIGHT 1\n";
+  out += "VIEWPOINT";
+  for (double v : {vp.position_m.x(), vp.position_m.y(), vp.position_m.z(), vp.orientation.w(), vp.orientation.x(),
+                   vp.orientation.y(), vp.orientation.z()}) {
+    out += ' ';
+    AppendNumber(out, v);
+  }
+  out += '\n';
+  out += "POINTS ";
+  AppendNumber(out, n);
+  out += '\n';
+  out += format == PcdFormat::kBinary ? "DATA binary\n" : "DATA ascii\n";
+}
+
+void AppendRows(std::string& out, std::span<const CloudPoint> points, PcdFormat format) {
+  if (format == PcdFormat::kBinary) {
+    size_t at = out.size();
+    out.resize(at + points.size() * kRowBytes);
+    for (const CloudPoint& p : points) {
+      char* r = out.data() + at;
+      PutU32(r + 0, std::bit_cast<uint32_t>(p.x_m));
+      PutU32(r + 4, std::bit_cast<uint32_t>(p.y_m));
+      PutU32(r + 8, std::bit_cast<uint32_t>(p.z_m));
+      PutU32(r + 12, std::bit_cast<uint32_t>(p.intensity_w));
+      PutU32(r + 16, std::bit_cast<uint32_t>(p.snr));
+      PutU32(r + 20, std::bit_cast<uint32_t>(p.time_offset_s));
+      PutU16(r + 24, p.ring);
+      r[26] = static_cast<char>(p.echo);
+      r[27] = static_cast<char>(p.source);
+      PutU32(r + 28, p.entity_id);
+      PutU32(r + 32, p.class_id);
+      at += kRowBytes;
+    }
+    return;
+  }
+  for (const CloudPoint& p : points) {
+    for (float v : {p.x_m, p.y_m, p.z_m, p.intensity_w, p.snr, p.time_offset_s}) {
+      AppendNumber(out, v);
+      out += ' ';
+    }
+    for (uint32_t v : {uint32_t(p.ring), uint32_t(p.echo), uint32_t(p.source), p.entity_id}) {
+      AppendNumber(out, v);
+      out += ' ';
+    }
+    AppendNumber(out, p.class_id);
+    out += '\n';
+  }
+}
+
+// ---- File output.
+[[noreturn]] void ThrowErrno(const std::string& path, const std::string& what, int err) {
+  throw std::runtime_error("WritePcd: '" + path + "': " + what + ": " + std::strerror(err));
+}
+
+void WriteAll(int fd, const std::string& data, const std::string& path, const std::string& tmp) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      ThrowErrno(path, "cannot write '" + tmp + "'", err);
+    }
+    done += static_cast<size_t>(w);
+  }
+}
+
+// ---- Parsing.
+class Parser {
+ public:
+  Parser(std::string_view data, const std::string& name) : data_(data), name_(name) {}
+
+  std::vector<CloudPoint> Parse(Pose* viewpoint);
+
+ private:
+  [[noreturn]] void Fail(const std::string& msg) const {
+    throw std::runtime_error("ReadPcd: " + name_ + ":" + std::to_string(line_no_) + ": " + msg);
+  }
+  [[noreturn]] void FailFile(const std::string& msg) const { throw std::runtime_error("ReadPcd: " + name_ + ": " + msg); }
+
+  // Next line without its '\n' (and '\r'); false at the end of the data. Every line we write ends in
+  // '\n', so a last line without one is a truncated file (the cut may fall inside a number).
+  bool NextLine(std::string_view& line) {
+    if (pos_ >= data_.size()) return false;
+    const size_t nl = data_.find('\n', pos_);
+    ++line_no_;
+    if (nl == std::string_view::npos) {
+      line = data_.substr(pos_);
+      pos_ = data_.size();
+      if (Tokens(line).empty()) return false;  // trailing blanks
+      Fail("truncated file: last line has no line end");
+    }
+    line = data_.substr(pos_, nl - pos_);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    pos_ = nl + 1;
+    return true;
+  }
+
+  void ExpectList(std::string_view key, const std::vector<std::string_view>& tok,
+                  const std::array<std::string_view, 11>& expected) {
+    if (key == "FIELDS") {
+      for (size_t i = 1; i < tok.size(); ++i) {
+        if (i - 1 >= expected.size())
+          Fail("unexpected field " + Quote(tok[i]) + " after 'class' (this reader supports exactly 11 fields)");
+        if (tok[i] != expected[i - 1])
+          Fail("unknown field " + Quote(tok[i]) + " at position " + std::to_string(i) + ", expected '" +
+               std::string(expected[i - 1]) + "'");
+      }
+      if (tok.size() - 1 != expected.size())
+        Fail("FIELDS lists " + std::to_string(tok.size() - 1) + " fields, expected 11 (missing '" +
+             std::string(expected[tok.size() - 1]) + "')");
+      return;
+    }
+    if (tok.size() - 1 != expected.size())
+      Fail(std::string(key) + " has " + std::to_string(tok.size() - 1) + " entries, expected 11");
+    for (size_t i = 1; i < tok.size(); ++i)
+      if (tok[i] != expected[i - 1])
+        Fail(std::string(key) + " of field '" + std::string(kFields[i - 1]) + "' is " + Quote(tok[i]) + ", expected '" +
+             std::string(expected[i - 1]) + "'");
+  }
+
+  uint64_t ParseCount(std::string_view key, const std::vector<std::string_view>& tok) {
+    uint64_t v = 0;
+    if (tok.size() != 2 || !ParseNumber(tok[1], v)) Fail(std::string(key) + " needs one unsigned integer");
+    return v;
+  }
+
+  void ParseAsciiRow(std::string_view line, CloudPoint& p) {
+    const std::vector<std::string_view> tok = Tokens(line);
+    if (tok.size() != kFields.size())
+      Fail("expected 11 values, got " + std::to_string(tok.size()));
+    float* floats[] = {&p.x_m, &p.y_m, &p.z_m, &p.intensity_w, &p.snr, &p.time_offset_s};
+    for (size_t f = 0; f < 6; ++f)
+      if (!ParseNumber(tok[f], *floats[f]))
+        Fail("field '" + std::string(kFields[f]) + "': " + Quote(tok[f]) + " is not a 32-bit float");
+    const uint64_t limits[] = {0xffff, 0xff, 0xff, 0xffffffff, 0xffffffff};
+    uint64_t v[5] = {};
+    for (size_t f = 0; f < 5; ++f)
+      if (!ParseNumber(tok[6 + f], v[f]) || v[f] > limits[f])
+        Fail("field '" + std::string(kFields[6 + f]) + "': " + Quote(tok[6 + f]) + " is not an unsigned " +
+             std::to_string(f == 0 ? 16 : f < 3 ? 8 : 32) + "-bit integer");
+    p.ring = static_cast<uint16_t>(v[0]);
+    p.echo = static_cast<uint8_t>(v[1]);
+    p.source = static_cast<uint8_t>(v[2]);
+    p.entity_id = static_cast<uint32_t>(v[3]);
+    p.class_id = static_cast<uint32_t>(v[4]);
+  }
+
+  std::string_view data_;
+  const std::string& name_;
+  size_t pos_ = 0;
+  size_t line_no_ = 0;
+};
+
+std::vector<CloudPoint> Parser::Parse(Pose* viewpoint) {
+  // Header: keyword lines up to and including DATA, each at most once.
+  bool seen_version = false, seen_fields = false, seen_size = false, seen_type = false, seen_count = false,
+       seen_width = false, seen_height = false, seen_viewpoint = false, seen_points = false;
+  uint64_t width = 0, height = 0, npoints = 0;
+  Pose vp;
+  bool binary = false, seen_data = false;
+  std::string_view line;
+  while (!seen_data) {
+    if (!NextLine(line)) FailFile("header ends before its DATA line (not a PCD file, or truncated)");
+    const std::vector<std::string_view> tok = Tokens(line);
+    if (tok.empty() || tok[0].front() == '#') continue;
+    const std::string_view key = tok[0];
+    auto once = [&](bool& seen) {
+      if (seen) Fail("duplicate " + std::string(key) + " line");
+      seen = true;
+    };
+    if (key == "VERSION") {
+      once(seen_version);
+      if (tok.size() != 2 || (tok[1] != "0.7" && tok[1] != ".7"))
+        Fail("unsupported VERSION " + (tok.size() > 1 ? Quote(tok[1]) : std::string("''")) + ", expected 0.7");
+    } else if (key == "FIELDS") {
+      once(seen_fields);
+      ExpectList(key, tok, kFields);
+    } else if (key == "SIZE") {
+      once(seen_size);
+      ExpectList(key, tok, kSizes);
+    } else if (key == "TYPE") {
+      once(seen_type);
+      ExpectList(key, tok, kTypes);
+    } else if (key == "COUNT") {
+      once(seen_count);
+      ExpectList(key, tok, kCounts);
+    } else if (key == "WIDTH") {
+      once(seen_width);
+      width = ParseCount(key, tok);
+    } else if (key == "HEIGHT") {
+      once(seen_height);
+      height = ParseCount(key, tok);
+    } else if (key == "POINTS") {
+      once(seen_points);
+      npoints = ParseCount(key, tok);
+    } else if (key == "VIEWPOINT") {
+      once(seen_viewpoint);
+      double v[7];
+      if (tok.size() != 8) Fail("VIEWPOINT needs 7 numbers (tx ty tz qw qx qy qz), got " + std::to_string(tok.size() - 1));
+      for (size_t i = 0; i < 7; ++i)
+        if (!ParseNumber(tok[i + 1], v[i])) Fail("VIEWPOINT value " + Quote(tok[i + 1]) + " is not a number");
+      vp.position_m = Vec3(v[0], v[1], v[2]);
+      vp.orientation = Quat(v[3], v[4], v[5], v[6]);
+    } else if (key == "DATA") {
+      seen_data = true;
+      if (tok.size() != 2) Fail("DATA needs one of ascii, binary");
+      if (tok[1] == "binary") {
+        binary = true;
+      } else if (tok[1] != "ascii") {
+        Fail("unsupported DATA " + Quote(tok[1]) + ", expected ascii or binary");
+      }
+    } else {
+      Fail("unknown header keyword " + Quote(key));
+    }
+  }
+  // Every required entry present and consistent.
+  const std::pair<bool, const char*> required[] = {{seen_version, "VERSION"}, {seen_fields, "FIELDS"}, {seen_size, "SIZE"},
+                                                   {seen_type, "TYPE"},       {seen_count, "COUNT"},   {seen_width, "WIDTH"},
+                                                   {seen_height, "HEIGHT"},   {seen_points, "POINTS"}};
+  for (const auto& [seen, key] : required)
+    if (!seen) Fail(std::string("header has no ") + key + " line before DATA");
+  if (height != 0 && width > std::numeric_limits<uint64_t>::max() / height)
+    Fail("WIDTH x HEIGHT overflows");
+  if (width * height != npoints)
+    Fail("WIDTH x HEIGHT = " + std::to_string(width * height) + " does not match POINTS " + std::to_string(npoints));
+  if (viewpoint) *viewpoint = vp;
+
+  std::vector<CloudPoint> points;
+  const size_t remaining = data_.size() - pos_;
+  if (binary) {
+    // Exactly POINTS rows of 36 bytes after the header.
+    if (npoints > remaining / kRowBytes)
+      FailFile("truncated binary data: POINTS " + std::to_string(npoints) + " needs " +
+               (npoints > std::numeric_limits<uint64_t>::max() / kRowBytes ? std::string("more")
+                                                                            : std::to_string(npoints * kRowBytes)) +
+               " bytes after the header, the file has " + std::to_string(remaining));
+    if (remaining != npoints * kRowBytes)
+      FailFile(std::to_string(remaining - npoints * kRowBytes) + " unexpected bytes after the last of " +
+               std::to_string(npoints) + " binary points");
+    points.resize(npoints);
+    for (size_t i = 0; i < npoints; ++i) {
+      const char* r = data_.data() + pos_ + i * kRowBytes;
+      CloudPoint& p = points[i];
+      p.x_m = std::bit_cast<float>(GetU32(r + 0));
+      p.y_m = std::bit_cast<float>(GetU32(r + 4));
+      p.z_m = std::bit_cast<float>(GetU32(r + 8));
+      p.intensity_w = std::bit_cast<float>(GetU32(r + 12));
+      p.snr = std::bit_cast<float>(GetU32(r + 16));
+      p.time_offset_s = std::bit_cast<float>(GetU32(r + 20));
+      p.ring = GetU16(r + 24);
+      p.echo = static_cast<uint8_t>(r[26]);
+      p.source = static_cast<uint8_t>(r[27]);
+      p.entity_id = GetU32(r + 28);
+      p.class_id = GetU32(r + 32);
+    }
+    return points;
+  }
+
+  // ASCII: one line per point; a row needs at least 22 bytes ("0 0 0 0 0 0 0 0 0 0 0\n"), which bounds
+  // the reservation on a lying POINTS count.
+  points.reserve(std::min<uint64_t>(npoints, remaining / 22));
+  for (uint64_t i = 0; i < npoints; ++i) {
+    if (!NextLine(line))
+      FailFile("truncated ascii data: POINTS " + std::to_string(npoints) + " but the file ends after " +
+               std::to_string(i) + " points");
+    ParseAsciiRow(line, points.emplace_back());
+  }
+  while (NextLine(line))
+    if (!Tokens(line).empty()) Fail("unexpected data after the last of " + std::to_string(npoints) + " points");
+  return points;
+}
+
+}  // namespace
+
+std::string EncodePcd(std::span<const CloudPoint> points, PcdFormat format, const Pose& viewpoint) {
+  std::string out;
+  AppendHeader(out, points.size(), format, viewpoint);
+  out.reserve(out.size() + points.size() * (format == PcdFormat::kBinary ? kRowBytes : 96));
+  AppendRows(out, points, format);
+  return out;
+}
+
+void WritePcd(const std::string& path, std::span<const CloudPoint> points, PcdFormat format, const Pose& viewpoint) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) ThrowErrno(path, "cannot create '" + tmp + "'", errno);
+
+  // Header, then rows in chunks so a large ascii cloud never sits in memory as text.
+  std::string buf;
+  AppendHeader(buf, points.size(), format, viewpoint);
+  WriteAll(fd, buf, path, tmp);
+  for (size_t first = 0; first < points.size(); first += kRowsPerChunk) {
+    buf.clear();
+    AppendRows(buf, points.subspan(first, std::min(kRowsPerChunk, points.size() - first)), format);
+    WriteAll(fd, buf, path, tmp);
+  }
+
+  // Durable before visible: fsync, close, then rename over the target.
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    ThrowErrno(path, "cannot flush '" + tmp + "'", err);
+  }
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    ThrowErrno(path, "cannot close '" + tmp + "'", err);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    ThrowErrno(path, "cannot rename '" + tmp + "' to it", err);
+  }
+}
+
+std::vector<CloudPoint> ParsePcd(std::string_view contents, const std::string& name, Pose* viewpoint) {
+  return Parser(contents, name).Parse(viewpoint);
+}
+
+std::vector<CloudPoint> ReadPcd(const std::string& path, Pose* viewpoint) {
+  // Whole file into memory (PCD data are read row by row from it).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("ReadPcd: cannot open '" + path + "': " + std::strerror(errno));
+  std::string data;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) data.reserve(static_cast<size_t>(st.st_size));
+  std::array<char, 1 << 16> chunk;
+  for (;;) {
+    const ssize_t r = ::read(fd, chunk.data(), chunk.size());
+    if (r == 0) break;
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      throw std::runtime_error("ReadPcd: cannot read '" + path + "': " + std::strerror(err));
+    }
+    data.append(chunk.data(), static_cast<size_t>(r));
+  }
+  ::close(fd);
+  return ParsePcd(data, path, viewpoint);
+}
+
+}  // namespace platoon::sensors
