@@ -36,9 +36,22 @@ std::vector<Message> OneOfEach() {
   w.keyframe = false;
   w.entities = {SampleEntity(1), SampleEntity(2)};
   w.removed_entities = {9, 10};
-  w.nodes = {NodeInfo{3, "alpha", Role::kTraffic, "pc-1", -1500, 80'000, 59.5f, 0.01f, 4'000'000'000, true}};
+  w.nodes = {NodeInfo{3, "alpha", Role::kSensor, "pc-1", -1500, 80'000, 59.5f, 0.01f, 4'000'000'000, true,
+                      {DataEndpoint{"lidar_front", StreamKind::kLidar, 41000, "10.0.0.5"}}, 777}};
+  SensorHeader h{"lidar_front", StreamKind::kLidar, 3, 12, 1'000'000, 0xABCDEF, Vec3(3.7, 0, 1), Quat(0.5, 0.5, 0.5, 0.5), 99};
+  PointCloud cloud{h, 100'000'000, 2, 4, std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8), false};
+  RadarScan radar{h, {RadarDetection{12.5f, 0.1f, -3, 10, 1, 42, false, 4.5f, 1.8f, 0.2f, 12.4f, 1.2f}}};
+  ImuMeasurement imu{h, Vec3(0.01, 0.02, 0.3), Vec3(0.1, 0.2, -9.81)};
+  GnssMeasurement gnss{h, 52.1, 10.5, 80.25, Vec3(1, 2, 0), 1.5, 3.0};
+  CameraFrame camera{h, 1920, 1080, 969.7, 969.7, 960, 540,
+                     {CameraRoi{42, 2, 10, 20, 110, 90, 25.5f, 0.25f, true}}, "rgb8", std::string(12, '\x7f')};
+  FusedCloud fused{"fused", 5, 9, 2'000'000'000, 0xABCDEF,
+                   {FusedSource{"lidar_front", 1'900'000'000, 2, SourceStatus::kOk, 99, 12},
+                    FusedSource{"lidar_rear", 0, 0, SourceStatus::kMissing, 0, 0}},
+                   1, 8, std::string(8, '\x01'), true};
   return {
-      Join{"alpha", Role::kDriver, "pc-1", kProtocolVersion, 4242, SessionPhase::kPaused, 77, 88},
+      Join{"alpha", Role::kDriver, "pc-1", kProtocolVersion, 4242, SessionPhase::kPaused, 77, 88,
+           {DataEndpoint{"imu", StreamKind::kImu, 41001, ""}}},
       Welcome{3, "demo", 250'000'000, 1'000'000'000, 77, 7401, 7402, 7403},
       Refuse{"name taken", kProtocolVersion},
       Leave{3, "shutdown"},
@@ -55,6 +68,12 @@ std::vector<Message> OneOfEach() {
       ParamSet{"server.broadcast_hz", "30"},
       ParamReply{false, Parameter{"x", "1", false, ""}, "read-only"},
       StatusRequest{},
+      cloud,
+      radar,
+      imu,
+      gnss,
+      camera,
+      fused,
   };
 }
 
@@ -71,6 +90,20 @@ TEST_CASE("codec: every message round-trips unchanged") {
     CHECK(d.peer_version == kProtocolVersion);
     CHECK(*d.message == m);
   }
+}
+
+TEST_CASE("codec: a point blob whose size disagrees with count x stride is refused") {
+  PointCloud cloud;
+  cloud.point_count = 3;
+  cloud.point_stride = 36;
+  cloud.points.assign(36 * 2, '\0');
+  CHECK(Decode(Encode(cloud)).error == DecodeError::kUnknownBody);
+  FusedCloud fused;
+  fused.point_count = 1;
+  fused.point_stride = 36;
+  CHECK(Decode(Encode(fused)).error == DecodeError::kUnknownBody);
+  fused.points.assign(36, '\0');
+  CHECK(Decode(Encode(fused)).error == DecodeError::kNone);
 }
 
 TEST_CASE("codec: a join of another version is readable so it can be refused clearly") {
