@@ -188,7 +188,8 @@ SensorHostModule::SensorHostModule(const config::SessionDef& session, const conf
     throw config::ConfigError(session.file + ": node \"" + node.name + "\" has role sensor but no [[node.sensor]]");
   std::random_device rd;
   host_epoch_ = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(getpid());
-  rate_hz_ = 0;
+  // The module polls at 1 kHz; each sensor measures at whole multiples of its own period.
+  rate_hz_ = 1000.0;
   for (const auto& t : node.sensors) {
     auto s = std::make_unique<Sensor>();
     s->spec = sensors::ReadSensorSpec(t);
@@ -197,7 +198,6 @@ SensorHostModule::SensorHostModule(const config::SessionDef& session, const conf
     s->rng.seed(s->spec.seed);
     s->period_ns = SToNs(1.0 / s->spec.rate_hz);
     if (s->spec.kind == protocol::StreamKind::kImu) s->imu_state = sensors::InitialImuState(s->spec.imu, s->rng);
-    rate_hz_ = std::max(rate_hz_, s->spec.rate_hz);
     sensors_.push_back(std::move(s));
   }
   world_ = std::make_unique<SensorWorld>(session, ego_id_);
@@ -238,13 +238,14 @@ void SensorHostModule::Step(const StepInfo& info, ModuleContext& context) {
     }
     if (!world_->Ego()) {
       ++no_ego_steps_;
-      if (!warned_no_ego_ && no_ego_steps_ > static_cast<uint64_t>(rate_hz_ * 2)) {
+      if (!warned_no_ego_ && no_ego_steps_ > 20) {
         log_->warn("vehicle '{}' (entity {}) is not in the world yet; sensors wait for it", attach_to_, ego_id_);
         warned_no_ego_ = true;
       }
       return;
     }
-    Measure(*s, info.sim_ns, context);
+    // Measured at its scheduled instant (the module polls at 1 kHz, so at most 1 ms after it).
+    Measure(*s, s->next_ns, context);
     s->next_ns += s->period_ns;
     if (s->next_ns <= info.sim_ns) s->next_ns = info.sim_ns + s->period_ns;  // overrun: skip, never burst
   }
