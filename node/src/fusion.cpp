@@ -21,6 +21,9 @@ struct Rigid {
   Eigen::Matrix3d r = Eigen::Matrix3d::Identity();
   Vec3 t = Vec3::Zero();
   Vec3 Apply(const Vec3& p) const { return r * p + t; }
+  // Single precision for the points (they are floats on the wire); the transform is composed in double.
+  Eigen::Matrix3f RF() const { return r.cast<float>(); }
+  Eigen::Vector3f TF() const { return t.cast<float>(); }
   Rigid Then(const Rigid& inner) const { return Rigid{r * inner.r, r * inner.t + t}; }  // this * inner
   Rigid Inverse() const { return Rigid{r.transpose(), -(r.transpose() * t)}; }
 };
@@ -92,18 +95,21 @@ std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds,
     std::memcpy(out.data() + first, c.cloud->points.data(), c.cloud->points.size());
     // One transform per distinct firing time: points of a column share it.
     float cached_offset = std::numeric_limits<float>::quiet_NaN();
-    Rigid to_vehicle = mount;
+    Eigen::Matrix3f r = mount.RF();
+    Eigen::Vector3f t = mount.TF();
     for (size_t i = first; i < out.size(); ++i) {
       sensors::CloudPoint& p = out[i];
       if (compensate && !(p.time_offset_s == cached_offset)) {
         cached_offset = p.time_offset_s;
-        const int64_t t = h.stamp_ns + SToNs(static_cast<double>(p.time_offset_s));
-        to_vehicle = ref_inv.Then(FromPose(ego_pose(t))).Then(mount);
+        const int64_t at = h.stamp_ns + SToNs(static_cast<double>(p.time_offset_s));
+        const Rigid to_vehicle = ref_inv.Then(FromPose(ego_pose(at))).Then(mount);
+        r = to_vehicle.RF();
+        t = to_vehicle.TF();
       }
-      const Vec3 v = to_vehicle.Apply(Vec3(p.x_m, p.y_m, p.z_m));
-      p.x_m = static_cast<float>(v.x());
-      p.y_m = static_cast<float>(v.y());
-      p.z_m = static_cast<float>(v.z());
+      const Eigen::Vector3f v = r * Eigen::Vector3f(p.x_m, p.y_m, p.z_m) + t;
+      p.x_m = v.x();
+      p.y_m = v.y();
+      p.z_m = v.z();
       p.source = c.source;
     }
   }

@@ -6,7 +6,9 @@
 #include <capnp/serialize.h>
 #include <kj/array.h>
 #include <kj/exception.h>
+#include <kj/io.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -564,15 +566,26 @@ std::string_view DecodeErrorName(DecodeError error) {
   return "unknown";
 }
 
+// Words to give the builder's first segment: large blobs (clouds, images) then fit in one allocation.
+unsigned FirstSegmentWords(const Message& message) {
+  size_t blob = 0;
+  if (const auto* p = std::get_if<PointCloud>(&message)) blob = p->points.size();
+  if (const auto* f = std::get_if<FusedCloud>(&message)) blob = f->points.size();
+  if (const auto* c = std::get_if<CameraFrame>(&message)) blob = c->image.size();
+  return static_cast<unsigned>(std::max<size_t>(capnp::SUGGESTED_FIRST_SEGMENT_WORDS, blob / sizeof(capnp::word) + 4096));
+}
+
 std::string EncodeWithVersion(const Message& message, uint16_t version) {
-  capnp::MallocMessageBuilder builder;
+  capnp::MallocMessageBuilder builder(FirstSegmentWords(message));
   auto env = builder.initRoot<wire::Envelope>();
   env.setMagic(wire::MAGIC);
   env.setVersion(version);
   std::visit(BodyWriter{env.initBody()}, message);
-  auto words = capnp::messageToFlatArray(builder);
-  auto bytes = words.asBytes();
-  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+  // Serialised straight into the string: large point clouds are copied once less.
+  std::string out(capnp::computeSerializedSizeInWords(builder) * sizeof(capnp::word), '\0');
+  kj::ArrayOutputStream stream(kj::arrayPtr(reinterpret_cast<kj::byte*>(out.data()), out.size()));
+  capnp::writeMessage(stream, builder);
+  return out;
 }
 
 std::string Encode(const Message& message) { return EncodeWithVersion(message, kProtocolVersion); }
@@ -584,14 +597,21 @@ Decoded Decode(std::string_view bytes) {
     out.detail = "size " + std::to_string(bytes.size()) + " is not a non-zero multiple of 8 bytes";
     return out;
   }
-  // Copy into word-aligned storage: ZeroMQ frames carry no alignment guarantee.
-  auto words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
-  std::memcpy(words.begin(), bytes.data(), bytes.size());
+  // Cap'n Proto reads words in place; bytes that are not 8-byte aligned are copied into aligned storage.
+  kj::Array<capnp::word> copy;
+  kj::ArrayPtr<const capnp::word> words;
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(capnp::word) == 0) {
+    words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(bytes.data()), bytes.size() / sizeof(capnp::word));
+  } else {
+    copy = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+    std::memcpy(copy.begin(), bytes.data(), bytes.size());
+    words = copy.asPtr();
+  }
 
   kj::Maybe<kj::Exception> failure = kj::runCatchingExceptions([&]() {
     capnp::ReaderOptions options;
     options.traversalLimitInWords = kTraversalLimitWords;
-    capnp::FlatArrayMessageReader reader(words.asPtr(), options);
+    capnp::FlatArrayMessageReader reader(words, options);
     auto env = reader.getRoot<wire::Envelope>();
     if (env.getMagic() != wire::MAGIC) {
       out.error = DecodeError::kBadMagic;
