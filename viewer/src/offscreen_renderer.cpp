@@ -28,7 +28,7 @@ osg::ref_ptr<osg::GraphicsContext> MakeContext(uint32_t width, uint32_t height) 
     traits->alpha = 8;
     traits->depth = 24;
     traits->windowDecoration = false;
-    traits->doubleBuffer = true;
+    traits->doubleBuffer = !pbuffer;
     traits->pbuffer = pbuffer;
     traits->sharedContext = nullptr;
     traits->vsync = false;
