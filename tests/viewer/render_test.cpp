@@ -153,7 +153,7 @@ TEST_CASE("render: a magenta body's pixels span the pinhole projection of its 8 
   MESSAGE("worst bounding-box edge error over the poses: " << worst << " px");
 }
 
-TEST_CASE("render: the sky/ground boundary is at the row the camera geometry predicts, v = cy - fy tan(pitch)") {
+TEST_CASE("render: the sky/ground boundary is at the row the camera geometry predicts (v = cy - fy tan pitch)") {
   OffscreenRenderer renderer(480, 360);
   PinholeCamera cam;
   cam.fx_px = 400.0;

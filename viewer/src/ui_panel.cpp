@@ -211,7 +211,7 @@ UiActions DrawPanel(UiState& state, const WorldSnapshot& snapshot, const std::ve
                     const PlotRecorder& plots) {
   UiActions actions;
   ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(560, 700), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(540.0f, std::min(700.0f, ImGui::GetIO().DisplaySize.y - 16.0f)), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowBgAlpha(0.85f);
   if (ImGui::Begin("platoon viewer")) {
     DrawSession(snapshot, state, actions);

@@ -120,7 +120,8 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
   osg::ref_ptr<ChaseManipulator> chase_cam = new ChaseManipulator;
   osg::ref_ptr<TopManipulator> top_cam = new TopManipulator;
   const GroundExtent& g = scene.Ground();
-  free_cam->LookAt(Vec3(g.centre_x_m - 60, g.centre_y_m - 60, 40), Vec3(g.centre_x_m, g.centre_y_m, 0));
+  if (def.has_home) free_cam->LookAt(def.home_eye_m, def.home_target_m);
+  else free_cam->LookAt(Vec3(g.centre_x_m - 60, g.centre_y_m - 60, 40), Vec3(g.centre_x_m, g.centre_y_m, 0));
   top_cam->SetCentre(Vec3(g.centre_x_m, g.centre_y_m, 0));
   UiState ui;
   ui.camera = def.camera;

@@ -10,7 +10,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 
@@ -78,6 +80,14 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   viewer::ParseCameraMode(camera, &def.camera);
+  if (!roads.Roads().empty()) {
+    // Free camera: behind and above the start of the first road, looking along it.
+    const road::Road& r = roads.Roads().front();
+    const double heading = r.Heading(0.0);
+    def.has_home = true;
+    def.home_target_m = r.PointAt(std::min(40.0, r.Length()), 0.0);
+    def.home_eye_m = r.PointAt(0.0, 0.0) + Vec3(-25.0 * std::cos(heading), -25.0 * std::sin(heading), 12.0);
+  }
   def.screenshot_path = screenshot;
   def.title = "platoon viewer - " + session.name;
   log = log::MakeLogger("viewer", log_level);

@@ -35,6 +35,9 @@ struct ViewerAppDef {
   int frames = 5;                        ///< Frames rendered before the screenshot. >= 1.
   double exit_after_s = 0.0;             ///< Exit after this many seconds of wall time; 0: run until closed.
   bool vsync = true;                     ///< Swap with the display's refresh (off for screenshots).
+  bool has_home = false;                 ///< Start the free camera at home_eye_m looking at home_target_m.
+  Vec3 home_eye_m = Vec3::Zero();        ///< Free camera's start position, in m (e.g. behind the road's start).
+  Vec3 home_target_m = Vec3::Zero();     ///< Point the free camera looks at first, in m.
 };
 
 /// Runs the viewer until the window is closed, Esc is pressed, `stop` becomes true (signals),
