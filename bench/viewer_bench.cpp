@@ -1,0 +1,145 @@
+// Viewer frame-time benchmark: 200 vehicles driving on a four-lane road, rendered offscreen at 1280 x 720
+// (viewer/offscreen_renderer.hpp) from a chase camera, every frame re-posing every model
+// (SceneGraph::Update) and reading the image back. Baseline, same run and same camera path: the same road
+// scene with no vehicles. Needs an X display: run under xvfb-run (Mesa llvmpipe renders on the CPU).
+#include "platoon/road/road_network.hpp"
+#include "platoon/viewer/offscreen_renderer.hpp"
+#include "platoon/viewer/pinhole_camera.hpp"
+#include "platoon/viewer/scene.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+using namespace platoon;
+using namespace platoon::viewer;
+
+namespace {
+
+double NowMs() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())) - 1));
+  return v[i];
+}
+
+// A 2 km road, two lanes each way: straight, a long left bend, straight.
+road::Road MakeRoad() {
+  road::RoadDef def = road::DefaultRoadDef();
+  def.sections = {road::LineSection(400), road::ClothoidSection(60, 0, 0.004), road::ArcSection(600, 0.004),
+                  road::ClothoidSection(60, 0.004, 0), road::LineSection(900)};
+  def.lane_widths_left_m = {3.5, 3.5};
+  def.lane_widths_right_m = {3.5, 3.5};
+  def.markings = road::DefaultMarkings(2, 2);
+  return road::Road(def);
+}
+
+// `n` vehicles spread over the four lanes, 600 m ahead of s0, at sim time t_s (right lanes drive
+// forward at 25 m/s, left lanes towards the camera at 22 m/s).
+std::vector<protocol::EntityState> Traffic(const road::Road& road, int n, double s0, double t_s) {
+  std::vector<protocol::EntityState> out;
+  const int lanes[4] = {-1, -2, 1, 2};
+  for (int i = 0; i < n; ++i) {
+    const int lane = lanes[i % 4];
+    const bool forward = lane < 0;
+    const double slot = 600.0 * (i / 4) / std::max(1, (n + 3) / 4);
+    const double s = std::fmod(s0 + slot + (forward ? 25.0 : -22.0) * t_s + 2000.0, road.Length());
+    const road::RoadPoint p = road.Evaluate(s);
+    protocol::EntityState e;
+    e.id = 1000 + static_cast<uint64_t>(i);
+    e.kind = i % 10 == 9 ? protocol::EntityKind::kTruck : protocol::EntityKind::kCar;
+    if (e.kind == protocol::EntityKind::kTruck) e.box_size_m = Vec3(12.0, 2.5, 3.6);
+    e.kinematics.pose.position_m = road.LaneCenter(s, lane);
+    const double heading = p.heading_rad + (forward ? 0.0 : M_PI);
+    e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(heading, Vec3::UnitZ()));
+    e.lights.brake = (i % 7) == 0;
+    e.lights.headlights = true;
+    out.push_back(e);
+  }
+  return out;
+}
+
+struct Stats {
+  std::vector<double> frame_ms, update_ms;
+};
+
+Stats Run(OffscreenRenderer& renderer, const road::Road& road, int vehicles, int frames, int warmup) {
+  SceneGraph scene;
+  scene.SetRoads(road::RoadNetwork({road.Def()}));
+  renderer.SetScene(scene.Root(), scene.SkyColour());
+  const PinholeCamera cam = CameraFromFov(1280, 720, 70.0 * M_PI / 180.0);
+  Stats st;
+  Image img;
+  for (int f = -warmup; f < frames; ++f) {
+    const double t_s = (f + warmup) / 60.0;
+    // Chase camera 10 m behind a point driving the right lane at 25 m/s, 3.5 m up, looking 5 deg down.
+    const double s_cam = 50.0 + 25.0 * t_s;
+    const road::RoadPoint p = road.Evaluate(s_cam);
+    Pose camera;
+    camera.position_m = road.LaneCenter(s_cam, -1) + Vec3(-10.0 * std::cos(p.heading_rad), -10.0 * std::sin(p.heading_rad), 3.5);
+    camera.orientation = Quat(Eigen::AngleAxisd(p.heading_rad, Vec3::UnitZ()) * Eigen::AngleAxisd(5.0 * M_PI / 180.0, Vec3::UnitY()));
+    const double t0 = NowMs();
+    scene.Update(Traffic(road, vehicles, 60.0, t_s));
+    const double t1 = NowMs();
+    renderer.Render(camera, cam, &img);
+    const double t2 = NowMs();
+    if (f >= 0) {
+      st.frame_ms.push_back(t2 - t0);
+      st.update_ms.push_back(t1 - t0);
+    }
+  }
+  return st;
+}
+
+void Print(const char* name, const Stats& s) {
+  double sum = 0, usum = 0;
+  for (double x : s.frame_ms) sum += x;
+  for (double x : s.update_ms) usum += x;
+  const double n = static_cast<double>(s.frame_ms.size());
+  std::printf("%-22s frame mean %7.2f ms  p50 %7.2f ms  p99 %7.2f ms  (%.1f fps; scene update mean %.3f ms)\n", name,
+              sum / n, Percentile(s.frame_ms, 50), Percentile(s.frame_ms, 99), 1000.0 * n / sum, usum / n);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"viewer_bench: offscreen frame time with 200 vehicles against the same road without vehicles.\n"
+               "Run under xvfb-run -a -s \"-screen 0 1280x1024x24\" when there is no display."};
+  int frames = 200, warmup = 10, vehicles = 200;
+  app.add_option("--frames", frames, "Frames measured per scene")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--warmup", warmup, "Frames rendered first and not measured")->check(CLI::Range(0, 10000))->capture_default_str();
+  app.add_option("--vehicles", vehicles, "Vehicles in the loaded scene")->check(CLI::Range(1, 100000))->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    OffscreenRenderer renderer(1280, 720);
+    const road::Road road = MakeRoad();
+    std::printf("viewer_bench: 1280 x 720, %d frames after %d warm-up, GL %s\n", frames, warmup, renderer.GlInfo().c_str());
+    // Baseline first and last, so drift of the machine's load shows up as a difference between them.
+    const Stats base = Run(renderer, road, 0, frames, warmup);
+    const Stats loaded = Run(renderer, road, vehicles, frames, warmup);
+    const Stats base2 = Run(renderer, road, 0, frames, warmup);
+    Print("baseline (0 vehicles)", base);
+    char name[64];
+    std::snprintf(name, sizeof name, "%d vehicles", vehicles);
+    Print(name, loaded);
+    Print("baseline again", base2);
+    double b = 0, l = 0;
+    for (double x : base.frame_ms) b += x;
+    for (double x : base2.frame_ms) b += x;
+    for (double x : loaded.frame_ms) l += x;
+    b /= static_cast<double>(base.frame_ms.size() + base2.frame_ms.size());
+    l /= static_cast<double>(loaded.frame_ms.size());
+    std::printf("vehicles add %.2f ms per frame (%.2fx the baseline mean, %.3f ms per vehicle)\n", l - b, l / b,
+                (l - b) / vehicles);
+  } catch (const RenderError& e) {
+    std::fprintf(stderr, "viewer_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

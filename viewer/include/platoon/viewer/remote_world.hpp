@@ -1,0 +1,57 @@
+#pragma once
+/// The viewer's copy of the merged world: the newest state of every entity the server broadcasts,
+/// each with a dead-reckoning track (dr::RemoteTrack, model by entity kind) so the display moves
+/// smoothly between broadcasts and hides corrections. The same Clone-pattern rules as a node's world
+/// view (docs/ARCHITECTURE.md "World view"): sequence gaps and a restarted server ask for a snapshot; a
+/// keyframe removes what it does not list. Plain data, not thread-safe: WorldClient guards it.
+
+#include "platoon/dead_reckoning.hpp"
+#include "platoon/protocol/messages.hpp"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace platoon::viewer {
+
+/// What applying one world state found out about the broadcast stream.
+struct WorldApplyResult {
+  bool gap = false;      ///< Broadcasts were missed (sequence jumped): ask for a snapshot.
+  bool reset = false;    ///< The sequence went back: the server restarted.
+  bool applied = true;   ///< False when a snapshot was older than what is already applied.
+};
+
+/// Every entity of the session, as the viewer displays it.
+class RemoteWorld {
+ public:
+  /// `track_def` is the blending definition; the model is chosen per entity kind (dr::ModelForKind).
+  explicit RemoteWorld(const dr::TrackDef& track_def = dr::DefaultTrackDef()) : track_def_(track_def) {}
+
+  /// Applies a broadcast (delta or keyframe) or a snapshot reply at viewer sim time `now_sim_ns`.
+  WorldApplyResult Apply(const protocol::WorldState& world, int64_t now_sim_ns, bool snapshot);
+
+  /// Every entity with its kinematics replaced by the displayed (dead-reckoned, blended) state at
+  /// `sim_ns`; other fields as last received. Sorted by id.
+  std::vector<protocol::EntityState> Displayed(int64_t sim_ns) const;
+
+  /// Sequence number of the newest world state applied.
+  uint64_t LastSequence() const { return last_sequence_; }
+  /// Number of entities held.
+  size_t Size() const { return entries_.size(); }
+  /// Dead-reckoning track of entity `id`, or nullptr.
+  const dr::RemoteTrack* Track(uint64_t id) const {
+    const auto it = entries_.find(id);
+    return it == entries_.end() ? nullptr : &it->second.track;
+  }
+
+ private:
+  struct Entry {
+    protocol::EntityState state;
+    dr::RemoteTrack track;
+  };
+  dr::TrackDef track_def_;
+  std::map<uint64_t, Entry> entries_;
+  uint64_t last_sequence_ = 0;
+};
+
+}  // namespace platoon::viewer

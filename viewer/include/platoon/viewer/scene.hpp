@@ -1,0 +1,106 @@
+#pragma once
+/// The render module's scene (seed 004 §4.3): sky (the clear colour), a ground plane, roads with lane
+/// markings, and one box-shaped model per entity (body, four wheels that turn with the distance
+/// travelled, head and brake lamps), re-posed from protocol::EntityState every frame. Pure OSG: no
+/// window, no GL context; OffscreenRenderer and the interactive viewer both draw this graph.
+/// Not thread-safe: build and update it on the render thread.
+
+#include "platoon/protocol/messages.hpp"
+#include "platoon/road/road_network.hpp"
+#include "platoon/viewer/vehicle_model.hpp"
+
+#include <osg/Group>
+#include <osg/MatrixTransform>
+#include <osg/ref_ptr>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace platoon::viewer {
+
+/// Looks of a scene. Read-only once the scene is built.
+struct SceneDef {
+  Rgb sky = {0.55f, 0.72f, 0.92f};        ///< Clear colour above the horizon.
+  Rgb ground = {0.32f, 0.46f, 0.24f};     ///< Grass.
+  Rgb asphalt = {0.27f, 0.27f, 0.29f};    ///< Carriageway.
+  Rgb marking = {0.95f, 0.95f, 0.95f};    ///< Lane markings.
+  double ground_half_size_m = 5000.0;     ///< Least half size of the square ground plane, in m. Typical 2000-10000.
+  double ground_margin_m = 2000.0;        ///< The ground reaches at least this far beyond every road, in m.
+  double ground_depth_m = 0.03;           ///< The ground lies this far below the lowest road point, in m.
+  double road_max_step_m = 10.0;          ///< Longest tessellation step along a road, in m.
+  double road_sagitta_m = 0.01;           ///< Largest distance between a curve and its chords, in m.
+  double marking_width_m = 0.15;          ///< Width of a painted line, in m. Typical 0.12-0.25.
+  double marking_height_m = 0.005;        ///< Lines sit this far above the asphalt, in m.
+  double dash_length_m = 3.0;             ///< Length of a dash, in m (German rural: 6).
+  double dash_gap_m = 6.0;                ///< Gap between dashes, in m (German rural: 12).
+  double ambient = 0.45;                  ///< Ambient light on every surface, 0..1.
+  double diffuse = 0.6;                   ///< Sunlight on a surface facing the sun, 0..1.
+  Vec3 sun_direction = Vec3(-0.35, -0.25, 1.0);  ///< Direction towards the sun (need not be unit).
+  VehicleLayout layout;                   ///< How entity boxes are drawn.
+};
+
+/// The default scene: blue sky, grass, grey asphalt, white lines, sun from the south-east above.
+SceneDef DefaultSceneDef();
+
+/// The square ground plane: centre (x, y) and half size, in m, at height z_m.
+struct GroundExtent {
+  double centre_x_m = 0.0, centre_y_m = 0.0;  ///< Centre of the square, in m.
+  double half_size_m = 0.0;                    ///< Half its edge length, in m.
+  double z_m = 0.0;                            ///< Height of the plane, in m.
+};
+
+/// The scene graph and the entity models in it.
+class SceneGraph {
+ public:
+  /// An empty scene: sky, light and a ground plane around the origin at z = -ground_depth_m.
+  explicit SceneGraph(const SceneDef& def = DefaultSceneDef());
+  ~SceneGraph();
+  SceneGraph(const SceneGraph&) = delete;
+  SceneGraph& operator=(const SceneGraph&) = delete;
+
+  /// Root node to hand to a viewer or renderer.
+  osg::Group* Root() const { return root_.get(); }
+  /// Clear colour of the sky.
+  const Rgb& SkyColour() const { return def_.sky; }
+  /// The definition this scene was built with.
+  const SceneDef& Def() const { return def_; }
+
+  /// Replaces the roads (asphalt and markings) and fits the ground plane around them.
+  void SetRoads(const road::RoadNetwork& network);
+  /// Where the ground plane is now.
+  const GroundExtent& Ground() const { return ground_; }
+
+  /// Shows exactly `entities` (creating, re-posing and removing models): each at its
+  /// kinematics.pose, lamps from `lights`, wheels turned by the distance since the last update.
+  void Update(const std::vector<protocol::EntityState>& entities);
+  /// Paints entity `id`'s body in `colour` from now on (also before the entity appears).
+  void SetEntityColour(uint64_t id, const Rgb& colour);
+  /// Returns entity `id` to its hashed colour (EntityColour).
+  void ClearEntityColour(uint64_t id);
+  /// Number of entity models in the scene.
+  size_t EntityCount() const { return models_.size(); }
+  /// Wheel rotation angle of entity `id`, in rad (nullopt if it has no model); forward travel of d
+  /// metres turns the wheels by d / radius.
+  std::optional<double> WheelAngle(uint64_t id) const;
+
+ private:
+  struct Model;
+  void BuildGround(const GroundExtent& extent);
+  std::unique_ptr<Model> MakeModel(const protocol::EntityState& e);
+  Rgb ColourOf(uint64_t id) const;
+
+  SceneDef def_;
+  osg::ref_ptr<osg::Group> root_;
+  osg::ref_ptr<osg::Group> ground_group_;
+  osg::ref_ptr<osg::Group> roads_;
+  osg::ref_ptr<osg::Group> entities_;
+  osg::ref_ptr<osg::StateSet> lamp_off_, headlamp_on_, brake_on_;
+  GroundExtent ground_;
+  std::map<uint64_t, std::unique_ptr<Model>> models_;
+  std::map<uint64_t, Rgb> colours_;
+};
+
+}  // namespace platoon::viewer

@@ -1,0 +1,47 @@
+#pragma once
+/// The viewer's Dear ImGui panel (seed 004 §2.2 "main control user interface": the most relevant
+/// controls next to the most relevant information): session state with start/pause/stop, the node
+/// table, an entity list and inspector, live plots of the chosen entity's variables, and the camera
+/// mode. Draws into the current ImGui frame; holds no network or scene state of its own.
+
+#include "platoon/protocol/messages.hpp"
+#include "platoon/viewer/plot_buffer.hpp"
+#include "platoon/viewer/world_client.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace platoon::viewer {
+
+/// How the 3D view's camera moves.
+enum class CameraMode : uint8_t { kFree, kChase, kTop };
+/// "free", "chase" or "top".
+const char* CameraModeName(CameraMode mode);
+/// Parses a camera mode name; false when unknown.
+bool ParseCameraMode(const std::string& name, CameraMode* out);
+
+/// What the panel remembers between frames (owned by the render thread).
+struct UiState {
+  CameraMode camera = CameraMode::kFree;  ///< Active camera manipulator.
+  uint64_t selected = 0;                  ///< Entity shown in the inspector, followed and plotted (0: none).
+  std::array<bool, static_cast<size_t>(PlotVariable::kCount)> plotted{true, true};  ///< Curves overlaid in the plot.
+  float plot_rate_hz = 20.0f;             ///< Plot sample rate, in Hz.
+  int plot_seconds = 30;                  ///< Plot window, in s (buffer size = rate * seconds).
+  bool show_stale_only = false;           ///< Entity list: only stale entities.
+  float frame_ms = 0.0f;                  ///< Last frame time, for the header, in ms.
+};
+
+/// What the user asked for in this frame.
+struct UiActions {
+  std::optional<protocol::SessionControl::Command> session;  ///< A session button was pressed.
+  bool camera_changed = false;             ///< UiState::camera changed.
+  bool plot_config_changed = false;        ///< Plot rate or window changed (reconfigure the recorder).
+};
+
+/// Draws the panel for one frame. `entities` are the displayed entities (sim time snapshot.sim_time_ns).
+UiActions DrawPanel(UiState& state, const WorldSnapshot& snapshot, const std::vector<protocol::EntityState>& entities,
+                    const PlotRecorder& plots);
+
+}  // namespace platoon::viewer

@@ -1,0 +1,96 @@
+#pragma once
+/// The viewer's link to the sync server (seed 004 §5.11), using shared/ only: it joins as an observer,
+/// keeps a synced clock (four-timestamp exchanges, SlewedClock), follows the world broadcasts with a SUB
+/// socket, asks for a snapshot (StatusRequest) at join and after a gap, sends heartbeats, and forwards
+/// session commands. All of it runs on its own network thread; the render thread only takes copies
+/// (Snapshot) and queues commands (SendControl), each under a mutex held for a copy, never for I/O.
+
+#include "platoon/clock/oscillator.hpp"
+#include "platoon/clock/slewed_clock.hpp"
+#include "platoon/protocol/messages.hpp"
+#include "platoon/transport/fault_injector.hpp"
+#include "platoon/viewer/remote_world.hpp"
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace platoon::viewer {
+
+/// Where and how the client connects. Read-only while it runs.
+struct WorldClientDef {
+  std::string server_host = "127.0.0.1";  ///< Address of the sync server.
+  uint16_t control_port = 7400;           ///< Its control (ROUTER) port; the others come with the Welcome.
+  std::string name = "viewer";            ///< Node name in the session; must be unique there.
+  protocol::Role role = protocol::Role::kObserver;  ///< Role reported at join.
+  clock::ClockDef clock = clock::DefaultClockDef(); ///< Clock discipline (the session's [clock]).
+  transport::FaultDef faults;             ///< Receive-path faults (the session's [faults]).
+  double rejoin_interval_s = 0.25;        ///< Join retry period while not joined, in s.
+  double server_silence_s = 3.0;          ///< Silence after which the client joins again, in s.
+};
+
+/// Copies handed to the render thread.
+struct WorldSnapshot {
+  bool joined = false;                    ///< A Welcome was received and the server has not gone silent since.
+  uint32_t node_id = 0;                   ///< Id the server gave the viewer.
+  std::string session_name;               ///< From the Welcome.
+  protocol::SessionPhase phase = protocol::SessionPhase::kWaiting;  ///< Session phase of the newest world state.
+  int64_t sim_time_ns = 0;                ///< Estimated session sim time when the snapshot was taken.
+  bool clock_set = false;                 ///< The synced clock has taken its one step.
+  clock::ClockStatus clock;               ///< Clock figures (offset, drift, rtt).
+  std::vector<protocol::NodeInfo> nodes;  ///< Node table of the newest world state that carried one.
+  RemoteWorld world;                      ///< Every entity with its dead-reckoning track.
+  uint64_t world_received = 0;            ///< World states received on the SUB socket.
+  uint64_t world_gaps = 0;                ///< Sequence gaps seen (each asks for a snapshot).
+  uint64_t snapshots = 0;                 ///< Snapshots received.
+  uint64_t bad_input = 0;                 ///< Undecodable or unexpected messages, dropped.
+  std::string error;                      ///< Last refusal from the server, if any.
+};
+
+/// Runs the network thread; stops it (sending Leave) on destruction.
+class WorldClient {
+ public:
+  /// `logger` receives the client's log lines ("viewer" logger of the process).
+  WorldClient(const WorldClientDef& def, std::shared_ptr<spdlog::logger> logger);
+  ~WorldClient();
+  WorldClient(const WorldClient&) = delete;
+  WorldClient& operator=(const WorldClient&) = delete;
+
+  /// Starts the network thread (once).
+  void Start();
+  /// Stops and joins the network thread; sends Leave when joined. Idempotent.
+  void Stop();
+
+  /// A copy of everything the render thread shows, with sim_time_ns estimated now.
+  WorldSnapshot Snapshot() const;
+  /// Estimated session sim time now, in ns: the newest world state's sim time advanced by the synced
+  /// clock while the session runs.
+  int64_t SimNowNs() const;
+  /// Queues a session command for the server (start, pause, resume, stop).
+  void SendControl(const protocol::SessionControl& command);
+
+ private:
+  void Run();
+  int64_t SimAtLocked(int64_t ref_ns) const;
+
+  WorldClientDef def_;
+  std::shared_ptr<spdlog::logger> log_;
+  clock::MonotonicOscillator local_;
+  clock::SlewedClock clock_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+
+  mutable std::mutex mutex_;  // guards everything below
+  WorldSnapshot shared_;
+  int64_t anchor_sim_ns_ = 0, anchor_ref_ns_ = 0;
+  std::deque<protocol::SessionControl> commands_;
+};
+
+}  // namespace platoon::viewer

@@ -1,0 +1,63 @@
+#include "platoon/viewer/remote_world.hpp"
+
+#include "platoon/dead_reckoning_kinds.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace platoon::viewer {
+
+WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_sim_ns, bool snapshot) {
+  WorldApplyResult r;
+  if (last_sequence_ != 0 && w.sequence < last_sequence_) {
+    if (snapshot) {
+      // A snapshot overtaken by broadcasts: its states may still be new, but it cannot remove anything.
+      r.applied = false;
+    } else {
+      // Sequence numbers only grow while a server lives: this is a restarted server.
+      r.reset = true;
+      last_sequence_ = 0;
+    }
+  }
+  if (!snapshot && last_sequence_ != 0 && w.sequence > last_sequence_ + 1) r.gap = true;
+
+  std::set<uint64_t> listed;
+  for (const auto& e : w.entities) {
+    listed.insert(e.id);
+    auto it = entries_.find(e.id);
+    if (it == entries_.end()) {
+      dr::TrackDef def = track_def_;
+      def.model = dr::ModelForKind(e.kind);
+      it = entries_.emplace(e.id, Entry{e, dr::RemoteTrack(def)}).first;
+    }
+    Entry& entry = it->second;
+    // The track takes only newer kinematics; flags (stale, lights) follow the newest broadcast either way.
+    if (entry.track.OnUpdate(e.kinematics, now_sim_ns)) {
+      entry.state = e;
+    } else if (r.applied) {
+      entry.state.stale = e.stale;
+    }
+  }
+  if (r.applied) {
+    if (w.keyframe) {
+      for (auto it = entries_.begin(); it != entries_.end();)
+        it = listed.count(it->first) ? std::next(it) : entries_.erase(it);
+    }
+    for (uint64_t id : w.removed_entities) entries_.erase(id);
+    last_sequence_ = std::max(last_sequence_, w.sequence);
+  }
+  return r;
+}
+
+std::vector<protocol::EntityState> RemoteWorld::Displayed(int64_t sim_ns) const {
+  std::vector<protocol::EntityState> out;
+  out.reserve(entries_.size());
+  for (const auto& [id, e] : entries_) {
+    if (!e.track.HasState()) continue;
+    out.push_back(e.state);
+    out.back().kinematics = e.track.DisplayedState(sim_ns);
+  }
+  return out;
+}
+
+}  // namespace platoon::viewer

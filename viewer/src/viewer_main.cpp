@@ -1,0 +1,117 @@
+// platoon-viewer: watch a platoon session (and steer it) in a 3D view with a control panel.
+#include "platoon/config/session.hpp"
+#include "platoon/log/logging.hpp"
+#include "platoon/road/road_file.hpp"
+#include "platoon/transport/fault_injector.hpp"
+#include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/session_road.hpp"
+#include "platoon/viewer/viewer_app.hpp"
+#include "platoon/viewer/world_client.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRuntime = 1;
+constexpr int kExitUsage = 2;
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop.store(true); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace platoon;
+  CLI::App app{"platoon-viewer: a 3D view of a platoon session with a control panel. Joins the sync server as an\n"
+               "observer, shows every vehicle dead-reckoned between broadcasts, the node table and live plots,\n"
+               "and starts, pauses and stops the session. Mouse: left drag turns, right drag pans, wheel zooms;\n"
+               "free camera keys W/A/S/D/Q/E (Shift: faster); Esc quits."};
+  std::string config_path, server, log_level = "info", road_path, camera = "free", screenshot, fault_spec;
+  std::string name = "viewer";
+  int port = -1;
+  viewer::ViewerAppDef def;
+  app.add_option("-c,--config", config_path, "Session file (TOML): server address and ports, [road], [clock], [faults]")
+      ->check(CLI::ExistingFile);
+  app.add_option("-s,--server", server, "Server address (overrides [session] server_host; default 127.0.0.1)");
+  app.add_option("--port", port, "Server control port (overrides [server] control_port; default 7400)")
+      ->check(CLI::Range(1, 65535));
+  app.add_option("-n,--name", name, "Name in the session's node table")->capture_default_str();
+  app.add_option("--road", road_path, "Road file to draw instead of the session's [road]")->check(CLI::ExistingFile);
+  app.add_option("--camera", camera, "Initial camera: free, chase or top")
+      ->check(CLI::IsMember({"free", "chase", "top"}))
+      ->capture_default_str();
+  app.add_option("--follow", def.follow, "Entity id to select and follow (default: the first one seen)");
+  app.add_option("--width", def.width_px, "Window width, px")->check(CLI::Range(64, 8192))->capture_default_str();
+  app.add_option("--height", def.height_px, "Window height, px")->check(CLI::Range(64, 8192))->capture_default_str();
+  app.add_option("--fov", def.hfov_deg, "Horizontal field of view, deg")->check(CLI::Range(10.0, 150.0))->capture_default_str();
+  app.add_option("--screenshot", screenshot, "Render --frames frames, write this PNG and exit (works under xvfb-run)");
+  app.add_option("--frames", def.frames, "Frames rendered before the screenshot")->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--exit-after", def.exit_after_s, "Exit after this many seconds")->check(CLI::Range(0.0, 1e9));
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")->capture_default_str();
+  app.add_option("--fault", fault_spec, "Receive-path faults, e.g. drop=0.1,delay_ms=5 (see platoon-server --help)");
+  app.add_flag("!--no-vsync", def.vsync, "Render as fast as possible instead of at the display's refresh rate");
+  CLI11_PARSE(app, argc, argv);
+
+  config::SessionDef session;
+  road::RoadNetwork roads;
+  std::shared_ptr<spdlog::logger> log;
+  try {
+    log::ParseLevel(log_level);
+    if (!config_path.empty()) session = config::LoadSession(config_path);
+    if (!server.empty()) session.server_host = server;
+    if (port > 0) session.server.control_port = static_cast<uint16_t>(port);
+    if (!fault_spec.empty()) session.faults = transport::ParseFaultSpec(fault_spec, session.faults);
+    // Roads: --road, else the session's [road] (only when a session file was given).
+    if (!road_path.empty()) roads = road::LoadRoadFile(road_path);
+    else if (!config_path.empty()) roads = viewer::SessionRoads(session.road);
+  } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "platoon-viewer: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "platoon-viewer: %s\n", e.what());
+    return kExitUsage;
+  }
+  viewer::ParseCameraMode(camera, &def.camera);
+  if (!roads.Roads().empty()) {
+    // Free camera: behind and above the start of the first road, looking along it.
+    const road::Road& r = roads.Roads().front();
+    const double heading = r.Heading(0.0);
+    def.has_home = true;
+    def.home_target_m = r.PointAt(std::min(40.0, r.Length()), 0.0);
+    def.home_eye_m = r.PointAt(0.0, 0.0) + Vec3(-25.0 * std::cos(heading), -25.0 * std::sin(heading), 12.0);
+  }
+  def.screenshot_path = screenshot;
+  def.title = "platoon viewer - " + session.name;
+  log = log::MakeLogger("viewer", log_level);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  viewer::WorldClientDef client_def;
+  client_def.server_host = session.server_host;
+  client_def.control_port = session.server.control_port;
+  client_def.name = name;
+  client_def.clock = session.clock;
+  client_def.faults = session.faults;
+  client_def.server_silence_s = 3.0 * session.server.lost_timeout_s;
+  try {
+    viewer::SceneGraph scene;
+    scene.SetRoads(roads);
+    viewer::WorldClient client(client_def, log);
+    client.Start();
+    const int code = viewer::RunViewerApp(def, scene, client, *log, g_stop);
+    client.Stop();
+    return code == 0 ? kExitOk : kExitRuntime;
+  } catch (const viewer::WindowError& e) {
+    log->error("{}", e.what());
+    return kExitRuntime;
+  }
+}
