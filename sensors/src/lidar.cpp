@@ -13,11 +13,6 @@ namespace {
 constexpr double kPi = std::numbers::pi;
 constexpr double kDeg = kPi / 180.0;
 
-Vec3 BeamDirection(double azimuth_rad, double elevation_rad) {
-  const double ce = std::cos(elevation_rad);
-  return {ce * std::cos(azimuth_rad), ce * std::sin(azimuth_rad), std::sin(elevation_rad)};
-}
-
 const LidarMaterial& MaterialOf(const LidarDef& def, uint32_t id) {
   static const LidarMaterial kFallback;
   if (def.materials.empty()) return kFallback;
@@ -25,8 +20,8 @@ const LidarMaterial& MaterialOf(const LidarDef& def, uint32_t id) {
 }
 
 // Received power P_r, eq. 3 (seed_d3) or its extended-target form (lambertian_d2), in W.
-double ReceivedPowerW(const LidarDef& def, double reflectance, double cos_incidence, double d) {
-  const double tau = std::exp(-def.extinction_coefficient_per_m * d);  // one-way transmission
+// `tau` is the one-way atmospheric transmission exp(-alpha d).
+double ReceivedPowerW(const LidarDef& def, double reflectance, double cos_incidence, double d, double tau) {
   const double num = reflectance * def.receiver_aperture_area_m2 * tau * tau * def.transmit_power_w *
                      def.optics_efficiency * cos_incidence;
   if (def.range_law == RangeLaw::kSeedD3) {
@@ -37,8 +32,7 @@ double ReceivedPowerW(const LidarDef& def, double reflectance, double cos_incide
 }
 
 // Sun background P_sun, eq. 5, in W.
-double SunPowerW(const LidarDef& def, double reflectance, double d) {
-  const double tau = std::exp(-def.extinction_coefficient_per_m * d);
+double SunPowerW(const LidarDef& def, double reflectance, double tau) {
   return def.sun_irradiance_w_per_m2_nm * def.optical_bandwidth_nm * reflectance * def.receiver_aperture_area_m2 *
          tau * def.ifov_rad * def.ifov_rad * def.optics_efficiency;
 }
@@ -236,8 +230,9 @@ LidarDef Os1_128Def() {
 
 double LidarSnr(const LidarDef& def, double reflectance, double incidence_rad, double distance_m) {
   const double cos_i = std::max(0.0, std::cos(incidence_rad));
-  const double p_r = ReceivedPowerW(def, reflectance, cos_i, distance_m);
-  const double p_n = SunPowerW(def, reflectance, distance_m) + DarkPowerW(def);
+  const double tau = std::exp(-def.extinction_coefficient_per_m * distance_m);
+  const double p_r = ReceivedPowerW(def, reflectance, cos_i, distance_m, tau);
+  const double p_n = SunPowerW(def, reflectance, tau) + DarkPowerW(def);
   return p_n > 0.0 ? p_r / p_n : (p_r > 0.0 ? std::numeric_limits<double>::infinity() : 0.0);
 }
 
@@ -299,6 +294,14 @@ std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_star
   std::vector<double> column_time(kBlockColumns);
   std::vector<SubHit> sub;
   sub.reserve(n_sub);
+  // cos and sin of every channel's elevation plus each sub-ray's elevation offset.
+  std::vector<double> elevation_cs(static_cast<size_t>(channels) * n_sub * 2);
+  for (int ch = 0; ch < channels; ++ch)
+    for (int s = 0; s < n_sub; ++s) {
+      const double el = def.channel_elevations_rad[ch] + offsets[s][1];
+      elevation_cs[(static_cast<size_t>(ch) * n_sub + s) * 2] = std::cos(el);
+      elevation_cs[(static_cast<size_t>(ch) * n_sub + s) * 2 + 1] = std::sin(el);
+    }
   points.reserve(static_cast<size_t>(columns) * channels);
 
   for (int block = 0; block < columns; block += kBlockColumns) {
@@ -313,15 +316,22 @@ std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_star
       column_time[bc] = t;
       const Pose pose = PoseAtTime(sensor_at_scan_start, velocity_mps, angular_velocity_radps, t);
       const Eigen::Matrix3d rot = pose.orientation.toRotationMatrix();
+      // Directions (cos el cos az, cos el sin az, sin el) from per-column azimuth and per-channel
+      // elevation sines and cosines: a few trig calls per column instead of two per ray.
       const double az = def.ColumnAzimuthRad(c);
+      double az_cos[5], az_sin[5];
+      for (int s = 0; s < n_sub; ++s) {
+        az_cos[s] = std::cos(az + offsets[s][0]);
+        az_sin[s] = std::sin(az + offsets[s][0]);
+      }
       for (int ch = 0; ch < channels; ++ch) {
-        const double el = def.channel_elevations_rad[ch];
-        Vec3& dir = central[static_cast<size_t>(bc) * channels + ch];
-        dir = BeamDirection(az, el);
+        const double* el_cs = &elevation_cs[(static_cast<size_t>(ch) * n_sub) * 2];
+        central[static_cast<size_t>(bc) * channels + ch] = Vec3(el_cs[0] * az_cos[0], el_cs[0] * az_sin[0], el_cs[1]);
         for (int s = 0; s < n_sub; ++s) {
           Ray& r = rays[bc * per_column + static_cast<size_t>(ch) * n_sub + s];
+          const double ce = el_cs[2 * s], se = el_cs[2 * s + 1];
           r.origin_m = pose.position_m;
-          r.direction = rot * (s == 0 ? dir : BeamDirection(az + offsets[s][0], el + offsets[s][1]));
+          r.direction = rot * Vec3(ce * az_cos[s], ce * az_sin[s], se);
           r.tmax_m = def.max_range_m;
         }
       }
@@ -342,8 +352,9 @@ std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_star
           if (!h.valid || h.distance_m < def.min_range_m) continue;
           const LidarMaterial& m = MaterialOf(def, h.tag.material_id);
           const double cos_i = std::abs(h.normal.dot(rays[i].direction));
-          sub.push_back({h.distance_m, ReceivedPowerW(def, m.reflectance, cos_i, h.distance_m) / n_sub, s, h.tag});
-          p_sun += SunPowerW(def, m.reflectance, h.distance_m) / n_sub;
+          const double tau = std::exp(-def.extinction_coefficient_per_m * h.distance_m);  // shared by eq. 3 and 5
+          sub.push_back({h.distance_m, ReceivedPowerW(def, m.reflectance, cos_i, h.distance_m, tau) / n_sub, s, h.tag});
+          p_sun += SunPowerW(def, m.reflectance, tau) / n_sub;
         }
         if (sub.empty()) continue;
         std::sort(sub.begin(), sub.end(), [](const SubHit& a, const SubHit& b) {
