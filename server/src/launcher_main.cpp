@@ -2,6 +2,7 @@
 // node; on a LAN each PC runs `platoon run session.toml --only <names>` with the same file.
 #include "platoon/config/session.hpp"
 #include "platoon/process/child.hpp"
+#include "platoon/sensors/sensor_config.hpp"
 
 #include <CLI/CLI.hpp>
 #include <poll.h>
@@ -79,9 +80,22 @@ int StopAll(std::vector<Proc>& procs, size_t width) {
 int Check(const platoon::config::SessionDef& s) {
   std::printf("session '%s' (%s): server %s, control port %u, broadcast %.0f Hz\n", s.name.c_str(), s.file.c_str(),
               s.server_host.c_str(), s.server.control_port, s.server.broadcast_hz);
-  for (const auto& n : s.nodes)
+  for (const auto& n : s.nodes) {
     std::printf("  node %-16s role %-9s host %s\n", n.name.c_str(), std::string(platoon::protocol::RoleName(n.role)).c_str(),
                 n.host.c_str());
+    // Sensor tables are read by the sensor library; check them here too, so a typo shows before a run.
+    for (const auto& t : n.sensors) {
+      try {
+        const auto spec = platoon::sensors::ReadSensorSpec(t);
+        std::printf("    sensor %-14s %-6s %6.1f Hz at (%.2f, %.2f, %.2f) m\n", spec.id.c_str(),
+                    std::string(platoon::protocol::StreamKindName(spec.kind)).c_str(), spec.rate_hz,
+                    spec.mounting.position_m.x(), spec.mounting.position_m.y(), spec.mounting.position_m.z());
+      } catch (const platoon::config::ConfigError& e) {
+        std::fprintf(stderr, "platoon: %s\n", e.what());
+        return 2;
+      }
+    }
+  }
   if (s.faults.Enabled()) std::printf("  faults: ON in every process\n");
   std::printf("ok\n");
   return 0;
