@@ -143,3 +143,26 @@ TEST_CASE("fusion farm: kill -9 of a lidar host leaves 3 sources within a timeou
   REQUIRE(left_epochs.size() == 2);
   CHECK(left_epochs[0] != left_epochs[1]);
 }
+
+TEST_CASE("fusion farm: platoon check lists the sensors and refuses a bad sensor table naming file, line and key") {
+  TempDir dir;
+  const std::string good = dir.Write("farm.toml", FarmSession(dir.Path() + "/fused.rec"));
+  auto ok = process::Child::Spawn({BinDir() + "/platoon", "check", good});
+  const auto st = ok.WaitFor(20s);
+  while (ok.ReadLine(0ms)) {
+  }
+  REQUIRE(st.has_value());
+  CHECK(*st == 0);
+  CHECK(AnyLineContains(ok.Lines(), "sensor lidar_left"));
+  std::string text = FarmSession(dir.Path() + "/fused.rec");
+  text.replace(text.find("preset = \"vlp16\""), 16, "preset = \"vlp17\"");
+  const std::string bad = dir.Write("bad.toml", text);
+  auto ko = process::Child::Spawn({BinDir() + "/platoon", "check", bad});
+  const auto st2 = ko.WaitFor(20s);
+  while (ko.ReadLine(0ms)) {
+  }
+  REQUIRE(st2.has_value());
+  CHECK(*st2 == 2);
+  CHECK(AnyLineContains(ko.Lines(), "bad.toml:"));
+  CHECK(AnyLineContains(ko.Lines(), "sensor[0].preset"));
+}
