@@ -1,28 +1,13 @@
 #include "platoon/node/road_traffic_module.hpp"
 
 #include "platoon/node/traffic.hpp"
-#include "platoon/road/road_file.hpp"
-#include "platoon/road/road_generator.hpp"
+#include "platoon/road/session_road.hpp"
 
 #include <algorithm>
 
 namespace platoon::node {
 
-road::Road BuildSessionRoad(const config::RoadSessionDef& def) {
-  if (def.file.empty()) {
-    road::RoadGeneratorDef gen = road::DefaultRoadGeneratorDef();
-    gen.seed = def.seed;
-    gen.layout.lane_widths_right_m.assign(static_cast<size_t>(def.lanes), 3.5);
-    gen.layout.speed_limit_mps = def.speed_limit_kmh / 3.6;
-    return road::Road(road::GenerateRoad(gen, def.generate_length_m));
-  }
-  const road::RoadNetwork network = road::LoadRoadFile(def.file);
-  if (network.Roads().empty()) throw config::ConfigError(def.file + ": the road file has no [[road]]");
-  if (def.road_id == 0) return network.Roads().front();
-  const road::Road* r = network.Find(def.road_id);
-  if (!r) throw config::ConfigError(def.file + ": no road with id " + std::to_string(def.road_id) + " ([road] road_id)");
-  return *r;
-}
+road::Road BuildSessionRoad(const config::RoadSessionDef& def) { return road::SessionRoad(def); }
 
 RoadTrafficModule::RoadTrafficModule(const config::SessionDef& session, const config::NodeDef& node)
     : name_(node.name), rate_hz_(node.module_rate_hz) {

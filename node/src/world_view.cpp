@@ -1,69 +1,27 @@
 #include "platoon/node/world_view.hpp"
 
-#include "platoon/dead_reckoning_kinds.hpp"
-
-#include <set>
-
 namespace platoon::node {
 
 ApplyResult WorldView::Apply(const protocol::WorldState& w, uint32_t own_node, int64_t now_sim_ns, bool snapshot) {
   std::lock_guard lock(mutex_);
-  ApplyResult r;
-  if (last_sequence_ != 0 && w.sequence < last_sequence_) {
-    if (snapshot) {
-      // A snapshot overtaken by broadcasts: its states may still be new, but it cannot remove anything.
-      r.applied = false;
-    } else {
-      // Sequence numbers only grow while a server lives: this is a restarted server.
-      r.reset = true;
-      last_sequence_ = 0;
-    }
-  }
-  if (!snapshot && last_sequence_ != 0 && w.sequence > last_sequence_ + 1) r.gap = true;
-
-  std::set<uint64_t> listed;
-  for (const auto& e : w.entities) {
-    if (e.owner_node == own_node) continue;
-    listed.insert(e.id);
-    auto it = entries_.find(e.id);
-    if (it == entries_.end()) {
-      dr::TrackDef def = track_def_;
-      def.model = dr::ModelForKind(e.kind);
-      it = entries_.emplace(e.id, Entry{e, dr::RemoteTrack(def)}).first;
-    }
-    Entry& entry = it->second;
-    // The track takes only newer kinematics; flags (stale) follow the newest broadcast either way.
-    if (entry.track.OnUpdate(e.kinematics, now_sim_ns)) entry.state = e;
-    else if (r.applied) entry.state.stale = e.stale;
-  }
-  if (r.applied) {
-    if (w.keyframe) {
-      for (auto it = entries_.begin(); it != entries_.end();)
-        it = listed.count(it->first) ? std::next(it) : entries_.erase(it);
-    }
-    for (uint64_t id : w.removed_entities) entries_.erase(id);
-    last_sequence_ = std::max(last_sequence_, w.sequence);
-  }
-  return r;
+  return world_.Apply(w, now_sim_ns, snapshot, own_node);
 }
 
 std::vector<RemoteEntity> WorldView::Entities(int64_t sim_ns) const {
   std::lock_guard lock(mutex_);
   std::vector<RemoteEntity> out;
-  out.reserve(entries_.size());
-  for (const auto& [id, e] : entries_)
-    if (e.track.HasState()) out.push_back(RemoteEntity{e.state, e.track.At(sim_ns)});
+  for (auto& [state, pose] : world_.WithDisplayedPose(sim_ns)) out.push_back(RemoteEntity{std::move(state), pose});
   return out;
 }
 
 uint64_t WorldView::LastSequence() const {
   std::lock_guard lock(mutex_);
-  return last_sequence_;
+  return world_.LastSequence();
 }
 
 size_t WorldView::Size() const {
   std::lock_guard lock(mutex_);
-  return entries_.size();
+  return world_.Size();
 }
 
 }  // namespace platoon::node

@@ -1,7 +1,7 @@
-// The viewer's dead-reckoned copy of the world (viewer/src/remote_world.cpp) and its plot buffers
+// The dead-reckoned copy of the world (shared/src/remote_world.cpp) and its plot buffers
 // (viewer/src/plot_buffer.cpp).
 #include "platoon/viewer/plot_buffer.hpp"
-#include "platoon/viewer/remote_world.hpp"
+#include "platoon/remote_world.hpp"
 
 #include <doctest/doctest.h>
 

@@ -4,7 +4,7 @@
 #include "platoon/road/road_file.hpp"
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/viewer/scene.hpp"
-#include "platoon/viewer/session_road.hpp"
+#include "platoon/road/session_road.hpp"
 #include "platoon/viewer/viewer_app.hpp"
 #include "platoon/viewer/world_client.hpp"
 
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     if (!fault_spec.empty()) session.faults = transport::ParseFaultSpec(fault_spec, session.faults);
     // Roads: --road, else the session's [road] (only when a session file was given).
     if (!road_path.empty()) roads = road::LoadRoadFile(road_path);
-    else if (!config_path.empty()) roads = viewer::SessionRoads(session.road);
+    else if (!config_path.empty()) roads = road::SessionRoadNetwork(session.road);
   } catch (const config::ConfigError& e) {
     std::fprintf(stderr, "platoon-viewer: %s\n", e.what());
     return kExitUsage;

@@ -9,7 +9,7 @@
 #include "platoon/clock/slewed_clock.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/transport/fault_injector.hpp"
-#include "platoon/viewer/remote_world.hpp"
+#include "platoon/remote_world.hpp"
 
 #include <spdlog/logger.h>
 

@@ -1,18 +1,20 @@
 #pragma once
-/// The viewer's copy of the merged world: the newest state of every entity the server broadcasts,
+/// A process's copy of the merged world: the newest state of every remote entity the server broadcasts,
 /// each with a dead-reckoning track (dr::RemoteTrack, model by entity kind) so the display moves
-/// smoothly between broadcasts and hides corrections. The same Clone-pattern rules as a node's world
-/// view (docs/ARCHITECTURE.md "World view"): sequence gaps and a restarted server ask for a snapshot; a
-/// keyframe removes what it does not list. Plain data, not thread-safe: WorldClient guards it.
+/// smoothly between broadcasts and hides corrections. Clone-pattern rules (docs/ARCHITECTURE.md "World
+/// view"): sequence gaps and a restarted server ask for a snapshot; a keyframe removes what it does not
+/// list. Used by the node runtime (node::WorldView adds a mutex) and the viewer (WorldClient guards it).
+/// Plain data, not thread-safe.
 
 #include "platoon/dead_reckoning.hpp"
 #include "platoon/protocol/messages.hpp"
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
-namespace platoon::viewer {
+namespace platoon {
 
 /// What applying one world state found out about the broadcast stream.
 struct WorldApplyResult {
@@ -27,12 +29,16 @@ class RemoteWorld {
   /// `track_def` is the blending definition; the model is chosen per entity kind (dr::ModelForKind).
   explicit RemoteWorld(const dr::TrackDef& track_def = dr::DefaultTrackDef()) : track_def_(track_def) {}
 
-  /// Applies a broadcast (delta or keyframe) or a snapshot reply at viewer sim time `now_sim_ns`.
-  WorldApplyResult Apply(const protocol::WorldState& world, int64_t now_sim_ns, bool snapshot);
+  /// Applies a broadcast (delta or keyframe) or a snapshot reply at local sim time `now_sim_ns`, where
+  /// corrections start blending. Entities owned by `own_node` are skipped (0: keep every entity).
+  WorldApplyResult Apply(const protocol::WorldState& world, int64_t now_sim_ns, bool snapshot, uint32_t own_node = 0);
 
   /// Every entity with its kinematics replaced by the displayed (dead-reckoned, blended) state at
   /// `sim_ns`; other fields as last received. Sorted by id.
   std::vector<protocol::EntityState> Displayed(int64_t sim_ns) const;
+
+  /// Every entity as received, with its displayed (dead-reckoned, blended) pose at `sim_ns`.
+  std::vector<std::pair<protocol::EntityState, Pose>> WithDisplayedPose(int64_t sim_ns) const;
 
   /// Sequence number of the newest world state applied.
   uint64_t LastSequence() const { return last_sequence_; }
@@ -54,4 +60,4 @@ class RemoteWorld {
   uint64_t last_sequence_ = 0;
 };
 
-}  // namespace platoon::viewer
+}  // namespace platoon

@@ -1,13 +1,13 @@
-#include "platoon/viewer/remote_world.hpp"
+#include "platoon/remote_world.hpp"
 
 #include "platoon/dead_reckoning_kinds.hpp"
 
 #include <algorithm>
 #include <set>
 
-namespace platoon::viewer {
+namespace platoon {
 
-WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_sim_ns, bool snapshot) {
+WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_sim_ns, bool snapshot, uint32_t own_node) {
   WorldApplyResult r;
   if (last_sequence_ != 0 && w.sequence < last_sequence_) {
     if (snapshot) {
@@ -23,6 +23,7 @@ WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_s
 
   std::set<uint64_t> listed;
   for (const auto& e : w.entities) {
+    if (own_node != 0 && e.owner_node == own_node) continue;
     listed.insert(e.id);
     auto it = entries_.find(e.id);
     if (it == entries_.end()) {
@@ -49,6 +50,14 @@ WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_s
   return r;
 }
 
+std::vector<std::pair<protocol::EntityState, Pose>> RemoteWorld::WithDisplayedPose(int64_t sim_ns) const {
+  std::vector<std::pair<protocol::EntityState, Pose>> out;
+  out.reserve(entries_.size());
+  for (const auto& [id, e] : entries_)
+    if (e.track.HasState()) out.emplace_back(e.state, e.track.At(sim_ns));
+  return out;
+}
+
 std::vector<protocol::EntityState> RemoteWorld::Displayed(int64_t sim_ns) const {
   std::vector<protocol::EntityState> out;
   out.reserve(entries_.size());
@@ -60,4 +69,4 @@ std::vector<protocol::EntityState> RemoteWorld::Displayed(int64_t sim_ns) const 
   return out;
 }
 
-}  // namespace platoon::viewer
+}  // namespace platoon

@@ -1,0 +1,19 @@
+#pragma once
+/// The session's road ([road]): the roads of its road file, or the road its generator settings make.
+/// Every process that needs the road (road traffic, sensor hosts, the viewer) builds it here, so they
+/// all see the same road.
+
+#include "platoon/config/session.hpp"
+#include "platoon/road/road_network.hpp"
+
+namespace platoon::road {
+
+/// Every road of the [road] file, or the one generated road. Throws config::ConfigError naming the file
+/// (and line and key) on a bad road file.
+RoadNetwork SessionRoadNetwork(const config::RoadSessionDef& def);
+
+/// The road traffic drives on: `road_id` of the file (0: its first road), or the generated road.
+/// Throws config::ConfigError when the file has no roads or no road with that id.
+Road SessionRoad(const config::RoadSessionDef& def);
+
+}  // namespace platoon::road

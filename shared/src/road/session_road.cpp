@@ -1,0 +1,28 @@
+#include "platoon/road/session_road.hpp"
+
+#include "platoon/road/road_file.hpp"
+#include "platoon/road/road_generator.hpp"
+
+namespace platoon::road {
+
+RoadNetwork SessionRoadNetwork(const config::RoadSessionDef& def) {
+  if (def.file.empty()) {
+    RoadGeneratorDef gen = DefaultRoadGeneratorDef();
+    gen.seed = def.seed;
+    gen.layout.lane_widths_right_m.assign(static_cast<size_t>(def.lanes), 3.5);
+    gen.layout.speed_limit_mps = def.speed_limit_kmh / 3.6;
+    return RoadNetwork({GenerateRoad(gen, def.generate_length_m)});
+  }
+  return LoadRoadFile(def.file);
+}
+
+Road SessionRoad(const config::RoadSessionDef& def) {
+  const RoadNetwork network = SessionRoadNetwork(def);
+  if (network.Roads().empty()) throw config::ConfigError(def.file + ": the road file has no [[road]]");
+  if (def.road_id == 0) return network.Roads().front();
+  const Road* r = network.Find(def.road_id);
+  if (!r) throw config::ConfigError(def.file + ": no road with id " + std::to_string(def.road_id) + " ([road] road_id)");
+  return *r;
+}
+
+}  // namespace platoon::road
