@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   app.add_option("-c,--config", config_path, "Session file (TOML); the node's [[node]] entry is found by --name")
       ->check(CLI::ExistingFile);
   app.add_option("-n,--name", name, "Node name (required; must match a [[node]] name when --config is given)")->required();
-  app.add_option("--role", role, "Role when the session file has no entry: observer (default)");
+  app.add_option("--role", role, "Role when the session file has no entry: observer (default), traffic or driver");
   app.add_option("-s,--server", server, "Server address (overrides [session] server_host)");
   app.add_option("--port", port, "Server control port (overrides [server] control_port)")->check(CLI::Range(1, 65535));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off");
@@ -51,6 +51,12 @@ int main(int argc, char** argv) {
   app.add_option("--module-hz", module_hz, "Step rate of the role's main module, Hz (default 100)")->check(CLI::Range(1.0, 10000.0));
   app.add_option("--vehicles", vehicles, "traffic: number of vehicles (overrides the session file)")->check(CLI::Range(0, 65535));
   app.add_option("--monitor-hz", monitor_hz, "Rate of the clock monitor thread, Hz (default 1000)")->check(CLI::Range(1.0, 10000.0));
+  std::string input;
+  bool headless = false;
+  app.add_option("--input", input, "driver: where the commands come from: sdl (wheel, pedals or gamepad through SDL2, "
+                                   "keyboard fallback; [node.input_mapping]) or scripted:FILE (an input script, "
+                                   "docs/INPUTS.md). Overrides the node's input key");
+  app.add_flag("--headless", headless, "driver: no seat window (also the fallback when no display can be opened)");
   app.add_option("--protocol-version", protocol_version, "Testing: speak this protocol version")->group("");
   CLI11_PARSE(app, argc, argv);
 
@@ -73,6 +79,19 @@ int main(int argc, char** argv) {
                      role.c_str());
         return kExitUsage;
       }
+    }
+    if (!input.empty()) {
+      if (input != "sdl" && (input.rfind("scripted:", 0) != 0 || input.size() == std::string("scripted:").size())) {
+        std::fprintf(stderr, "platoon-node: --input \"%s\": expected sdl or scripted:<input script file>\n", input.c_str());
+        return kExitUsage;
+      }
+      opt.node.input = input;
+    }
+    if (headless) opt.node.headless = true;
+    if ((!input.empty() || headless) && opt.node.role != platoon::protocol::Role::kDriver) {
+      std::fprintf(stderr, "platoon-node: --input and --headless are for the driver role (node \"%s\" is %s)\n",
+                   name.c_str(), std::string(platoon::protocol::RoleName(opt.node.role)).c_str());
+      return kExitUsage;
     }
     if (std::string why; !platoon::node::RoleAvailable(opt.node.role, why)) {
       std::fprintf(stderr, "platoon-node: %s\n", why.c_str());

@@ -1,6 +1,7 @@
 #include "platoon/node/node_runtime.hpp"
 
 #include "platoon/node/clock_monitor.hpp"
+#include "platoon/node/driver_seat.hpp"
 #include "platoon/node/fusion.hpp"
 #include "platoon/node/sensor_host.hpp"
 #include "platoon/node/module.hpp"
@@ -246,11 +247,12 @@ bool RoleAvailable(protocol::Role role, std::string& why) {
   switch (role) {
     case protocol::Role::kObserver:
     case protocol::Role::kTraffic:
+    case protocol::Role::kDriver:
     case protocol::Role::kSensor:
     case protocol::Role::kFusion: return true;
     default:
       why = "role '" + std::string(protocol::RoleName(role)) +
-            "' is not available in this version (available: observer, traffic, sensor, fusion)";
+            "' is not available in this version (available: observer, traffic, driver, sensor, fusion)";
       return false;
   }
 }
@@ -284,6 +286,8 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
       modules.push_back(std::make_unique<RoadTrafficModule>(session, def));
     else if (def.role == protocol::Role::kTraffic)
       modules.push_back(std::make_unique<TrafficModule>(def));
+    else if (def.role == protocol::Role::kDriver)
+      modules.push_back(std::make_unique<DriverSeatModule>(session, def, log_));
     else if (def.role == protocol::Role::kSensor)
       modules.push_back(std::make_unique<SensorHostModule>(session, def, log_));
     else if (def.role == protocol::Role::kFusion)

@@ -37,6 +37,41 @@ ServerDef ReadServerDef(const Table& t) {
   return d;
 }
 
+// The driver role's keys; a driver-only key on another role is an error, so a misplaced key never
+// silently does nothing.
+void ReadDriverKeys(const Table& t, NodeDef& d) {
+  const bool driver = d.role == protocol::Role::kDriver;
+  const char* driver_keys[] = {"input", "input_mapping", "start_s_m", "start_lane", "eye", "view_hfov_deg",
+                               "view_width_px", "view_height_px", "view_fps", "headless"};
+  if (!driver)
+    for (const char* key : driver_keys)
+      if (t.Has(key)) t.Fail(key, "is a driver key: it needs role = \"driver\", got \"" +
+                                      std::string(protocol::RoleName(d.role)) + "\"");
+  d.input = t.GetString("input", d.input);
+  if (d.input != "sdl") {
+    const std::string prefix = "scripted:";
+    if (d.input.rfind(prefix, 0) != 0 || d.input.size() == prefix.size())
+      t.Fail("input", "expected \"sdl\" or \"scripted:<input script file>\", got \"" + d.input + "\"");
+    // A relative script is found next to the session file, wherever the process runs.
+    const std::string file = d.input.substr(prefix.size());
+    const auto slash = t.File().rfind('/');
+    if (file.front() != '/' && slash != std::string::npos) d.input = prefix + t.File().substr(0, slash + 1) + file;
+  }
+  d.input_mapping = t.Sub("input_mapping");
+  d.start_s_m = t.GetDouble("start_s_m", d.start_s_m, 0, 1e7);
+  d.start_lane = static_cast<int>(t.GetInt("start_lane", d.start_lane, -8, 8));
+  if (d.start_lane == 0) t.Fail("start_lane", "expected a lane -8..-1 (right of the reference line) or 1..8 (left), got 0");
+  if (t.Has("eye")) {
+    const auto e = t.GetDoubleArray("eye", {}, 3, -50, 50);
+    d.eye_m = Vec3(e[0], e[1], e[2]);
+  }
+  d.view_hfov_deg = t.GetDouble("view_hfov_deg", d.view_hfov_deg, 10, 170);
+  d.view_width_px = static_cast<uint32_t>(t.GetInt("view_width_px", d.view_width_px, 16, 16384));
+  d.view_height_px = static_cast<uint32_t>(t.GetInt("view_height_px", d.view_height_px, 16, 16384));
+  d.view_fps = t.GetDouble("view_fps", d.view_fps, 1, 1000);
+  d.headless = t.GetBool("headless", d.headless);
+}
+
 NodeDef ReadNodeDef(const Table& t) {
   NodeDef d;
   d.name = t.RequireString("name");
@@ -66,6 +101,7 @@ NodeDef ReadNodeDef(const Table& t) {
     t.Fail("sensor", "[[node.sensor]] entries need role = \"sensor\", got \"" + role + "\"");
   if (d.fusion && d.role != protocol::Role::kFusion)
     t.Fail("fusion", "[node.fusion] needs role = \"fusion\", got \"" + role + "\"");
+  ReadDriverKeys(t, d);
   if ((d.role == protocol::Role::kSensor || d.role == protocol::Role::kFusion) && d.attach_to.empty())
     t.Fail("attach_to", "a " + role + " node needs attach_to = \"<node name>[:<vehicle index>]\"");
   t.RejectUnknownKeys();

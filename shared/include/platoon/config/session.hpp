@@ -54,6 +54,20 @@ struct NodeDef {
   std::string advertise_address;     ///< sensor, fusion: address others reach the data socket at ("": as the server sees this node).
   std::vector<Table> sensors;        ///< sensor: the [[node.sensor]] tables, read by platoon::sensors (docs/SENSORS.md).
   std::optional<Table> fusion;       ///< fusion: the [node.fusion] table, read by the fusion role (docs/FUSION.md).
+
+  // driver (seed 004 §5.9, §5.11): one vehicle driven by a person (or a script), seen from its seat.
+  /// driver: where the driver's commands come from: "sdl" (wheel, pedals, gamepad, keyboard fallback) or
+  /// "scripted:<file>" (an input script, docs/INPUTS.md; a relative path is found next to the session file).
+  std::string input = "sdl";
+  std::optional<Table> input_mapping; ///< driver: the [node.input_mapping] table (the keys of an [input] table, docs/INPUTS.md).
+  double start_s_m = 20.0;           ///< driver: start this far along the session road (or the stadium track without [road]), in m.
+  int start_lane = -1;               ///< driver: start lane on the session road: -1 the first lane right of the reference line, +1 the first left.
+  Vec3 eye_m = Vec3(1.2, 0.35, 1.2); ///< driver: eye point in the vehicle frame (origin at the rear-axle centre, x forward, y left), in m.
+  double view_hfov_deg = 70.0;       ///< driver: horizontal field of view of the seat window, in deg. Typical 60..100.
+  uint32_t view_width_px = 1280;     ///< driver: seat window width, in px.
+  uint32_t view_height_px = 720;     ///< driver: seat window height, in px.
+  double view_fps = 60.0;            ///< driver: frames per second the seat window aims at, in Hz. Typical 30..144.
+  bool headless = false;             ///< driver: no window (tests, headless PCs); also the fallback when no display opens.
 };
 
 /// A static box of the scene ([[scene.box]]): a pole, a wall, a parked object.

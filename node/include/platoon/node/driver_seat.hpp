@@ -1,0 +1,93 @@
+#pragma once
+/// The driver role (seed 004 §5.9 "Steering Wheel Plug-in", §5.11 multi-driver coupling): one car
+/// driven by a person through platoon::input (wheel, pedals, gamepad, keyboard fallback) or by an input
+/// script, simulated by the single-track model (platoon::vehicle) in fixed 1 ms steps on this node, so
+/// the steering latency never depends on the network, and published like every entity (the runtime's
+/// send policy applies the dead-reckoning thresholds). The seat window (platoon::viewer) shows the
+/// session's scene from the driver's eye point with every remote vehicle where this node displays it
+/// (dead-reckoned), so drivers on different PCs see each other.
+///
+/// Threads: the module thread steps the dynamics at 1 kHz. The seat thread, started only when there is
+/// a window or a live input device, owns SDL, GL and OSG: it reads the device, and renders a copy of the
+/// entity list taken under a mutex. Neither thread waits on the other's work.
+
+#include "platoon/config/session.hpp"
+#include "platoon/node/module.hpp"
+#include "platoon/vehicle/single_track.hpp"
+
+#include <spdlog/logger.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace platoon::input {
+class ScriptedInput;
+}
+
+namespace platoon::node {
+
+/// Step of the driver's dynamics, in ns: 1 ms (1 kHz).
+constexpr int64_t kDriverStepNs = 1'000'000;
+
+/// Where a driver starts: the rear-axle pose (vehicle frame origin) on the session road at
+/// (node.start_s_m, node.start_lane), facing the lane's direction of travel; without a [road], the point
+/// node.start_s_m along the stadium track around node.track_center_m (default: the origin).
+/// Throws config::ConfigError when s or the lane is not on the road.
+Pose DriverStartPose(const config::SessionDef& session, const config::NodeDef& node);
+
+/// The driver role's module.
+class DriverSeatModule final : public Module {
+ public:
+  /// Loads the input script or opens the live input (and, unless headless, the window) on the seat
+  /// thread. Throws config::ConfigError for a bad script, input mapping or start position, and
+  /// std::runtime_error when the live input device cannot be used.
+  DriverSeatModule(const config::SessionDef& session, const config::NodeDef& node, std::shared_ptr<spdlog::logger> log);
+  ~DriverSeatModule() override;
+  std::string Name() const override { return "driver"; }
+  double RateHz() const override { return 1e9 / static_cast<double>(kDriverStepNs); }
+  void Step(const StepInfo& info, ModuleContext& context) override;
+  void Summarize(std::vector<std::string>& fields) const override;
+
+  /// The vehicle's entity id: VehicleId(node name, 0).
+  uint64_t EntityId() const { return id_; }
+  /// Current single-track state (CG, body frame velocities).
+  const vehicle::VehicleState& State() const { return state_; }
+  /// Sim time the state is at, in ns (-1 before the first step).
+  int64_t StateTimeNs() const { return vehicle_ns_; }
+  /// The command applied in the last dynamics step.
+  const vehicle::VehicleInput& LastInput() const { return input_; }
+  /// Dynamics steps so far (each kDriverStepNs of sim time).
+  uint64_t DynamicsSteps() const { return dynamics_steps_; }
+
+ private:
+  class Seat;
+  protocol::EntityState Truth() const;
+  void TrackRemote(const std::vector<RemoteEntity>& remote);
+
+  std::shared_ptr<spdlog::logger> log_;
+  uint64_t id_;
+  vehicle::VehicleDef def_ = vehicle::DefaultVehicleDef();
+  double ground_z_m_ = 0;  // height of the start point: the model drives on a flat plane at it
+  vehicle::VehicleState state_;
+  vehicle::VehicleInput input_;
+  std::unique_ptr<input::ScriptedInput> script_;
+  std::unique_ptr<Seat> seat_;  // window and/or live input; null when headless with a script
+
+  int64_t start_ns_ = -1, vehicle_ns_ = -1, last_step_ns_ = -1, next_remote_ns_ = -1;
+  uint64_t steps_ = 0, dynamics_steps_ = 0, skipped_steps_ = 0;
+  int64_t max_step_gap_ns_ = 0;
+  bool script_end_logged_ = false;
+  // What this node displayed of each remote entity: first and last displayed position.
+  struct Seen {
+    Vec3 first_m = Vec3::Zero();
+    Vec3 last_m = Vec3::Zero();
+  };
+  std::map<uint64_t, Seen> seen_;
+  size_t remote_max_ = 0;
+};
+
+}  // namespace platoon::node

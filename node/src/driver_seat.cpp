@@ -1,0 +1,396 @@
+#include "platoon/node/driver_seat.hpp"
+
+#include "platoon/input/axis_mapping.hpp"
+#include "platoon/input/scripted_input.hpp"
+#include "platoon/input/sdl_input.hpp"
+#include "platoon/node/road_traffic_module.hpp"
+#include "platoon/node/traffic.hpp"
+#include "platoon/road/session_road.hpp"
+#include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/seat_window.hpp"
+#include "platoon/viewer/viewer_app.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cmath>
+#include <future>
+#include <mutex>
+#include <thread>
+
+namespace platoon::node {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// At most this much sim time is caught up in one module step (100 dynamics steps); a longer stall
+// (a suspended process, a re-anchored session clock) is skipped and counted rather than replayed.
+constexpr int64_t kMaxCatchUpSteps = 100;
+// Remote entities are copied for the seat and the summary at this period, in ns (100 Hz).
+constexpr int64_t kRemotePeriodNs = 10'000'000;
+// Copies older than this are not extrapolated further (a stalled module thread), in s.
+constexpr double kMaxExtrapolationS = 0.1;
+
+double SecondsBetween(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// `k`'s pose moved on by its velocity for `dt_s` seconds (a frame a few ms after the copy).
+Pose Ahead(const KinematicState& k, double dt_s) {
+  dt_s = std::clamp(dt_s, 0.0, kMaxExtrapolationS);
+  const double yaw = k.angular_velocity_radps.z() * dt_s;
+  return Pose{k.pose.position_m + k.velocity_mps * dt_s, Quat(Eigen::AngleAxisd(yaw, Vec3::UnitZ())) * k.pose.orientation};
+}
+
+}  // namespace
+
+Pose DriverStartPose(const config::SessionDef& session, const config::NodeDef& node) {
+  const std::string where = session.file.empty() ? "node \"" + node.name + "\"" : session.file + ": node \"" + node.name + "\"";
+  if (!session.has_road) {
+    StadiumTrack track;
+    track.center_m = node.track_center_m.value_or(Vec3::Zero());
+    return track.At(node.start_s_m, 0.0, 0).pose;
+  }
+  const road::Road road = BuildSessionRoad(session.road);
+  if (node.start_s_m > road.Length())
+    throw config::ConfigError(where + ": start_s_m " + fmt::format("{:.1f}", node.start_s_m) +
+                              " m is beyond the end of the road (" + fmt::format("{:.1f}", road.Length()) + " m)");
+  const int lanes = node.start_lane > 0 ? road.LanesLeft() : road.LanesRight();
+  if (std::abs(node.start_lane) > lanes)
+    throw config::ConfigError(where + ": start_lane " + std::to_string(node.start_lane) + " is not on the road (it has " +
+                              std::to_string(road.LanesRight()) + " lanes right (-1..-" + std::to_string(road.LanesRight()) +
+                              ") and " + std::to_string(road.LanesLeft()) + " left of its reference line)");
+  // Right lanes (negative) run along s, left lanes against it.
+  const double heading = road.Heading(node.start_s_m) + (node.start_lane > 0 ? M_PI : 0.0);
+  return Pose{road.LaneCenter(node.start_s_m, node.start_lane), Quat(Eigen::AngleAxisd(heading, Vec3::UnitZ()))};
+}
+
+// --- The seat thread: SDL, GL and OSG live here only ---
+
+class DriverSeatModule::Seat {
+ public:
+  struct Setup {
+    bool window = false;                        // try to open the seat window
+    viewer::SeatWindowDef window_def;
+    std::optional<input::AxisMappingDef> live;  // read this device (nullopt: scripted input)
+    road::RoadNetwork roads;
+    Vec3 eye_m = Vec3::Zero();
+    double fps = 60;
+  };
+
+  // Starts the thread and waits until it has opened what it needs. Throws std::runtime_error when the
+  // live input cannot be opened; a window that cannot be opened is a warning (the seat runs headless).
+  Seat(Setup setup, std::shared_ptr<spdlog::logger> log) : setup_(std::move(setup)), log_(std::move(log)) {
+    auto ready = started_.get_future();
+    thread_ = std::thread([this] { Run(started_); });
+    const std::string error = ready.get();
+    if (!error.empty()) {
+      thread_.join();
+      throw std::runtime_error(error);
+    }
+  }
+
+  ~Seat() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Module thread: the driver's own entity and the command it drives with, every step.
+  void SetOwn(const protocol::EntityState& own, const vehicle::VehicleInput& in) {
+    std::lock_guard lock(mutex_);
+    own_ = own;
+    own_input_ = in;
+    own_at_ = SteadyClock::now();
+    has_own_ = true;
+  }
+  // Module thread: the remote entities as this node displays them (pose = displayed pose).
+  void SetOthers(std::vector<protocol::EntityState> others, int64_t sim_ns) {
+    std::lock_guard lock(mutex_);
+    others_ = std::move(others);
+    others_at_ = SteadyClock::now();
+    sim_ns_ = sim_ns;
+  }
+  // Module thread: the latest command read from the live device (neutral until the first read).
+  vehicle::VehicleInput Input() const {
+    std::lock_guard lock(mutex_);
+    return live_input_;
+  }
+
+  uint64_t Frames() const { return frames_.load(); }
+  double RenderMeanMs() const {
+    const uint64_t n = frames_.load();
+    return n ? render_total_ms_.load() / static_cast<double>(n) : 0.0;
+  }
+  double RenderMaxMs() const { return render_max_ms_.load(); }
+  bool HasWindow() const { return has_window_.load(); }
+
+ private:
+  void Run(std::promise<std::string>& started) {
+    std::unique_ptr<viewer::SceneGraph> scene;
+    std::unique_ptr<viewer::SeatWindow> window;
+    std::unique_ptr<input::SdlInput> device;
+    std::string device_line;
+    // The window first: SDL's keyboard needs its video subsystem.
+    if (setup_.window) {
+      try {
+        scene = std::make_unique<viewer::SceneGraph>();
+        if (!setup_.roads.Roads().empty()) scene->SetRoads(setup_.roads);
+        window = std::make_unique<viewer::SeatWindow>(setup_.window_def, *scene);
+        log_->info("seat window {} x {} px, {:.0f} deg, OpenGL: {}", setup_.window_def.width_px,
+                   setup_.window_def.height_px, setup_.window_def.hfov_deg, window->GlInfo());
+        has_window_.store(true);
+      } catch (const viewer::WindowError& e) {
+        log_->warn("no seat window, running headless: {}", e.what());
+        window.reset();
+      }
+    }
+    if (setup_.live) {
+      std::string error;
+      device = input::SdlInput::Open(*setup_.live, &error);
+      if (!device) {
+        window.reset();
+        started.set_value("driver input: " + error);
+        return;
+      }
+      device_line = device->DeviceName() + (device->Note().empty() ? "" : " (" + device->Note() + ")");
+      if (device->Note().empty()) log_->info("driver input: {}", device->DeviceName());
+      else log_->warn("driver input: {}: {}", device->DeviceName(), device->Note());
+    } else {
+      device_line = "input script";
+    }
+    started.set_value("");
+
+    const auto period = std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(1.0 / setup_.fps));
+    auto next_frame = SteadyClock::now();
+    auto last_poll = SteadyClock::now();
+    std::vector<protocol::EntityState> others;
+    while (!stop_.load(std::memory_order_relaxed) && (window || device)) {
+      // The device between frames, about every millisecond: the dynamics read it at 1 kHz.
+      if (device) {
+        const auto now = SteadyClock::now();
+        const vehicle::VehicleInput in = device->Poll(SecondsBetween(last_poll, now));
+        last_poll = now;
+        std::lock_guard lock(mutex_);
+        live_input_ = in;
+      }
+      if (window && SteadyClock::now() >= next_frame) {
+        if (!window->PollEvents()) {
+          // The driver closed the seat: the node leaves the session, as on Ctrl-C.
+          log_->info("seat window closed: leaving the session");
+          window.reset();
+          has_window_.store(false);
+          std::raise(SIGINT);
+          break;
+        }
+        const auto t0 = SteadyClock::now();
+        protocol::EntityState own;
+        vehicle::VehicleInput own_input;
+        bool has_own;
+        SteadyClock::time_point own_at, others_at;
+        int64_t sim_ns;
+        {
+          std::lock_guard lock(mutex_);
+          own = own_;
+          own_input = own_input_;
+          has_own = has_own_;
+          own_at = own_at_;
+          others = others_;
+          others_at = others_at_;
+          sim_ns = sim_ns_;
+        }
+        // Everyone where they are at this frame: the copies are a few ms old.
+        for (auto& e : others) e.kinematics.pose = Ahead(e.kinematics, SecondsBetween(others_at, t0));
+        scene->Update(others);
+        const Pose body = has_own ? Ahead(own.kinematics, SecondsBetween(own_at, t0)) : Pose{};
+        const Pose eye{body.position_m + body.orientation * setup_.eye_m, body.orientation};
+        const double speed = own.kinematics.velocity_mps.norm();
+        window->Render(eye, {fmt::format("{:.0f} km/h   sim {:.1f} s", speed * 3.6, NsToS(sim_ns)),
+                             fmt::format("steer {:+.2f}  throttle {:.2f}  brake {:.2f}", own_input.steer,
+                                         own_input.throttle, own_input.brake),
+                             fmt::format("{} other vehicles", others.size()), device_line});
+        const double ms = 1e3 * SecondsBetween(t0, SteadyClock::now());
+        frames_.fetch_add(1);
+        render_total_ms_.store(render_total_ms_.load() + ms);
+        if (ms > render_max_ms_.load()) render_max_ms_.store(ms);
+        next_frame += period;
+        if (next_frame < SteadyClock::now()) next_frame = SteadyClock::now() + period;  // slow frame: skip, never burst
+      }
+      auto wake = SteadyClock::now() + std::chrono::milliseconds(1);
+      if (window && !device) wake = next_frame;
+      else if (window) wake = std::min(wake, next_frame);
+      std::this_thread::sleep_until(wake);
+    }
+    // The device before the window: the window's teardown quits SDL.
+    device.reset();
+    window.reset();
+  }
+
+  Setup setup_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::promise<std::string> started_;  // "" once the seat runs, else why it cannot
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> has_window_{false};
+  std::atomic<uint64_t> frames_{0};
+  std::atomic<double> render_total_ms_{0}, render_max_ms_{0};
+
+  mutable std::mutex mutex_;
+  protocol::EntityState own_;
+  vehicle::VehicleInput own_input_;
+  bool has_own_ = false;
+  SteadyClock::time_point own_at_, others_at_;
+  std::vector<protocol::EntityState> others_;
+  int64_t sim_ns_ = 0;
+  vehicle::VehicleInput live_input_;
+};
+
+// --- The module ---
+
+DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const config::NodeDef& node,
+                                   std::shared_ptr<spdlog::logger> log)
+    : log_(std::move(log)), id_(VehicleId(node.name, 0)) {
+  if (const std::string bad = vehicle::ValidateVehicleDef(def_); !bad.empty()) throw config::ConfigError("vehicle: " + bad);
+  // Start: the rear axle at the start pose, so the CG sits cg_to_rear_m ahead of it.
+  const Pose start = DriverStartPose(session, node);
+  const Vec3 forward = start.orientation * Vec3::UnitX();
+  const Vec3 cg = start.position_m + def_.cg_to_rear_m * forward;
+  state_.x_m = cg.x();
+  state_.y_m = cg.y();
+  state_.yaw_rad = std::atan2(forward.y(), forward.x());
+  ground_z_m_ = start.position_m.z();
+
+  Seat::Setup setup;
+  const std::string prefix = "scripted:";
+  if (node.input.rfind(prefix, 0) == 0) {
+    try {
+      script_ = std::make_unique<input::ScriptedInput>(input::ScriptedInput::Load(node.input.substr(prefix.size())));
+    } catch (const input::ScriptError& e) {
+      throw config::ConfigError(std::string("node \"") + node.name + "\" input: " + e.what());
+    }
+    log_->info("driver input: script {} ({} rows, {:.1f} s)", script_->Source(), script_->Rows().size(), script_->EndS());
+  } else if (node.input == "sdl") {
+    setup.live = node.input_mapping ? input::ReadAxisMapping(*node.input_mapping) : input::DefaultAxisMappingDef();
+  } else {
+    throw config::ConfigError("node \"" + node.name + "\": input must be \"sdl\" or \"scripted:<file>\", got \"" + node.input + "\"");
+  }
+
+  setup.window = !node.headless;
+  if (setup.window && session.has_road) setup.roads = road::SessionRoadNetwork(session.road);
+  setup.window_def.title = "platoon driver seat: " + node.name;
+  setup.window_def.width_px = node.view_width_px;
+  setup.window_def.height_px = node.view_height_px;
+  setup.window_def.hfov_deg = node.view_hfov_deg;
+  setup.eye_m = node.eye_m;
+  setup.fps = node.view_fps;
+  if (setup.window || setup.live) seat_ = std::make_unique<Seat>(std::move(setup), log_);
+  log_->info("driver vehicle {} starts at ({:.1f}, {:.1f}) m heading {:.1f} deg; dynamics every {} ms{}", id_,
+             start.position_m.x(), start.position_m.y(), state_.yaw_rad * 180.0 / M_PI, kDriverStepNs / 1'000'000,
+             seat_ && seat_->HasWindow() ? "" : ", no window");
+}
+
+DriverSeatModule::~DriverSeatModule() = default;
+
+protocol::EntityState DriverSeatModule::Truth() const {
+  protocol::EntityState e;
+  e.id = id_;
+  e.kind = protocol::EntityKind::kCar;
+  e.kinematics = vehicle::ToKinematic(def_, state_, vehicle_ns_);
+  e.kinematics.pose.position_m.z() += ground_z_m_;
+  e.controls = protocol::Controls{static_cast<float>(input_.steer), static_cast<float>(input_.throttle),
+                                  static_cast<float>(input_.brake)};
+  e.lights.headlights = true;
+  e.lights.brake = input_.brake > 0.05;
+  e.lights.reverse = state_.vx_mps < -0.1;
+  return e;
+}
+
+void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
+  if (start_ns_ < 0) {
+    start_ns_ = vehicle_ns_ = last_step_ns_ = info.sim_ns;
+  } else {
+    max_step_gap_ns_ = std::max(max_step_gap_ns_, info.sim_ns - last_step_ns_);
+    last_step_ns_ = info.sim_ns;
+  }
+  ++steps_;
+
+  // Dynamics in fixed 1 ms steps up to this step's sim time; a script is read at each step's own time,
+  // so a scripted run is the same whatever the module's wake-up jitter.
+  const vehicle::VehicleInput live = seat_ && !script_ ? seat_->Input() : vehicle::VehicleInput{};
+  int64_t n = std::max<int64_t>(0, (info.sim_ns - vehicle_ns_) / kDriverStepNs);
+  if (n > kMaxCatchUpSteps) {
+    skipped_steps_ += static_cast<uint64_t>(n - kMaxCatchUpSteps);
+    vehicle_ns_ += (n - kMaxCatchUpSteps) * kDriverStepNs;
+    n = kMaxCatchUpSteps;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    input_ = script_ ? script_->At(NsToS(vehicle_ns_ - start_ns_)) : live;
+    state_ = vehicle::Step(def_, state_, input_, NsToS(kDriverStepNs));
+    vehicle_ns_ += kDriverStepNs;
+    ++dynamics_steps_;
+  }
+
+  // The runtime's send policy decides what goes out; the seat gets every step.
+  const protocol::EntityState truth = Truth();
+  context.Publish(truth);
+  if (seat_) seat_->SetOwn(truth, input_);
+
+  if (info.sim_ns >= next_remote_ns_) {
+    next_remote_ns_ = info.sim_ns + kRemotePeriodNs;
+    const std::vector<RemoteEntity> remote = context.RemoteEntities(info.sim_ns);
+    TrackRemote(remote);
+    if (seat_ && seat_->HasWindow()) {
+      std::vector<protocol::EntityState> others;
+      others.reserve(remote.size());
+      for (const auto& r : remote) {
+        if (r.state.id == id_) continue;
+        others.push_back(r.state);
+        others.back().kinematics.pose = r.displayed;
+      }
+      seat_->SetOthers(std::move(others), info.sim_ns);
+    }
+  }
+
+  if (script_ && !script_end_logged_ && NsToS(vehicle_ns_ - start_ns_) > script_->EndS() &&
+      std::abs(state_.vx_mps) < 0.05) {
+    script_end_logged_ = true;
+    log_->info("input script done, vehicle at rest at ({:.2f}, {:.2f}) m after {:.1f} m", truth.kinematics.pose.position_m.x(),
+               truth.kinematics.pose.position_m.y(), state_.distance_m);
+  }
+}
+
+void DriverSeatModule::TrackRemote(const std::vector<RemoteEntity>& remote) {
+  size_t count = 0;
+  for (const auto& r : remote) {
+    if (r.state.id == id_) continue;
+    ++count;
+    auto [it, fresh] = seen_.try_emplace(r.state.id);
+    if (fresh) it->second.first_m = r.displayed.position_m;
+    it->second.last_m = r.displayed.position_m;
+  }
+  remote_max_ = std::max(remote_max_, count);
+}
+
+void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
+  const double span_s = start_ns_ >= 0 ? NsToS(last_step_ns_ - start_ns_) : 0.0;
+  const KinematicState k = vehicle::ToKinematic(def_, state_, vehicle_ns_);
+  std::string remote;
+  for (const auto& [id, s] : seen_)
+    remote += fmt::format("{}{{\"id\":{},\"moved_m\":{:.3f},\"x_m\":{:.3f},\"y_m\":{:.3f}}}", remote.empty() ? "" : ",", id,
+                          (s.last_m - s.first_m).norm(), s.last_m.x(), s.last_m.y());
+  fields.push_back(fmt::format(
+      "\"driver_id\":{},\"driver_steps\":{},\"driver_module_hz\":{:.1f},\"driver_max_step_gap_ms\":{:.3f},"
+      "\"driver_dynamics_steps\":{},\"driver_dynamics_hz\":{:.1f},\"driver_skipped_steps\":{},\"driver_distance_m\":{:.3f},"
+      "\"driver_x_m\":{:.3f},\"driver_y_m\":{:.3f},\"driver_yaw_rad\":{:.4f},\"driver_speed_mps\":{:.3f},"
+      "\"driver_window\":{},\"driver_frames\":{},\"driver_render_mean_ms\":{:.2f},\"driver_render_max_ms\":{:.2f},"
+      "\"driver_remote_max\":{},\"driver_remote\":[{}]",
+      id_, steps_, span_s > 0 ? static_cast<double>(steps_ - 1) / span_s : 0.0, NsToS(max_step_gap_ns_) * 1e3,
+      dynamics_steps_, span_s > 0 ? static_cast<double>(dynamics_steps_) / span_s : 0.0, skipped_steps_, state_.distance_m,
+      k.pose.position_m.x(), k.pose.position_m.y(), state_.yaw_rad, std::hypot(state_.vx_mps, state_.vy_mps),
+      seat_ && seat_->HasWindow() ? "true" : "false", seat_ ? seat_->Frames() : 0, seat_ ? seat_->RenderMeanMs() : 0.0,
+      seat_ ? seat_->RenderMaxMs() : 0.0, remote_max_, remote));
+}
+
+}  // namespace platoon::node

@@ -1,0 +1,264 @@
+// The driver role (node/src/driver_seat.cpp): the module stepped with a fake context, its config keys,
+// and two headless drivers with input scripts over a real server on loopback, each seeing the other.
+#include "../support/session_fixture.hpp"
+#include "platoon/config/session.hpp"
+#include "platoon/node/driver_seat.hpp"
+#include "platoon/node/traffic.hpp"
+#include "platoon/road/session_road.hpp"
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <regex>
+
+using namespace platoon;
+using namespace platoon::node;
+using namespace platoon::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Records what the module publishes; serves a fixed list of remote entities.
+class FakeContext final : public ModuleContext {
+ public:
+  std::vector<RemoteEntity> remote;
+  std::vector<protocol::EntityState> published;
+  std::vector<RemoteEntity> RemoteEntities(int64_t) const override { return remote; }
+  void Publish(const protocol::EntityState& truth) override { published.push_back(truth); }
+  void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override { received = 0, max_gap_ns = 0; }
+  uint32_t NodeId() const override { return 1; }
+};
+
+std::shared_ptr<spdlog::logger> QuietLog() {
+  return std::make_shared<spdlog::logger>("driver-test", std::make_shared<spdlog::sinks::null_sink_mt>());
+}
+
+// A headless driver node with this input script, in a session that `extra` completes.
+config::SessionDef DriverSession(const TempDir& dir, const std::string& script, const std::string& extra = "") {
+  dir.Write("drive.csv", script);
+  return config::LoadSession(dir.Write("s.toml", extra + "[[node]]\nname = \"seat\"\nrole = \"driver\"\n"
+                                                         "input = \"scripted:drive.csv\"\nheadless = true\n"));
+}
+
+const char* kAccelerateThenSteerLeft =
+    "time_s, steer, throttle, brake\n"
+    "0.0, 0.0, 0.6, 0.0\n"
+    "2.0, 0.0, 0.6, 0.0\n"
+    "2.1, 0.3, 0.2, 0.0\n";
+
+std::string ConfigErrorOf(const std::string& node_keys, const std::string& extra = "") {
+  try {
+    config::LoadSessionText(extra + "[[node]]\nname = \"seat\"\n" + node_keys, "seat.toml");
+  } catch (const config::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("driver seat: scripted throttle drives forward, left steer turns left, dynamics step every 1 ms") {
+  TempDir dir;
+  const config::SessionDef session = DriverSession(dir, kAccelerateThenSteerLeft);
+  DriverSeatModule seat(session, session.nodes[0], QuietLog());
+  FakeContext context;
+  // Without a [road] the car starts at the stadium track's s = start_s_m around the origin, heading +x.
+  const Pose start = DriverStartPose(session, session.nodes[0]);
+  CHECK(start.position_m.y() == doctest::Approx(-30.0));
+
+  const int64_t t0 = 5'000'000'000;  // the session's sim time when the module first steps
+  double yaw_at_2s = 0;
+  for (int64_t k = 0; k <= 4000; ++k) {
+    seat.Step(StepInfo{t0 + k * kDriverStepNs, k ? kDriverStepNs : 0}, context);
+    if (k == 2000) yaw_at_2s = seat.State().yaw_rad;
+  }
+  CHECK(seat.DynamicsSteps() == 4000);
+  CHECK(seat.StateTimeNs() == t0 + 4000 * kDriverStepNs);
+  REQUIRE(context.published.size() == 4001);
+  const protocol::EntityState& last = context.published.back();
+  CHECK(last.id == VehicleId("seat", 0));
+  CHECK(last.kind == protocol::EntityKind::kCar);
+  CHECK(last.kinematics.stamp_ns == t0 + 4000 * kDriverStepNs);
+  // Two seconds at 60 % throttle from rest: well under way, straight ahead.
+  const protocol::EntityState& at_2s = context.published[2000];
+  CHECK(at_2s.kinematics.velocity_mps.x() > 5.0);
+  CHECK(std::abs(at_2s.kinematics.pose.position_m.y() - start.position_m.y()) < 0.01);
+  CHECK(std::abs(yaw_at_2s) < 1e-6);
+  // Then steer left (positive): the heading turns counter-clockwise and the car leaves to the left.
+  CHECK(seat.State().yaw_rad > 0.2);
+  CHECK(last.kinematics.pose.position_m.y() > start.position_m.y() + 1.0);
+  CHECK(last.controls.steer == doctest::Approx(0.3));
+  CHECK(seat.LastInput().throttle == doctest::Approx(0.2));
+}
+
+TEST_CASE("driver seat: a scripted run does not depend on when the module thread wakes up") {
+  TempDir dir;
+  const config::SessionDef session = DriverSession(dir, kAccelerateThenSteerLeft);
+  DriverSeatModule regular(session, session.nodes[0], QuietLog()), jittery(session, session.nodes[0], QuietLog());
+  FakeContext a, b;
+  for (int64_t k = 0; k <= 3000; ++k) regular.Step(StepInfo{k * kDriverStepNs, 0}, a);
+  // Late and irregular wake-ups (0.3 .. 7 ms apart): the dynamics catch up in the same 1 ms steps.
+  int64_t t = 0;
+  for (int i = 0; t < 3000 * kDriverStepNs; ++i) {
+    jittery.Step(StepInfo{t, 0}, b);
+    t = std::min<int64_t>(3000 * kDriverStepNs, t + 300'000 + (i * 7'919'000) % 6'700'000);
+  }
+  jittery.Step(StepInfo{t, 0}, b);
+  CHECK(jittery.DynamicsSteps() == 3000);
+  CHECK(jittery.State() == regular.State());
+  CHECK(jittery.State().Hash() == regular.State().Hash());
+  CHECK(jittery.State().distance_m > 10.0);
+}
+
+TEST_CASE("driver seat: a stall longer than 100 ms is skipped and counted, not replayed") {
+  TempDir dir;
+  const config::SessionDef session = DriverSession(dir, kAccelerateThenSteerLeft);
+  DriverSeatModule seat(session, session.nodes[0], QuietLog());
+  FakeContext context;
+  seat.Step(StepInfo{0, 0}, context);
+  seat.Step(StepInfo{1'000'000'000, 0}, context);  // one second later
+  CHECK(seat.DynamicsSteps() == 100);
+  CHECK(seat.StateTimeNs() == 1'000'000'000);
+  std::vector<std::string> fields;
+  seat.Summarize(fields);
+  REQUIRE(fields.size() == 1);
+  CHECK(fields[0].find("\"driver_skipped_steps\":900") != std::string::npos);
+}
+
+TEST_CASE("driver seat: the summary lists every remote vehicle with how far it moved where this node displayed it") {
+  TempDir dir;
+  const config::SessionDef session = DriverSession(dir, "0, 0, 0, 1\n");
+  DriverSeatModule seat(session, session.nodes[0], QuietLog());
+  FakeContext context;
+  RemoteEntity other;
+  other.state.id = VehicleId("other", 0);
+  other.displayed.position_m = Vec3(100, 0, 0);
+  context.remote = {other};
+  seat.Step(StepInfo{0, 0}, context);
+  context.remote[0].displayed.position_m = Vec3(103, 4, 0);
+  seat.Step(StepInfo{20'000'000, 0}, context);  // the remote list is read every 10 ms
+  std::vector<std::string> fields;
+  seat.Summarize(fields);
+  REQUIRE(fields.size() == 1);
+  INFO(fields[0]);
+  CHECK(fields[0].find("{\"id\":" + std::to_string(VehicleId("other", 0)) + ",\"moved_m\":5.000,\"x_m\":103.000") !=
+        std::string::npos);
+  CHECK(fields[0].find("\"driver_remote_max\":1") != std::string::npos);
+  CHECK(fields[0].find("\"driver_window\":false") != std::string::npos);
+}
+
+TEST_CASE("driver seat: starts on the session road's lane, facing its direction of travel") {
+  TempDir dir;
+  const config::SessionDef session = DriverSession(dir, "0, 0, 0, 0\n", "[road]\ngenerate_length_m = 500\nseed = 3\nlanes = 2\n");
+  config::NodeDef node = session.nodes[0];
+  node.start_s_m = 120;
+  node.start_lane = -2;
+  const road::Road road = road::SessionRoad(session.road);
+  const Pose p = DriverStartPose(session, node);
+  CHECK((p.position_m - road.LaneCenter(120, -2)).norm() < 1e-9);
+  const Vec3 forward = p.orientation * Vec3::UnitX();
+  CHECK(std::atan2(forward.y(), forward.x()) == doctest::Approx(std::remainder(road.Heading(120), 2 * M_PI)));
+  // The module's published pose is that start (rear-axle origin).
+  DriverSeatModule seat(session, node, QuietLog());
+  FakeContext context;
+  seat.Step(StepInfo{0, 0}, context);
+  REQUIRE(context.published.size() == 1);
+  CHECK((context.published[0].kinematics.pose.position_m - p.position_m).norm() < 1e-6);
+
+  node.start_lane = -3;
+  CHECK_THROWS_WITH_AS(DriverStartPose(session, node), doctest::Contains("start_lane -3 is not on the road"), config::ConfigError);
+  node.start_lane = -1;
+  node.start_s_m = 900;
+  CHECK_THROWS_WITH_AS(DriverStartPose(session, node), doctest::Contains("beyond the end of the road"), config::ConfigError);
+}
+
+TEST_CASE("driver seat: bad driver keys and scripts are refused naming file, line and key") {
+  CHECK(ConfigErrorOf("role = \"driver\"\ninput = \"joystick\"\n").find("seat.toml:4: node[0].input: expected \"sdl\" or \"scripted:") == 0);
+  CHECK(ConfigErrorOf("role = \"driver\"\ninput = \"scripted:\"\n").find("node[0].input") != std::string::npos);
+  CHECK(ConfigErrorOf("role = \"driver\"\nstart_lane = 0\n").find("node[0].start_lane: expected a lane") != std::string::npos);
+  CHECK(ConfigErrorOf("role = \"driver\"\neye = [1, 2]\n").find("node[0].eye") != std::string::npos);
+  CHECK(ConfigErrorOf("role = \"driver\"\nview_fps = 0\n").find("node[0].view_fps") != std::string::npos);
+  CHECK(ConfigErrorOf("role = \"traffic\"\nheadless = true\n").find("node[0].headless: is a driver key") != std::string::npos);
+  CHECK(ConfigErrorOf("role = \"driver\"\neye = [1.3, 0.4, 1.1]\nheadless = true\n").empty());
+
+  // A relative script is found next to the session file; a broken one names its own file and line.
+  TempDir dir;
+  const config::SessionDef session = DriverSession(dir, "0, 0, 0.5, 0\n1, 2, 0.5, 0\n");
+  CHECK(session.nodes[0].input == "scripted:" + dir.Path() + "/drive.csv");
+  CHECK_THROWS_WITH_AS(DriverSeatModule(session, session.nodes[0], QuietLog()), doctest::Contains("drive.csv:2: steer"),
+                       config::ConfigError);
+  // An [node.input_mapping] with a bad key fails before anything opens.
+  dir.Write("m.toml", "[[node]]\nname = \"seat\"\nrole = \"driver\"\nheadless = true\n[node.input_mapping]\nsteer_axes = 1\n");
+  const config::SessionDef mapped = config::LoadSession(dir.Path() + "/m.toml");
+  CHECK_THROWS_WITH_AS(DriverSeatModule(mapped, mapped.nodes[0], QuietLog()), doctest::Contains("steer_axes"), config::ConfigError);
+}
+
+TEST_CASE("driver seat over loopback: two headless drivers see each other move, dynamics at >= 990 Hz") {
+  TempDir dir;
+  const auto p = FreePorts(4);
+  dir.Write("alice.csv",
+            "time_s, steer, throttle, brake\n0, 0, 0.5, 0\n3, 0, 0.5, 0\n3.5, 0.1, 0.3, 0\n4.5, 0, 0, 0\n5, 0, 0, 0.6\n");
+  dir.Write("bob.csv", "0, 0, 0, 1\n");
+  std::string text = "[session]\nname = \"seats\"\n[server]\nbind_address = \"127.0.0.1\"\ncontrol_port = " +
+                     std::to_string(p[0]) + "\ntime_port = " + std::to_string(p[1]) + "\nworld_port = " +
+                     std::to_string(p[2]) + "\nstate_port = " + std::to_string(p[3]) +
+                     "\n[road]\ngenerate_length_m = 1000\nseed = 4\nlanes = 2\n";
+  for (const auto& [name, lane, s] : {std::tuple{"alice", -1, 20}, std::tuple{"bob", -2, 60}})
+    text += std::string("[[node]]\nname = \"") + name + "\"\nrole = \"driver\"\ninput = \"scripted:" + name +
+            ".csv\"\nstart_lane = " + std::to_string(lane) + "\nstart_s_m = " + std::to_string(s) +
+            "\nmonitor_rate_hz = 50\nstatus_interval_s = 0.5\n";
+  const std::string session = dir.Write("seats.toml", text);
+  auto server = process::Child::Spawn({BinDir() + "/platoon-server", "--config", session, "--autostart", "0"});
+  auto node = [&](const char* name) {
+    return process::Child::Spawn({BinDir() + "/platoon-node", "--config", session, "--name", name, "--headless"});
+  };
+  auto alice = node("alice");
+  auto bob = node("bob");
+  // Handshakes: alice's script ends with her car at rest; then two more of bob's status lines (0.5 s
+  // apart), by which time her last state has reached him.
+  REQUIRE_MESSAGE(alice.WaitForLine("input script done", 40s), "alice never finished her script");
+  while (bob.ReadLine(0ms)) {
+  }
+  for (int i = 0; i < 3; ++i) REQUIRE(bob.WaitForLine("] clock synced", 5s));
+  auto stop = [](process::Child& c) -> const std::vector<std::string>& {
+    c.Signal(SIGTERM);
+    REQUIRE_MESSAGE(c.WaitForLine("SUMMARY", 10s).has_value(), "no SUMMARY after SIGTERM");
+    c.WaitFor(5s);
+    return c.Lines();
+  };
+  const auto& a = stop(alice);
+  const auto& b = stop(bob);
+  INFO("alice: " << a.back());
+  INFO("bob: " << b.back());
+  CHECK(alice.Status() == 0);
+  CHECK(bob.Status() == 0);
+  MESSAGE("alice: dynamics " << SummaryValue(a, "driver_dynamics_hz").value_or(-1) << " Hz, module woken at "
+                             << SummaryValue(a, "driver_module_hz").value_or(-1) << " Hz, largest gap "
+                             << SummaryValue(a, "driver_max_step_gap_ms").value_or(-1) << " ms");
+  for (const auto* lines : {&a, &b}) {
+    CHECK(SummaryValue(*lines, "driver_dynamics_hz").value_or(0) >= 990);
+    // The scheduler really steps the module at about 1 kHz (not the 100 Hz default module rate).
+    CHECK(SummaryValue(*lines, "driver_module_hz").value_or(0) >= 500);
+    CHECK(SummaryValue(*lines, "driver_window") == 0.0);
+    CHECK(SummaryValue(*lines, "driver_remote_max") == 1.0);
+  }
+  // Alice drove about 29 m and stopped; bob saw her move that far and shows her where she stopped.
+  const double ax = SummaryValue(a, "driver_x_m").value_or(1e9), ay = SummaryValue(a, "driver_y_m").value_or(1e9);
+  CHECK(SummaryValue(a, "driver_distance_m").value_or(0) > 20);
+  CHECK(SummaryValue(a, "driver_speed_mps").value_or(1) < 0.05);
+  std::smatch m;
+  const std::string alice_id = std::to_string(VehicleId("alice", 0));
+  REQUIRE(std::regex_search(b.back(), m, std::regex("\\{\"id\":" + alice_id +
+                                                    ",\"moved_m\":([0-9.]+),\"x_m\":(-?[0-9.]+),\"y_m\":(-?[0-9.]+)\\}")));
+  CHECK(std::stod(m[1]) > 20);
+  CHECK(std::hypot(std::stod(m[2]) - ax, std::stod(m[3]) - ay) < 0.1);
+  // And alice saw bob, standing still where he started.
+  REQUIRE(std::regex_search(a.back(), m, std::regex("\\{\"id\":" + std::to_string(VehicleId("bob", 0)) +
+                                                    ",\"moved_m\":([0-9.]+),\"x_m\":(-?[0-9.]+),\"y_m\":(-?[0-9.]+)\\}")));
+  CHECK(std::stod(m[1]) < 0.05);
+  CHECK(std::hypot(std::stod(m[2]) - SummaryValue(b, "driver_x_m").value_or(1e9),
+                   std::stod(m[3]) - SummaryValue(b, "driver_y_m").value_or(1e9)) < 0.05);
+}

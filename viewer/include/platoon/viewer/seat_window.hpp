@@ -1,0 +1,53 @@
+#pragma once
+/// A driver seat's window (seed 004 §5.9 steering wheel, §5.11 drivers see each other): an SDL2 window
+/// with OSG embedded that shows a SceneGraph from one eye point, with a few lines of text on top (speed,
+/// pedals, input device). No panel, no camera manipulator: the eye moves with the driver's vehicle.
+/// Create, use and destroy on one thread (the seat's render thread): SDL and GL objects live there.
+
+#include "platoon/geometry.hpp"
+#include "platoon/viewer/scene.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace platoon::viewer {
+
+/// Settings of a seat window.
+struct SeatWindowDef {
+  std::string title = "platoon driver seat";  ///< Window title.
+  uint32_t width_px = 1280;                   ///< Initial window width, in px.
+  uint32_t height_px = 720;                   ///< Initial window height, in px.
+  double hfov_deg = 70.0;                     ///< Horizontal field of view, in deg. Typical 60..100.
+  bool vsync = false;                         ///< Swap with the display's refresh (blocks the render thread up to one refresh).
+};
+
+/// Default seat window: 1280 x 720, 70 deg, no vsync (the seat paces its own frames).
+inline SeatWindowDef DefaultSeatWindowDef() { return SeatWindowDef{}; }
+
+/// An open seat window drawing `scene` (which must outlive it).
+class SeatWindow {
+ public:
+  /// Opens the window and its GL context; throws WindowError (viewer_app.hpp) naming SDL's reason, for
+  /// example when there is no display.
+  SeatWindow(const SeatWindowDef& def, SceneGraph& scene);
+  ~SeatWindow();
+  SeatWindow(const SeatWindow&) = delete;
+  SeatWindow& operator=(const SeatWindow&) = delete;
+
+  /// Handles the window's pending events (resize, close); false once the user closed the window or
+  /// pressed Esc. Does not consume joystick state, so platoon::input::SdlInput keeps working.
+  bool PollEvents();
+  /// Draws the scene seen by a camera whose body frame (x forward, y left, z up) is at `eye_world`, and
+  /// `hud` as lines of text at the top left, then swaps.
+  void Render(const Pose& eye_world, const std::vector<std::string>& hud);
+  /// "GL_RENDERER / GL_VERSION" of the window's context.
+  std::string GlInfo() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace platoon::viewer

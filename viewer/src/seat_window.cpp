@@ -1,0 +1,106 @@
+#include "platoon/viewer/seat_window.hpp"
+
+#include "platoon/viewer/pinhole_camera.hpp"
+#include "platoon/viewer/viewer_app.hpp"
+#include "sdl_window.hpp"
+
+#include <GL/gl.h>
+#include <imgui.h>
+#include <imgui_impl_sdl.h>
+#include <osgViewer/Viewer>
+
+#include <algorithm>
+#include <cmath>
+
+namespace platoon::viewer {
+
+struct SeatWindow::Impl {
+  SeatWindowDef def;
+  std::unique_ptr<SdlGlWindow> window;
+  osg::ref_ptr<osgViewer::Viewer> viewer;
+  osg::ref_ptr<osgViewer::GraphicsWindowEmbedded> gw;
+  int width = 0, height = 0;
+  std::string gl_info;
+
+  // The pinhole of the window's current size (square pixels, centred principal point).
+  void SetProjection() {
+    PinholeCamera cam = CameraFromFov(static_cast<uint32_t>(std::max(width, 1)), static_cast<uint32_t>(std::max(height, 1)),
+                                      def.hfov_deg * M_PI / 180.0);
+    cam.near_m = 0.1;  // the eye sits inside the cabin: the bonnet is a metre away
+    cam.far_m = 30000.0;
+    viewer->getCamera()->setViewport(0, 0, width, height);
+    viewer->getCamera()->setProjectionMatrix(ProjectionMatrix(cam));
+  }
+};
+
+SeatWindow::SeatWindow(const SeatWindowDef& def, SceneGraph& scene) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.def = def;
+  m.window = std::make_unique<SdlGlWindow>(def.title, static_cast<int>(def.width_px), static_cast<int>(def.height_px),
+                                           def.vsync);
+  m.window->DrawableSize(&m.width, &m.height);
+  const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  const auto* version = reinterpret_cast<const char*>(glGetString(GL_VERSION));
+  m.gl_info = std::string(renderer ? renderer : "?") + " / " + (version ? version : "?");
+
+  // OSG renders into the SDL window's context, which this thread keeps current.
+  m.viewer = new osgViewer::Viewer;
+  m.gw = m.viewer->setUpViewerAsEmbeddedInWindow(0, 0, m.width, m.height);
+  m.viewer->setThreadingModel(osgViewer::Viewer::SingleThreaded);
+  m.viewer->setLightingMode(osg::View::NO_LIGHT);  // the scene has its sun
+  m.viewer->setKeyEventSetsDone(0);                // Esc is handled through SDL
+  m.viewer->setSceneData(scene.Root());
+  osg::Camera* camera = m.viewer->getCamera();
+  camera->setClearColor(osg::Vec4(scene.SkyColour().r, scene.SkyColour().g, scene.SkyColour().b, 1.0f));
+  camera->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
+  m.SetProjection();
+  m.viewer->realize();
+}
+
+SeatWindow::~SeatWindow() {
+  // OSG's GL objects go while the context still exists.
+  if (impl_->viewer) impl_->viewer->setSceneData(nullptr);
+  impl_->viewer = nullptr;
+  impl_->gw = nullptr;
+  impl_->window.reset();
+}
+
+bool SeatWindow::PollEvents() {
+  Impl& m = *impl_;
+  bool open = true;
+  SDL_Event ev;
+  while (SDL_PollEvent(&ev)) {
+    ImGui_ImplSDL2_ProcessEvent(&ev);
+    if (ev.type == SDL_QUIT) open = false;
+    if (ev.type == SDL_KEYDOWN && ev.key.keysym.sym == SDLK_ESCAPE) open = false;
+    if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
+      m.window->DrawableSize(&m.width, &m.height);
+      m.gw->resized(0, 0, m.width, m.height);
+      m.SetProjection();
+    }
+  }
+  return open;
+}
+
+void SeatWindow::Render(const Pose& eye_world, const std::vector<std::string>& hud) {
+  Impl& m = *impl_;
+  m.viewer->getCamera()->setViewMatrix(ViewMatrix(eye_world));
+  m.viewer->frame();
+  // The text, in a small translucent box at the top left.
+  m.window->BeginUi();
+  if (!hud.empty()) {
+    ImGui::SetNextWindowPos(ImVec2(10, 10));
+    ImGui::SetNextWindowBgAlpha(0.45f);
+    ImGui::Begin("seat", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoInputs |
+                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+    for (const auto& line : hud) ImGui::TextUnformatted(line.c_str());
+    ImGui::End();
+  }
+  m.window->EndUi();
+  m.window->Swap();
+}
+
+std::string SeatWindow::GlInfo() const { return impl_->gl_info; }
+
+}  // namespace platoon::viewer
