@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace platoon::viewer {
 
@@ -36,6 +37,12 @@ struct SeatWindow::Impl {
 SeatWindow::SeatWindow(const SeatWindowDef& def, SceneGraph& scene) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.def = def;
+  // Without a display SDL may fall back to an invisible off-screen window: nobody would see it, so refuse.
+  const char* x11 = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  const char* driver = std::getenv("SDL_VIDEODRIVER");
+  if ((!x11 || !*x11) && (!wayland || !*wayland) && (!driver || !*driver))
+    throw WindowError("no display: $DISPLAY and $WAYLAND_DISPLAY are unset (run under xvfb-run -a -s \"-screen 0 1280x1024x24\" to render off-screen)");
   m.window = std::make_unique<SdlGlWindow>(def.title, static_cast<int>(def.width_px), static_cast<int>(def.height_px),
                                            def.vsync);
   m.window->DrawableSize(&m.width, &m.height);
