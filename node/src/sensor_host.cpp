@@ -4,7 +4,11 @@
 #include "platoon/node/road_traffic_module.hpp"
 #include "platoon/node/traffic.hpp"
 #include "platoon/road/environment.hpp"
+#include "platoon/road/session_road.hpp"
 #include "platoon/sensors/mounting.hpp"
+#include "platoon/viewer/image.hpp"
+#include "platoon/viewer/offscreen_renderer.hpp"
+#include "platoon/viewer/scene.hpp"
 
 #include <fmt/format.h>
 
@@ -170,8 +174,23 @@ void SensorWorld::PoseAt(int64_t t_ns) {
 
 // --- SensorHostModule ---
 
+// A camera's image maker: its own scene graph and GL context, on the module thread only.
+struct SensorHostModule::CameraImager {
+  viewer::SceneGraph scene;
+  viewer::OffscreenRenderer renderer;
+  viewer::PinholeCamera camera;
+  std::vector<protocol::EntityState> statics;  // [[scene.box]] entries, drawn as static objects
+  std::vector<protocol::EntityState> drawn;    // statics + the vehicles of this frame
+  viewer::Image image;
+  CameraImager(uint32_t width_px, uint32_t height_px) : renderer(width_px, height_px) {}
+};
+
 struct SensorHostModule::Sensor {
   sensors::SensorSpec spec;
+  std::unique_ptr<CameraImager> imager;  // made at the first frame that needs it
+  bool render_failed = false;            // no GL context (or no PNG encoder): ROIs only, warned once
+  uint64_t images = 0;
+  double render_s = 0;
   std::mt19937_64 rng;
   int64_t period_ns = 0;
   int64_t next_ns = -1;
@@ -183,7 +202,7 @@ struct SensorHostModule::Sensor {
 
 SensorHostModule::SensorHostModule(const config::SessionDef& session, const config::NodeDef& node,
                                    std::shared_ptr<spdlog::logger> log)
-    : log_(std::move(log)), ego_id_(AttachedVehicleId(node.attach_to)), attach_to_(node.attach_to) {
+    : log_(std::move(log)), session_(session), ego_id_(AttachedVehicleId(node.attach_to)), attach_to_(node.attach_to) {
   if (node.sensors.empty())
     throw config::ConfigError(session.file + ": node \"" + node.name + "\" has role sensor but no [[node.sensor]]");
   std::random_device rd;
@@ -330,6 +349,8 @@ void SensorHostModule::Measure(Sensor& s, int64_t t_ns, ModuleContext& context) 
                                                static_cast<float>(r.v_max_px), static_cast<float>(r.depth_m),
                                                static_cast<float>(r.occlusion_ratio), r.truncated});
       s.points += msg.rois.size();
+      if (spec.camera.render != "none")
+        RenderImage(s, sensors::SensorPoseInWorld(vehicle.pose, spec.mounting), t_ns, msg);
       context.PublishData(msg);
       break;
     }
@@ -354,12 +375,79 @@ void SensorHostModule::Measure(Sensor& s, int64_t t_ns, ModuleContext& context) 
   s.compute_s += SecondsSince(t0);
 }
 
+void SensorHostModule::RenderImage(Sensor& s, const Pose& camera_world, int64_t t_ns, protocol::CameraFrame& frame) {
+  const sensors::CameraDef& def = s.spec.camera;
+  if (s.render_failed) return;
+  if (!s.imager) {
+    // The GL context is made here, on the module thread, which is the only one that ever uses it.
+    try {
+      s.imager = std::make_unique<CameraImager>(def.image_width_px, def.image_height_px);
+    } catch (const viewer::RenderError& e) {
+      s.render_failed = true;
+      log_->warn("camera '{}': cannot render images ({}); sending ROIs only", s.spec.id, e.what());
+      return;
+    }
+    CameraImager& m = *s.imager;
+    if (session_.has_road) m.scene.SetRoads(road::SessionRoadNetwork(session_.road));
+    for (const auto& b : session_.scene.boxes) {
+      // The footprint centre is the box's centre; an entity's origin sits BoxCentreInBody behind it.
+      protocol::EntityState e;
+      e.id = b.id;
+      e.kind = protocol::EntityKind::kStaticObject;
+      e.box_size_m = b.size_m;
+      e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(b.yaw_rad, Vec3::UnitZ()));
+      const Vec3 centre_in_body(BoxCentreInBody(b.size_m).x(), 0, 0);
+      e.kinematics.pose.position_m = b.position_m - e.kinematics.pose.orientation * centre_in_body;
+      m.statics.push_back(e);
+    }
+    const auto k = sensors::Intrinsics(def);
+    m.camera.fx_px = k.fx_px;
+    m.camera.fy_px = k.fy_px;
+    m.camera.cx_px = k.cx_px;
+    m.camera.cy_px = k.cy_px;
+    m.camera.width_px = def.image_width_px;
+    m.camera.height_px = def.image_height_px;
+    m.camera.near_m = std::max(0.01, def.near_clip_m);
+    m.camera.far_m = 20000.0;
+    m.renderer.SetScene(m.scene.Root(), m.scene.SkyColour());
+    log_->info("camera '{}': rendering {} x {} px {} images ({})", s.spec.id, def.image_width_px, def.image_height_px,
+               def.render, m.renderer.GlInfo());
+  }
+  CameraImager& m = *s.imager;
+  const auto t0 = std::chrono::steady_clock::now();
+  // The vehicles where the ROIs put them: dead-reckoned to the frame's time.
+  m.drawn = m.statics;
+  for (const auto& e : world_->Others()) {
+    m.drawn.push_back(e);
+    m.drawn.back().kinematics = dr::ExtrapolateState(dr::Model::kRvb, e.kinematics, t_ns);
+  }
+  m.scene.Update(m.drawn);
+  m.renderer.Render(camera_world, m.camera, &m.image);
+  if (def.render == "png") {
+    if (const std::string error = viewer::EncodePng(m.image, &frame.image); !error.empty()) {
+      s.render_failed = true;
+      log_->warn("camera '{}': {}; sending ROIs only", s.spec.id, error);
+      frame.image.clear();
+      return;
+    }
+  } else {
+    frame.image.assign(reinterpret_cast<const char*>(m.image.rgb.data()), m.image.rgb.size());
+  }
+  frame.encoding = def.render;
+  ++s.images;
+  s.render_s += SecondsSince(t0);
+}
+
 void SensorHostModule::Summarize(std::vector<std::string>& fields) const {
   std::string list;
   for (const auto& s : sensors_)
-    list += fmt::format("{}{{\"id\":\"{}\",\"kind\":\"{}\",\"frames\":{},\"items\":{},\"mean_compute_ms\":{:.3f}}}",
+    list += fmt::format("{}{{\"id\":\"{}\",\"kind\":\"{}\",\"frames\":{},\"items\":{},\"mean_compute_ms\":{:.3f}{}}}",
                         list.empty() ? "" : ",", s->spec.id, protocol::StreamKindName(s->spec.kind), s->frames, s->points,
-                        s->frames ? 1e3 * s->compute_s / static_cast<double>(s->frames) : 0.0);
+                        s->frames ? 1e3 * s->compute_s / static_cast<double>(s->frames) : 0.0,
+                        s->spec.kind == protocol::StreamKind::kCamera && s->spec.camera.render != "none"
+                            ? fmt::format(",\"images\":{},\"mean_render_ms\":{:.3f}", s->images,
+                                          s->images ? 1e3 * s->render_s / static_cast<double>(s->images) : 0.0)
+                            : "");
   fields.push_back(fmt::format("\"sensors\":[{}],\"sensor_waits_no_ego\":{}", list, no_ego_steps_));
 }
 

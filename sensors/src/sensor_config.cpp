@@ -66,6 +66,7 @@ void ReadCamera(const config::Table& t, SensorSpec& s) {
   d.sensor_width_mm = t.GetDouble("sensor_width_mm", d.sensor_width_mm, 0.1, 1000);
   d.sensor_height_mm = t.GetDouble("sensor_height_mm", d.sensor_height_mm, 0.1, 1000);
   d.rate_hz = t.GetDouble("rate_hz", d.rate_hz, 0.1, 1000);
+  d.render = t.GetString("render", d.render, {"none", "rgb8", "png"});
   s.camera = d;
   s.rate_hz = d.rate_hz;
 }

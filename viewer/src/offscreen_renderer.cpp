@@ -61,7 +61,9 @@ OffscreenRenderer::OffscreenRenderer(uint32_t width_px, uint32_t height_px) : im
   v.setThreadingModel(osgViewer::Viewer::SingleThreaded);
   // The scene brings its own sun; the viewer's head light would add to it.
   v.setLightingMode(osg::View::NO_LIGHT);
-  v.setReleaseContextAtEndOfFrameHint(false);
+  // The context is released after every frame, so the renderer may be destroyed on another thread
+  // than the one that renders (a node's module thread renders; its main thread tears modules down).
+  v.setReleaseContextAtEndOfFrameHint(true);
   osg::Camera* camera = v.getCamera();
   camera->setGraphicsContext(gc.get());
   camera->setViewport(0, 0, static_cast<int>(width_px), static_cast<int>(height_px));

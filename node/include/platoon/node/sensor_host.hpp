@@ -62,7 +62,10 @@ class SensorWorld {
 };
 
 /// Every sensor of one sensor host, as one module stepped at the fastest sensor's rate; each sensor
-/// measures at its own rate.
+/// measures at its own rate. A camera with render = "rgb8" or "png" also sends an image of the scene
+/// (platoon::viewer: road, [[scene.box]] entries, remote vehicles), rendered off-screen from its
+/// mounting pose with its intrinsics on the module thread; without a GL context (no display) it warns
+/// once and sends ROIs only.
 class SensorHostModule final : public Module {
  public:
   SensorHostModule(const config::SessionDef& session, const config::NodeDef& node, std::shared_ptr<spdlog::logger> log);
@@ -75,10 +78,13 @@ class SensorHostModule final : public Module {
 
  private:
   struct Sensor;
+  struct CameraImager;
   void Measure(Sensor& s, int64_t t_ns, ModuleContext& context);
+  void RenderImage(Sensor& s, const Pose& camera_world, int64_t t_ns, protocol::CameraFrame& frame);
   protocol::SensorHeader Header(Sensor& s, int64_t stamp_ns, uint32_t node_id) const;
 
   std::shared_ptr<spdlog::logger> log_;
+  config::SessionDef session_;  // what camera images draw: the road and the [[scene.box]] entries
   uint64_t ego_id_;
   std::string attach_to_;
   std::unique_ptr<SensorWorld> world_;

@@ -18,6 +18,7 @@
 #include "platoon/sensors/scene.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace platoon::sensors {
@@ -33,6 +34,9 @@ struct CameraDef {
   double near_clip_m = 0.05;         ///< Points closer than this along the optical axis are clipped, in m.
   Mounting mounting;                 ///< Camera body frame C on the vehicle (x forward). Typical (1.8, 0, 1.3).
   uint32_t occlusion_samples = 8;    ///< Occlusion rays per visible face and axis (k x k per face). Typical 8.
+  /// Image the sensor host renders with each frame (seed 004 §4.3): "none" (ROIs only), "rgb8" (raw, top
+  /// row first) or "png". Rendering needs an X display (or Xvfb); without one the host sends ROIs only.
+  std::string render = "none";
 };
 
 /// The seed-000 camera: 23.76 x 13.365 mm sensor, 12 mm lens (89.42 deg x 58.22 deg), 1920 x 1080 px,

@@ -28,4 +28,11 @@ std::string WritePng(const Image& image, const std::string& path);
 /// Reads a PNG (or any format OSG reads) into an RGB8 image; returns an empty string on success.
 std::string ReadImage(const std::string& path, Image* out);
 
+/// Encodes `image` as PNG bytes into `out` (for CameraFrame::image); returns an empty string on success.
+std::string EncodePng(const Image& image, std::string* out);
+
+/// Decodes PNG bytes (a CameraFrame's image with encoding "png") into an RGB8 image; returns an empty
+/// string on success, else the reason.
+std::string DecodePng(const std::string& bytes, Image* out);
+
 }  // namespace platoon::viewer

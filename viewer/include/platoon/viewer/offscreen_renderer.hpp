@@ -2,7 +2,8 @@
 /// Renders an OSG scene into memory, with no window: a pbuffer GL context (a tiny hidden window when
 /// the X server offers no pbuffer) and a frame-buffer object of the image's size. Works under Xvfb
 /// with Mesa's llvmpipe. The render module's "grabbing the screen buffer" of seed 004 §4.3.
-/// Not thread-safe: use one renderer from one thread.
+/// Not thread-safe: render from one thread at a time. The context is not left current between frames, so
+/// the renderer may be destroyed on another thread than the one that rendered.
 
 #include "platoon/geometry.hpp"
 #include "platoon/viewer/image.hpp"

@@ -1,0 +1,132 @@
+// Camera images of the sensor role (node/src/sensor_host.cpp, render = "rgb8" | "png"): the rendered
+// vehicle lies inside the ROI the same frame publishes for it. Needs an X display: part of
+// platoon_render_tests, which ctest runs under xvfb-run (tests/CMakeLists.txt).
+#include "platoon/config/session.hpp"
+#include "platoon/node/sensor_host.hpp"
+#include "platoon/node/traffic.hpp"
+#include "platoon/viewer/image.hpp"
+
+#include <doctest/doctest.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <variant>
+
+using namespace platoon;
+using namespace platoon::node;
+
+namespace {
+
+// Serves a fixed world; keeps every camera frame the module publishes.
+class FakeContext final : public ModuleContext {
+ public:
+  std::vector<RemoteEntity> remote;
+  std::vector<protocol::CameraFrame> frames;
+  std::vector<RemoteEntity> RemoteEntities(int64_t) const override { return remote; }
+  void Publish(const protocol::EntityState&) override {}
+  void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override { received = 0, max_gap_ns = 0; }
+  uint32_t NodeId() const override { return 1; }
+  void PublishData(const protocol::Message& m) override {
+    if (const auto* f = std::get_if<protocol::CameraFrame>(&m)) frames.push_back(*f);
+  }
+};
+
+RemoteEntity Car(uint64_t id, const Vec3& position, double yaw) {
+  RemoteEntity r;
+  r.state.id = id;
+  r.state.kind = protocol::EntityKind::kCar;
+  r.state.kinematics.pose = Pose{position, Quat(Eigen::AngleAxisd(yaw, Vec3::UnitZ()))};
+  r.displayed = r.state.kinematics.pose;
+  return r;
+}
+
+// The frame's image as RGB8, whatever its encoding.
+viewer::Image Decode(const protocol::CameraFrame& f) {
+  viewer::Image img;
+  if (f.encoding == "png") {
+    const std::string error = viewer::DecodePng(f.image, &img);
+    REQUIRE_MESSAGE(error.empty(), error);
+  } else {
+    REQUIRE(f.encoding == "rgb8");
+    REQUIRE(f.image.size() == size_t{f.width} * f.height * 3);
+    img.width = f.width;
+    img.height = f.height;
+    img.rgb.assign(f.image.begin(), f.image.end());
+  }
+  REQUIRE(img.width == f.width);
+  REQUIRE(img.height == f.height);
+  return img;
+}
+
+}  // namespace
+
+TEST_CASE("sensor host camera: the rendered vehicle's pixels lie inside its published ROI (rgb8 and png)") {
+  // Two cameras on one host, one per encoding, off-centre mounting, yawed and pitched a little.
+  const config::SessionDef session = config::LoadSessionText(
+      "[road]\ngenerate_length_m = 500\nseed = 2\nlanes = 2\n"
+      "[[node]]\nname = \"cams\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
+      "[[node.sensor]]\nid = \"raw\"\ntype = \"camera\"\nimage_width_px = 640\nimage_height_px = 360\nrate_hz = 10\n"
+      "position = [1.8, 0.3, 1.3]\nrpy_deg = [0, 3, -4]\nrender = \"rgb8\"\n"
+      "[[node.sensor]]\nid = \"png\"\ntype = \"camera\"\nimage_width_px = 640\nimage_height_px = 360\nrate_hz = 10\n"
+      "position = [1.8, 0.3, 1.3]\nrpy_deg = [0, 3, -4]\nrender = \"png\"\n",
+      "cams.toml");
+  SensorHostModule host(session, session.nodes[0],
+                        std::make_shared<spdlog::logger>("cams", std::make_shared<spdlog::sinks::null_sink_mt>()));
+  FakeContext context;
+  const uint64_t target = VehicleId("target", 0);
+  context.remote = {Car(VehicleId("ego", 0), Vec3(0, 0, 0), 0.0), Car(target, Vec3(18, -1.0, 0), 0.3)};
+
+  // Frames are taken at whole multiples of 100 ms: one with the target, one without.
+  host.Step(StepInfo{50'000'000, 0}, context);
+  host.Step(StepInfo{100'000'000, 0}, context);
+  REQUIRE(context.frames.size() == 2);
+  context.remote.pop_back();
+  host.Step(StepInfo{200'000'000, 0}, context);
+  REQUIRE(context.frames.size() == 4);
+
+  for (int cam = 0; cam < 2; ++cam) {
+    const protocol::CameraFrame& with = context.frames[cam];
+    const protocol::CameraFrame& without = context.frames[2 + cam];
+    CAPTURE(with.header.sensor_id);
+    CHECK(with.encoding == (cam == 0 ? "rgb8" : "png"));
+    const auto roi = std::find_if(with.rois.begin(), with.rois.end(),
+                                  [&](const protocol::CameraRoi& r) { return r.entity_id == (target & 0xffffffffu); });
+    REQUIRE(roi != with.rois.end());
+    CHECK(without.rois.empty());
+    const viewer::Image a = Decode(with), b = Decode(without);
+    // The vehicle is what differs between the two frames.
+    double u0 = std::numeric_limits<double>::infinity(), v0 = u0, u1 = -u0, v1 = -u0;
+    size_t changed = 0;
+    for (uint32_t j = 0; j < a.height; ++j)
+      for (uint32_t i = 0; i < a.width; ++i) {
+        if (a.At(i, j) == b.At(i, j)) continue;
+        ++changed;
+        u0 = std::min<double>(u0, i);
+        u1 = std::max<double>(u1, i + 1.0);
+        v0 = std::min<double>(v0, j);
+        v1 = std::max<double>(v1, j + 1.0);
+      }
+    MESSAGE(with.header.sensor_id << ": ROI [" << roi->u_min << ", " << roi->u_max << "] x [" << roi->v_min << ", "
+                                  << roi->v_max << "], vehicle pixels [" << u0 << ", " << u1 << "] x [" << v0 << ", " << v1
+                                  << "], " << changed << " px");
+    const double w = roi->u_max - roi->u_min, h = roi->v_max - roi->v_min;
+    CHECK(w > 40);
+    CHECK(changed > 0.5 * w * h);  // the car fills most of its box's projection
+    // Every vehicle pixel inside the ROI (1 px for rasterisation at the edges) ...
+    CHECK(u0 >= roi->u_min - 1.0);
+    CHECK(u1 <= roi->u_max + 1.0);
+    CHECK(v0 >= roi->v_min - 1.0);
+    CHECK(v1 <= roi->v_max + 1.0);
+    // ... and the ROI tight around them: the box drawn is the box projected. Only the tyres reach the
+    // box's bottom face, and they sit inside its corners, so the lowest pixels are a little higher.
+    CHECK(u0 <= roi->u_min + 0.05 * w);
+    CHECK(u1 >= roi->u_max - 0.05 * w);
+    CHECK(v0 <= roi->v_min + 0.05 * h);
+    CHECK(v1 >= roi->v_max - 0.12 * h);
+  }
+  // Both encodings carry the same picture.
+  CHECK(Decode(context.frames[0]).rgb == Decode(context.frames[1]).rgb);
+}

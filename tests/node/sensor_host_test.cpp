@@ -1,0 +1,107 @@
+// The sensor role's camera without a display (node/src/sensor_host.cpp): one clear warning, then
+// ROIs only. (With a display: tests/node/sensor_host_render_test.cpp, under xvfb-run.)
+#include "platoon/config/session.hpp"
+#include "platoon/node/sensor_host.hpp"
+#include "platoon/node/traffic.hpp"
+
+#include <doctest/doctest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <variant>
+
+using namespace platoon;
+using namespace platoon::node;
+
+namespace {
+
+class FakeContext final : public ModuleContext {
+ public:
+  std::vector<RemoteEntity> remote;
+  std::vector<protocol::CameraFrame> frames;
+  std::vector<RemoteEntity> RemoteEntities(int64_t) const override { return remote; }
+  void Publish(const protocol::EntityState&) override {}
+  void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override { received = 0, max_gap_ns = 0; }
+  uint32_t NodeId() const override { return 1; }
+  void PublishData(const protocol::Message& m) override {
+    if (const auto* f = std::get_if<protocol::CameraFrame>(&m)) frames.push_back(*f);
+  }
+};
+
+RemoteEntity Car(uint64_t id, const Vec3& position) {
+  RemoteEntity r;
+  r.state.id = id;
+  r.state.kind = protocol::EntityKind::kCar;
+  r.state.kinematics.pose.position_m = position;
+  r.displayed = r.state.kinematics.pose;
+  return r;
+}
+
+// Unsets an environment variable for the scope.
+class Unset {
+ public:
+  explicit Unset(const char* name) : name_(name) {
+    if (const char* v = std::getenv(name)) old_ = v;
+    unsetenv(name);
+  }
+  ~Unset() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+TEST_CASE("sensor host camera: without a display, render = \"png\" warns once and sends ROIs only") {
+  Unset display("DISPLAY");
+  const config::SessionDef session = config::LoadSessionText(
+      "[[node]]\nname = \"cams\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
+      "[[node.sensor]]\nid = \"front\"\ntype = \"camera\"\nimage_width_px = 320\nimage_height_px = 180\nrate_hz = 10\n"
+      "position = [1.8, 0, 1.3]\nrender = \"png\"\n",
+      "cams.toml");
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
+  auto log = std::make_shared<spdlog::logger>("cams", sink);
+  SensorHostModule host(session, session.nodes[0], log);
+  FakeContext context;
+  context.remote = {Car(VehicleId("ego", 0), Vec3(0, 0, 0)), Car(VehicleId("target", 0), Vec3(15, 0, 0))};
+  for (int k = 0; k <= 3; ++k) host.Step(StepInfo{k * 100'000'000 + 1, 0}, context);
+  REQUIRE(context.frames.size() == 3);
+  for (const auto& f : context.frames) {
+    CHECK(f.encoding.empty());
+    CHECK(f.image.empty());
+    CHECK(f.rois.size() == 1);
+  }
+  int warnings = 0;
+  for (const auto& line : sink->last_formatted())
+    if (line.find("camera 'front': cannot render images") != std::string::npos &&
+        line.find("$DISPLAY is not set") != std::string::npos && line.find("sending ROIs only") != std::string::npos)
+      ++warnings;
+  CHECK(warnings == 1);
+}
+
+TEST_CASE("sensor config: camera render must be none, rgb8 or png") {
+  auto error_of = [](const std::string& value) -> std::string {
+    try {
+      const auto s = config::LoadSessionText("[[node]]\nname = \"c\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
+                                             "[[node.sensor]]\nid = \"f\"\ntype = \"camera\"\nrender = \"" + value + "\"\n",
+                                             "cams.toml");
+      // The sensor tables are read when the host is made.
+      SensorHostModule host(s, s.nodes[0], spdlog::default_logger());
+    } catch (const config::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(error_of("rgb8").empty());
+  CHECK(error_of("png").empty());
+  const std::string bad = error_of("jpeg");
+  CHECK(bad.find("cams.toml:8") == 0);
+  CHECK(bad.find("render") != std::string::npos);
+  CHECK(bad.find("jpeg") != std::string::npos);
+}
