@@ -376,10 +376,13 @@ void DriverSeatModule::TrackRemote(const std::vector<RemoteEntity>& remote) {
 void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
   const double span_s = start_ns_ >= 0 ? NsToS(last_step_ns_ - start_ns_) : 0.0;
   const KinematicState k = vehicle::ToKinematic(def_, state_, vehicle_ns_);
+  // The first 100 remote entities by id (a summary line, not a recording).
   std::string remote;
+  size_t listed = 0;
   for (const auto& [id, s] : seen_)
-    remote += fmt::format("{}{{\"id\":{},\"moved_m\":{:.3f},\"x_m\":{:.3f},\"y_m\":{:.3f}}}", remote.empty() ? "" : ",", id,
-                          (s.last_m - s.first_m).norm(), s.last_m.x(), s.last_m.y());
+    if (++listed <= 100)
+      remote += fmt::format("{}{{\"id\":{},\"moved_m\":{:.3f},\"x_m\":{:.3f},\"y_m\":{:.3f}}}", remote.empty() ? "" : ",", id,
+                            (s.last_m - s.first_m).norm(), s.last_m.x(), s.last_m.y());
   fields.push_back(fmt::format(
       "\"driver_id\":{},\"driver_steps\":{},\"driver_module_hz\":{:.1f},\"driver_max_step_gap_ms\":{:.3f},"
       "\"driver_dynamics_steps\":{},\"driver_dynamics_hz\":{:.1f},\"driver_skipped_steps\":{},\"driver_distance_m\":{:.3f},"

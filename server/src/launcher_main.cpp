@@ -5,6 +5,7 @@
 #include "platoon/sensors/sensor_config.hpp"
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 #include <poll.h>
 
 #include <algorithm>
@@ -87,13 +88,27 @@ int Check(const platoon::config::SessionDef& s) {
     for (const auto& t : n.sensors) {
       try {
         const auto spec = platoon::sensors::ReadSensorSpec(t);
-        std::printf("    sensor %-14s %-6s %6.1f Hz at (%.2f, %.2f, %.2f) m\n", spec.id.c_str(),
+        std::printf("    sensor %-14s %-6s %6.1f Hz at (%.2f, %.2f, %.2f) m%s\n", spec.id.c_str(),
                     std::string(platoon::protocol::StreamKindName(spec.kind)).c_str(), spec.rate_hz,
-                    spec.mounting.position_m.x(), spec.mounting.position_m.y(), spec.mounting.position_m.z());
+                    spec.mounting.position_m.x(), spec.mounting.position_m.y(), spec.mounting.position_m.z(),
+                    spec.kind == platoon::protocol::StreamKind::kCamera && spec.camera.render != "none"
+                        ? (", images " + spec.camera.render).c_str()
+                        : "");
       } catch (const platoon::config::ConfigError& e) {
         std::fprintf(stderr, "platoon: %s\n", e.what());
         return 2;
       }
+    }
+    // A driver's input script must be there on the PC that runs it (the script's rows are checked when it loads).
+    if (n.role == platoon::protocol::Role::kDriver) {
+      const std::string script = n.input.rfind("scripted:", 0) == 0 ? n.input.substr(9) : "";
+      if (!script.empty() && access(script.c_str(), R_OK) != 0) {
+        std::fprintf(stderr, "platoon: %s: node \"%s\": input script %s cannot be read\n", s.file.c_str(), n.name.c_str(),
+                     script.c_str());
+        return 2;
+      }
+      std::printf("    driver input %s, starts at s %.1f m lane %d, %s\n", n.input.c_str(), n.start_s_m, n.start_lane,
+                  n.headless ? "headless" : "seat window (headless without a display)");
     }
   }
   if (s.faults.Enabled()) std::printf("  faults: ON in every process\n");

@@ -262,3 +262,23 @@ TEST_CASE("driver seat over loopback: two headless drivers see each other move, 
   CHECK(std::hypot(std::stod(m[2]) - SummaryValue(b, "driver_x_m").value_or(1e9),
                    std::stod(m[3]) - SummaryValue(b, "driver_y_m").value_or(1e9)) < 0.05);
 }
+
+TEST_CASE("driver seat: platoon check shows each driver's input and start, and refuses a missing input script") {
+  TempDir dir;
+  dir.Write("drive.csv", "0, 0, 0.3, 0\n");
+  const std::string node = "[[node]]\nname = \"seat\"\nrole = \"driver\"\nstart_s_m = 35\nheadless = true\ninput = \"scripted:";
+  auto run_check = [&](const std::string& file) {
+    auto c = process::Child::Spawn({BinDir() + "/platoon", "check", file});
+    const auto st = c.WaitFor(20s);
+    while (c.ReadLine(0ms)) {
+    }
+    REQUIRE(st.has_value());
+    return std::pair{*st, c.Lines()};
+  };
+  const auto [ok, ok_lines] = run_check(dir.Write("good.toml", node + "drive.csv\"\n"));
+  CHECK(ok == 0);
+  CHECK(AnyLineContains(ok_lines, "driver input scripted:" + dir.Path() + "/drive.csv, starts at s 35.0 m lane -1, headless"));
+  const auto [ko, ko_lines] = run_check(dir.Write("bad.toml", node + "missing.csv\"\n"));
+  CHECK(ko == 2);
+  CHECK(AnyLineContains(ko_lines, "bad.toml: node \"seat\": input script " + dir.Path() + "/missing.csv cannot be read"));
+}
