@@ -31,7 +31,8 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr int64_t kMaxCatchUpSteps = 100;
 // Remote entities are copied for the seat and the summary at this period, in ns (100 Hz).
 constexpr int64_t kRemotePeriodNs = 10'000'000;
-// Copies older than this are not extrapolated further (a stalled module thread), in s.
+// Copies older than this are shown where they are, not extrapolated (a paused session, a stalled
+// module thread), in s.
 constexpr double kMaxExtrapolationS = 0.1;
 
 double SecondsBetween(SteadyClock::time_point a, SteadyClock::time_point b) {
@@ -40,7 +41,7 @@ double SecondsBetween(SteadyClock::time_point a, SteadyClock::time_point b) {
 
 // `k`'s pose moved on by its velocity for `dt_s` seconds (a frame a few ms after the copy).
 Pose Ahead(const KinematicState& k, double dt_s) {
-  dt_s = std::clamp(dt_s, 0.0, kMaxExtrapolationS);
+  if (dt_s < 0 || dt_s > kMaxExtrapolationS) dt_s = 0;
   const double yaw = k.angular_velocity_radps.z() * dt_s;
   return Pose{k.pose.position_m + k.velocity_mps * dt_s, Quat(Eigen::AngleAxisd(yaw, Vec3::UnitZ())) * k.pose.orientation};
 }
@@ -285,7 +286,10 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   setup.window_def.hfov_deg = node.view_hfov_deg;
   setup.eye_m = node.eye_m;
   setup.fps = node.view_fps;
-  if (setup.window || setup.live) seat_ = std::make_unique<Seat>(std::move(setup), log_);
+  if (setup.window || setup.live) {
+    seat_ = std::make_unique<Seat>(std::move(setup), log_);
+    seat_->SetOwn(Truth(), input_);  // the view from the start until the session runs
+  }
   log_->info("driver vehicle {} starts at ({:.1f}, {:.1f}) m heading {:.1f} deg; dynamics every {} ms{}", id_,
              start.position_m.x(), start.position_m.y(), state_.yaw_rad * 180.0 / M_PI, kDriverStepNs / 1'000'000,
              seat_ && seat_->HasWindow() ? "" : ", no window");
