@@ -1,6 +1,7 @@
 // Camera images of the sensor role (node/src/sensor_host.cpp, render = "rgb8" | "png"): the rendered
 // vehicle lies inside the ROI the same frame publishes for it. Needs an X display: part of
 // platoon_render_tests, which ctest runs under xvfb-run (tests/CMakeLists.txt).
+#include "../support/camera_context.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/node/sensor_host.hpp"
 #include "platoon/node/traffic.hpp"
@@ -19,29 +20,6 @@ using namespace platoon;
 using namespace platoon::node;
 
 namespace {
-
-// Serves a fixed world; keeps every camera frame the module publishes.
-class FakeContext final : public ModuleContext {
- public:
-  std::vector<RemoteEntity> remote;
-  std::vector<protocol::CameraFrame> frames;
-  std::vector<RemoteEntity> RemoteEntities(int64_t) const override { return remote; }
-  void Publish(const protocol::EntityState&) override {}
-  void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override { received = 0, max_gap_ns = 0; }
-  uint32_t NodeId() const override { return 1; }
-  void PublishData(const protocol::Message& m) override {
-    if (const auto* f = std::get_if<protocol::CameraFrame>(&m)) frames.push_back(*f);
-  }
-};
-
-RemoteEntity Car(uint64_t id, const Vec3& position, double yaw) {
-  RemoteEntity r;
-  r.state.id = id;
-  r.state.kind = protocol::EntityKind::kCar;
-  r.state.kinematics.pose = Pose{position, Quat(Eigen::AngleAxisd(yaw, Vec3::UnitZ()))};
-  r.displayed = r.state.kinematics.pose;
-  return r;
-}
 
 // The frame's image as RGB8, whatever its encoding.
 viewer::Image Decode(const protocol::CameraFrame& f) {
@@ -75,9 +53,10 @@ TEST_CASE("sensor host camera: the rendered vehicle's pixels lie inside its publ
       "cams.toml");
   SensorHostModule host(session, session.nodes[0],
                         std::make_shared<spdlog::logger>("cams", std::make_shared<spdlog::sinks::null_sink_mt>()));
-  FakeContext context;
+  testing::CameraContext context;
   const uint64_t target = VehicleId("target", 0);
-  context.remote = {Car(VehicleId("ego", 0), Vec3(0, 0, 0), 0.0), Car(target, Vec3(18, -1.0, 0), 0.3)};
+  context.remote = {testing::StandingCar(VehicleId("ego", 0), Vec3(0, 0, 0), 0.0),
+                    testing::StandingCar(target, Vec3(18, -1.0, 0), 0.3)};
 
   // Frames are taken at whole multiples of 100 ms: one with the target, one without.
   host.Step(StepInfo{50'000'000, 0}, context);

@@ -1,5 +1,6 @@
 // The sensor role's camera without a display (node/src/sensor_host.cpp): one clear warning, then
 // ROIs only. (With a display: tests/node/sensor_host_render_test.cpp, under xvfb-run.)
+#include "../support/camera_context.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/node/sensor_host.hpp"
 #include "platoon/node/traffic.hpp"
@@ -17,28 +18,6 @@ using namespace platoon;
 using namespace platoon::node;
 
 namespace {
-
-class FakeContext final : public ModuleContext {
- public:
-  std::vector<RemoteEntity> remote;
-  std::vector<protocol::CameraFrame> frames;
-  std::vector<RemoteEntity> RemoteEntities(int64_t) const override { return remote; }
-  void Publish(const protocol::EntityState&) override {}
-  void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override { received = 0, max_gap_ns = 0; }
-  uint32_t NodeId() const override { return 1; }
-  void PublishData(const protocol::Message& m) override {
-    if (const auto* f = std::get_if<protocol::CameraFrame>(&m)) frames.push_back(*f);
-  }
-};
-
-RemoteEntity Car(uint64_t id, const Vec3& position) {
-  RemoteEntity r;
-  r.state.id = id;
-  r.state.kind = protocol::EntityKind::kCar;
-  r.state.kinematics.pose.position_m = position;
-  r.displayed = r.state.kinematics.pose;
-  return r;
-}
 
 // Unsets an environment variable for the scope.
 class Unset {
@@ -68,8 +47,9 @@ TEST_CASE("sensor host camera: without a display, render = \"png\" warns once an
   auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
   auto log = std::make_shared<spdlog::logger>("cams", sink);
   SensorHostModule host(session, session.nodes[0], log);
-  FakeContext context;
-  context.remote = {Car(VehicleId("ego", 0), Vec3(0, 0, 0)), Car(VehicleId("target", 0), Vec3(15, 0, 0))};
+  testing::CameraContext context;
+  context.remote = {testing::StandingCar(VehicleId("ego", 0), Vec3(0, 0, 0)),
+                    testing::StandingCar(VehicleId("target", 0), Vec3(15, 0, 0))};
   for (int k = 0; k <= 3; ++k) host.Step(StepInfo{k * 100'000'000 + 1, 0}, context);
   REQUIRE(context.frames.size() == 3);
   for (const auto& f : context.frames) {
