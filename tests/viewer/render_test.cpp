@@ -7,12 +7,14 @@
 #include "platoon/viewer/offscreen_renderer.hpp"
 #include "platoon/viewer/pinhole_camera.hpp"
 #include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/sensor_data.hpp"
 #include "platoon/viewer/vehicle_model.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numbers>
 #include <vector>
@@ -277,4 +279,73 @@ TEST_CASE("render: the camera sensor's ROI of a partly occluded vehicle encloses
   MESSAGE("target ROI area " << roi_area << " px^2, rendered body extent " << px_area << " px^2");
   CHECK(px_area > 0.75 * roi_area);
   CHECK(std::abs(px_alone.v0 - roi.v_min_px) <= 1.0);  // both reach the roof
+}
+
+TEST_CASE("render: a fused cloud's points appear at the pixels the pinhole model predicts") {
+  OffscreenRenderer renderer(640, 480);
+  PinholeCamera cam;
+  cam.fx_px = 500.0;
+  cam.fy_px = 500.0;
+  cam.cx_px = 320.0;
+  cam.cy_px = 240.0;
+  cam.width_px = 640;
+  cam.height_px = 480;
+
+  // Three points in the ego vehicle frame (all from source 0: red in the palette), records as in docs/PROTOCOL.md.
+  const Vec3 local[] = {Vec3(18.0, 3.0, 2.5), Vec3(22.0, -4.0, 1.0), Vec3(15.0, 0.5, 4.0)};
+  protocol::FusedCloud cloud;
+  cloud.entity_id = 9;
+  cloud.point_stride = 36;
+  for (const Vec3& p : local) {
+    char rec[36] = {};
+    const float xyz[4] = {static_cast<float>(p.x()), static_cast<float>(p.y()), static_cast<float>(p.z()), 1e-8f};
+    std::memcpy(rec, xyz, sizeof xyz);
+    cloud.points.append(rec, sizeof rec);
+    ++cloud.point_count;
+  }
+  Pose ego;
+  ego.position_m = Vec3(5.0, -2.0, 0.0);
+  ego.orientation = Ypr(0.3, 0, 0);
+
+  SceneGraph scene;
+  scene.SetPointCloud(FusedPointsInWorld(cloud, ego), PointColouring::kSource, 5.0f);
+  CHECK(scene.PointCount() == 3);
+  renderer.SetScene(scene.Root(), scene.SkyColour());
+  Pose camera;
+  camera.position_m = Vec3(0.0, 0.0, 1.6);
+  camera.orientation = Ypr(0.25, -2 * kDeg, 0.0);
+  const Image img = renderer.Render(camera, cam);
+
+  auto is_red = [](const std::array<uint8_t, 3>& p) { return p[0] > 200 && p[1] < 130 && p[2] < 130; };
+  size_t total = 0;
+  for (const Vec3& p : local) {
+    const Eigen::Vector2d uv = SensorProject(cam, camera, ego.position_m + ego.orientation * p);
+    REQUIRE(uv.x() > 10);
+    REQUIRE(uv.x() < cam.width_px - 10);
+    REQUIRE(uv.y() > 10);
+    REQUIRE(uv.y() < cam.height_px - 10);
+    // Centroid of the red pixels within 8 px of the prediction.
+    double su = 0, sv = 0;
+    size_t n = 0;
+    for (int j = static_cast<int>(uv.y()) - 8; j <= static_cast<int>(uv.y()) + 8; ++j)
+      for (int i = static_cast<int>(uv.x()) - 8; i <= static_cast<int>(uv.x()) + 8; ++i)
+        if (is_red(img.At(static_cast<uint32_t>(i), static_cast<uint32_t>(j)))) {
+          su += i + 0.5;
+          sv += j + 0.5;
+          ++n;
+        }
+    REQUIRE(n >= 9);  // a 5 px point covers about 25 pixels
+    const double du = su / n - uv.x(), dv = sv / n - uv.y();
+    MESSAGE("point at (" << uv.x() << ", " << uv.y() << ") px: " << n << " red pixels, centroid off by (" << du << ", "
+                         << dv << ") px");
+    CHECK(std::hypot(du, dv) <= 1.0);
+    total += n;
+  }
+  // Nothing else is red.
+  CHECK(PixelsOf(img, is_red).count == total);
+
+  // Turning the cloud off (an empty cloud) leaves no red pixel.
+  scene.SetPointCloud({}, PointColouring::kSource, 5.0f);
+  CHECK(scene.PointCount() == 0);
+  CHECK(PixelsOf(renderer.Render(camera, cam), is_red).count == 0);
 }

@@ -7,6 +7,7 @@
 #include <osg/LightModel>
 #include <osg/LightSource>
 #include <osg/Material>
+#include <osg/Point>
 #include <osg/PolygonOffset>
 
 #include <algorithm>
@@ -271,6 +272,29 @@ SceneGraph::SceneGraph(const SceneDef& def) : def_(def) {
   root_->addChild(ground_group_);
   root_->addChild(roads_);
   root_->addChild(entities_);
+
+  // Sensor data: unlit, drawn with dynamic arrays refilled in place.
+  sensors_ = new osg::Group;
+  sensors_->getOrCreateStateSet()->setMode(GL_LIGHTING, osg::StateAttribute::OFF | osg::StateAttribute::OVERRIDE);
+  root_->addChild(sensors_);
+  auto dynamic_geometry = [](GLenum mode) {
+    osg::ref_ptr<osg::Geometry> g = new osg::Geometry;
+    g->setDataVariance(osg::Object::DYNAMIC);
+    g->setUseDisplayList(false);
+    g->setUseVertexBufferObjects(true);
+    g->setVertexArray(new osg::Vec3Array);
+    g->setColorArray(new osg::Vec4Array, osg::Array::BIND_PER_VERTEX);
+    g->addPrimitiveSet(new osg::DrawArrays(mode, 0, 0));
+    return g;
+  };
+  cloud_ = dynamic_geometry(GL_POINTS);
+  cloud_->getOrCreateStateSet()->setAttributeAndModes(new osg::Point(2.0f));
+  radar_ = dynamic_geometry(GL_TRIANGLES);
+  osg::ref_ptr<osg::Geode> sensor_geode = new osg::Geode;
+  sensor_geode->addDrawable(cloud_);
+  sensor_geode->addDrawable(radar_);
+  sensors_->addChild(sensor_geode);
+
   BuildGround(GroundExtent{0.0, 0.0, def_.ground_half_size_m, -def_.ground_depth_m});
 }
 
@@ -448,6 +472,70 @@ std::optional<double> SceneGraph::WheelAngle(uint64_t id) const {
   const auto it = models_.find(id);
   if (it == models_.end()) return std::nullopt;
   return it->second->wheel_angle_rad;
+}
+
+namespace {
+
+// Refills a dynamic geometry's arrays (sized to the new content) and its single DrawArrays.
+void Refill(osg::Geometry& g, size_t count) {
+  auto* v = static_cast<osg::Vec3Array*>(g.getVertexArray());
+  auto* c = static_cast<osg::Vec4Array*>(g.getColorArray());
+  v->dirty();
+  c->dirty();
+  auto* d = static_cast<osg::DrawArrays*>(g.getPrimitiveSet(0));
+  d->setCount(static_cast<GLsizei>(count));
+  d->dirty();
+  g.dirtyBound();
+}
+
+}  // namespace
+
+void SceneGraph::SetPointCloud(const std::vector<WorldPoint>& points, PointColouring colouring, float size_px) {
+  auto* v = static_cast<osg::Vec3Array*>(cloud_->getVertexArray());
+  auto* c = static_cast<osg::Vec4Array*>(cloud_->getColorArray());
+  v->resize(points.size());
+  c->resize(points.size());
+  const auto [lo, hi] = LogIntensityRange(points);
+  for (size_t i = 0; i < points.size(); ++i) {
+    (*v)[i] = ToOsg(points[i].position_m);
+    (*c)[i] = ToOsg(colouring == PointColouring::kSource ? SourceColour(points[i].source)
+                                                         : IntensityColour(points[i].intensity, lo, hi));
+  }
+  Refill(*cloud_, points.size());
+  auto* point = static_cast<osg::Point*>(cloud_->getStateSet()->getAttribute(osg::StateAttribute::POINT));
+  if (point && point->getSize() != size_px) point->setSize(size_px);
+}
+
+size_t SceneGraph::PointCount() const { return static_cast<const osg::Vec3Array*>(cloud_->getVertexArray())->size(); }
+
+void SceneGraph::SetRadarMarkers(const std::vector<RadarMarker>& markers) {
+  auto* v = static_cast<osg::Vec3Array*>(radar_->getVertexArray());
+  auto* c = static_cast<osg::Vec4Array*>(radar_->getColorArray());
+  v->clear();
+  c->clear();
+  constexpr double kHeight = 0.3, kLift = 0.05, kMinSize = 0.5;
+  for (const auto& m : markers) {
+    const double hl = 0.5 * std::max(m.length_m, kMinSize), hw = 0.5 * std::max(m.width_m, kMinSize);
+    const double cy = std::cos(m.yaw_rad), sy = std::sin(m.yaw_rad);
+    const Vec3 ax(cy, sy, 0), ay(-sy, cy, 0);
+    const osg::Vec4 colour = m.false_positive ? osg::Vec4(0.6f, 0.6f, 0.6f, 1) : osg::Vec4(1.0f, 0.45f, 0.0f, 1);
+    const osg::Vec4 top_colour = colour * 1.0f + osg::Vec4(0.0f, 0.2f, 0.2f, 0.0f);
+    Vec3 corner[8];
+    for (int k = 0; k < 8; ++k) {
+      const double sx = (k & 1) ? hl : -hl, syy = (k & 2) ? hw : -hw, z = (k & 4) ? kLift + kHeight : kLift;
+      corner[k] = m.position_m + sx * ax + syy * ay + Vec3(0, 0, z);
+    }
+    // Six faces as quads of corner indices, two triangles each.
+    static constexpr int kFaces[6][4] = {{0, 1, 3, 2}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 3, 7, 6}, {0, 2, 6, 4}, {1, 3, 7, 5}};
+    for (int f = 0; f < 6; ++f) {
+      for (int t : {0, 1, 2, 0, 2, 3}) {
+        v->push_back(ToOsg(corner[kFaces[f][t]]));
+        c->push_back(f == 1 ? top_colour : colour);
+      }
+    }
+  }
+  radar_count_ = markers.size();
+  Refill(*radar_, v->size());
 }
 
 }  // namespace platoon::viewer

@@ -63,6 +63,48 @@ void DrawSession(const WorldSnapshot& s, UiState& state, UiActions& actions) {
   ImGui::EndDisabled();
 }
 
+void DrawSensors(const WorldSnapshot& s, UiState& state) {
+  if (!ImGui::CollapsingHeader("Sensors", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  ImGui::Checkbox("fused cloud", &state.show_cloud);
+  ImGui::SameLine();
+  int colouring = state.colour_by_source ? 1 : 0;
+  ImGui::RadioButton("intensity", &colouring, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("source", &colouring, 1);
+  state.colour_by_source = colouring == 1;
+  ImGui::SameLine();
+  ImGui::Checkbox("radar objects", &state.show_radar);
+  ImGui::SetNextItemWidth(160);
+  ImGui::SliderFloat("point size px", &state.point_size_px, 1.0f, 8.0f, "%.0f");
+  ImGui::Text("%zu points, %zu radar objects drawn | %llu data messages", state.points_drawn, state.radar_drawn,
+              static_cast<unsigned long long>(s.data_received));
+  if (s.streams.empty()) {
+    ImGui::TextDisabled("no fused, radar or lidar streams in the node table");
+    return;
+  }
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("streams", 5, flags)) return;
+  for (const char* h : {"stream", "kind", "address", "frames", "age s"}) ImGui::TableSetupColumn(h);
+  ImGui::TableHeadersRow();
+  for (const auto& st : s.streams) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(st.stream_id.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(std::string(protocol::StreamKindName(st.kind)).c_str());
+    ImGui::TableNextColumn();
+    if (st.connected) ImGui::TextUnformatted(st.endpoint.c_str());
+    else ImGui::TextDisabled("%s", st.endpoint.c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%llu", static_cast<unsigned long long>(st.frames));
+    ImGui::TableNextColumn();
+    if (st.age_s < 0) ImGui::TextDisabled("-");
+    else if (st.age_s > 1.0) ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.2f, 1), "%.1f", st.age_s);
+    else ImGui::Text("%.2f", st.age_s);
+  }
+  ImGui::EndTable();
+}
+
 void DrawNodes(const WorldSnapshot& s) {
   if (!ImGui::CollapsingHeader("Nodes", ImGuiTreeNodeFlags_DefaultOpen)) return;
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
@@ -230,6 +272,7 @@ UiActions DrawPanel(UiState& state, const WorldSnapshot& snapshot, const std::ve
       ImGui::TextDisabled("(select an entity to follow)");
     }
     DrawNodes(snapshot);
+    DrawSensors(snapshot, state);
     DrawEntities(snapshot, entities, state);
     DrawPlots(state, plots, actions);
   }

@@ -20,6 +20,9 @@ namespace {
 
 using Ea = osgGA::GUIEventAdapter;
 
+// Sensor data older than this (wall time since it arrived) is no longer drawn, in s.
+constexpr double kSensorMaxAgeS = 2.0;
+
 // SDL key to an osgGA key code: printable keys as their (lower-case) character.
 int OsgKey(const SDL_Keysym& k) {
   if (k.sym >= 32 && k.sym < 127) return static_cast<int>(k.sym);
@@ -126,6 +129,8 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
   UiState ui;
   ui.camera = def.camera;
   ui.selected = def.follow;
+  ui.point_size_px = def.point_size_px;
+  ui.colour_by_source = def.colour_by_source;
   auto apply_camera = [&] {
     osgGA::CameraManipulator* m = ui.camera == CameraMode::kChase ? static_cast<osgGA::CameraManipulator*>(chase_cam.get())
                                   : ui.camera == CameraMode::kTop ? static_cast<osgGA::CameraManipulator*>(top_cam.get())
@@ -170,6 +175,39 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
       chase_cam->SetTarget(selected->kinematics.pose);
       top_cam->SetCentre(selected->kinematics.pose.position_m);
     }
+    // Sensor data: the newest fused clouds and radar scans, placed with their ego's displayed pose.
+    {
+      auto ego_pose = [&](uint64_t id) -> const Pose* {
+        const auto it = std::find_if(entities.begin(), entities.end(), [&](const auto& e) { return e.id == id; });
+        return it == entities.end() ? nullptr : &it->kinematics.pose;
+      };
+      auto fresh = [&](const std::string& id) {
+        const auto it = std::find_if(snap.streams.begin(), snap.streams.end(), [&](const auto& st) { return st.stream_id == id; });
+        return it == snap.streams.end() || (it->age_s >= 0 && it->age_s < kSensorMaxAgeS);
+      };
+      std::vector<WorldPoint> points;
+      if (ui.show_cloud) {
+        for (const auto& [id, cloud] : snap.fused) {
+          const Pose* ego = ego_pose(cloud->entity_id);
+          if (!ego || !fresh(id)) continue;
+          std::vector<WorldPoint> p = FusedPointsInWorld(*cloud, *ego);
+          points.insert(points.end(), p.begin(), p.end());
+        }
+      }
+      std::vector<RadarMarker> markers;
+      if (ui.show_radar) {
+        for (const auto& [id, scan] : snap.radar) {
+          const Pose* ego = ego_pose(scan->header.entity_id);
+          if (!ego || !fresh(id)) continue;
+          std::vector<RadarMarker> m = RadarMarkersInWorld(*scan, *ego);
+          markers.insert(markers.end(), m.begin(), m.end());
+        }
+      }
+      scene.SetPointCloud(points, ui.colour_by_source ? PointColouring::kSource : PointColouring::kIntensity, ui.point_size_px);
+      scene.SetRadarMarkers(markers);
+      ui.points_drawn = points.size();
+      ui.radar_drawn = markers.size();
+    }
     plots.SetEntity(ui.selected);
     plots.Record(snap.sim_time_ns, entities);
 
@@ -192,7 +230,8 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
       glFinish();
       const std::string error = WritePng(ReadBackBuffer(width, height), def.screenshot_path);
       if (error.empty()) {
-        log.info("wrote {} ({} x {} px, frame {}, {} entities)", def.screenshot_path, width, height, frame, entities.size());
+        log.info("wrote {} ({} x {} px, frame {}, {} entities, {} points, {} radar objects)", def.screenshot_path, width,
+                 height, frame, entities.size(), ui.points_drawn, ui.radar_drawn);
       } else {
         log.error("{}", error);
         exit_code = 1;

@@ -57,6 +57,12 @@ int main(int argc, char** argv) {
   app.add_option("--exit-after", def.exit_after_s, "Exit after this many seconds")->check(CLI::Range(0.0, 1e9));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")->capture_default_str();
   app.add_option("--fault", fault_spec, "Receive-path faults, e.g. drop=0.1,delay_ms=5 (see platoon-server --help)");
+  bool no_sensor_data = false, lidar = false;
+  app.add_flag("--no-sensor-data", no_sensor_data, "Do not subscribe to the fused and radar streams of the node table");
+  app.add_flag("--lidar", lidar, "Also connect to raw lidar streams (counted in the Sensors panel, not drawn)");
+  app.add_option("--point-size", def.point_size_px, "Point size of the fused cloud, px")->check(CLI::Range(1.0, 8.0))
+      ->capture_default_str();
+  app.add_flag("--colour-by-source", def.colour_by_source, "Colour fused points by source lidar instead of intensity");
   app.add_flag("!--no-vsync", def.vsync, "Render as fast as possible instead of at the display's refresh rate");
   CLI11_PARSE(app, argc, argv);
 
@@ -101,6 +107,8 @@ int main(int argc, char** argv) {
   client_def.name = name;
   client_def.clock = session.clock;
   client_def.faults = session.faults;
+  client_def.sensor_data = !no_sensor_data;
+  client_def.subscribe_lidar = lidar;
   client_def.server_silence_s = 3.0 * session.server.lost_timeout_s;
   try {
     viewer::SceneGraph scene;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 
 namespace platoon::viewer {
 namespace {
@@ -51,6 +52,11 @@ WorldSnapshot WorldClient::Snapshot() const {
   const clock::ClockStatus st = clock_.Status();
   std::lock_guard lock(mutex_);
   WorldSnapshot copy = shared_;
+  const int64_t local_now = local_.NowNs();
+  for (auto& st : copy.streams) {
+    const auto it = stream_last_ns_.find(st.stream_id);
+    st.age_s = it == stream_last_ns_.end() ? -1.0 : static_cast<double>(local_now - it->second) * 1e-9;
+  }
   copy.sim_time_ns = SimAtLocked(ref);
   copy.clock_set = st.set;
   copy.clock = st;
@@ -98,7 +104,10 @@ void WorldClient::Run() {
     shared_.phase = w.phase;
     anchor_sim_ns_ = w.sim_time_ns;
     anchor_ref_ns_ = w.server_time_ns;
-    if (!w.nodes.empty() || w.keyframe) shared_.nodes = w.nodes;
+    if ((!w.nodes.empty() || w.keyframe) && shared_.nodes != w.nodes) {
+      shared_.nodes = w.nodes;
+      ++nodes_version_;
+    }
     const WorldApplyResult r = shared_.world.Apply(w, SimAtLocked(ref), snapshot);
     if (snapshot) ++shared_.snapshots;
     if (r.gap) ++shared_.world_gaps;
@@ -110,7 +119,63 @@ void WorldClient::Run() {
     ++shared_.bad_input;
   };
 
-  std::array<transport::Channel*, 3> inputs = {&time, &control, &world};
+  // Sensor data straight from the publishing nodes (docs/PROTOCOL.md, "Data streams").
+  transport::Channel data(context, transport::Pattern::kSub, channel_def);
+  std::set<std::string> data_connected;
+  uint64_t nodes_seen = ~0ull;
+  // Connects the data socket to every wanted endpoint of the node table, drops the gone ones, and
+  // rebuilds the stream list (keeping frame counts).
+  auto resolve_streams = [&] {
+    std::vector<protocol::NodeInfo> nodes;
+    {
+      std::lock_guard lock(mutex_);
+      if (nodes_version_ == nodes_seen) return;
+      nodes_seen = nodes_version_;
+      nodes = shared_.nodes;
+    }
+    std::set<std::string> wanted;
+    std::vector<SensorStreamStatus> streams;
+    for (const auto& n : nodes) {
+      for (const auto& e : n.endpoints) {
+        const bool shown = e.kind == protocol::StreamKind::kFused || e.kind == protocol::StreamKind::kRadar ||
+                           e.kind == protocol::StreamKind::kLidar;
+        if (!shown) continue;
+        const bool want = def_.sensor_data && (e.kind != protocol::StreamKind::kLidar || def_.subscribe_lidar);
+        if (want) wanted.insert(e.Endpoint());
+        streams.push_back(SensorStreamStatus{e.stream_id, e.kind, e.Endpoint(), n.name, want, 0, -1.0});
+      }
+    }
+    for (const auto& ep : data_connected)
+      if (!wanted.count(ep)) {
+        data.Disconnect(ep);
+        log_->info("data: disconnected from {}", ep);
+      }
+    for (const auto& ep : wanted)
+      if (!data_connected.count(ep)) {
+        data.Connect(ep);
+        log_->info("data: connected to {}", ep);
+      }
+    data_connected = std::move(wanted);
+    std::sort(streams.begin(), streams.end(), [](const auto& a, const auto& b) { return a.stream_id < b.stream_id; });
+    std::lock_guard lock(mutex_);
+    for (auto& st : streams)
+      for (const auto& old : shared_.streams)
+        if (old.stream_id == st.stream_id) st.frames = old.frames;
+    auto listed = [&](const std::string& id) {
+      return std::any_of(streams.begin(), streams.end(), [&](const auto& st) { return st.stream_id == id; });
+    };
+    std::erase_if(shared_.fused, [&](const auto& kv) { return !listed(kv.first); });
+    std::erase_if(shared_.radar, [&](const auto& kv) { return !listed(kv.first); });
+    shared_.streams = std::move(streams);
+  };
+  // Counts a stream's message (under the lock).
+  auto count_stream_locked = [&](const std::string& id) {
+    stream_last_ns_[id] = local_.NowNs();
+    for (auto& st : shared_.streams)
+      if (st.stream_id == id) ++st.frames;
+  };
+
+  std::array<transport::Channel*, 4> inputs = {&time, &control, &world, &data};
   while (!stop_.load(std::memory_order_relaxed)) {
     now = local_.NowNs();
     int64_t next_due = std::min(joined ? next_request : next_join, next_heartbeat);
@@ -194,6 +259,31 @@ void WorldClient::Run() {
       }
       apply_world(*w, false);
     }
+
+    // Sensor data: decoded here, the newest message of each stream kept for the render thread.
+    for (int budget = 0; budget < 256; ++budget) {
+      auto p = data.TryReceive();
+      if (!p) break;
+      auto d = Decode(p->data);
+      if (d.error != DecodeError::kNone || !d.message) {
+        count_bad();
+        continue;
+      }
+      std::lock_guard lock(mutex_);
+      ++shared_.data_received;
+      if (auto* f = std::get_if<protocol::FusedCloud>(&*d.message)) {
+        count_stream_locked(f->sensor_id);
+        const std::string id = f->sensor_id;
+        shared_.fused[id] = std::make_shared<const protocol::FusedCloud>(std::move(*f));
+      } else if (auto* r = std::get_if<protocol::RadarScan>(&*d.message)) {
+        count_stream_locked(r->header.sensor_id);
+        const std::string id = r->header.sensor_id;
+        shared_.radar[id] = std::make_shared<const protocol::RadarScan>(std::move(*r));
+      } else if (const auto* c = std::get_if<protocol::PointCloud>(&*d.message)) {
+        count_stream_locked(c->header.sensor_id);
+      }
+    }
+    resolve_streams();
 
     // Session commands queued by the render thread.
     std::deque<protocol::SessionControl> commands;

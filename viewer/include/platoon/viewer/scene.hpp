@@ -7,8 +7,10 @@
 
 #include "platoon/protocol/messages.hpp"
 #include "platoon/road/road_network.hpp"
+#include "platoon/viewer/sensor_data.hpp"
 #include "platoon/viewer/vehicle_model.hpp"
 
+#include <osg/Geometry>
 #include <osg/Group>
 #include <osg/MatrixTransform>
 #include <osg/ref_ptr>
@@ -44,6 +46,9 @@ struct SceneDef {
 
 /// The default scene: blue sky, grass, grey asphalt, white lines, sun from the south-east above.
 SceneDef DefaultSceneDef();
+
+/// How the points of a cloud are coloured.
+enum class PointColouring : uint8_t { kIntensity, kSource };
 
 /// The square ground plane: centre (x, y) and half size, in m, at height z_m.
 struct GroundExtent {
@@ -86,6 +91,17 @@ class SceneGraph {
   /// metres turns the wheels by d / radius.
   std::optional<double> WheelAngle(uint64_t id) const;
 
+  /// Shows exactly `points` (world frame) as unlit GL_POINTS of `size_px` pixels, coloured by intensity
+  /// (log scale over the cloud's range) or by source index. One geometry whose arrays are refilled.
+  void SetPointCloud(const std::vector<WorldPoint>& points, PointColouring colouring, float size_px);
+  /// Number of points drawn now.
+  size_t PointCount() const;
+  /// Shows exactly `markers` as flat, unlit boxes just above their position (orange; grey for a
+  /// false positive).
+  void SetRadarMarkers(const std::vector<RadarMarker>& markers);
+  /// Number of radar markers drawn now.
+  size_t RadarMarkerCount() const { return radar_count_; }
+
  private:
   struct Model;
   void BuildGround(const GroundExtent& extent);
@@ -97,6 +113,9 @@ class SceneGraph {
   osg::ref_ptr<osg::Group> ground_group_;
   osg::ref_ptr<osg::Group> roads_;
   osg::ref_ptr<osg::Group> entities_;
+  osg::ref_ptr<osg::Group> sensors_;
+  osg::ref_ptr<osg::Geometry> cloud_, radar_;
+  size_t radar_count_ = 0;
   osg::ref_ptr<osg::StateSet> lamp_off_, headlamp_on_, brake_on_;
   GroundExtent ground_;
   std::map<uint64_t, std::unique_ptr<Model>> models_;

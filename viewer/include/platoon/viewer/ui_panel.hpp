@@ -31,6 +31,12 @@ struct UiState {
   int plot_seconds = 30;                  ///< Plot window, in s (buffer size = rate * seconds).
   bool show_stale_only = false;           ///< Entity list: only stale entities.
   float frame_ms = 0.0f;                  ///< Last frame time, for the header, in ms.
+  bool show_cloud = true;                 ///< Draw the latest fused cloud of every fused stream.
+  bool colour_by_source = false;          ///< Colour points by source index instead of intensity.
+  float point_size_px = 2.0f;             ///< Point size, in px.
+  bool show_radar = true;                 ///< Draw the latest radar objects of every radar stream.
+  size_t points_drawn = 0;                ///< Points drawn in the last frame (shown in the panel).
+  size_t radar_drawn = 0;                 ///< Radar markers drawn in the last frame.
 };
 
 /// What the user asked for in this frame.

@@ -38,6 +38,8 @@ struct ViewerAppDef {
   bool has_home = false;                 ///< Start the free camera at home_eye_m looking at home_target_m.
   Vec3 home_eye_m = Vec3::Zero();        ///< Free camera's start position, in m (e.g. behind the road's start).
   Vec3 home_target_m = Vec3::Zero();     ///< Point the free camera looks at first, in m.
+  float point_size_px = 2.0f;            ///< Initial point size of the fused cloud, in px.
+  bool colour_by_source = false;         ///< Initially colour points by source index instead of intensity.
 };
 
 /// Runs the viewer until the window is closed, Esc is pressed, `stop` becomes true (signals),

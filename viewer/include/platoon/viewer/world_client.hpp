@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,6 +35,19 @@ struct WorldClientDef {
   transport::FaultDef faults;             ///< Receive-path faults (the session's [faults]).
   double rejoin_interval_s = 0.25;        ///< Join retry period while not joined, in s.
   double server_silence_s = 3.0;          ///< Silence after which the client joins again, in s.
+  bool sensor_data = true;                ///< Subscribe to the fused and radar streams of the node table.
+  bool subscribe_lidar = false;           ///< Also connect to raw lidar streams (counted and listed, not drawn).
+};
+
+/// A data stream found in the node table, as the panel lists it.
+struct SensorStreamStatus {
+  std::string stream_id;                  ///< Stream (sensor) id.
+  protocol::StreamKind kind = protocol::StreamKind::kUnknown;
+  std::string endpoint;                   ///< "tcp://address:port" of the publishing node.
+  std::string node;                       ///< Name of the publishing node.
+  bool connected = false;                 ///< The data SUB socket is connected to it.
+  uint64_t frames = 0;                    ///< Messages of this stream received since the viewer started.
+  double age_s = -1.0;                    ///< Wall time since the last one, in s; < 0: none yet.
 };
 
 /// Copies handed to the render thread.
@@ -52,6 +66,12 @@ struct WorldSnapshot {
   uint64_t snapshots = 0;                 ///< Snapshots received.
   uint64_t bad_input = 0;                 ///< Undecodable or unexpected messages, dropped.
   std::string error;                      ///< Last refusal from the server, if any.
+  /// Data streams of kind fused, radar and lidar in the node table, by stream id.
+  std::vector<SensorStreamStatus> streams;
+  /// Latest fused cloud and radar scan per stream id (shared, immutable: copying a snapshot is cheap).
+  std::map<std::string, std::shared_ptr<const protocol::FusedCloud>> fused;
+  std::map<std::string, std::shared_ptr<const protocol::RadarScan>> radar;
+  uint64_t data_received = 0;             ///< Messages received on the data SUB socket.
 };
 
 /// Runs the network thread; stops it (sending Leave) on destruction.
@@ -91,6 +111,8 @@ class WorldClient {
   WorldSnapshot shared_;
   int64_t anchor_sim_ns_ = 0, anchor_ref_ns_ = 0;
   std::deque<protocol::SessionControl> commands_;
+  uint64_t nodes_version_ = 0;                   // bumped when shared_.nodes changes
+  std::map<std::string, int64_t> stream_last_ns_;  // local time of each stream's newest message
 };
 
 }  // namespace platoon::viewer
