@@ -175,11 +175,16 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
       chase_cam->SetTarget(selected->kinematics.pose);
       top_cam->SetCentre(selected->kinematics.pose.position_m);
     }
-    // Sensor data: the newest fused clouds and radar scans, placed with their ego's displayed pose.
+    // Sensor data: the newest fused clouds and radar scans, placed with their ego's pose at the data's
+    // own time (the cloud's reference time, the scan's stamp), so what was measured stays where it was
+    // in the world while the ego drives on.
     {
-      auto ego_pose = [&](uint64_t id) -> const Pose* {
-        const auto it = std::find_if(entities.begin(), entities.end(), [&](const auto& e) { return e.id == id; });
-        return it == entities.end() ? nullptr : &it->kinematics.pose;
+      Pose ego_at;
+      auto ego_pose = [&](uint64_t id, int64_t t_ns) -> const Pose* {
+        const dr::RemoteTrack* track = snap.world.Track(id);
+        if (!track || !track->HasState()) return nullptr;
+        ego_at = track->At(t_ns);
+        return &ego_at;
       };
       auto fresh = [&](const std::string& id) {
         const auto it = std::find_if(snap.streams.begin(), snap.streams.end(), [&](const auto& st) { return st.stream_id == id; });
@@ -188,7 +193,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
       std::vector<WorldPoint> points;
       if (ui.show_cloud) {
         for (const auto& [id, cloud] : snap.fused) {
-          const Pose* ego = ego_pose(cloud->entity_id);
+          const Pose* ego = ego_pose(cloud->entity_id, cloud->reference_ns);
           if (!ego || !fresh(id)) continue;
           std::vector<WorldPoint> p = FusedPointsInWorld(*cloud, *ego);
           points.insert(points.end(), p.begin(), p.end());
@@ -197,7 +202,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
       std::vector<RadarMarker> markers;
       if (ui.show_radar) {
         for (const auto& [id, scan] : snap.radar) {
-          const Pose* ego = ego_pose(scan->header.entity_id);
+          const Pose* ego = ego_pose(scan->header.entity_id, scan->header.stamp_ns);
           if (!ego || !fresh(id)) continue;
           std::vector<RadarMarker> m = RadarMarkersInWorld(*scan, *ego);
           markers.insert(markers.end(), m.begin(), m.end());
