@@ -1,4 +1,5 @@
 // Point-cloud processing (sensors/src/point_cloud.cpp) and PCD export/import (sensors/src/pcd.cpp).
+#include "../support/session_fixture.hpp"
 #include "platoon/sensors/pcd.hpp"
 #include "platoon/sensors/point_cloud.hpp"
 
@@ -151,21 +152,6 @@ std::vector<CloudPoint> SampleCloud(size_t n) {
   pts.push_back(c);
   return pts;
 }
-
-// A scratch directory removed at scope exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "platoon-pcd-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string File(const char* name) const { return (path / name).string(); }
-};
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -553,12 +539,12 @@ TEST_CASE("point cloud: clusters of a sampled scene score perfectly against thei
 // ---------------------------------------------------------------------------------------------------
 
 TEST_CASE("pcd: header follows PCD 0.7 line by line") {
-  TempDir dir;
+  testing::TempDir dir;
   const std::vector<CloudPoint> pts = SampleCloud(5);
   Pose vp;
   vp.position_m = Vec3(1.5, -2, 0.25);
   for (PcdFormat f : {PcdFormat::kAscii, PcdFormat::kBinary}) {
-    const std::string path = dir.File(f == PcdFormat::kAscii ? "a.pcd" : "b.pcd");
+    const std::string path = dir.Path() + (f == PcdFormat::kAscii ? "/a.pcd" : "/b.pcd");
     WritePcd(path, pts, f, vp);
     const std::string text = Slurp(path);
     const std::vector<std::string> expected = {
@@ -609,21 +595,21 @@ TEST_CASE("pcd: header follows PCD 0.7 line by line") {
 }
 
 TEST_CASE("pcd: binary round trip is bit-exact and ascii reproduces every float") {
-  TempDir dir;
+  testing::TempDir dir;
   const std::vector<CloudPoint> pts = SampleCloud(2000);
   Pose vp;
   vp.position_m = Vec3(0.1, -7.25, 1.8);
   vp.orientation = Quat(Eigen::AngleAxisd(0.3, Vec3(0.2, -0.4, 1).normalized()));
   Pose read_vp;
 
-  const std::string bin = dir.File("cloud_bin.pcd");
+  const std::string bin = dir.Path() + "/cloud_bin.pcd";
   WritePcd(bin, pts, PcdFormat::kBinary, vp);
   const std::vector<CloudPoint> b = ReadPcd(bin, &read_vp);
   REQUIRE(b.size() == pts.size());
   CHECK(std::memcmp(b.data(), pts.data(), pts.size() * sizeof(CloudPoint)) == 0);
   CHECK(read_vp == vp);
 
-  const std::string asc = dir.File("cloud_ascii.pcd");
+  const std::string asc = dir.Path() + "/cloud_ascii.pcd";
   WritePcd(asc, pts, PcdFormat::kAscii, vp);
   const std::vector<CloudPoint> a = ReadPcd(asc, &read_vp);
   REQUIRE(a.size() == pts.size());
@@ -639,7 +625,7 @@ TEST_CASE("pcd: binary round trip is bit-exact and ascii reproduces every float"
   CHECK(ReadPcd(bin).empty());
   WritePcd(asc, pts, PcdFormat::kAscii, vp);
   CHECK(Slurp(asc) == EncodePcd(pts, PcdFormat::kAscii, vp));
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path))
+  for (const auto& entry : std::filesystem::directory_iterator(dir.Path()))
     CHECK(entry.path().extension() != ".tmp");
 }
 
@@ -654,11 +640,11 @@ TEST_CASE("pcd: write failure names the path and the system error") {
 }
 
 TEST_CASE("pcd: truncated, garbage and malformed files give an exception naming the file") {
-  TempDir dir;
+  testing::TempDir dir;
   const std::vector<CloudPoint> pts = SampleCloud(20);
   const std::string bin_text = EncodePcd(pts, PcdFormat::kBinary);
   const std::string asc_text = EncodePcd(pts, PcdFormat::kAscii);
-  const std::string path = dir.File("bad.pcd");
+  const std::string path = dir.Path() + "/bad.pcd";
   auto error_for = [&](const std::string& contents) {
     Spit(path, contents);
     const std::string msg = RuntimeErrorOf([&] { ReadPcd(path); });

@@ -10,6 +10,16 @@
 
 namespace platoon::viewer {
 
+/// A manipulator whose view is computed from its own state every frame (getInverseMatrix): setting a
+/// matrix from outside and "home" do nothing.
+class ComputedViewManipulator : public osgGA::CameraManipulator {
+ public:
+  void setByMatrix(const osg::Matrixd&) override {}
+  void setByInverseMatrix(const osg::Matrixd&) override {}
+  osg::Matrixd getMatrix() const override { return osg::Matrixd::inverse(getInverseMatrix()); }
+  void home(const osgGA::GUIEventAdapter&, osgGA::GUIActionAdapter&) override {}
+};
+
 /// Free flight: a position, a heading and a pitch.
 class FreeManipulator : public osgGA::CameraManipulator {
  public:
@@ -35,7 +45,7 @@ class FreeManipulator : public osgGA::CameraManipulator {
 };
 
 /// Chase: behind and above a target pose, turning with its heading; the mouse orbits and zooms.
-class ChaseManipulator : public osgGA::CameraManipulator {
+class ChaseManipulator : public ComputedViewManipulator {
  public:
   ChaseManipulator();
   /// Pose to follow (rear-axle origin of the chosen entity), set every frame.
@@ -43,12 +53,8 @@ class ChaseManipulator : public osgGA::CameraManipulator {
   /// Distance behind the target, in m. Typical 8-15.
   double DistanceM() const { return distance_m_; }
 
-  void setByMatrix(const osg::Matrixd&) override {}
-  void setByInverseMatrix(const osg::Matrixd&) override {}
-  osg::Matrixd getMatrix() const override { return osg::Matrixd::inverse(getInverseMatrix()); }
   osg::Matrixd getInverseMatrix() const override;
   bool handle(const osgGA::GUIEventAdapter& ea, osgGA::GUIActionAdapter& aa) override;
-  void home(const osgGA::GUIEventAdapter&, osgGA::GUIActionAdapter&) override {}
 
  private:
   Pose target_;
@@ -57,7 +63,7 @@ class ChaseManipulator : public osgGA::CameraManipulator {
 };
 
 /// Top: looking straight down from a height, north (+y) up; follows a target when one is set.
-class TopManipulator : public osgGA::CameraManipulator {
+class TopManipulator : public ComputedViewManipulator {
  public:
   TopManipulator();
   /// Centre of the view (x, y), in m; the target's position when following.
@@ -65,12 +71,8 @@ class TopManipulator : public osgGA::CameraManipulator {
   /// Height of the eye above the centre, in m. Typical 30-500.
   double HeightM() const { return height_m_; }
 
-  void setByMatrix(const osg::Matrixd&) override {}
-  void setByInverseMatrix(const osg::Matrixd&) override {}
-  osg::Matrixd getMatrix() const override { return osg::Matrixd::inverse(getInverseMatrix()); }
   osg::Matrixd getInverseMatrix() const override;
   bool handle(const osgGA::GUIEventAdapter& ea, osgGA::GUIActionAdapter& aa) override;
-  void home(const osgGA::GUIEventAdapter&, osgGA::GUIActionAdapter&) override {}
 
  private:
   Vec3 centre_m_ = Vec3::Zero();
