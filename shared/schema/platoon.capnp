@@ -55,6 +55,7 @@ struct Join {
   simAnchorNs @6 :Int64;        # sim time at refAnchorNs (valid when sessionPhase is running/paused)
   refAnchorNs @7 :Int64;
   endpoints @8 :List(DataEndpoint);  # data streams this node publishes (sensor hosts, fusion)
+  lockstepMember @9 :Bool;      # lock-step sessions wait for this node's step acknowledgements (nodes: true; viewers, tools: false)
 }
 
 # --- discovery of data streams (sensor outputs never pass through the server) ---
@@ -85,6 +86,7 @@ struct Welcome {
   timePort @5 :UInt16;          # TCP ports of the other sockets, on the address the node joined
   worldPort @6 :UInt16;
   statePort @7 :UInt16;
+  stepNs @8 :Int64;             # lock-step period of the session in ns; 0: real time
 }
 
 struct Refuse {
@@ -156,6 +158,7 @@ struct NodeState {
   nodeId @0 :UInt32;
   sequence @1 :UInt64;
   entities @2 :List(EntityState);
+  stepDone @3 :UInt64;          # lock-step: this node finished step stepDone (sent after its states); 0: real time
 }
 
 struct NodeInfo {
@@ -190,6 +193,7 @@ struct WorldState {
   entities @5 :List(EntityState);
   removedEntities @6 :List(UInt64);
   nodes @7 :List(NodeInfo);
+  step @8 :UInt64;              # lock-step: this state grants step `step` at simTimeNs; 0: real time
 }
 
 # --- session control and parameters (control socket) ---

@@ -136,6 +136,11 @@ SessionDef ReadSession(const Table& root) {
   if (auto t = root.Sub("session")) {
     s.name = t->GetString("name", s.name);
     s.server_host = t->GetString("server_host", s.server_host);
+    s.step.lockstep = t->GetString("mode", "realtime", {"realtime", "lockstep"}) == "lockstep";
+    s.step.step_hz = t->GetDouble("step_hz", s.step.step_hz, 1, 10000);
+    s.step.deadline_s = t->GetDouble("step_deadline_s", s.step.deadline_s, 0.01, 3600);
+    s.step.drop_late = t->GetString("late_policy", "wait", {"wait", "drop"}) == "drop";
+    s.step.end_s = t->GetDouble("end_s", s.step.end_s, 0, 1e7);
     t->RejectUnknownKeys();
   }
   if (auto t = root.Sub("server")) s.server = ReadServerDef(*t);

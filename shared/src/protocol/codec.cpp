@@ -253,6 +253,7 @@ struct BodyWriter {
     b.setSimAnchorNs(m.sim_anchor_ns);
     b.setRefAnchorNs(m.ref_anchor_ns);
     PutList(b.initEndpoints(m.endpoints.size()), m.endpoints, [](auto x, const auto& e) { Put(x, e); });
+    b.setLockstepMember(m.lockstep_member);
   }
   void operator()(const Welcome& m) {
     auto b = body.initWelcome();
@@ -264,6 +265,7 @@ struct BodyWriter {
     b.setTimePort(m.time_port);
     b.setWorldPort(m.world_port);
     b.setStatePort(m.state_port);
+    b.setStepNs(m.step_ns);
   }
   void operator()(const Refuse& m) {
     auto b = body.initRefuse();
@@ -301,6 +303,7 @@ struct BodyWriter {
     b.setNodeId(m.node_id);
     b.setSequence(m.sequence);
     PutList(b.initEntities(m.entities.size()), m.entities, [](auto x, const auto& e) { Put(x, e); });
+    b.setStepDone(m.step_done);
   }
   void operator()(const WorldState& m) {
     auto b = body.initWorldState();
@@ -313,6 +316,7 @@ struct BodyWriter {
     auto removed = b.initRemovedEntities(m.removed_entities.size());
     for (unsigned i = 0; i < m.removed_entities.size(); ++i) removed.set(i, m.removed_entities[i]);
     PutList(b.initNodes(m.nodes.size()), m.nodes, [](auto x, const auto& n) { Put(x, n); });
+    b.setStep(m.step);
   }
   void operator()(const SessionControl& m) {
     auto b = body.initSessionControl();
@@ -411,12 +415,13 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
       auto r = body.getJoin();
       return Join{r.getName(),  CastEnum<Role>(r.getRole()),           r.getHost(),      r.getProtocolVersion(),
                   r.getPid(),   CastEnum<SessionPhase>(r.getSessionPhase()), r.getSimAnchorNs(), r.getRefAnchorNs(),
-                  GetList<DataEndpoint>(r.getEndpoints())};
+                  GetList<DataEndpoint>(r.getEndpoints()), r.getLockstepMember()};
     }
     case W::WELCOME: {
       auto r = body.getWelcome();
       return Welcome{r.getNodeId(),     r.getSessionName(), r.getHeartbeatIntervalNs(), r.getLostTimeoutNs(),
-                     r.getServerTimeNs(), r.getTimePort(),  r.getWorldPort(),          r.getStatePort()};
+                     r.getServerTimeNs(), r.getTimePort(),  r.getWorldPort(),          r.getStatePort(),
+                     r.getStepNs()};
     }
     case W::REFUSE: {
       auto r = body.getRefuse();
@@ -440,7 +445,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
     }
     case W::NODE_STATE: {
       auto r = body.getNodeState();
-      return NodeState{r.getNodeId(), r.getSequence(), GetList<EntityState>(r.getEntities())};
+      return NodeState{r.getNodeId(), r.getSequence(), GetList<EntityState>(r.getEntities()), r.getStepDone()};
     }
     case W::WORLD_STATE: {
       auto r = body.getWorldState();
@@ -453,6 +458,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
       m.entities = GetList<EntityState>(r.getEntities());
       for (uint64_t id : r.getRemovedEntities()) m.removed_entities.push_back(id);
       m.nodes = GetList<NodeInfo>(r.getNodes());
+      m.step = r.getStep();
       return m;
     }
     case W::SESSION_CONTROL: {

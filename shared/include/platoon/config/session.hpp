@@ -97,12 +97,24 @@ struct RoadSessionDef {
   double speed_limit_kmh = 0;        ///< Speed limit of a generated road, in km/h (0: none).
 };
 
+/// How the session's sim time advances ([session] mode, step_hz, ...).
+struct StepDef {
+  bool lockstep = false;             ///< false: real time (sim time follows the synced clock); true: lock-step.
+  double step_hz = 100.0;            ///< Lock-step rate in steps per sim second. Typical 100 (10 ms steps).
+  double deadline_s = 1.0;           ///< Lock-step: a member that has not finished a step after this wall time is named in the log, in s.
+  bool drop_late = false;            ///< Lock-step: after the deadline, drop the late member (true) or keep waiting (false).
+  double end_s = 0;                  ///< Lock-step: stop the session at this sim time, in s (0: run until stopped).
+  /// Step period in ns.
+  int64_t StepNs() const { return static_cast<int64_t>(1e9 / step_hz + 0.5); }
+};
+
 /// A whole session.
 struct SessionDef {
   std::string file;                  ///< Path it was loaded from.
   std::string name = "platoon";      ///< Session name.
   std::string server_host = "127.0.0.1";  ///< Address nodes use to reach the server.
   ServerDef server;
+  StepDef step;                      ///< Real time or lock-step ([session] mode).
   clock::ClockDef clock = clock::DefaultClockDef();
   transport::FaultDef faults;        ///< Receive-path faults applied in every process ([faults]).
   RoadSessionDef road;               ///< The road traffic drives on ([road]).

@@ -59,6 +59,7 @@ struct Join {
   int64_t sim_anchor_ns = 0;                      ///< Sim time at ref_anchor_ns (running/paused sessions).
   int64_t ref_anchor_ns = 0;                      ///< Reference time of that anchor.
   std::vector<DataEndpoint> endpoints;            ///< Data streams the node publishes.
+  bool lockstep_member = false;                   ///< Lock-step steps wait for this peer's acknowledgements (nodes that step modules).
   bool operator==(const Join&) const = default;
 };
 
@@ -72,6 +73,7 @@ struct Welcome {
   uint16_t time_port = 0;               ///< TCP port of the time service.
   uint16_t world_port = 0;              ///< TCP port of the world-state publisher.
   uint16_t state_port = 0;              ///< TCP port for node state upstream.
+  int64_t step_ns = 0;                  ///< Lock-step period of the session, in ns; 0: real time.
   bool operator==(const Welcome&) const = default;
 };
 
@@ -152,6 +154,7 @@ struct NodeState {
   uint32_t node_id = 0;
   uint64_t sequence = 0;
   std::vector<EntityState> entities;
+  uint64_t step_done = 0;       ///< Lock-step: the node finished this step (sent after its states); 0 in real time.
   bool operator==(const NodeState&) const = default;
 };
 
@@ -182,6 +185,7 @@ struct WorldState {
   std::vector<EntityState> entities;
   std::vector<uint64_t> removed_entities;
   std::vector<NodeInfo> nodes;
+  uint64_t step = 0;            ///< Lock-step: grants step `step`, to be computed at sim_time_ns; 0 in real time.
   bool operator==(const WorldState&) const = default;
 };
 
