@@ -3,6 +3,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
 #include "platoon/server/sync_server.hpp"
+#include "platoon/session/world_hash.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -19,14 +20,33 @@ std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
 
 // Writes the bound ports as JSON, atomically, so a waiting process never reads half a file.
-void WriteReadyFile(const std::string& path, const platoon::server::BoundPorts& p) {
+// Returns an empty string, or what went wrong.
+std::string WriteReadyFile(const std::string& path, const platoon::server::BoundPorts& p) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp);
     f << "{\"control\":" << p.control << ",\"time\":" << p.time << ",\"world\":" << p.world
       << ",\"state\":" << p.state << "}\n";
+    f.flush();
+    if (!f) return "cannot write " + tmp;
   }
-  std::filesystem::rename(tmp, path);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return "cannot rename " + tmp + " to " + path + ": " + ec.message();
+  return {};
+}
+
+// The machine-readable last line: session, sim time, steps and the hash of the merged world.
+void PrintSummary(const platoon::config::SessionDef& session, const platoon::server::SyncServer& server,
+                  int64_t now_ns) {
+  std::vector<platoon::protocol::EntityState> entities;
+  entities.reserve(server.Entities().size());
+  for (const auto& [id, e] : server.Entities()) entities.push_back(e.state);
+  const std::string hash = platoon::session::HashHex(platoon::session::WorldHash(entities));
+  std::printf("SUMMARY {\"server\":\"%s\",\"sim_time_s\":%.6f,\"steps\":%llu,\"entities\":%zu,\"world_hash\":\"%s\"}\n",
+              session.name.c_str(), static_cast<double>(server.SimTimeAt(now_ns)) / 1e9,
+              static_cast<unsigned long long>(server.Core().StepsGranted()), entities.size(), hash.c_str());
+  std::fflush(stdout);
 }
 }  // namespace
 
@@ -51,6 +71,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--ready-file", ready_file, "Write the bound ports as JSON to this file once listening");
   app.add_option("--exit-after", exit_after_s, "Stop after this many seconds (0: run until SIGINT/SIGTERM)");
+  bool lockstep = false;
+  double step_hz = 0, end_s = -1;
+  app.add_flag("--lockstep", lockstep, "Lock-step session (overrides [session] mode): each step waits for every member");
+  app.add_option("--step-hz", step_hz, "Lock-step rate in steps per sim second (overrides [session] step_hz), e.g. 100")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--end", end_s,
+                 "Lock-step: stop the session at this sim time, in s, and exit 0 (overrides [session] end_s; 0: never)")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
 
   platoon::config::SessionDef session;
@@ -70,6 +98,9 @@ int main(int argc, char** argv) {
       platoon::log::ParseLevel(log_level);
       session.server.log_level = log_level;
     }
+    if (lockstep) session.step.lockstep = true;
+    if (step_hz > 0) session.step.step_hz = step_hz;
+    if (end_s >= 0) session.step.end_s = end_s;
     if (!fault_spec.empty()) session.faults = platoon::transport::ParseFaultSpec(fault_spec, session.faults);
   } catch (const platoon::config::ConfigError& e) {
     std::fprintf(stderr, "platoon-server: %s\n", e.what());
@@ -97,7 +128,17 @@ int main(int argc, char** argv) {
   log->info("session '{}' listening on {}: control {}, time {}, world {}, state {}", session.name,
             session.server.bind_address, ports.control, ports.time, ports.world, ports.state);
   if (session.faults.Enabled()) log->warn("fault injection is ON for received messages");
-  if (!ready_file.empty()) WriteReadyFile(ready_file, ports);
+  if (!ready_file.empty()) {
+    const std::string error = WriteReadyFile(ready_file, ports);
+    if (!error.empty()) {
+      std::fprintf(stderr, "platoon-server: --ready-file: %s\n", error.c_str());
+      return 2;
+    }
+  }
+  if (session.step.lockstep)
+    log->info("lock-step session: {} steps per sim second, deadline {:.2f} s ({}), end {}", session.step.step_hz,
+              session.step.deadline_s, session.step.drop_late ? "drop late members" : "wait",
+              session.step.end_s > 0 ? fmt::format("at {:.3f} s", session.step.end_s) : std::string("never"));
 
   server.SetAutostart(autostart_s);
 
@@ -111,11 +152,14 @@ int main(int argc, char** argv) {
     });
   }
   server.Run(g_stop);
+  // A lock-step session that reached its end stops the exit timer too.
+  g_stop.store(true);
   if (timer.joinable()) timer.join();
   const auto& c = server.Counters();
   log->info("served {} time requests, sent {} world states; refused: {} undecodable, {} version, {} unknown sender, "
             "{} foreign entity, {} stale",
             c.time_replies, c.world_states_sent, c.decode_errors, c.version_refused, c.unknown_sender, c.foreign_entity,
             c.stale_update);
+  PrintSummary(session, server, reference.NowNs());
   return 0;
 }

@@ -1,0 +1,281 @@
+#pragma once
+/// The server's world core: membership, ownership, merge by stamp, stale/freeze/remove, deltas and
+/// keyframes, parameters, the session phase and lock-step granting. Pure: it reads no clock and opens no
+/// socket. It is handed decoded messages and the reference time, and queues what to send; SyncServer is
+/// the I/O shell around it. Systems (WorldSystem) observe and steer it through named hooks.
+
+#include "platoon/config/session.hpp"
+#include "platoon/protocol/codec.hpp"
+#include "platoon/protocol/messages.hpp"
+#include "platoon/session/session_time.hpp"
+
+#include <spdlog/logger.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace platoon::server {
+
+/// Ports the server actually bound (differs from the config when a port was 0).
+struct BoundPorts {
+  uint16_t control = 0;
+  uint16_t time = 0;
+  uint16_t world = 0;
+  uint16_t state = 0;
+};
+
+/// What the server refused or dropped, by reason, and what it sent.
+struct ServerCounters {
+  uint64_t decode_errors = 0;        ///< Undecodable bytes (garbage, truncated, bad magic).
+  uint64_t version_refused = 0;      ///< Joins and messages of another protocol version.
+  uint64_t unknown_sender = 0;       ///< Messages from peers that have not joined.
+  uint64_t foreign_entity = 0;       ///< Entity updates from a node that does not own the entity.
+  uint64_t stale_update = 0;         ///< Entity updates older than (or as old as) the merged state.
+  uint64_t unexpected_message = 0;   ///< Valid messages on the wrong socket.
+  uint64_t join_refused = 0;         ///< Joins refused by a system (identity policy) or for an empty name.
+  uint64_t time_replies = 0;         ///< Time requests answered.
+  uint64_t world_states_sent = 0;    ///< World states queued for broadcast (grants and re-grants included).
+};
+
+/// One joined node, as the server tracks it.
+struct NodeRecord {
+  protocol::NodeInfo info;
+  std::string peer;              ///< ROUTER identity on the control socket.
+  int64_t joined_ns = 0;         ///< Reference time of the (last) join, in ns.
+  uint64_t states_received = 0;
+  uint64_t last_state_sequence = 0;
+  uint64_t states_missed = 0;    ///< Gaps in the node's state sequence numbers.
+  int64_t last_state_ns = 0;     ///< Reference time of the last node state, in ns.
+  double mean_interval_s = 0;    ///< Smoothed interval between node states, in s.
+  bool lockstep_member = false;  ///< Lock-step grants wait for this node's acknowledgements.
+  bool dropped = false;          ///< Dropped from the lock-step member set after missing a deadline.
+  uint64_t step_done = 0;        ///< Newest lock-step step the node acknowledged; 0: none.
+  uint64_t required_from_step = 0;  ///< First step the node's acknowledgement is waited for (joins mid-session).
+};
+
+/// One merged entity and its lifecycle on the server.
+struct MergedEntity {
+  protocol::EntityState state;
+  int64_t stale_since_ns = -1;  ///< Reference time the owner was lost, in ns; -1 while the owner is alive.
+  bool frozen = false;          ///< Grace expired: held still at its last extrapolated pose.
+};
+
+/// What the core wants sent.
+struct Outgoing {
+  enum class Target : uint8_t {
+    kPeer,       ///< A reply on the control socket to `peer`.
+    kBroadcast,  ///< A world state on the PUB socket.
+  };
+  Target target = Target::kPeer;
+  std::string peer;  ///< ROUTER identity for kPeer; empty for kBroadcast.
+  protocol::Message message;
+};
+
+/// A change of the session's phase or lock-step progress.
+struct SessionEvent {
+  enum class Kind : uint8_t {
+    kStartScheduled,  ///< A start command was accepted; sim time T0 begins at ref_ns.
+    kRunning,         ///< The start instant was reached (or a running session was adopted).
+    kPaused,
+    kResumed,
+    kStopped,
+    kStepEnd,         ///< Every required member finished lock-step step `step`.
+  };
+  Kind kind = Kind::kRunning;
+  int64_t sim_time_ns = 0;  ///< Session sim time at the event, in ns (t_k for kStepEnd).
+  int64_t ref_ns = 0;       ///< Reference time of the event, in ns.
+  uint64_t step = 0;        ///< Lock-step step of the event; 0 in real time.
+};
+
+/// A change in the node table.
+struct NodeEvent {
+  enum class Kind : uint8_t { kJoined, kRejoined, kLeft, kLost, kBack, kDropped };
+  Kind kind = Kind::kJoined;
+  uint32_t node_id = 0;
+  std::string name;
+  int64_t ref_ns = 0;  ///< Reference time of the event, in ns.
+};
+
+/// Lower-case name of a session event kind ("running", "step_end", ...).
+const char* SessionEventName(SessionEvent::Kind kind);
+/// Lower-case name of a node event kind ("joined", "dropped", ...).
+const char* NodeEventName(NodeEvent::Kind kind);
+
+/// Named priorities of systems: lower runs first. Policies steer before observers see the result.
+namespace system_priority {
+inline constexpr int kPolicy = -100;   ///< Identity and admission policies.
+inline constexpr int kStepper = -50;   ///< Lock-step helpers and event engines.
+inline constexpr int kDefault = 0;     ///< Anything else.
+inline constexpr int kRecorder = 100;  ///< Recorders and reporters: see the final outcome.
+}  // namespace system_priority
+
+/// Something that observes or steers the world (recorder, stepper, identity policy), plugged into
+/// named phases of the core rather than into its merge rules. Every hook is a no-op by default.
+class WorldSystem {
+ public:
+  virtual ~WorldSystem() = default;
+  /// Before a join is accepted: return a non-empty reason to refuse it (identity policy).
+  virtual std::string PreJoin(const protocol::Join& /*join*/, const std::string& /*peer_address*/) { return {}; }
+  /// An entity update passed the ownership and stamp checks and was merged; `now_ns` is reference time.
+  virtual void OnUpdateAccepted(const protocol::EntityState& /*entity*/, const NodeRecord& /*owner*/,
+                                int64_t /*now_ns*/) {}
+  /// A world state was queued for broadcast; `now_ns` is reference time.
+  virtual void PostBroadcast(const protocol::WorldState& /*world*/, int64_t /*now_ns*/) {}
+  /// The session started, paused, resumed, stopped, or finished a lock-step step.
+  virtual void OnSessionEvent(const SessionEvent& /*event*/) {}
+  /// A node joined, rejoined, left, was lost, came back or was dropped from lock-step.
+  virtual void OnNodeEvent(const NodeEvent& /*event*/) {}
+};
+
+/// The world core. Single-threaded; every call takes the current reference time `now_ns`.
+class WorldCore {
+ public:
+  /// Wire-level re-grant period while a lock-step step is outstanding, in ns (a lost PUB grant cannot hang).
+  static constexpr int64_t kRegrantPeriodNs = 200'000'000;
+
+  /// `session` is copied (parameters may change it); `logger` receives every log line.
+  WorldCore(const config::SessionDef& session, std::shared_ptr<spdlog::logger> logger);
+
+  /// Adds a system; systems run in ascending `priority` (system_priority::*), ties in insertion order.
+  void AddSystem(std::shared_ptr<WorldSystem> system, int priority = system_priority::kDefault);
+  /// Ports announced in Welcome (after the shell bound its sockets).
+  void SetBoundPorts(const BoundPorts& ports);
+  /// Starts the session (sim time 0) this long after the first join, in s, unless that node reports a live
+  /// session (then it is adopted). Negative: never.
+  void SetAutostart(double delay_s) { autostart_s_ = delay_s; }
+
+  /// A message on the control socket from ROUTER identity `peer` at IP `peer_address`.
+  void OnControl(const std::string& peer, const std::string& peer_address, const protocol::Decoded& decoded,
+                 int64_t now_ns);
+  /// A message on the state socket.
+  void OnState(const protocol::Decoded& decoded, int64_t now_ns);
+  /// Merges one node state: entities first (ownership, newest stamp wins), then its lock-step ack.
+  void Merge(const protocol::NodeState& state, int64_t now_ns);
+  /// A message on the time socket received at `t2_ns` and answered at `t3_ns` (reference times): the
+  /// reply, or nothing for bad input (counted).
+  std::optional<protocol::TimeReply> AnswerTime(const protocol::Decoded& decoded, int64_t t2_ns, int64_t t3_ns);
+  /// Applies a session command (start at T0, pause, resume, stop).
+  void Control(const protocol::SessionControl& control, int64_t now_ns);
+
+  /// Lost detection and the stale grace: marks silent nodes lost, freezes or removes their entities.
+  void Expire(int64_t now_ns);
+  /// Everything time-driven: Starting -> Running, Expire, the broadcast schedule (real time) or granting
+  /// (lock-step). Call after feeding input and whenever NextDueNs() is reached.
+  void Poll(int64_t now_ns);
+  /// Reference time at which Poll() next has work, in ns; 0 when due now. Lost and grace expiry are not
+  /// included: poll at least every 50 ms.
+  int64_t NextDueNs() const;
+  /// Hands over what is queued to send, oldest first.
+  std::vector<Outgoing> TakeOutgoing();
+
+  /// The full world (keyframe with node table) as of `now_ns`, numbered like the last broadcast.
+  protocol::WorldState Keyframe(int64_t now_ns) const;
+  /// The status table, one line per entry (header, one row per node), for the shell to log.
+  std::vector<std::string> StatusLines(int64_t now_ns) const;
+
+  /// Counters of refused and dropped input.
+  const ServerCounters& Counters() const { return counters_; }
+  /// The merged entities by id.
+  const std::map<uint64_t, MergedEntity>& Entities() const { return entities_; }
+  /// The node table by node id.
+  const std::map<uint32_t, NodeRecord>& Nodes() const { return nodes_; }
+  /// The reported session phase.
+  protocol::SessionPhase Phase() const { return phase_; }
+  /// Session sim time at reference time `now_ns`, in ns (lock-step: t_k of the newest grant).
+  int64_t SimTimeAt(int64_t now_ns) const { return session::SimTimeAt(anchor_, now_ns); }
+  /// The session settings, as changed by parameters.
+  const config::SessionDef& Session() const { return session_; }
+  /// Lock-step period in ns; 0 in real time.
+  int64_t StepNs() const { return session_.step.lockstep ? session_.step.StepNs() : 0; }
+  /// Lock-step steps granted so far (re-grants not counted).
+  uint64_t StepsGranted() const { return steps_granted_; }
+  /// The newest granted lock-step step; 0 before the first grant.
+  uint64_t CurrentStep() const { return current_step_; }
+  /// True once a lock-step session reached its end_s: the shell may exit.
+  bool Finished() const { return finished_; }
+
+  /// Parameter list under `prefix` (server.*, session.*).
+  std::vector<protocol::Parameter> ListParams(const std::string& prefix) const;
+  /// One parameter.
+  protocol::ParamReply GetParam(const std::string& path) const;
+  /// Sets a writable parameter; refuses out-of-range values with a message.
+  protocol::ParamReply SetParam(const std::string& path, const std::string& value);
+
+ private:
+  struct SystemSlot {
+    int priority;
+    std::shared_ptr<WorldSystem> system;
+  };
+
+  void HandleJoin(const std::string& peer, const std::string& peer_address, const protocol::Join& join,
+                  uint16_t peer_version, int64_t now);
+  void Reply(const std::string& peer, protocol::Message message);
+  void AdoptSession(const protocol::Join& join, int64_t now);
+  void MarkOwnerAlive(NodeRecord& node, int64_t now);
+  NodeRecord* FindByPeer(const std::string& peer);
+  bool CheckDecoded(const protocol::Decoded& decoded, const char* socket, int64_t now);
+  void CountDecodeError(const char* socket, const std::string& detail, int64_t now);
+  void Broadcast(protocol::WorldState world, int64_t now);
+  void BroadcastRealTime(int64_t now, bool periodic);
+  protocol::WorldState Delta(int64_t now) const;
+  void ClearChanges();
+  void PollRealTime(int64_t now);
+  void PollLockstep(int64_t now);
+  bool StepComplete(uint64_t step) const;
+  std::vector<NodeRecord*> LateMembers();
+  void Grant(uint64_t step, int64_t now);
+  void FinishAtEnd(int64_t now);
+  int64_t StepSimNs(uint64_t step) const;
+  void Emit(const SessionEvent& event);
+  void Emit(const NodeEvent& event);
+
+  config::SessionDef session_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::vector<SystemSlot> systems_;
+  std::vector<Outgoing> outgoing_;
+
+  std::map<uint32_t, NodeRecord> nodes_;
+  uint32_t next_node_id_ = 1;
+  std::map<uint64_t, MergedEntity> entities_;
+  std::set<uint64_t> changed_;     // entities to send in the next delta
+  std::vector<uint64_t> removed_;  // entities removed since the last broadcast
+  uint64_t world_sequence_ = 0;
+
+  // Real-time broadcast schedule (reference times); started at the first Poll.
+  bool schedule_started_ = false;
+  int64_t next_broadcast_ns_ = 0;
+  int64_t next_keyframe_ns_ = 0;
+  int64_t first_change_ns_ = -1;  // arrival of the oldest change not yet forwarded
+  int64_t last_forward_ns_ = INT64_MIN / 2;
+
+  // Session clock. In lock-step the anchor stands at t_k of the newest grant (paused-like) while the
+  // reported phase is running.
+  protocol::SessionPhase phase_ = protocol::SessionPhase::kWaiting;
+  session::SessionAnchor anchor_;
+  int64_t start_at_ns_ = 0;
+  bool any_joined_ = false;  // until the first join, the server adopts a running session it is told of
+  double autostart_s_ = -1;
+
+  // Lock-step: step k is computed at sim time step_t0_ns_ + (k - 1) * StepNs().
+  int64_t step_t0_ns_ = 0;
+  uint64_t first_step_ = 1;         // step of the first grant after the session runs
+  uint64_t current_step_ = 0;
+  uint64_t steps_granted_ = 0;
+  protocol::WorldState grant_;      // the newest grant as a keyframe, re-sent while waiting
+  int64_t grant_ref_ns_ = 0;        // reference time grant current_step_ went out
+  int64_t next_regrant_ns_ = 0;
+  int64_t next_late_check_ns_ = 0;
+  int64_t next_keyframe_sim_ns_ = INT64_MIN;
+  bool finished_ = false;
+
+  ServerCounters counters_;
+  int64_t last_error_log_ns_ = INT64_MIN / 2;
+  uint64_t errors_since_log_ = 0;
+};
+
+}  // namespace platoon::server

@@ -1,0 +1,851 @@
+#include "platoon/server/world_core.hpp"
+
+#include "platoon/dead_reckoning_kinds.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cinttypes>
+#include <sstream>
+
+#include <spdlog/fmt/fmt.h>
+
+namespace platoon::server {
+namespace {
+
+using protocol::DecodeError;
+using protocol::SessionPhase;
+
+constexpr int64_t kSecond = 1'000'000'000;
+
+int64_t SecondsToNs(double s) { return static_cast<int64_t>(s * 1e9); }
+double NsToS(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+std::string FormatUs(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f", static_cast<double>(ns) / 1e3);
+  return buf;
+}
+
+}  // namespace
+
+const char* SessionEventName(SessionEvent::Kind kind) {
+  switch (kind) {
+    case SessionEvent::Kind::kStartScheduled: return "start_scheduled";
+    case SessionEvent::Kind::kRunning: return "running";
+    case SessionEvent::Kind::kPaused: return "paused";
+    case SessionEvent::Kind::kResumed: return "resumed";
+    case SessionEvent::Kind::kStopped: return "stopped";
+    case SessionEvent::Kind::kStepEnd: return "step_end";
+  }
+  return "unknown";
+}
+
+const char* NodeEventName(NodeEvent::Kind kind) {
+  switch (kind) {
+    case NodeEvent::Kind::kJoined: return "joined";
+    case NodeEvent::Kind::kRejoined: return "rejoined";
+    case NodeEvent::Kind::kLeft: return "left";
+    case NodeEvent::Kind::kLost: return "lost";
+    case NodeEvent::Kind::kBack: return "back";
+    case NodeEvent::Kind::kDropped: return "dropped";
+  }
+  return "unknown";
+}
+
+WorldCore::WorldCore(const config::SessionDef& session, std::shared_ptr<spdlog::logger> logger)
+    : session_(session), log_(std::move(logger)) {
+  assert(log_ && "WorldCore needs a logger");
+  assert(session_.server.broadcast_hz > 0);
+  assert(!session_.step.lockstep || session_.step.step_hz > 0);
+}
+
+void WorldCore::AddSystem(std::shared_ptr<WorldSystem> system, int priority) {
+  assert(system);
+  // Stable: equal priorities keep their insertion order.
+  const auto at = std::upper_bound(systems_.begin(), systems_.end(), priority,
+                                   [](int p, const SystemSlot& s) { return p < s.priority; });
+  systems_.insert(at, SystemSlot{priority, std::move(system)});
+}
+
+void WorldCore::SetBoundPorts(const BoundPorts& ports) {
+  session_.server.control_port = ports.control;
+  session_.server.time_port = ports.time;
+  session_.server.world_port = ports.world;
+  session_.server.state_port = ports.state;
+}
+
+void WorldCore::Emit(const SessionEvent& event) {
+  for (auto& s : systems_) s.system->OnSessionEvent(event);
+}
+
+void WorldCore::Emit(const NodeEvent& event) {
+  for (auto& s : systems_) s.system->OnNodeEvent(event);
+}
+
+void WorldCore::Reply(const std::string& peer, protocol::Message message) {
+  outgoing_.push_back(Outgoing{Outgoing::Target::kPeer, peer, std::move(message)});
+}
+
+std::vector<Outgoing> WorldCore::TakeOutgoing() {
+  std::vector<Outgoing> out;
+  out.swap(outgoing_);
+  return out;
+}
+
+// ---- bad input ----------------------------------------------------------------------------------
+
+void WorldCore::CountDecodeError(const char* socket, const std::string& detail, int64_t now) {
+  ++counters_.decode_errors;
+  ++errors_since_log_;
+  // Bad network input is counted always and logged at most once a second.
+  if (now - last_error_log_ns_ >= kSecond) {
+    log_->warn("dropped {} undecodable message(s) on {} socket (last: {})", errors_since_log_, socket, detail);
+    last_error_log_ns_ = now;
+    errors_since_log_ = 0;
+  }
+}
+
+bool WorldCore::CheckDecoded(const protocol::Decoded& d, const char* socket, int64_t now) {
+  if (d.error == DecodeError::kNone && d.message) return true;
+  if (d.error == DecodeError::kVersionMismatch) ++counters_.version_refused;
+  else CountDecodeError(socket, d.detail, now);
+  return false;
+}
+
+std::optional<protocol::TimeReply> WorldCore::AnswerTime(const protocol::Decoded& d, int64_t t2_ns, int64_t t3_ns) {
+  if (!CheckDecoded(d, "time", t2_ns)) return std::nullopt;
+  const auto* req = std::get_if<protocol::TimeRequest>(&*d.message);
+  if (!req) {
+    ++counters_.unexpected_message;
+    return std::nullopt;
+  }
+  ++counters_.time_replies;
+  return protocol::TimeReply{req->sequence, req->t1_ns, t2_ns, t3_ns};
+}
+
+// ---- control socket -----------------------------------------------------------------------------
+
+NodeRecord* WorldCore::FindByPeer(const std::string& peer) {
+  for (auto& [id, n] : nodes_)
+    if (n.peer == peer) return &n;
+  return nullptr;
+}
+
+void WorldCore::OnControl(const std::string& peer, const std::string& peer_address, const protocol::Decoded& d,
+                          int64_t now) {
+  // A join of another version is still readable, so that the refusal can name both versions.
+  if (d.error == DecodeError::kVersionMismatch && d.message && std::holds_alternative<protocol::Join>(*d.message)) {
+    HandleJoin(peer, peer_address, std::get<protocol::Join>(*d.message), d.peer_version, now);
+    return;
+  }
+  if (d.error != DecodeError::kNone || !d.message) {
+    if (d.error == DecodeError::kVersionMismatch) {
+      ++counters_.version_refused;
+      Reply(peer, protocol::Refuse{d.detail, protocol::kProtocolVersion});
+    } else {
+      CountDecodeError("control", d.detail, now);
+    }
+    return;
+  }
+  const auto& m = *d.message;
+  if (const auto* join = std::get_if<protocol::Join>(&m)) {
+    HandleJoin(peer, peer_address, *join, d.peer_version, now);
+    return;
+  }
+  // Session control, parameters and status may come from tools that never joined (a viewer, a script).
+  if (const auto* c = std::get_if<protocol::SessionControl>(&m)) {
+    Control(*c, now);
+    Reply(peer, protocol::SessionStatus{phase_, SimTimeAt(now), now, start_at_ns_});
+    return;
+  }
+  if (const auto* r = std::get_if<protocol::ParamListRequest>(&m)) {
+    Reply(peer, protocol::ParamList{ListParams(r->prefix)});
+    return;
+  }
+  if (const auto* g = std::get_if<protocol::ParamGet>(&m)) {
+    Reply(peer, GetParam(g->path));
+    return;
+  }
+  if (const auto* s = std::get_if<protocol::ParamSet>(&m)) {
+    Reply(peer, SetParam(s->path, s->value));
+    return;
+  }
+  if (std::holds_alternative<protocol::StatusRequest>(m)) {
+    // The Clone pattern's snapshot: a late joiner (or a node that saw a gap) gets the full state
+    // over the reliable control socket, numbered like the broadcast it follows.
+    Reply(peer, Keyframe(now));
+    return;
+  }
+
+  NodeRecord* node = FindByPeer(peer);
+  if (!node) {
+    ++counters_.unknown_sender;
+    // A node the server does not know (e.g. after a server restart) is told to join again.
+    Reply(peer, protocol::Refuse{"unknown node: join first", protocol::kProtocolVersion});
+    return;
+  }
+  node->info.last_seen_ns = now;
+  if (const auto* hb = std::get_if<protocol::Heartbeat>(&m)) {
+    node->info.clock_offset_ns = hb->clock_offset_ns;
+    node->info.rtt_ns = hb->rtt_ns;
+    MarkOwnerAlive(*node, now);
+  } else if (const auto* leave = std::get_if<protocol::Leave>(&m)) {
+    log_->info("node '{}' left: {}", node->info.name, leave->reason);
+    const uint32_t id = node->info.node_id;
+    for (auto it = entities_.begin(); it != entities_.end();) {
+      if (it->second.state.owner_node == id) {
+        removed_.push_back(it->first);
+        changed_.erase(it->first);
+        it = entities_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    const NodeEvent event{NodeEvent::Kind::kLeft, id, node->info.name, now};
+    nodes_.erase(id);
+    Emit(event);
+  } else {
+    ++counters_.unexpected_message;
+  }
+}
+
+void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_address, const protocol::Join& join,
+                           uint16_t peer_version, int64_t now) {
+  if (peer_version != protocol::kProtocolVersion || join.protocol_version != protocol::kProtocolVersion) {
+    ++counters_.version_refused;
+    const uint16_t v = peer_version != protocol::kProtocolVersion ? peer_version : join.protocol_version;
+    const std::string reason = "protocol version mismatch: node '" + join.name + "' speaks " + std::to_string(v) +
+                               ", server speaks " + std::to_string(protocol::kProtocolVersion);
+    log_->error("refused join from {} on {}: {}", join.name, join.host, reason);
+    Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
+    return;
+  }
+  if (join.name.empty()) {
+    ++counters_.join_refused;
+    Reply(peer, protocol::Refuse{"node name must not be empty", protocol::kProtocolVersion});
+    return;
+  }
+  // Policies (identity, admission) may refuse before anything changes.
+  for (auto& s : systems_) {
+    std::string reason = s.system->PreJoin(join, peer_address);
+    if (reason.empty()) continue;
+    ++counters_.join_refused;
+    log_->warn("refused join of '{}' from {}: {}", join.name, join.host, reason);
+    Reply(peer, protocol::Refuse{std::move(reason), protocol::kProtocolVersion});
+    return;
+  }
+  // A node that joins again under its name (restart, reconnect) keeps its id and so its entities.
+  NodeRecord* record = nullptr;
+  for (auto& [id, n] : nodes_)
+    if (n.info.name == join.name) record = &n;
+  const bool rejoined = record != nullptr;
+  if (rejoined) {
+    log_->info("node '{}' rejoined from {} (pid {}) as id {}", join.name, join.host, join.pid, record->info.node_id);
+  } else {
+    const uint32_t id = next_node_id_++;
+    record = &nodes_[id];
+    record->info.node_id = id;
+    log_->info("node '{}' ({}) joined from {} (pid {}) as id {}", join.name, protocol::RoleName(join.role), join.host,
+               join.pid, id);
+  }
+  AdoptSession(join, now);
+  record->info.name = join.name;
+  record->info.role = join.role;
+  record->info.host = join.host;
+  record->info.pid = join.pid;
+  // Data streams are reached at the address this join came from, unless the node names one.
+  record->info.endpoints = join.endpoints;
+  for (auto& e : record->info.endpoints)
+    if (e.address.empty()) e.address = peer_address.empty() ? "127.0.0.1" : peer_address;
+  for (const auto& e : record->info.endpoints)
+    log_->info("node '{}' publishes {} stream '{}' at {}", join.name, protocol::StreamKindName(e.kind), e.stream_id,
+               e.Endpoint());
+  record->info.last_seen_ns = now;
+  record->info.lost = false;
+  MarkOwnerAlive(*record, now);
+  record->peer = peer;
+  record->joined_ns = now;
+  // Lock-step: a (re)joining member is waited for from the next grant on, never for a step in flight.
+  record->lockstep_member = join.lockstep_member;
+  record->dropped = false;
+  record->required_from_step = current_step_ + 1;
+  if (session_.step.lockstep && join.lockstep_member)
+    log_->info("node '{}' is a lock-step member from step {}", join.name, record->required_from_step);
+
+  protocol::Welcome w;
+  w.node_id = record->info.node_id;
+  w.session_name = session_.name;
+  w.heartbeat_interval_ns = SecondsToNs(session_.server.heartbeat_interval_s);
+  w.lost_timeout_ns = SecondsToNs(session_.server.lost_timeout_s);
+  w.server_time_ns = now;
+  w.time_port = session_.server.time_port;
+  w.world_port = session_.server.world_port;
+  w.state_port = session_.server.state_port;
+  w.step_ns = StepNs();
+  Reply(peer, w);
+  Emit(NodeEvent{rejoined ? NodeEvent::Kind::kRejoined : NodeEvent::Kind::kJoined, record->info.node_id,
+                 record->info.name, now});
+}
+
+void WorldCore::AdoptSession(const protocol::Join& join, int64_t now) {
+  // A restarted server resumes the session the nodes are in, instead of starting a new sim time.
+  // "Fresh" means no node has joined yet, whatever the autostart did meanwhile.
+  const bool fresh = !any_joined_;
+  any_joined_ = true;
+  if (!fresh) return;
+  const bool theirs_live = join.session_phase == SessionPhase::kRunning || join.session_phase == SessionPhase::kPaused;
+  if (!theirs_live) {
+    if (autostart_s_ >= 0 && phase_ == SessionPhase::kWaiting)
+      Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, now + SecondsToNs(autostart_s_), 0},
+              now);
+    return;
+  }
+  phase_ = join.session_phase;
+  start_at_ns_ = join.ref_anchor_ns;
+  if (session_.step.lockstep) {
+    // Lock-step: go on with the step whose sim time the node stands at (t_k = its anchor), which the
+    // node re-acknowledges if it already did it. Numbering assumes steps on the grid from sim time 0.
+    const int64_t step = StepNs();
+    const int64_t sim = std::max<int64_t>(0, join.sim_anchor_ns);
+    first_step_ = static_cast<uint64_t>(sim / step) + 1;
+    step_t0_ns_ = sim - static_cast<int64_t>(first_step_ - 1) * step;
+    current_step_ = 0;
+    anchor_ = session::SessionAnchor{SessionPhase::kPaused, sim, now};
+  } else {
+    anchor_ = session::SessionAnchor{phase_, join.sim_anchor_ns, join.ref_anchor_ns};
+  }
+  log_->info("resuming session '{}' from node '{}': {} at sim time {:.3f} s", session_.name, join.name,
+             protocol::PhaseName(phase_), NsToS(SimTimeAt(now)));
+  if (phase_ == SessionPhase::kRunning)
+    Emit(SessionEvent{SessionEvent::Kind::kRunning, SimTimeAt(now), now, 0});
+}
+
+void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
+  using Command = protocol::SessionControl::Command;
+  const bool lockstep = session_.step.lockstep;
+  switch (c.command) {
+    case Command::kStart:
+      // The seed's simultaneous start: every node begins sim time T0 at the same reference instant.
+      phase_ = SessionPhase::kStarting;
+      start_at_ns_ = std::max(c.at_server_time_ns, now);
+      anchor_ = session::SessionAnchor{SessionPhase::kStarting, c.sim_t0_ns, start_at_ns_};
+      // Lock-step restarts its numbering at step 1 = T0; old acknowledgements do not count.
+      step_t0_ns_ = c.sim_t0_ns;
+      first_step_ = 1;
+      current_step_ = 0;
+      next_keyframe_sim_ns_ = INT64_MIN;
+      finished_ = false;
+      for (auto& [id, n] : nodes_) {
+        n.step_done = 0;
+        n.required_from_step = 1;
+      }
+      log_->info("session starts at sim time {:.3f} s in {:.3f} s{}", NsToS(c.sim_t0_ns), NsToS(start_at_ns_ - now),
+                 lockstep ? fmt::format(" (lock-step, {} Hz)", session_.step.step_hz) : std::string());
+      Emit(SessionEvent{SessionEvent::Kind::kStartScheduled, c.sim_t0_ns, start_at_ns_, 0});
+      break;
+    case Command::kPause:
+      if (phase_ != SessionPhase::kRunning) break;
+      anchor_ = session::SessionAnchor{SessionPhase::kPaused, SimTimeAt(now), now};
+      phase_ = SessionPhase::kPaused;
+      log_->info("session paused at sim time {:.3f} s", NsToS(anchor_.sim_ns));
+      Emit(SessionEvent{SessionEvent::Kind::kPaused, anchor_.sim_ns, now, current_step_});
+      break;
+    case Command::kResume:
+      if (phase_ != SessionPhase::kPaused) break;
+      phase_ = SessionPhase::kRunning;
+      if (lockstep) {
+        // Sim time stands at t_k until the next grant; the paused time does not count against the deadline.
+        grant_ref_ns_ = now;
+        next_late_check_ns_ = now + SecondsToNs(session_.step.deadline_s);
+        next_regrant_ns_ = now;
+      } else {
+        anchor_ = session::SessionAnchor{SessionPhase::kRunning, anchor_.sim_ns, now};
+      }
+      log_->info("session resumed");
+      Emit(SessionEvent{SessionEvent::Kind::kResumed, SimTimeAt(now), now, current_step_});
+      break;
+    case Command::kStop:
+      anchor_ = session::SessionAnchor{SessionPhase::kStopped, SimTimeAt(now), now};
+      phase_ = SessionPhase::kStopped;
+      log_->info("session stopped at sim time {:.3f} s", NsToS(anchor_.sim_ns));
+      Emit(SessionEvent{SessionEvent::Kind::kStopped, anchor_.sim_ns, now, current_step_});
+      break;
+  }
+}
+
+// ---- parameters ---------------------------------------------------------------------------------
+
+std::vector<protocol::Parameter> WorldCore::ListParams(const std::string& prefix) const {
+  std::vector<protocol::Parameter> out;
+  for (const char* path :
+       {"session.name", "session.lockstep", "session.steps_granted", "server.broadcast_hz", "server.lost_timeout_s",
+        "server.status_interval_s", "server.stale_grace_s", "server.nodes", "server.entities",
+        "server.refused.undecodable", "server.refused.version", "server.refused.unknown_sender",
+        "server.refused.foreign_entity", "server.refused.stale_update"}) {
+    if (std::string(path).rfind(prefix, 0) == 0) out.push_back(GetParam(path).param);
+  }
+  return out;
+}
+
+protocol::ParamReply WorldCore::GetParam(const std::string& path) const {
+  auto number = [](double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  };
+  if (path == "session.name") return {true, {path, "\"" + session_.name + "\"", false, "Session name"}, {}};
+  if (path == "session.lockstep")
+    return {true, {path, session_.step.lockstep ? "true" : "false", false, "Lock-step session ([session] mode)"}, {}};
+  if (path == "session.steps_granted")
+    return {true, {path, std::to_string(steps_granted_), false, "Lock-step steps granted"}, {}};
+  if (path == "server.broadcast_hz")
+    return {true, {path, number(session_.server.broadcast_hz), true, "World-state broadcast rate, Hz"}, {}};
+  if (path == "server.lost_timeout_s")
+    return {true, {path, number(session_.server.lost_timeout_s), true, "Silence before a node is lost, s"}, {}};
+  if (path == "server.status_interval_s")
+    return {true, {path, number(session_.server.status_interval_s), true, "Status table period, s (0: off)"}, {}};
+  if (path == "server.nodes") return {true, {path, std::to_string(nodes_.size()), false, "Joined nodes"}, {}};
+  if (path == "server.entities") return {true, {path, std::to_string(entities_.size()), false, "Merged entities"}, {}};
+  auto counter = [&](uint64_t v, const char* what) {
+    return protocol::ParamReply{true, {path, std::to_string(v), false, what}, {}};
+  };
+  if (path == "server.refused.undecodable") return counter(counters_.decode_errors, "Undecodable messages dropped");
+  if (path == "server.refused.version") return counter(counters_.version_refused, "Messages of another protocol version");
+  if (path == "server.refused.unknown_sender") return counter(counters_.unknown_sender, "Messages from unjoined peers");
+  if (path == "server.refused.foreign_entity")
+    return counter(counters_.foreign_entity, "Entity updates from a node that does not own the entity");
+  if (path == "server.refused.stale_update") return counter(counters_.stale_update, "Entity updates older than the merged state");
+  if (path == "server.stale_grace_s")
+    return {true, {path, number(session_.server.stale_grace_s), true, "Dead-reckoning time of a lost node's entities, s"}, {}};
+  return {false, {path, "", false, ""}, "no parameter named '" + path + "'"};
+}
+
+protocol::ParamReply WorldCore::SetParam(const std::string& path, const std::string& value) {
+  auto current = GetParam(path);
+  if (!current.ok) return current;
+  if (!current.param.writable) return {false, current.param, "parameter '" + path + "' is read-only"};
+  double v = 0;
+  try {
+    size_t used = 0;
+    v = std::stod(value, &used);
+    if (used != value.size()) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    return {false, current.param, "parameter '" + path + "' expects a number, got '" + value + "'"};
+  }
+  if (path == "server.broadcast_hz") {
+    if (!(v >= 1 && v <= 1000)) return {false, current.param, "server.broadcast_hz must be in [1, 1000]"};
+    session_.server.broadcast_hz = v;
+  } else if (path == "server.lost_timeout_s") {
+    if (!(v > session_.server.heartbeat_interval_s)) return {false, current.param, "must exceed the heartbeat interval"};
+    session_.server.lost_timeout_s = v;
+  } else if (path == "server.stale_grace_s") {
+    if (!(v >= 0)) return {false, current.param, "must be >= 0"};
+    session_.server.stale_grace_s = v;
+  } else if (path == "server.status_interval_s") {
+    if (!(v >= 0)) return {false, current.param, "must be >= 0"};
+    session_.server.status_interval_s = v;
+  }
+  log_->info("parameter {} set to {}", path, value);
+  return GetParam(path);
+}
+
+// ---- state socket: merge --------------------------------------------------------------------------
+
+void WorldCore::OnState(const protocol::Decoded& d, int64_t now) {
+  if (!CheckDecoded(d, "state", now)) return;
+  const auto* ns = std::get_if<protocol::NodeState>(&*d.message);
+  if (!ns) {
+    ++counters_.unexpected_message;
+    return;
+  }
+  Merge(*ns, now);
+}
+
+void WorldCore::Merge(const protocol::NodeState& ns, int64_t now) {
+  auto it = nodes_.find(ns.node_id);
+  if (it == nodes_.end()) {
+    ++counters_.unknown_sender;
+    return;
+  }
+  NodeRecord& node = it->second;
+  node.info.last_seen_ns = now;
+  MarkOwnerAlive(node, now);
+  if (node.last_state_ns > 0) {
+    // Exponential smoothing over about 20 states.
+    const double dt = NsToS(now - node.last_state_ns);
+    node.mean_interval_s = node.mean_interval_s > 0 ? 0.95 * node.mean_interval_s + 0.05 * dt : dt;
+    node.info.update_rate_hz = node.mean_interval_s > 0 ? static_cast<float>(1.0 / node.mean_interval_s) : 0.f;
+  }
+  node.last_state_ns = now;
+  ++node.states_received;
+  if (node.last_state_sequence != 0 && ns.sequence > node.last_state_sequence + 1)
+    node.states_missed += ns.sequence - node.last_state_sequence - 1;
+  node.last_state_sequence = std::max(node.last_state_sequence, ns.sequence);
+  const uint64_t expected = node.states_received + node.states_missed;
+  node.info.loss_fraction = expected ? static_cast<float>(node.states_missed) / static_cast<float>(expected) : 0.f;
+
+  // Entities first: a step's acknowledgement may ride on the state that carries the step's results.
+  for (const auto& e : ns.entities) {
+    auto [slot, inserted] = entities_.try_emplace(e.id, MergedEntity{e});
+    MergedEntity& merged = slot->second;
+    if (!inserted) {
+      // Ownership: an entity belongs to the node that created it.
+      if (merged.state.owner_node != node.info.node_id) {
+        ++counters_.foreign_entity;
+        continue;
+      }
+      // Order by the entity's own stamp: older or duplicate updates never overwrite newer ones.
+      if (e.kinematics.stamp_ns <= merged.state.kinematics.stamp_ns) {
+        ++counters_.stale_update;
+        continue;
+      }
+      merged.state = e;
+    }
+    merged.state.owner_node = node.info.node_id;
+    merged.state.stale = false;
+    merged.stale_since_ns = -1;
+    merged.frozen = false;
+    changed_.insert(e.id);
+    if (first_change_ns_ < 0) first_change_ns_ = now;
+    for (auto& s : systems_) s.system->OnUpdateAccepted(merged.state, node, now);
+  }
+
+  // The acknowledgement: never beyond the step granted (a confused node cannot pre-acknowledge).
+  if (ns.step_done > 0 && session_.step.lockstep)
+    node.step_done = std::max(node.step_done, std::min(ns.step_done, current_step_));
+}
+
+void WorldCore::MarkOwnerAlive(NodeRecord& node, int64_t now) {
+  if (node.info.lost) {
+    node.info.lost = false;
+    log_->info("node '{}' is back", node.info.name);
+    // Back from lost: waited for from the next grant on, like a node joining mid-session.
+    node.required_from_step = current_step_ + 1;
+    Emit(NodeEvent{NodeEvent::Kind::kBack, node.info.node_id, node.info.name, now});
+  }
+  for (auto& [id, e] : entities_) {
+    if (e.state.owner_node != node.info.node_id || e.stale_since_ns < 0) continue;
+    e.stale_since_ns = -1;
+    e.state.stale = false;
+    changed_.insert(id);
+  }
+}
+
+// ---- time-driven --------------------------------------------------------------------------------
+
+void WorldCore::Expire(int64_t now) {
+  const int64_t timeout = SecondsToNs(session_.server.lost_timeout_s);
+  for (auto& [id, n] : nodes_) {
+    if (n.info.lost || now - n.info.last_seen_ns <= timeout) continue;
+    n.info.lost = true;
+    size_t count = 0;
+    for (auto& [eid, e] : entities_) {
+      if (e.state.owner_node != id) continue;
+      e.stale_since_ns = now;
+      e.state.stale = true;
+      changed_.insert(eid);
+      ++count;
+    }
+    log_->warn("node '{}' lost: silent for {:.2f} s; {} entities stale", n.info.name, NsToS(now - n.info.last_seen_ns),
+               count);
+    Emit(NodeEvent{NodeEvent::Kind::kLost, id, n.info.name, now});
+  }
+  // Stale entities are dead-reckoned by every receiver for the grace period, then frozen or removed.
+  const int64_t grace = SecondsToNs(session_.server.stale_grace_s);
+  for (auto it = entities_.begin(); it != entities_.end();) {
+    MergedEntity& e = it->second;
+    if (e.stale_since_ns < 0 || e.frozen || now - e.stale_since_ns < grace) {
+      ++it;
+      continue;
+    }
+    if (session_.server.stale_remove) {
+      removed_.push_back(it->first);
+      changed_.erase(it->first);
+      it = entities_.erase(it);
+      continue;
+    }
+    // Frozen: held at the pose receivers had extrapolated to, standing still.
+    const int64_t sim_now = SimTimeAt(now);
+    const auto model = dr::ModelForKind(e.state.kind);
+    KinematicState held = dr::ExtrapolateState(model, e.state.kinematics, std::max(sim_now, e.state.kinematics.stamp_ns));
+    held.velocity_mps.setZero();
+    held.acceleration_mps2.setZero();
+    held.angular_velocity_radps.setZero();
+    e.state.kinematics = held;
+    e.frozen = true;
+    changed_.insert(it->first);
+    ++it;
+  }
+}
+
+void WorldCore::Poll(int64_t now) {
+  if (!schedule_started_) {
+    schedule_started_ = true;
+    next_broadcast_ns_ = now;
+  }
+  if (phase_ == SessionPhase::kStarting && now >= anchor_.ref_ns) {
+    phase_ = SessionPhase::kRunning;
+    // Real time: the same anchor, now advancing. Lock-step: sim time stands at T0 until the grants move it.
+    anchor_.phase = session_.step.lockstep ? SessionPhase::kPaused : SessionPhase::kRunning;
+    log_->info("session running: sim time {:.3f} s", NsToS(SimTimeAt(now)));
+    Emit(SessionEvent{SessionEvent::Kind::kRunning, SimTimeAt(now), now, 0});
+  }
+  Expire(now);
+  if (session_.step.lockstep) PollLockstep(now);
+  else PollRealTime(now);
+}
+
+int64_t WorldCore::NextDueNs() const {
+  // Lost and grace expiry are not scheduled here: the shell polls at least every 50 ms.
+  // 0: due now (reference times are positive).
+  if (!schedule_started_) return 0;
+  int64_t due = INT64_MAX;
+  if (phase_ == SessionPhase::kStarting) due = std::min(due, anchor_.ref_ns);
+  if (session_.step.lockstep && phase_ == SessionPhase::kRunning) {
+    if (current_step_ < first_step_ || StepComplete(current_step_)) return 0;
+    return std::min({due, next_regrant_ns_, next_late_check_ns_});
+  }
+  due = std::min(due, next_broadcast_ns_);
+  const bool forwarding = !session_.step.lockstep || current_step_ == 0;
+  if (forwarding && first_change_ns_ >= 0) {
+    const int64_t forward_due = std::max(first_change_ns_ + SecondsToNs(session_.server.max_forward_delay_ms / 1e3),
+                                         last_forward_ns_ + SecondsToNs(session_.server.min_forward_interval_ms / 1e3));
+    due = std::min(due, forward_due);
+  }
+  return due;
+}
+
+// ---- broadcasts ---------------------------------------------------------------------------------
+
+protocol::WorldState WorldCore::Keyframe(int64_t now) const {
+  protocol::WorldState w;
+  w.sequence = world_sequence_;
+  w.server_time_ns = now;
+  w.sim_time_ns = SimTimeAt(now);
+  w.phase = phase_;
+  w.keyframe = true;
+  w.entities.reserve(entities_.size());
+  for (const auto& [id, e] : entities_) w.entities.push_back(e.state);
+  for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
+  return w;
+}
+
+protocol::WorldState WorldCore::Delta(int64_t now) const {
+  protocol::WorldState w;
+  w.sequence = world_sequence_;
+  w.server_time_ns = now;
+  w.sim_time_ns = SimTimeAt(now);
+  w.phase = phase_;
+  w.keyframe = false;
+  w.entities.reserve(changed_.size());
+  for (uint64_t id : changed_) w.entities.push_back(entities_.at(id).state);
+  w.removed_entities = removed_;
+  // The node table rides on keyframes only (status changes slowly); deltas stay small.
+  return w;
+}
+
+void WorldCore::ClearChanges() {
+  changed_.clear();
+  removed_.clear();
+  first_change_ns_ = -1;
+}
+
+void WorldCore::Broadcast(protocol::WorldState w, int64_t now) {
+  w.sequence = ++world_sequence_;
+  w.server_time_ns = now;
+  ++counters_.world_states_sent;
+  for (auto& s : systems_) s.system->PostBroadcast(w, now);
+  outgoing_.push_back(Outgoing{Outgoing::Target::kBroadcast, {}, std::move(w)});
+}
+
+void WorldCore::BroadcastRealTime(int64_t now, bool periodic) {
+  if (periodic && now >= next_keyframe_ns_) {
+    // Keyframe: the full set; receivers drop what it does not list.
+    next_keyframe_ns_ = now + SecondsToNs(session_.server.keyframe_interval_s);
+    Broadcast(Keyframe(now), now);
+  } else {
+    Broadcast(Delta(now), now);
+  }
+  ClearChanges();
+}
+
+void WorldCore::PollRealTime(int64_t now) {
+  const int64_t forward_due = std::max(first_change_ns_ + SecondsToNs(session_.server.max_forward_delay_ms / 1e3),
+                                       last_forward_ns_ + SecondsToNs(session_.server.min_forward_interval_ms / 1e3));
+  if (now >= next_broadcast_ns_) {
+    BroadcastRealTime(now, true);
+    // Keep the schedule; after a stall, skip missed slots instead of bursting.
+    const int64_t period = static_cast<int64_t>(1e9 / session_.server.broadcast_hz);
+    next_broadcast_ns_ += period;
+    if (next_broadcast_ns_ < now) next_broadcast_ns_ = now + period;
+  } else if (first_change_ns_ >= 0 && now >= forward_due) {
+    // Forward merged updates now instead of holding them for the next periodic broadcast.
+    BroadcastRealTime(now, false);
+    last_forward_ns_ = now;
+  }
+}
+
+// ---- lock-step ----------------------------------------------------------------------------------
+
+int64_t WorldCore::StepSimNs(uint64_t step) const {
+  assert(step >= 1);
+  return step_t0_ns_ + static_cast<int64_t>(step - 1) * StepNs();
+}
+
+bool WorldCore::StepComplete(uint64_t step) const {
+  for (const auto& [id, n] : nodes_) {
+    const bool required = n.lockstep_member && !n.info.lost && !n.dropped && n.required_from_step <= step;
+    if (required && n.step_done < step) return false;
+  }
+  return true;
+}
+
+std::vector<NodeRecord*> WorldCore::LateMembers() {
+  std::vector<NodeRecord*> late;
+  for (auto& [id, n] : nodes_) {
+    const bool required = n.lockstep_member && !n.info.lost && !n.dropped && n.required_from_step <= current_step_;
+    if (required && n.step_done < current_step_) late.push_back(&n);
+  }
+  return late;
+}
+
+void WorldCore::Grant(uint64_t step, int64_t now) {
+  current_step_ = step;
+  ++steps_granted_;
+  const int64_t t = StepSimNs(step);
+  // Sim time stands at t_k until the next grant.
+  anchor_ = session::SessionAnchor{SessionPhase::kPaused, t, now};
+  // The world every node computes step k from; kept to re-send while the step is outstanding, so that a
+  // late receiver sees exactly what the others saw.
+  grant_ = Keyframe(now);
+  grant_.step = step;
+  grant_.sim_time_ns = t;
+  grant_.phase = SessionPhase::kRunning;
+  // A keyframe every keyframe_interval_s of sim time; a delta of every change since the last grant otherwise.
+  if (t >= next_keyframe_sim_ns_) {
+    next_keyframe_sim_ns_ = t + SecondsToNs(session_.server.keyframe_interval_s);
+    Broadcast(grant_, now);
+  } else {
+    protocol::WorldState delta = Delta(now);
+    delta.step = step;
+    delta.sim_time_ns = t;
+    delta.phase = SessionPhase::kRunning;
+    Broadcast(std::move(delta), now);
+  }
+  ClearChanges();
+  grant_ref_ns_ = now;
+  next_regrant_ns_ = now + kRegrantPeriodNs;
+  next_late_check_ns_ = now + SecondsToNs(session_.step.deadline_s);
+}
+
+void WorldCore::FinishAtEnd(int64_t now) {
+  phase_ = SessionPhase::kStopped;
+  anchor_ = session::SessionAnchor{SessionPhase::kStopped, anchor_.sim_ns, now};
+  finished_ = true;
+  log_->info("lock-step: session reached its end ({:.3f} s) at sim time {:.3f} s after {} steps", session_.step.end_s,
+             NsToS(anchor_.sim_ns), steps_granted_);
+  Emit(SessionEvent{SessionEvent::Kind::kStopped, anchor_.sim_ns, now, current_step_});
+  // The final world, so that every receiver sees the session stop with the last step's results.
+  Broadcast(Keyframe(now), now);
+  ClearChanges();
+}
+
+void WorldCore::PollLockstep(int64_t now) {
+  if (phase_ != SessionPhase::kRunning) {
+    // Before the first grant the world is shared as in real time (start poses, node table).
+    if (current_step_ == 0) {
+      PollRealTime(now);
+      return;
+    }
+    // Paused or stopped between steps: the phase goes out at broadcast_hz; the world of the newest grant
+    // as a keyframe at keyframe_interval_s. Changes wait for the next grant.
+    if (now < next_broadcast_ns_) return;
+    protocol::WorldState w;
+    if (now >= next_keyframe_ns_) {
+      next_keyframe_ns_ = now + SecondsToNs(session_.server.keyframe_interval_s);
+      w = grant_;
+      w.nodes.clear();
+      for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
+    } else {
+      w.keyframe = false;
+    }
+    w.phase = phase_;
+    w.sim_time_ns = SimTimeAt(now);
+    w.step = 0;
+    Broadcast(std::move(w), now);
+    const int64_t period = static_cast<int64_t>(1e9 / session_.server.broadcast_hz);
+    next_broadcast_ns_ += period;
+    if (next_broadcast_ns_ < now) next_broadcast_ns_ = now + period;
+    return;
+  }
+
+  // Running: the first grant, or the next one once every required member finished the current step.
+  const int64_t end_ns = SecondsToNs(session_.step.end_s);
+  uint64_t next = 0;
+  if (current_step_ < first_step_) {
+    next = first_step_;
+  } else if (StepComplete(current_step_)) {
+    Emit(SessionEvent{SessionEvent::Kind::kStepEnd, StepSimNs(current_step_), now, current_step_});
+    next = current_step_ + 1;
+  }
+  if (next != 0) {
+    if (end_ns > 0 && StepSimNs(next) > end_ns) FinishAtEnd(now);
+    else Grant(next, now);
+    return;
+  }
+
+  // Waiting: name the late members once per deadline period, drop them if the policy says so.
+  if (now >= next_late_check_ns_) {
+    const double waited_s = NsToS(now - grant_ref_ns_);
+    bool dropped = false;
+    for (NodeRecord* n : LateMembers()) {
+      log_->warn("lock-step: node '{}' has not finished step {} after {:.1f} s", n->info.name, current_step_, waited_s);
+      if (!session_.step.drop_late) continue;
+      n->dropped = true;
+      dropped = true;
+      log_->warn("lock-step: dropped node '{}' from the member set (late_policy drop)", n->info.name);
+      Emit(NodeEvent{NodeEvent::Kind::kDropped, n->info.node_id, n->info.name, now});
+    }
+    next_late_check_ns_ = now + SecondsToNs(session_.step.deadline_s);
+    if (dropped) {
+      PollLockstep(now);  // the step may be complete now
+      return;
+    }
+  }
+  // Re-send the outstanding grant: a grant lost on the PUB socket must not hang the session.
+  if (now >= next_regrant_ns_) {
+    protocol::WorldState w = grant_;
+    w.nodes.clear();
+    for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
+    Broadcast(std::move(w), now);
+    next_regrant_ns_ = now + kRegrantPeriodNs;
+  }
+}
+
+// ---- status -------------------------------------------------------------------------------------
+
+std::vector<std::string> WorldCore::StatusLines(int64_t now) const {
+  std::vector<std::string> lines;
+  std::ostringstream os;
+  os << "session '" << session_.name << "' " << protocol::PhaseName(phase_) << ", sim " << NsToS(SimTimeAt(now))
+     << " s, " << nodes_.size() << " node(s), " << entities_.size() << " entities, bad input "
+     << counters_.decode_errors + counters_.version_refused + counters_.foreign_entity;
+  if (session_.step.lockstep) os << ", lock-step step " << current_step_ << " (" << steps_granted_ << " granted)";
+  lines.push_back(os.str());
+  if (nodes_.empty()) return lines;
+  lines.push_back(fmt::format("  {:>3} {:<14} {:<9} {:<16} {:>10} {:>8} {:>8} {:>6} {:>7} {}", "id", "node", "role",
+                              "host", "offset us", "rtt us", "upd/s", "loss", "seen s", "state"));
+  for (const auto& [id, n] : nodes_) {
+    std::string state = n.info.lost ? "LOST" : "ok";
+    if (session_.step.lockstep && n.lockstep_member)
+      state += n.dropped ? " dropped" : fmt::format(" step {}", n.step_done);
+    lines.push_back(fmt::format("  {:>3} {:<14} {:<9} {:<16} {:>10} {:>8.1f} {:>8.1f} {:>5.1f}% {:>7.2f} {}", id,
+                                n.info.name, protocol::RoleName(n.info.role), n.info.host,
+                                FormatUs(n.info.clock_offset_ns), static_cast<double>(n.info.rtt_ns) / 1e3,
+                                n.info.update_rate_hz, 100.0 * n.info.loss_fraction, NsToS(now - n.info.last_seen_ns),
+                                state));
+  }
+  return lines;
+}
+
+}  // namespace platoon::server
