@@ -123,15 +123,23 @@ int main(int argc, char** argv) {
                "  platoon run configs/demo.toml                 server and every node on this machine\n"
                "  platoon run lab.toml --only server            on the server PC of a LAN lab\n"
                "  platoon run lab.toml --only seat1,seat2       on a driver PC of the same lab\n"
+               "  platoon run configs/demo.toml --lockstep --duration 60\n"
+               "                                                60 s of sim time in lock-step, as fast as the nodes go\n"
                "  platoon check lab.toml                        validate a session file"};
   app.require_subcommand(1);
   std::string session_path, only, server_host, bin_dir;
   double duration_s = 0;
+  bool lockstep = false;
   auto* run = app.add_subcommand("run", "Start the session's processes here, with prefixed logs; Ctrl-C stops them all");
   run->add_option("session", session_path, "Session file (TOML)")->required()->check(CLI::ExistingFile);
   run->add_option("--only", only, "Comma-separated names to start here (\"server\" is the sync server)");
   run->add_option("--server", server_host, "Server address for the nodes (overrides [session] server_host)");
-  run->add_option("--duration", duration_s, "Stop everything after this many seconds (0: until Ctrl-C)");
+  run->add_option("--duration", duration_s,
+                  "Stop everything after this many seconds (0: until Ctrl-C); in lock-step, seconds of sim time")
+      ->check(CLI::Range(0.0, 1e7));
+  run->add_flag("--lockstep", lockstep,
+                "Lock-step: the server grants each step once every node finished the previous one, so the session "
+                "runs as fast as its slowest node (same as [session] mode = \"lockstep\")");
   run->add_option("--bin-dir", bin_dir, "Where platoon-server and platoon-node are (default: next to platoon)");
   auto* check = app.add_subcommand("check", "Validate a session file and print what it would start");
   check->add_option("session", session_path, "Session file (TOML)")->required()->check(CLI::ExistingFile);
@@ -145,6 +153,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (check->parsed()) return Check(session);
+  if (lockstep) session.step.lockstep = true;
 
   // Which processes run here.
   const auto wanted = SplitCommas(only);
@@ -177,7 +186,11 @@ int main(int argc, char** argv) {
   std::vector<Proc> procs;
   try {
     if (selected("server")) {
-      procs.push_back({"server", platoon::process::Child::Spawn({server_bin, "--config", session_path})});
+      std::vector<std::string> args = {server_bin, "--config", session_path};
+      if (lockstep) args.push_back("--lockstep");
+      // In lock-step the server ends the session at a sim time; the launcher then stops the nodes.
+      if (session.step.lockstep && duration_s > 0) args.insert(args.end(), {"--end", std::to_string(duration_s)});
+      procs.push_back({"server", platoon::process::Child::Spawn(args)});
       // Handshake: nodes start once the server listens (they would retry anyway, but logs read better).
       auto& server = procs.back().child;
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -209,7 +222,8 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "platoon: started %zu process(es) of session '%s'; Ctrl-C stops them all\n", procs.size(),
                session.name.c_str());
 
-  const auto end = duration_s > 0 ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::milliseconds>(
+  const bool sim_duration = session.step.lockstep && duration_s > 0 && selected("server");
+  const auto end = duration_s > 0 && !sim_duration ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::milliseconds>(
                                                                           std::chrono::duration<double>(duration_s))
                                   : std::chrono::steady_clock::time_point::max();
   while (true) {
@@ -225,6 +239,10 @@ int main(int argc, char** argv) {
     for (auto& p : procs) {
       if (auto st = p.child.TryWait()) {
         PumpOutput(procs, width, std::chrono::milliseconds(0));
+        if (sim_duration && p.name == "server" && *st == 0) {
+          std::fprintf(stderr, "platoon: the session reached its end: stopping all processes\n");
+          return StopAll(procs, width) == 0 ? 0 : 1;
+        }
         std::fprintf(stderr, "platoon: required process '%s' exited with status %d; stopping the session\n",
                      p.name.c_str(), *st);
         StopAll(procs, width);

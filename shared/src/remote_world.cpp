@@ -69,4 +69,11 @@ std::vector<protocol::EntityState> RemoteWorld::Displayed(int64_t sim_ns) const 
   return out;
 }
 
+std::vector<protocol::EntityState> RemoteWorld::Received() const {
+  std::vector<protocol::EntityState> out;
+  out.reserve(entries_.size());
+  for (const auto& [id, e] : entries_) out.push_back(e.state);
+  return out;
+}
+
 }  // namespace platoon

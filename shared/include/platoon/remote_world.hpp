@@ -40,6 +40,9 @@ class RemoteWorld {
   /// Every entity as received, with its displayed (dead-reckoned, blended) pose at `sim_ns`.
   std::vector<std::pair<protocol::EntityState, Pose>> WithDisplayedPose(int64_t sim_ns) const;
 
+  /// Every entity as last received (not dead-reckoned), sorted by id.
+  std::vector<protocol::EntityState> Received() const;
+
   /// Sequence number of the newest world state applied.
   uint64_t LastSequence() const { return last_sequence_; }
   /// Number of entities held.

@@ -3,19 +3,28 @@
 /// heartbeat, follows the world state (snapshot + deltas, dead-reckoned), publishes the node's own
 /// entities through DIS-style send policies, and runs the role's modules on the session sim clock.
 ///
+/// The session logic is session::SessionClient's (shared with the viewer and every other client); this
+/// class is its shell: the socket loop (session::ClientLink), the module thread and the clock monitor.
+/// In lock-step sessions the module thread steps once per grant and acknowledges each step.
+///
 /// Threads: the network loop (Run's caller), the module scheduler, and the clock monitor.
 
 #include "platoon/clock/oscillator.hpp"
 #include "platoon/clock/slewed_clock.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/dead_reckoning.hpp"
+#include "platoon/node/module.hpp"
+#include "platoon/session/session_client.hpp"
+#include "platoon/transport/channel.hpp"
 
 #include <spdlog/logger.h>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace platoon::node {
 
@@ -47,13 +56,22 @@ class NodeRuntime {
   int Run(const std::atomic<bool>& stop);
 
   /// The synced clock.
-  const clock::SlewedClock& Clock() const { return clock_; }
+  const clock::SlewedClock& Clock() const;
 
  private:
+  int MakeModules();
+  std::vector<protocol::DataEndpoint> BindData(transport::Channel& pub);
+  void LogStatus(const class ClockMonitor& monitor);
+  void PrintSummary(const class ClockMonitor& monitor, uint64_t states_sent, uint64_t entities_sent,
+                    std::vector<protocol::EntityState> owned);
+
   NodeOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   const clock::Oscillator& local_;
-  clock::SlewedClock clock_;
+  std::mutex mutex_;                  // guards client_ between the network and module threads
+  session::SessionClient client_;
+  std::vector<std::unique_ptr<Module>> modules_;
+  int64_t next_status_ns_ = 0;
 };
 
 /// Whether this version implements a role's modules; false with a message otherwise.

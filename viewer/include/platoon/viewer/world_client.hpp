@@ -1,15 +1,18 @@
 #pragma once
-/// The viewer's link to the sync server (seed 004 §5.11), using shared/ only: it joins as an observer,
-/// keeps a synced clock (four-timestamp exchanges, SlewedClock), follows the world broadcasts with a SUB
-/// socket, asks for a snapshot (StatusRequest) at join and after a gap, sends heartbeats, and forwards
-/// session commands. All of it runs on its own network thread; the render thread only takes copies
-/// (Snapshot) and queues commands (SendControl), each under a mutex held for a copy, never for I/O.
+/// The viewer's link to the sync server (seed 004 §5.11): the shared session client core
+/// (session::SessionClient: join, synced clock, snapshot + deltas, heartbeats, session commands) in its
+/// socket loop (session::ClientLink), plus the sensor data streams the viewer draws. All of it runs on
+/// its own network thread; the render thread only takes copies (Snapshot) and queues commands
+/// (SendControl), each under a mutex held for a copy, never for I/O.
 
 #include "platoon/clock/oscillator.hpp"
 #include "platoon/clock/slewed_clock.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/remote_world.hpp"
+#include "platoon/session/session_client.hpp"
+#include "platoon/session/stream_connector.hpp"
+#include "platoon/transport/channel.hpp"
 
 #include <spdlog/logger.h>
 
@@ -98,20 +101,19 @@ class WorldClient {
 
  private:
   void Run();
-  int64_t SimAtLocked(int64_t ref_ns) const;
+  void DrainData(transport::Channel& data);
+  void ResolveStreams(session::StreamConnector& connector);
 
   WorldClientDef def_;
   std::shared_ptr<spdlog::logger> log_;
   clock::MonotonicOscillator local_;
-  clock::SlewedClock clock_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 
   mutable std::mutex mutex_;  // guards everything below
-  WorldSnapshot shared_;
-  int64_t anchor_sim_ns_ = 0, anchor_ref_ns_ = 0;
-  std::deque<protocol::SessionControl> commands_;
-  uint64_t nodes_version_ = 0;                   // bumped when shared_.nodes changes
+  session::SessionClient client_;
+  WorldSnapshot data_;        // sensor streams and data only; the rest comes from client_
+  uint64_t nodes_seen_ = ~0ull;                    // client_.NodesVersion() the streams were resolved for
   std::map<std::string, int64_t> stream_last_ns_;  // local time of each stream's newest message
 };
 

@@ -1,0 +1,47 @@
+#pragma once
+/// The one socket loop around a SessionClient, shared by platoon-node, platoon-viewer and every other
+/// client: four ZeroMQ sockets (control DEALER, time DEALER, world SUB, state PUSH) that follow the
+/// ports the server announces, one wait over them and the caller's extra sockets, and the hand-over of
+/// what arrived and what to send. The core does the thinking; this does the I/O.
+
+#include "platoon/session/session_client.hpp"
+#include "platoon/transport/channel.hpp"
+#include "platoon/transport/fault_injector.hpp"
+
+#include <functional>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace platoon::session {
+
+/// Sockets of one session client.
+class ClientLink {
+ public:
+  /// Connects the control socket to `server_host`:`control_port`; the others follow the Welcome.
+  ClientLink(zmq::context_t& context, std::string server_host, uint16_t control_port, const transport::FaultDef& faults);
+
+  /// One turn: waits at most `max_wait_ns` (less when the client has timed work due) for input on the
+  /// session sockets or `extra`, hands what arrived to `client` (time replies stamped first), calls
+  /// `drain_extra` for the caller's sockets, polls the client and sends what it queued. Every call
+  /// into `client` holds `lock`.
+  void Turn(SessionClient& client, std::mutex& lock, std::span<transport::Channel* const> extra, int64_t max_wait_ns,
+            const std::function<void()>& drain_extra = {});
+
+  /// Sends what the client queued (e.g. a Leave) and waits up to `linger_ms` for it to leave.
+  void Flush(SessionClient& client, std::mutex& lock, int linger_ms = 200);
+
+  /// "tcp://host:port" of the server's control socket.
+  const std::string& ControlEndpoint() const { return control_endpoint_; }
+
+ private:
+  void Follow(const ServerPorts& ports);
+  void Send(std::vector<Outgoing> out);
+
+  std::string host_, control_endpoint_;
+  transport::Channel control_, time_, world_, state_;
+  ServerPorts connected_;
+};
+
+}  // namespace platoon::session
