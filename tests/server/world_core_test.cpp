@@ -1,0 +1,537 @@
+// The server's world rules, without sockets: messages in, fake reference times (plain int64 ns), what to
+// send out.
+#include "platoon/server/world_core.hpp"
+
+#include <doctest/doctest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace {
+
+using namespace platoon;
+using protocol::SessionPhase;
+using server::WorldCore;
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kS = 1'000'000'000;
+// Reference times start well above 0, as CLOCK_MONOTONIC does.
+constexpr int64_t kT0 = 1000 * kS;
+
+protocol::Decoded Ok(protocol::Message m) {
+  protocol::Decoded d;
+  d.message = std::move(m);
+  d.peer_version = protocol::kProtocolVersion;
+  return d;
+}
+
+protocol::EntityState Entity(uint64_t id, int64_t stamp_ns, double x_m, double vx_mps = 0) {
+  protocol::EntityState e;
+  e.id = id;
+  e.kind = protocol::EntityKind::kCar;
+  e.kinematics.stamp_ns = stamp_ns;
+  e.kinematics.pose.position_m = Vec3(x_m, 0, 0);
+  e.kinematics.velocity_mps = Vec3(vx_mps, 0, 0);
+  return e;
+}
+
+config::SessionDef RealTimeDef() {
+  config::SessionDef s;
+  s.name = "core-test";
+  s.server.broadcast_hz = 10;          // 100 ms period
+  s.server.keyframe_interval_s = 1.0;
+  s.server.lost_timeout_s = 1.0;
+  s.server.stale_grace_s = 2.0;
+  s.server.max_forward_delay_ms = 0;
+  return s;
+}
+
+config::SessionDef LockstepDef() {
+  config::SessionDef s = RealTimeDef();
+  s.step.lockstep = true;
+  s.step.step_hz = 100;                // 10 ms steps
+  s.step.deadline_s = 1.0;
+  s.server.lost_timeout_s = 30.0;      // deadlines, not loss, in the lock-step tests
+  return s;
+}
+
+/// A core with a log captured as text.
+struct Harness {
+  std::ostringstream log_text;
+  std::shared_ptr<spdlog::logger> log;
+  WorldCore core;
+
+  explicit Harness(const config::SessionDef& def)
+      : log(std::make_shared<spdlog::logger>("core-test", std::make_shared<spdlog::sinks::ostream_sink_st>(log_text))),
+        core(def, log) {
+    log->set_level(spdlog::level::info);
+  }
+
+  /// Joins `name` from peer "peer-<name>"; returns the node id of the Welcome.
+  uint32_t Join(const std::string& name, int64_t now, bool lockstep_member = false) {
+    protocol::Join j;
+    j.name = name;
+    j.role = protocol::Role::kTraffic;
+    j.host = "test";
+    j.lockstep_member = lockstep_member;
+    core.OnControl("peer-" + name, "127.0.0.1", Ok(j), now);
+    for (auto& out : core.TakeOutgoing())
+      if (const auto* w = std::get_if<protocol::Welcome>(&out.message)) return w->node_id;
+    FAIL("no welcome for " << name);
+    return 0;
+  }
+
+  void State(uint32_t node, std::vector<protocol::EntityState> entities, int64_t now, uint64_t step_done = 0) {
+    protocol::NodeState ns;
+    ns.node_id = node;
+    ns.sequence = ++sequence;
+    ns.entities = std::move(entities);
+    ns.step_done = step_done;
+    core.Merge(ns, now);
+  }
+
+  void Start(int64_t at, int64_t now, int64_t sim_t0 = 0) {
+    core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, at, sim_t0}, now);
+  }
+
+  /// The world states queued for broadcast since the last call.
+  std::vector<protocol::WorldState> Broadcasts() {
+    std::vector<protocol::WorldState> out;
+    for (auto& o : core.TakeOutgoing())
+      if (o.target == server::Outgoing::Target::kBroadcast) out.push_back(std::get<protocol::WorldState>(o.message));
+    return out;
+  }
+
+  /// Grants (world states with a step) queued since the last call.
+  std::vector<protocol::WorldState> Grants() {
+    auto all = Broadcasts();
+    std::erase_if(all, [](const auto& w) { return w.step == 0; });
+    return all;
+  }
+
+  uint64_t sequence = 0;
+};
+
+std::vector<uint64_t> Ids(const std::vector<protocol::EntityState>& es) {
+  std::vector<uint64_t> ids;
+  for (const auto& e : es) ids.push_back(e.id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("world core: a node cannot update another node's entity; the refusal is counted") {
+  Harness h(RealTimeDef());
+  const uint32_t a = h.Join("a", kT0);
+  const uint32_t b = h.Join("b", kT0);
+  h.State(a, {Entity(1, 10, 5.0)}, kT0);
+  h.State(b, {Entity(1, 20, 99.0)}, kT0 + kMs);
+
+  CHECK(h.core.Counters().foreign_entity == 1);
+  const auto& merged = h.core.Entities().at(1).state;
+  CHECK(merged.owner_node == a);
+  CHECK(merged.kinematics.pose.position_m.x() == 5.0);
+  CHECK(merged.kinematics.stamp_ns == 10);
+}
+
+TEST_CASE("world core: the newest stamp wins; older and duplicate stamps are refused and counted") {
+  Harness h(RealTimeDef());
+  const uint32_t a = h.Join("a", kT0);
+  h.State(a, {Entity(1, 100, 1.0)}, kT0);
+  h.State(a, {Entity(1, 50, 2.0)}, kT0 + 1);   // older
+  h.State(a, {Entity(1, 100, 3.0)}, kT0 + 2);  // duplicate stamp
+  CHECK(h.core.Counters().stale_update == 2);
+  CHECK(h.core.Entities().at(1).state.kinematics.pose.position_m.x() == 1.0);
+
+  h.State(a, {Entity(1, 150, 4.0)}, kT0 + 3);
+  CHECK(h.core.Counters().stale_update == 2);
+  CHECK(h.core.Entities().at(1).state.kinematics.pose.position_m.x() == 4.0);
+}
+
+TEST_CASE("world core: a lost node's entities go stale, then freeze at the extrapolated pose with zero velocity") {
+  Harness h(RealTimeDef());
+  h.Start(kT0, kT0);
+  h.core.Poll(kT0);
+  REQUIRE(h.core.Phase() == SessionPhase::kRunning);
+  const uint32_t a = h.Join("a", kT0);
+  h.State(a, {Entity(1, 0, 0.0, 10.0)}, kT0);  // 10 m/s along x at sim 0
+
+  // Silent for just under the timeout: alive. Just over: lost, stale, still moving.
+  h.core.Expire(kT0 + kS);
+  CHECK_FALSE(h.core.Nodes().at(a).info.lost);
+  h.core.Expire(kT0 + kS + 1);
+  CHECK(h.core.Nodes().at(a).info.lost);
+  CHECK(h.core.Entities().at(1).state.stale);
+  CHECK_FALSE(h.core.Entities().at(1).frozen);
+  CHECK(h.core.Entities().at(1).state.kinematics.velocity_mps.x() == 10.0);
+
+  // The grace (2 s) runs out: held at the pose it had dead-reckoned to (sim 3 s: x = 30 m), standing still.
+  h.core.Expire(kT0 + 3 * kS);
+  CHECK_FALSE(h.core.Entities().at(1).frozen);
+  h.core.Expire(kT0 + 3 * kS + 1);
+  const auto& e = h.core.Entities().at(1);
+  CHECK(e.frozen);
+  CHECK(e.state.kinematics.velocity_mps.norm() == 0.0);
+  CHECK(e.state.kinematics.pose.position_m.x() == doctest::Approx(30.0).epsilon(0.01));
+  CHECK(e.state.kinematics.stamp_ns == 3 * kS + 1);
+  CHECK(e.state.stale);
+}
+
+TEST_CASE("world core: with stale_remove a lost node's entities are removed after the grace and listed as removed") {
+  auto def = RealTimeDef();
+  def.server.stale_remove = true;
+  Harness h(def);
+  h.core.Poll(kT0);
+  h.Broadcasts();
+  const uint32_t a = h.Join("a", kT0);
+  h.State(a, {Entity(1, 0, 0.0), Entity(2, 0, 1.0)}, kT0);
+  h.core.Expire(kT0 + 2 * kS);   // lost
+  CHECK(h.core.Entities().size() == 2);
+  h.core.Expire(kT0 + 4 * kS);   // grace over
+  CHECK(h.core.Entities().empty());
+  h.core.Poll(kT0 + 4 * kS);
+  const auto sent = h.Broadcasts();
+  REQUIRE(sent.size() == 1);
+  // A keyframe here (1 s since the last): it lists no entities, so receivers drop them.
+  CHECK(sent[0].entities.empty());
+}
+
+TEST_CASE("world core: a delta carries only changed and removed entities; a keyframe the full set and the node table") {
+  Harness h(RealTimeDef());
+  h.core.Poll(kT0);  // first broadcast: keyframe
+  const auto first = h.Broadcasts();
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].keyframe);
+
+  const uint32_t a = h.Join("a", kT0);
+  const uint32_t b = h.Join("b", kT0);
+  h.State(a, {Entity(1, 10, 0.0), Entity(2, 10, 0.0)}, kT0 + 1);
+  h.State(b, {Entity(3, 10, 0.0)}, kT0 + 1);
+  h.core.Poll(kT0 + 2);  // forward delay 0: a delta of what arrived
+  auto sent = h.Broadcasts();
+  REQUIRE(sent.size() == 1);
+  CHECK_FALSE(sent[0].keyframe);
+  CHECK(Ids(sent[0].entities) == std::vector<uint64_t>{1, 2, 3});
+  CHECK(sent[0].nodes.empty());
+
+  // One update and one departure: the delta names exactly those.
+  h.State(a, {Entity(2, 20, 1.0)}, kT0 + 10 * kMs);
+  h.core.OnControl("peer-b", "127.0.0.1", Ok(protocol::Leave{b, "done"}), kT0 + 10 * kMs);
+  h.core.TakeOutgoing();
+  h.core.Poll(kT0 + 11 * kMs);
+  sent = h.Broadcasts();
+  REQUIRE(sent.size() == 1);
+  CHECK_FALSE(sent[0].keyframe);
+  CHECK(Ids(sent[0].entities) == std::vector<uint64_t>{2});
+  CHECK(sent[0].removed_entities == std::vector<uint64_t>{3});
+
+  // Nothing changed: no forwarding; the next periodic slot after 1 s is a keyframe with everything.
+  h.core.Poll(kT0 + 50 * kMs);
+  CHECK(h.Broadcasts().empty());
+  h.core.Poll(kT0 + kS);
+  sent = h.Broadcasts();
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].keyframe);
+  CHECK(Ids(sent[0].entities) == std::vector<uint64_t>{1, 2});
+  REQUIRE(sent[0].nodes.size() == 1);
+  CHECK(sent[0].nodes[0].name == "a");
+  CHECK(sent[0].sequence > first[0].sequence);
+}
+
+TEST_CASE("world core: sim time stands while paused, advances after resume and stands after stop") {
+  using Command = protocol::SessionControl::Command;
+  Harness h(RealTimeDef());
+  h.Start(kT0 + kS, kT0, 5 * kS);  // sim 5 s begins 1 s from now
+  CHECK(h.core.Phase() == SessionPhase::kStarting);
+  CHECK(h.core.SimTimeAt(kT0) == 4 * kS);  // counts up to T0
+  h.core.Poll(kT0 + kS);
+  CHECK(h.core.Phase() == SessionPhase::kRunning);
+  CHECK(h.core.SimTimeAt(kT0 + 3 * kS) == 7 * kS);
+
+  h.core.Control({Command::kPause, 0, 0}, kT0 + 3 * kS);
+  CHECK(h.core.Phase() == SessionPhase::kPaused);
+  CHECK(h.core.SimTimeAt(kT0 + 10 * kS) == 7 * kS);
+
+  h.core.Control({Command::kResume, 0, 0}, kT0 + 10 * kS);
+  CHECK(h.core.SimTimeAt(kT0 + 12 * kS) == 9 * kS);
+
+  h.core.Control({Command::kStop, 0, 0}, kT0 + 12 * kS);
+  CHECK(h.core.Phase() == SessionPhase::kStopped);
+  CHECK(h.core.SimTimeAt(kT0 + 20 * kS) == 9 * kS);
+  CHECK_FALSE(h.core.Finished());  // a stop command does not end the server
+}
+
+TEST_CASE("world core: a node that rejoins under its name keeps its id and its entities") {
+  Harness h(RealTimeDef());
+  const uint32_t a = h.Join("a", kT0);
+  h.Join("b", kT0);
+  h.State(a, {Entity(7, 10, 1.0)}, kT0);
+  h.core.Expire(kT0 + 2 * kS);
+  REQUIRE(h.core.Entities().at(7).state.stale);
+
+  const uint32_t again = h.Join("a", kT0 + 2 * kS + 1);
+  CHECK(again == a);
+  CHECK(h.core.Nodes().size() == 2);
+  CHECK_FALSE(h.core.Nodes().at(a).info.lost);
+  CHECK_FALSE(h.core.Entities().at(7).state.stale);
+  // And it may update them again.
+  h.State(a, {Entity(7, 20, 2.0)}, kT0 + 3 * kS);
+  CHECK(h.core.Entities().at(7).state.kinematics.pose.position_m.x() == 2.0);
+  CHECK(h.core.Counters().foreign_entity == 0);
+}
+
+TEST_CASE("world core: systems run in priority order and see joins, accepted updates and broadcasts") {
+  struct Probe : server::WorldSystem {
+    Probe(std::vector<std::string>& trace, std::string name) : trace_(trace), name_(std::move(name)) {}
+    void OnNodeEvent(const server::NodeEvent& e) override {
+      trace_.push_back(name_ + ":" + server::NodeEventName(e.kind) + ":" + e.name);
+    }
+    void OnUpdateAccepted(const protocol::EntityState& e, const server::NodeRecord& owner, int64_t) override {
+      trace_.push_back(name_ + ":update:" + std::to_string(e.id) + ":" + owner.info.name);
+    }
+    void PostBroadcast(const protocol::WorldState&, int64_t) override { ++broadcasts; }
+    std::vector<std::string>& trace_;
+    std::string name_;
+    int broadcasts = 0;
+  };
+  struct Bouncer : server::WorldSystem {
+    std::string PreJoin(const protocol::Join& j, const std::string&) override {
+      return j.name == "intruder" ? "not on the list" : "";
+    }
+  };
+  std::vector<std::string> trace;
+  Harness h(RealTimeDef());
+  auto recorder = std::make_shared<Probe>(trace, "recorder");
+  h.core.AddSystem(recorder, server::system_priority::kRecorder);
+  h.core.AddSystem(std::make_shared<Probe>(trace, "policy"), server::system_priority::kPolicy);
+  h.core.AddSystem(std::make_shared<Bouncer>(), server::system_priority::kPolicy);
+
+  const uint32_t a = h.Join("a", kT0);
+  h.State(a, {Entity(1, 10, 0.0)}, kT0);
+  h.State(a, {Entity(1, 5, 0.0)}, kT0);  // refused: no hook call
+  h.core.OnControl("peer-x", "10.0.0.9", Ok(protocol::Join{.name = "intruder"}), kT0);
+  const auto out = h.core.TakeOutgoing();
+  REQUIRE(out.size() == 1);
+  CHECK(std::holds_alternative<protocol::Refuse>(out[0].message));
+  CHECK(h.core.Counters().join_refused == 1);
+  CHECK(h.core.Nodes().size() == 1);
+  h.core.Poll(kT0);
+
+  CHECK(trace == std::vector<std::string>{"policy:joined:a", "recorder:joined:a", "policy:update:1:a",
+                                          "recorder:update:1:a"});
+  CHECK(recorder->broadcasts == 1);
+}
+
+// ---- lock-step ------------------------------------------------------------------------------------
+
+TEST_CASE("world core: lock-step grants step k+1 only after every member acknowledged step k") {
+  Harness h(LockstepDef());
+  const uint32_t a = h.Join("a", kT0, true);
+  const uint32_t b = h.Join("b", kT0, true);
+  h.Start(kT0, kT0);
+  h.core.Poll(kT0);
+
+  // Running: the first grant is step 1 at sim T0 = 0, a keyframe, phase running.
+  auto grants = h.Grants();
+  REQUIRE(grants.size() == 1);
+  CHECK(grants[0].step == 1);
+  CHECK(grants[0].sim_time_ns == 0);
+  CHECK(grants[0].keyframe);
+  CHECK(grants[0].phase == SessionPhase::kRunning);
+  CHECK(h.core.StepsGranted() == 1);
+
+  // a finishes step 1 (entities and ack in one state); b has not: no grant, sim time stands at t_1.
+  h.State(a, {Entity(1, 0, 0.0)}, kT0 + kMs, 1);
+  h.core.Poll(kT0 + kMs);
+  CHECK(h.Grants().empty());
+  CHECK(h.core.SimTimeAt(kT0 + 100 * kMs) == 0);
+  CHECK(h.core.NextDueNs() > kT0 + kMs);
+
+  // b finishes: grant 2 at t_2 = 10 ms, a delta carrying both nodes' step-1 results.
+  h.State(b, {Entity(2, 0, 5.0)}, kT0 + 2 * kMs);
+  h.State(b, {}, kT0 + 2 * kMs, 1);
+  CHECK(h.core.NextDueNs() <= kT0 + 2 * kMs);
+  h.core.Poll(kT0 + 2 * kMs);
+  grants = h.Grants();
+  REQUIRE(grants.size() == 1);
+  CHECK(grants[0].step == 2);
+  CHECK(grants[0].sim_time_ns == 10 * kMs);
+  CHECK_FALSE(grants[0].keyframe);
+  CHECK(Ids(grants[0].entities) == std::vector<uint64_t>{1, 2});
+  CHECK(h.core.SimTimeAt(kT0 + 3 * kS) == 10 * kMs);
+  CHECK(h.core.Phase() == SessionPhase::kRunning);
+
+  // An acknowledgement beyond the granted step does not pre-approve the next one.
+  h.State(a, {}, kT0 + 3 * kMs, 5);
+  h.State(b, {}, kT0 + 3 * kMs, 2);
+  h.core.Poll(kT0 + 3 * kMs);
+  grants = h.Grants();
+  REQUIRE(grants.size() == 1);
+  CHECK(grants[0].step == 3);
+  h.core.Poll(kT0 + 4 * kMs);
+  CHECK(h.Grants().empty());
+  CHECK(h.core.StepsGranted() == 3);
+}
+
+TEST_CASE("world core: lock-step never waits for a non-member, and re-sends the grant every 200 ms while waiting") {
+  Harness h(LockstepDef());
+  const uint32_t a = h.Join("a", kT0, true);
+  h.Join("viewer", kT0, false);
+  h.Start(kT0, kT0);
+  h.core.Poll(kT0);
+  REQUIRE(h.Grants().size() == 1);
+  h.State(a, {}, kT0 + kMs, 1);
+  h.core.Poll(kT0 + kMs);
+  auto grants = h.Grants();
+  REQUIRE(grants.size() == 1);
+  CHECK(grants[0].step == 2);
+
+  // a is slow with step 2: the same grant goes out again, as a keyframe, not as a new step.
+  h.core.Poll(kT0 + 150 * kMs);
+  CHECK(h.Grants().empty());
+  h.core.Poll(kT0 + 201 * kMs);
+  grants = h.Grants();
+  REQUIRE(grants.size() == 1);
+  CHECK(grants[0].step == 2);
+  CHECK(grants[0].keyframe);
+  CHECK(grants[0].sim_time_ns == 10 * kMs);
+  REQUIRE(grants[0].nodes.size() == 2);
+  CHECK(h.core.StepsGranted() == 2);
+}
+
+TEST_CASE("world core: lock-step names a late member after the deadline and, with drop policy, drops it") {
+  auto def = LockstepDef();
+  def.step.drop_late = true;
+  Harness h(def);
+  std::vector<server::NodeEvent> events;
+  struct Events : server::WorldSystem {
+    explicit Events(std::vector<server::NodeEvent>& e) : out(e) {}
+    void OnNodeEvent(const server::NodeEvent& e) override { out.push_back(e); }
+    std::vector<server::NodeEvent>& out;
+  };
+  h.core.AddSystem(std::make_shared<Events>(events));
+  const uint32_t a = h.Join("a", kT0, true);
+  const uint32_t slow = h.Join("slow", kT0, true);
+  h.Start(kT0, kT0);
+  h.core.Poll(kT0);
+  h.State(a, {}, kT0 + kMs, 1);
+  h.Grants();
+  h.core.Poll(kT0 + 999 * kMs);
+  for (const auto& g : h.Grants()) CHECK(g.step == 1);  // re-sent grants only
+  CHECK(h.log_text.str().find("has not finished") == std::string::npos);
+
+  h.core.Poll(kT0 + kS);
+  CHECK(h.log_text.str().find("lock-step: node 'slow' has not finished step 1 after 1.0 s") != std::string::npos);
+  CHECK(h.core.Nodes().at(slow).dropped);
+  REQUIRE(!events.empty());
+  CHECK(events.back().kind == server::NodeEvent::Kind::kDropped);
+  CHECK(events.back().name == "slow");
+  // The session goes on without it.
+  auto grants = h.Grants();
+  REQUIRE(grants.size() == 1);
+  CHECK(grants[0].step == 2);
+}
+
+TEST_CASE("world core: lock-step without drop policy keeps waiting and warns once per deadline period") {
+  Harness h(LockstepDef());
+  h.Join("slow", kT0, true);
+  h.Start(kT0, kT0);
+  h.core.Poll(kT0);
+  h.Grants();
+  for (int64_t t = kT0; t <= kT0 + 2500 * kMs; t += 10 * kMs) h.core.Poll(t);
+  std::string text = h.log_text.str();
+  size_t warnings = 0;
+  for (size_t at = text.find("has not finished step 1"); at != std::string::npos;
+       at = text.find("has not finished step 1", at + 1))
+    ++warnings;
+  CHECK(warnings == 2);  // at 1.0 s and 2.0 s
+  CHECK(h.core.StepsGranted() == 1);
+  CHECK(h.core.CurrentStep() == 1);
+}
+
+TEST_CASE("world core: a lock-step member joining mid-session is required from the next grant; one that leaves is not") {
+  Harness h(LockstepDef());
+  const uint32_t a = h.Join("a", kT0, true);
+  h.Start(kT0, kT0);
+  h.core.Poll(kT0);
+  REQUIRE(h.Grants().size() == 1);
+
+  // b joins while step 1 is out: not waited for on step 1.
+  const uint32_t b = h.Join("b", kT0 + kMs, true);
+  h.State(a, {}, kT0 + 2 * kMs, 1);
+  h.core.Poll(kT0 + 2 * kMs);
+  REQUIRE(h.Grants().size() == 1);
+  // ... but on step 2.
+  h.State(a, {}, kT0 + 3 * kMs, 2);
+  h.core.Poll(kT0 + 3 * kMs);
+  CHECK(h.Grants().empty());
+  // b leaves: no longer waited for.
+  h.core.OnControl("peer-b", "127.0.0.1", Ok(protocol::Leave{b, "bye"}), kT0 + 4 * kMs);
+  h.core.Poll(kT0 + 4 * kMs);
+  auto grants = h.Grants();
+  REQUIRE(grants.size() == 1);
+  CHECK(grants[0].step == 3);
+}
+
+TEST_CASE("world core: lock-step pause stops granting, resume goes on") {
+  using Command = protocol::SessionControl::Command;
+  Harness h(LockstepDef());
+  const uint32_t a = h.Join("a", kT0, true);
+  h.Start(kT0, kT0);
+  h.core.Poll(kT0);
+  REQUIRE(h.Grants().size() == 1);
+  h.core.Control({Command::kPause, 0, 0}, kT0 + kMs);
+  h.State(a, {}, kT0 + 2 * kMs, 1);
+  h.core.Poll(kT0 + 3 * kMs);
+  CHECK(h.Grants().empty());
+  CHECK(h.core.Phase() == SessionPhase::kPaused);
+  CHECK(h.core.SimTimeAt(kT0 + 5 * kS) == 0);
+  h.core.Control({Command::kResume, 0, 0}, kT0 + 5 * kS);
+  h.core.Poll(kT0 + 5 * kS);
+  auto grants = h.Grants();
+  REQUIRE(grants.size() == 1);
+  CHECK(grants[0].step == 2);
+  CHECK(h.core.SimTimeAt(kT0 + 6 * kS) == 10 * kMs);
+}
+
+TEST_CASE("world core: a lock-step session stops at end_s, broadcasts the stop and reports finished") {
+  auto def = LockstepDef();
+  def.step.end_s = 0.05;  // steps at 0, 10, ..., 50 ms: six grants
+  Harness h(def);
+  const uint32_t a = h.Join("a", kT0, true);
+  h.Start(kT0, kT0, 0);
+  int64_t now = kT0;
+  h.core.Poll(now);
+  uint64_t last_step = 0;
+  for (int i = 0; i < 20 && !h.core.Finished(); ++i) {
+    for (const auto& g : h.Grants()) last_step = g.step;
+    now += kMs;
+    h.State(a, {Entity(1, h.core.SimTimeAt(now), 0.0)}, now, last_step);
+    h.core.Poll(now);
+  }
+  CHECK(h.core.Finished());
+  CHECK(h.core.StepsGranted() == 6);
+  CHECK(last_step == 6);
+  CHECK(h.core.Phase() == SessionPhase::kStopped);
+  CHECK(h.core.SimTimeAt(now + kS) == 50 * kMs);
+  const auto sent = h.Broadcasts();
+  REQUIRE(!sent.empty());
+  CHECK(sent.back().phase == SessionPhase::kStopped);
+  CHECK(sent.back().keyframe);
+  CHECK(sent.back().step == 0);
+}
+
+TEST_CASE("world core: Welcome carries the step period in lock-step and 0 in real time") {
+  for (bool lockstep : {false, true}) {
+    Harness h(lockstep ? LockstepDef() : RealTimeDef());
+    h.core.OnControl("p", "127.0.0.1", Ok(protocol::Join{.name = "a", .lockstep_member = true}), kT0);
+    const auto out = h.core.TakeOutgoing();
+    REQUIRE(out.size() == 1);
+    const auto* w = std::get_if<protocol::Welcome>(&out[0].message);
+    REQUIRE(w);
+    CHECK(w->step_ns == (lockstep ? 10 * kMs : 0));
+  }
+}
