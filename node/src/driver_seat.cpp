@@ -1,10 +1,10 @@
 #include "platoon/node/driver_seat.hpp"
 
+#include "platoon/entity_id.hpp"
 #include "platoon/input/axis_mapping.hpp"
 #include "platoon/input/scripted_input.hpp"
 #include "platoon/input/sdl_input.hpp"
-#include "platoon/node/road_traffic_module.hpp"
-#include "platoon/node/traffic.hpp"
+#include "platoon/node/stadium_track.hpp"
 #include "platoon/road/session_road.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/seat_window.hpp"
@@ -55,7 +55,7 @@ Pose DriverStartPose(const config::SessionDef& session, const config::NodeDef& n
     track.center_m = node.track_center_m.value_or(Vec3::Zero());
     return track.At(node.start_s_m, 0.0, 0).pose;
   }
-  const road::Road road = BuildSessionRoad(session.road);
+  const road::Road road = road::SessionRoad(session.road);
   if (node.start_s_m > road.Length())
     throw config::ConfigError(where + ": start_s_m " + fmt::format("{:.1f}", node.start_s_m) +
                               " m is beyond the end of the road (" + fmt::format("{:.1f}", road.Length()) + " m)");

@@ -1,7 +1,8 @@
 #include "platoon/node/fusion.hpp"
 
 #include "platoon/dead_reckoning.hpp"
-#include "platoon/node/sensor_host.hpp"
+#include "platoon/entity_id.hpp"
+#include "platoon/point_record.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/sensors/pcd.hpp"
 
@@ -89,10 +90,11 @@ std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds,
   for (const auto& c : clouds) {
     const auto& h = c.cloud->header;
     const Rigid mount = FromPose(Pose{h.mount_position_m, h.mount_orientation});
+    // A malformed blob (stride below the record, too short) contributes no points.
+    if (!PointRecordsFit(c.cloud->points, c.cloud->point_count, c.cloud->point_stride)) continue;
     const size_t first = out.size();
     out.resize(first + c.cloud->point_count);
-    if (c.cloud->point_stride != sizeof(sensors::CloudPoint)) continue;
-    std::memcpy(out.data() + first, c.cloud->points.data(), c.cloud->points.size());
+    ReadPointRecords(c.cloud->points, c.cloud->point_count, c.cloud->point_stride, out.data() + first);
     // One transform per distinct firing time: points of a column share it.
     float cached_offset = std::numeric_limits<float>::quiet_NaN();
     Eigen::Matrix3f r = mount.RF();
@@ -333,8 +335,8 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   msg.entity_id = ego_id_;
   msg.sources = frame.meta;
   msg.point_count = static_cast<uint32_t>(points.size());
-  msg.point_stride = sizeof(sensors::CloudPoint);
-  msg.points = PackPoints(points);
+  msg.point_stride = point_record::kStride;
+  msg.points = PackPointRecords(points);
   msg.motion_compensated = compensate;
   context.PublishData(msg);
   if (recorder_) recorder_->Write(msg);
@@ -343,7 +345,7 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
     sensors::WritePcd(fmt::format("{}/fused_{:06d}.pcd", def_.pcd_dir, sequence_), points, fmt_);
     for (const auto& c : in)
       sensors::WritePcd(fmt::format("{}/{}_{:06d}.pcd", def_.pcd_dir, c.cloud->header.sensor_id, sequence_),
-                        UnpackPoints(c.cloud->points, c.cloud->point_stride), fmt_);
+                        UnpackPointRecords(c.cloud->points, c.cloud->point_count, c.cloud->point_stride), fmt_);
   }
 
   auto& st = *stats_;

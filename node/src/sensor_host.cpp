@@ -1,20 +1,22 @@
 #include "platoon/node/sensor_host.hpp"
 
-#include "platoon/dead_reckoning.hpp"
-#include "platoon/node/road_traffic_module.hpp"
-#include "platoon/node/traffic.hpp"
+#include "platoon/dead_reckoning_kinds.hpp"
 #include "platoon/road/environment.hpp"
 #include "platoon/road/session_road.hpp"
-#include "platoon/sensors/mounting.hpp"
+#include "platoon/sensors/sensor_registry.hpp"
 #include "platoon/viewer/image.hpp"
 #include "platoon/viewer/offscreen_renderer.hpp"
 #include "platoon/viewer/scene.hpp"
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
-#include <cstring>
+#include <random>
+#include <type_traits>
+#include <variant>
 
 namespace platoon::node {
 namespace {
@@ -23,46 +25,94 @@ using sensors::SemanticClass;
 constexpr uint32_t kAsphalt = 1, kConcrete = 2, kCarPaint = 3, kWhiteWall = 4, kVegetation = 5;
 
 uint32_t ClassId(SemanticClass c) { return static_cast<uint32_t>(c); }
-// Ground-truth labels in points are 32 bits: the low half of the 48-bit entity id.
-uint32_t Label(uint64_t entity_id) { return static_cast<uint32_t>(entity_id & 0xffffffffu); }
-
-sensors::RadarClass RadarClassOf(protocol::EntityKind k) {
-  switch (k) {
-    case protocol::EntityKind::kCar: return sensors::RadarClass::kCar;
-    case protocol::EntityKind::kTruck: return sensors::RadarClass::kTruck;
-    case protocol::EntityKind::kMotorcycle: return sensors::RadarClass::kMotorcycle;
-    case protocol::EntityKind::kBicycle: return sensors::RadarClass::kBicycle;
-    case protocol::EntityKind::kPedestrian: return sensors::RadarClass::kPedestrian;
-    default: return sensors::RadarClass::kUnknown;
-  }
-}
-
-Pose BoxPose(const KinematicState& k, const Vec3& size) {
-  return Pose{k.pose.position_m + k.pose.orientation * BoxCentreInBody(size), k.pose.orientation};
-}
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-}  // namespace
-
-uint64_t AttachedVehicleId(const std::string& attach_to) {
-  const auto colon = attach_to.rfind(':');
-  std::string name = attach_to;
-  uint32_t index = 0;
-  if (colon != std::string::npos) {
-    name = attach_to.substr(0, colon);
-    const std::string idx = attach_to.substr(colon + 1);
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(idx.c_str(), &end, 10);
-    if (idx.empty() || *end != '\0' || v > 0xffff)
-      throw config::ConfigError("attach_to \"" + attach_to + "\": expected \"<node name>[:<vehicle index 0..65535>]\"");
-    index = static_cast<uint32_t>(v);
+// A camera's images through platoon::viewer: its own scene graph and GL context, made at the first
+// frame on the module thread, which is the only one that ever uses it.
+class ViewerCameraImager final : public sensors::CameraImager {
+ public:
+  ViewerCameraImager(const config::SessionDef& session, const sensors::SensorSpec& spec, std::shared_ptr<spdlog::logger> log)
+      : log_(std::move(log)), id_(spec.id), def_(spec.camera), has_road_(session.has_road), road_(session.road) {
+    for (const auto& b : session.scene.boxes) {
+      // The footprint centre is the box's centre; an entity's origin sits BoxCentreInBody behind it.
+      protocol::EntityState e;
+      e.id = b.id;
+      e.kind = protocol::EntityKind::kStaticObject;
+      e.box_size_m = b.size_m;
+      e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(b.yaw_rad, Vec3::UnitZ()));
+      const Vec3 centre_in_body(BoxCentreInBody(b.size_m).x(), 0, 0);
+      e.kinematics.pose.position_m = b.position_m - e.kinematics.pose.orientation * centre_in_body;
+      statics_.push_back(e);
+    }
   }
-  if (name.empty()) throw config::ConfigError("attach_to \"" + attach_to + "\": the node name is empty");
-  return VehicleId(name, index);
-}
+
+  std::string Render(const Pose& camera_world, const std::vector<protocol::EntityState>& others,
+                     protocol::CameraFrame& frame) override {
+    if (!gl_ && !Start()) return "no GL context";
+    gl_->drawn = statics_;
+    gl_->drawn.insert(gl_->drawn.end(), others.begin(), others.end());
+    gl_->scene.Update(gl_->drawn);
+    gl_->renderer.Render(camera_world, gl_->camera, &gl_->image);
+    if (def_.render == "png") {
+      if (std::string error = viewer::EncodePng(gl_->image, &frame.image); !error.empty()) {
+        log_->warn("camera '{}': {}; sending ROIs only", id_, error);
+        frame.image.clear();
+        return error;
+      }
+    } else {
+      frame.image.assign(reinterpret_cast<const char*>(gl_->image.rgb.data()), gl_->image.rgb.size());
+    }
+    frame.encoding = def_.render;
+    return "";
+  }
+
+ private:
+  struct Gl {
+    viewer::SceneGraph scene;
+    viewer::OffscreenRenderer renderer;
+    viewer::PinholeCamera camera;
+    std::vector<protocol::EntityState> drawn;  // statics + the vehicles of this frame
+    viewer::Image image;
+    Gl(uint32_t width_px, uint32_t height_px) : renderer(width_px, height_px) {}
+  };
+
+  // Makes the GL context and the scene graph; false (warned once) when there is no GL context.
+  bool Start() {
+    try {
+      gl_ = std::make_unique<Gl>(def_.image_width_px, def_.image_height_px);
+    } catch (const viewer::RenderError& e) {
+      log_->warn("camera '{}': cannot render images ({}); sending ROIs only", id_, e.what());
+      return false;
+    }
+    if (has_road_) gl_->scene.SetRoads(road::SessionRoadNetwork(road_));
+    const auto k = sensors::Intrinsics(def_);
+    gl_->camera.fx_px = k.fx_px;
+    gl_->camera.fy_px = k.fy_px;
+    gl_->camera.cx_px = k.cx_px;
+    gl_->camera.cy_px = k.cy_px;
+    gl_->camera.width_px = def_.image_width_px;
+    gl_->camera.height_px = def_.image_height_px;
+    gl_->camera.near_m = std::max(0.01, def_.near_clip_m);
+    gl_->camera.far_m = 20000.0;
+    gl_->renderer.SetScene(gl_->scene.Root(), gl_->scene.SkyColour());
+    log_->info("camera '{}': rendering {} x {} px {} images ({})", id_, def_.image_width_px, def_.image_height_px,
+               def_.render, gl_->renderer.GlInfo());
+    return true;
+  }
+
+  std::shared_ptr<spdlog::logger> log_;
+  std::string id_;
+  sensors::CameraDef def_;
+  bool has_road_;
+  config::RoadSessionDef road_;
+  std::vector<protocol::EntityState> statics_;  // [[scene.box]] entries, drawn as static objects
+  std::unique_ptr<Gl> gl_;
+};
+
+}  // namespace
 
 void AddStaticScene(const config::SessionDef& session, sensors::Scene& scene) {
   const auto& def = session.scene;
@@ -79,7 +129,7 @@ void AddStaticScene(const config::SessionDef& session, sensors::Scene& scene) {
     scene.AddBox(p, 0.5 * b.size_m, sensors::SurfaceTag{b.material, b.id, ClassId(pole ? SemanticClass::kPole : SemanticClass::kStaticObject)});
   }
   if (def.road_environment && session.has_road) {
-    const road::Road road = BuildSessionRoad(session.road);
+    const road::Road road = road::SessionRoad(session.road);
     road::EnvironmentDef env = road::DefaultEnvironmentDef();
     env.seed = session.road.seed;
     uint32_t id = 0xE0000000u;  // environment objects: ids from 0xE0000000 up
@@ -99,19 +149,17 @@ void AddStaticScene(const config::SessionDef& session, sensors::Scene& scene) {
   }
 }
 
-std::string PackPoints(const std::vector<sensors::CloudPoint>& points) {
-  static_assert(std::endian::native == std::endian::little, "the wire records are little-endian");
-  std::string out(points.size() * sizeof(sensors::CloudPoint), '\0');
-  if (!points.empty()) std::memcpy(out.data(), points.data(), out.size());
-  return out;
-}
-
-std::vector<sensors::CloudPoint> UnpackPoints(const std::string& bytes, uint16_t stride) {
-  std::vector<sensors::CloudPoint> out;
-  if (stride != sizeof(sensors::CloudPoint) || bytes.size() % stride != 0) return out;
-  out.resize(bytes.size() / stride);
-  if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
+KinematicState DisplayedState(const RemoteEntity& remote, dr::Model model, int64_t at_ns) {
+  KinematicState k = dr::ExtrapolateState(model, remote.state.kinematics, at_ns);
+  // A running blend turns the display slightly off the dead-reckoned track; the motion continues
+  // from what is displayed, so the model's velocities turn with it.
+  const Quat turn = (remote.displayed.orientation * k.pose.orientation.inverse()).normalized();
+  k.velocity_mps = turn * k.velocity_mps;
+  k.acceleration_mps2 = turn * k.acceleration_mps2;
+  k.angular_velocity_radps = turn * k.angular_velocity_radps;
+  k.pose = remote.displayed;
+  k.stamp_ns = at_ns;
+  return k;
 }
 
 // --- SensorWorld ---
@@ -121,30 +169,32 @@ SensorWorld::SensorWorld(const config::SessionDef& session, uint64_t ego_id) : e
   scene_.Commit();
 }
 
-void SensorWorld::Update(const std::vector<RemoteEntity>& remote) {
+void SensorWorld::Update(const std::vector<RemoteEntity>& remote, int64_t displayed_ns) {
   has_ego_ = false;
   others_.clear();
   std::map<uint64_t, sensors::DynamicId> keep;
   for (const auto& r : remote) {
+    SensedEntity e{r.state, dr::ModelForKind(r.state.kind)};
+    e.state.kinematics = DisplayedState(r, e.model, displayed_ns);
     if (r.state.id == ego_id_) {
-      ego_ = r.state;
+      ego_ = std::move(e);
       has_ego_ = true;
       continue;
     }
-    others_.push_back(r.state);
+    others_.push_back(std::move(e));
     auto it = slots_.find(r.state.id);
     if (it != slots_.end()) {
       keep.emplace(it->first, it->second);
       slots_.erase(it);
       continue;
     }
-    const sensors::SurfaceTag tag{kCarPaint, Label(r.state.id), ClassId(SemanticClass::kVehicle)};
+    const sensors::SurfaceTag tag{kCarPaint, sensors::TruthLabel(r.state.id), ClassId(SemanticClass::kVehicle)};
     sensors::DynamicId id;
     if (!free_.empty()) {
       id = free_.back();
       free_.pop_back();
     } else {
-      id = scene_.AddDynamicBox(0.5 * r.state.box_size_m, tag, BoxPose(r.state.kinematics, r.state.box_size_m));
+      id = scene_.AddDynamicBox(0.5 * r.state.box_size_m, tag, sensors::EntityBoxPose(others_.back().state.kinematics, r.state.box_size_m));
     }
     dirty_ = true;
     keep.emplace(r.state.id, id);
@@ -159,54 +209,58 @@ void SensorWorld::Update(const std::vector<RemoteEntity>& remote) {
   slots_ = std::move(keep);
 }
 
-void SensorWorld::PoseAt(int64_t t_ns) {
+KinematicState SensorWorld::EgoAt(int64_t t_ns) const {
+  return dr::ExtrapolateState(ego_.model, ego_.state.kinematics, t_ns);
+}
+
+std::vector<protocol::EntityState> SensorWorld::OthersAt(int64_t t_ns) const {
+  std::vector<protocol::EntityState> out;
+  out.reserve(others_.size());
+  for (const auto& e : others_) {
+    out.push_back(e.state);
+    out.back().kinematics = dr::ExtrapolateState(e.model, e.state.kinematics, t_ns);
+  }
+  return out;
+}
+
+const sensors::Scene& SensorWorld::SceneAt(int64_t t_ns) const {
   // Nothing moves: the committed scene is current (parked boxes were committed by the last pose).
-  if (others_.empty() && !dirty_) return;
+  if (others_.empty() && !dirty_) return scene_;
   dirty_ = false;
   for (const auto& e : others_) {
-    const auto it = slots_.find(e.id);
+    const auto it = slots_.find(e.state.id);
     if (it == slots_.end()) continue;
-    const KinematicState k = dr::ExtrapolateState(dr::Model::kRvb, e.kinematics, t_ns);
-    scene_.SetDynamicPose(it->second, BoxPose(k, e.box_size_m));
+    const KinematicState k = dr::ExtrapolateState(e.model, e.state.kinematics, t_ns);
+    scene_.SetDynamicPose(it->second, sensors::EntityBoxPose(k, e.state.box_size_m));
   }
   scene_.Commit();
+  return scene_;
 }
 
 // --- SensorHostModule ---
 
-// A camera's image maker: its own scene graph and GL context, on the module thread only.
-struct SensorHostModule::CameraImager {
-  viewer::SceneGraph scene;
-  viewer::OffscreenRenderer renderer;
-  viewer::PinholeCamera camera;
-  std::vector<protocol::EntityState> statics;  // [[scene.box]] entries, drawn as static objects
-  std::vector<protocol::EntityState> drawn;    // statics + the vehicles of this frame
-  viewer::Image image;
-  CameraImager(uint32_t width_px, uint32_t height_px) : renderer(width_px, height_px) {}
-};
-
 struct SensorHostModule::Sensor {
   sensors::SensorSpec spec;
-  std::unique_ptr<CameraImager> imager;  // made at the first frame that needs it
-  bool render_failed = false;            // no GL context (or no PNG encoder): ROIs only, warned once
-  uint64_t images = 0;
-  double render_s = 0;
-  std::mt19937_64 rng;
+  std::unique_ptr<sensors::SensorInstance> instance;  // what the kind's registry row made
   int64_t period_ns = 0;
   int64_t next_ns = -1;
   uint64_t sequence = 0;
-  sensors::ImuState imu_state;
   uint64_t frames = 0, points = 0;
   double compute_s = 0;
 };
 
 SensorHostModule::SensorHostModule(const config::SessionDef& session, const config::NodeDef& node,
                                    std::shared_ptr<spdlog::logger> log)
-    : log_(std::move(log)), session_(session), ego_id_(AttachedVehicleId(node.attach_to)), attach_to_(node.attach_to) {
+    : log_(std::move(log)), ego_id_(AttachedVehicleId(node.attach_to)), attach_to_(node.attach_to) {
   if (node.sensors.empty())
     throw config::ConfigError(session.file + ": node \"" + node.name + "\" has role sensor but no [[node.sensor]]");
   std::random_device rd;
   host_epoch_ = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(getpid());
+  // Cameras draw their images through the viewer library, which sensors cannot depend on.
+  sensors::SensorServices services;
+  services.make_camera_imager = [session, log = log_](const sensors::SensorSpec& spec) -> std::unique_ptr<sensors::CameraImager> {
+    return std::make_unique<ViewerCameraImager>(session, spec, log);
+  };
   // The module polls at 1 kHz; each sensor measures at whole multiples of its own period.
   rate_hz_ = 1000.0;
   for (const auto& t : node.sensors) {
@@ -214,9 +268,8 @@ SensorHostModule::SensorHostModule(const config::SessionDef& session, const conf
     s->spec = sensors::ReadSensorSpec(t);
     for (const auto& other : sensors_)
       if (other->spec.id == s->spec.id) t.Fail("id", "duplicate sensor id \"" + s->spec.id + "\"");
-    s->rng.seed(s->spec.seed);
     s->period_ns = SToNs(1.0 / s->spec.rate_hz);
-    if (s->spec.kind == protocol::StreamKind::kImu) s->imu_state = sensors::InitialImuState(s->spec.imu, s->rng);
+    s->instance = sensors::MakeSensorInstance(s->spec, services);
     sensors_.push_back(std::move(s));
   }
   world_ = std::make_unique<SensorWorld>(session, ego_id_);
@@ -252,10 +305,10 @@ void SensorHostModule::Step(const StepInfo& info, ModuleContext& context) {
     if (s->next_ns < 0) s->next_ns = (info.sim_ns / s->period_ns + 1) * s->period_ns;
     if (info.sim_ns < s->next_ns) continue;
     if (!updated) {
-      world_->Update(context.RemoteEntities(info.sim_ns));
+      world_->Update(context.RemoteEntities(info.sim_ns), info.sim_ns);
       updated = true;
     }
-    if (!world_->Ego()) {
+    if (!world_->HasEgo()) {
       ++no_ego_steps_;
       if (!warned_no_ego_ && no_ego_steps_ > 20) {
         log_->warn("vehicle '{}' (entity {}) is not in the world yet; sensors wait for it", attach_to_, ego_id_);
@@ -272,182 +325,31 @@ void SensorHostModule::Step(const StepInfo& info, ModuleContext& context) {
 
 void SensorHostModule::Measure(Sensor& s, int64_t t_ns, ModuleContext& context) {
   const auto t0 = std::chrono::steady_clock::now();
-  const protocol::EntityState& ego = *world_->Ego();
-  const auto& spec = s.spec;
-  const uint32_t node_id = context.NodeId();
-  switch (spec.kind) {
-    case protocol::StreamKind::kLidar: {
-      // The scan that completes now: it started one scan period ago (flash: now).
-      const bool flash = spec.lidar.kind == sensors::ScanKind::kFlash;
-      const int64_t duration = flash ? 0 : SToNs(1.0 / spec.lidar.rotation_rate_hz);
-      const int64_t start = t_ns - duration;
-      const KinematicState vehicle = dr::ExtrapolateState(dr::Model::kRvb, ego.kinematics, start);
-      const KinematicState mount = sensors::MountPointKinematics(vehicle, spec.mounting);
-      const auto raw = sensors::Scan(world_->Scene(), sensors::SensorPoseInWorld(vehicle.pose, spec.mounting),
-                                     mount.velocity_mps, vehicle.angular_velocity_radps, spec.lidar, s.rng,
-                                     [&](double t_s) { world_->PoseAt(start + SToNs(t_s)); });
-      std::vector<sensors::CloudPoint> pts;
-      pts.reserve(raw.size());
-      for (const auto& p : raw) pts.push_back(sensors::ToCloudPoint(p, 0));
-      protocol::PointCloud msg;
-      msg.header = Header(s, start, node_id);
-      msg.duration_ns = duration;
-      msg.point_count = static_cast<uint32_t>(pts.size());
-      msg.point_stride = sizeof(sensors::CloudPoint);
-      msg.points = PackPoints(pts);
-      s.points += pts.size();
-      context.PublishData(msg);
-      break;
-    }
-    case protocol::StreamKind::kRadar: {
-      world_->PoseAt(t_ns);
-      const KinematicState vehicle = dr::ExtrapolateState(dr::Model::kRvb, ego.kinematics, t_ns);
-      const KinematicState mount = sensors::MountPointKinematics(vehicle, spec.mounting);
-      std::vector<sensors::RadarTarget> targets;
-      for (const auto& e : world_->Others()) {
-        const KinematicState k = dr::ExtrapolateState(dr::Model::kRvb, e.kinematics, t_ns);
-        targets.push_back(sensors::RadarTarget{Label(e.id), RadarClassOf(e.kind), BoxPose(k, e.box_size_m), k.velocity_mps,
-                                               e.box_size_m});
-      }
-      const auto objects = sensors::Measure(targets, &world_->Scene(), sensors::SensorPoseInWorld(vehicle.pose, spec.mounting),
-                                            mount.velocity_mps, spec.radar, s.rng);
-      protocol::RadarScan msg;
-      msg.header = Header(s, t_ns, node_id);
-      for (const auto& o : objects)
-        msg.detections.push_back(protocol::RadarDetection{
-            static_cast<float>(o.range_m), static_cast<float>(o.azimuth_rad), static_cast<float>(o.range_rate_mps),
-            static_cast<float>(o.rcs_dbsm), static_cast<uint8_t>(o.object_class), o.entity_id, o.is_false_positive,
-            static_cast<float>(o.length_m), static_cast<float>(o.width_m), static_cast<float>(o.orientation_rad),
-            static_cast<float>(o.x_m), static_cast<float>(o.y_m)});
-      s.points += msg.detections.size();
-      context.PublishData(msg);
-      break;
-    }
-    case protocol::StreamKind::kCamera: {
-      world_->PoseAt(t_ns);
-      const KinematicState vehicle = dr::ExtrapolateState(dr::Model::kRvb, ego.kinematics, t_ns);
-      std::vector<sensors::CameraTarget> targets;
-      for (const auto& e : world_->Others()) {
-        const KinematicState k = dr::ExtrapolateState(dr::Model::kRvb, e.kinematics, t_ns);
-        targets.push_back(sensors::CameraTarget{Label(e.id), ClassId(SemanticClass::kVehicle), BoxPose(k, e.box_size_m),
-                                                e.box_size_m});
-      }
-      const auto rois = sensors::GroundTruth(targets, &world_->Scene(), sensors::SensorPoseInWorld(vehicle.pose, spec.mounting),
-                                             spec.camera);
-      const auto k = sensors::Intrinsics(spec.camera);
-      protocol::CameraFrame msg;
-      msg.header = Header(s, t_ns, node_id);
-      msg.width = spec.camera.image_width_px;
-      msg.height = spec.camera.image_height_px;
-      msg.fx = k.fx_px;
-      msg.fy = k.fy_px;
-      msg.cx = k.cx_px;
-      msg.cy = k.cy_px;
-      for (const auto& r : rois)
-        msg.rois.push_back(protocol::CameraRoi{r.entity_id, r.class_id, static_cast<float>(r.u_min_px),
-                                               static_cast<float>(r.v_min_px), static_cast<float>(r.u_max_px),
-                                               static_cast<float>(r.v_max_px), static_cast<float>(r.depth_m),
-                                               static_cast<float>(r.occlusion_ratio), r.truncated});
-      s.points += msg.rois.size();
-      if (spec.camera.render != "none")
-        RenderImage(s, sensors::SensorPoseInWorld(vehicle.pose, spec.mounting), t_ns, msg);
-      context.PublishData(msg);
-      break;
-    }
-    case protocol::StreamKind::kImu: {
-      const KinematicState vehicle = dr::ExtrapolateState(dr::Model::kRvb, ego.kinematics, t_ns);
-      const auto sample = sensors::Measure(vehicle, spec.imu, s.imu_state, s.rng);
-      context.PublishData(protocol::ImuMeasurement{Header(s, t_ns, node_id), sample.angular_velocity_radps,
-                                                   sample.acceleration_mps2});
-      break;
-    }
-    case protocol::StreamKind::kGnss: {
-      const KinematicState vehicle = dr::ExtrapolateState(dr::Model::kRvb, ego.kinematics, t_ns);
-      const auto fix = sensors::Measure(vehicle, spec.gnss, s.rng);
-      context.PublishData(protocol::GnssMeasurement{Header(s, t_ns, node_id), fix.position.latitude_deg,
-                                                    fix.position.longitude_deg, fix.position.altitude_m,
-                                                    fix.velocity_enu_mps, fix.horizontal_sigma_m, fix.vertical_sigma_m});
-      break;
-    }
-    default: break;
+  std::optional<sensors::Measurement> m = s.instance->Measure(*world_, t_ns);
+  if (m) {
+    // The instance stamps its message; the stream header (id, sequence, mounting, epoch) is the host's.
+    std::visit(
+        [&](auto& msg) {
+          if constexpr (requires { requires std::is_same_v<decltype(msg.header), protocol::SensorHeader>; })
+            msg.header = Header(s, msg.header.stamp_ns, context.NodeId());
+        },
+        m->message);
+    s.points += m->items;
+    context.PublishData(m->message);
   }
   ++s.frames;
   s.compute_s += SecondsSince(t0);
 }
 
-void SensorHostModule::RenderImage(Sensor& s, const Pose& camera_world, int64_t t_ns, protocol::CameraFrame& frame) {
-  const sensors::CameraDef& def = s.spec.camera;
-  if (s.render_failed) return;
-  if (!s.imager) {
-    // The GL context is made here, on the module thread, which is the only one that ever uses it.
-    try {
-      s.imager = std::make_unique<CameraImager>(def.image_width_px, def.image_height_px);
-    } catch (const viewer::RenderError& e) {
-      s.render_failed = true;
-      log_->warn("camera '{}': cannot render images ({}); sending ROIs only", s.spec.id, e.what());
-      return;
-    }
-    CameraImager& m = *s.imager;
-    if (session_.has_road) m.scene.SetRoads(road::SessionRoadNetwork(session_.road));
-    for (const auto& b : session_.scene.boxes) {
-      // The footprint centre is the box's centre; an entity's origin sits BoxCentreInBody behind it.
-      protocol::EntityState e;
-      e.id = b.id;
-      e.kind = protocol::EntityKind::kStaticObject;
-      e.box_size_m = b.size_m;
-      e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(b.yaw_rad, Vec3::UnitZ()));
-      const Vec3 centre_in_body(BoxCentreInBody(b.size_m).x(), 0, 0);
-      e.kinematics.pose.position_m = b.position_m - e.kinematics.pose.orientation * centre_in_body;
-      m.statics.push_back(e);
-    }
-    const auto k = sensors::Intrinsics(def);
-    m.camera.fx_px = k.fx_px;
-    m.camera.fy_px = k.fy_px;
-    m.camera.cx_px = k.cx_px;
-    m.camera.cy_px = k.cy_px;
-    m.camera.width_px = def.image_width_px;
-    m.camera.height_px = def.image_height_px;
-    m.camera.near_m = std::max(0.01, def.near_clip_m);
-    m.camera.far_m = 20000.0;
-    m.renderer.SetScene(m.scene.Root(), m.scene.SkyColour());
-    log_->info("camera '{}': rendering {} x {} px {} images ({})", s.spec.id, def.image_width_px, def.image_height_px,
-               def.render, m.renderer.GlInfo());
-  }
-  CameraImager& m = *s.imager;
-  const auto t0 = std::chrono::steady_clock::now();
-  // The vehicles where the ROIs put them: dead-reckoned to the frame's time.
-  m.drawn = m.statics;
-  for (const auto& e : world_->Others()) {
-    m.drawn.push_back(e);
-    m.drawn.back().kinematics = dr::ExtrapolateState(dr::Model::kRvb, e.kinematics, t_ns);
-  }
-  m.scene.Update(m.drawn);
-  m.renderer.Render(camera_world, m.camera, &m.image);
-  if (def.render == "png") {
-    if (const std::string error = viewer::EncodePng(m.image, &frame.image); !error.empty()) {
-      s.render_failed = true;
-      log_->warn("camera '{}': {}; sending ROIs only", s.spec.id, error);
-      frame.image.clear();
-      return;
-    }
-  } else {
-    frame.image.assign(reinterpret_cast<const char*>(m.image.rgb.data()), m.image.rgb.size());
-  }
-  frame.encoding = def.render;
-  ++s.images;
-  s.render_s += SecondsSince(t0);
-}
-
 void SensorHostModule::Summarize(std::vector<std::string>& fields) const {
   std::string list;
-  for (const auto& s : sensors_)
+  for (const auto& s : sensors_) {
+    std::string kind_members;
+    s->instance->Summarize(kind_members);
     list += fmt::format("{}{{\"id\":\"{}\",\"kind\":\"{}\",\"frames\":{},\"items\":{},\"mean_compute_ms\":{:.3f}{}}}",
                         list.empty() ? "" : ",", s->spec.id, protocol::StreamKindName(s->spec.kind), s->frames, s->points,
-                        s->frames ? 1e3 * s->compute_s / static_cast<double>(s->frames) : 0.0,
-                        s->spec.kind == protocol::StreamKind::kCamera && s->spec.camera.render != "none"
-                            ? fmt::format(",\"images\":{},\"mean_render_ms\":{:.3f}", s->images,
-                                          s->images ? 1e3 * s->render_s / static_cast<double>(s->images) : 0.0)
-                            : "");
+                        s->frames ? 1e3 * s->compute_s / static_cast<double>(s->frames) : 0.0, kind_members);
+  }
   fields.push_back(fmt::format("\"sensors\":[{}],\"sensor_waits_no_ego\":{}", list, no_ego_steps_));
 }
 

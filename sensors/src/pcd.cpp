@@ -1,5 +1,7 @@
 #include "platoon/sensors/pcd.hpp"
 
+#include "platoon/point_record.hpp"
+
 #include <array>
 #include <bit>
 #include <cerrno>
@@ -23,25 +25,9 @@ constexpr std::array<std::string_view, 11> kFields = {"x",    "y",    "z",      
 constexpr std::array<std::string_view, 11> kSizes = {"4", "4", "4", "4", "4", "4", "2", "1", "1", "4", "4"};
 constexpr std::array<std::string_view, 11> kTypes = {"F", "F", "F", "F", "F", "F", "U", "U", "U", "U", "U"};
 constexpr std::array<std::string_view, 11> kCounts = {"1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1"};
-constexpr size_t kRowBytes = 36;  // 6 x 4 + 2 + 1 + 1 + 4 + 4, no padding
+// Binary rows are the shared point record (platoon/point_record.hpp): same fields, same order.
+constexpr size_t kRowBytes = point_record::kStride;
 constexpr size_t kRowsPerChunk = 1 << 15;
-
-// ---- Little-endian encoding, independent of the host byte order.
-void PutU32(char* p, uint32_t v) {
-  for (int b = 0; b < 4; ++b) p[b] = static_cast<char>((v >> (8 * b)) & 0xff);
-}
-void PutU16(char* p, uint16_t v) {
-  p[0] = static_cast<char>(v & 0xff);
-  p[1] = static_cast<char>(v >> 8);
-}
-uint32_t GetU32(const char* p) {
-  uint32_t v = 0;
-  for (int b = 0; b < 4; ++b) v |= uint32_t(static_cast<unsigned char>(p[b])) << (8 * b);
-  return v;
-}
-uint16_t GetU16(const char* p) {
-  return static_cast<uint16_t>(static_cast<unsigned char>(p[0]) | (static_cast<unsigned char>(p[1]) << 8));
-}
 
 // ---- Text helpers.
 template <typename T>
@@ -121,23 +107,7 @@ void AppendHeader(std::string& out, size_t n, PcdFormat format, const Pose& vp) 
 
 void AppendRows(std::string& out, std::span<const CloudPoint> points, PcdFormat format) {
   if (format == PcdFormat::kBinary) {
-    size_t at = out.size();
-    out.resize(at + points.size() * kRowBytes);
-    for (const CloudPoint& p : points) {
-      char* r = out.data() + at;
-      PutU32(r + 0, std::bit_cast<uint32_t>(p.x_m));
-      PutU32(r + 4, std::bit_cast<uint32_t>(p.y_m));
-      PutU32(r + 8, std::bit_cast<uint32_t>(p.z_m));
-      PutU32(r + 12, std::bit_cast<uint32_t>(p.intensity_w));
-      PutU32(r + 16, std::bit_cast<uint32_t>(p.snr));
-      PutU32(r + 20, std::bit_cast<uint32_t>(p.time_offset_s));
-      PutU16(r + 24, p.ring);
-      r[26] = static_cast<char>(p.echo);
-      r[27] = static_cast<char>(p.source);
-      PutU32(r + 28, p.entity_id);
-      PutU32(r + 32, p.class_id);
-      at += kRowBytes;
-    }
+    AppendPointRecords(points, out);
     return;
   }
   for (const CloudPoint& p : points) {
@@ -348,21 +318,7 @@ std::vector<CloudPoint> Parser::Parse(Pose* viewpoint) {
       FailFile(std::to_string(remaining - npoints * kRowBytes) + " unexpected bytes after the last of " +
                std::to_string(npoints) + " binary points");
     points.resize(npoints);
-    for (size_t i = 0; i < npoints; ++i) {
-      const char* r = data_.data() + pos_ + i * kRowBytes;
-      CloudPoint& p = points[i];
-      p.x_m = std::bit_cast<float>(GetU32(r + 0));
-      p.y_m = std::bit_cast<float>(GetU32(r + 4));
-      p.z_m = std::bit_cast<float>(GetU32(r + 8));
-      p.intensity_w = std::bit_cast<float>(GetU32(r + 12));
-      p.snr = std::bit_cast<float>(GetU32(r + 16));
-      p.time_offset_s = std::bit_cast<float>(GetU32(r + 20));
-      p.ring = GetU16(r + 24);
-      p.echo = static_cast<uint8_t>(r[26]);
-      p.source = static_cast<uint8_t>(r[27]);
-      p.entity_id = GetU32(r + 28);
-      p.class_id = GetU32(r + 32);
-    }
+    for (size_t i = 0; i < npoints; ++i) points[i] = ReadPointRecord(data_.data() + pos_ + i * kRowBytes);
     return points;
   }
 

@@ -2,20 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 namespace platoon::viewer {
-namespace {
-
-// Little-endian reads (every platform the project builds on is little-endian; memcpy keeps it aligned-safe).
-float ReadF32(const char* p) {
-  float v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-}  // namespace
 
 std::vector<WorldPoint> ReadPoints(const std::string& blob, uint32_t count, uint16_t stride, const Pose& frame_to_world) {
   std::vector<WorldPoint> out;
@@ -24,11 +13,14 @@ std::vector<WorldPoint> ReadPoints(const std::string& blob, uint32_t count, uint
   const Eigen::Matrix3d r = frame_to_world.orientation.toRotationMatrix();
   for (uint32_t i = 0; i < count; ++i) {
     const char* rec = blob.data() + static_cast<size_t>(i) * stride;
-    const Vec3 local(ReadF32(rec), ReadF32(rec + 4), ReadF32(rec + 8));
+    // Only the leading fields are read, so records with a short or extended stride still place.
+    using point_record::Load;
+    const Vec3 local(Load<float>(rec + point_record::kOffsetX), Load<float>(rec + point_record::kOffsetY),
+                     Load<float>(rec + point_record::kOffsetZ));
     WorldPoint p;
     p.position_m = r * local + frame_to_world.position_m;
-    p.intensity = ReadF32(rec + 12);
-    p.source = static_cast<uint8_t>(rec[27]);
+    p.intensity = Load<float>(rec + point_record::kOffsetIntensity);
+    p.source = Load<uint8_t>(rec + point_record::kOffsetSource);
     out.push_back(p);
   }
   return out;

@@ -5,8 +5,10 @@
 /// dynamics and road networks replace the model in a later stage.
 
 #include "platoon/config/session.hpp"
+#include "platoon/entity_id.hpp"
 #include "platoon/geometry.hpp"
 #include "platoon/node/module.hpp"
+#include "platoon/node/stadium_track.hpp"
 
 #include <cstdint>
 #include <string>
@@ -14,19 +16,8 @@
 
 namespace platoon::node {
 
-/// A stadium track: two straights joined by two half circles, driven counter-clockwise.
-struct StadiumTrack {
-  Vec3 center_m = Vec3::Zero();  ///< Centre of the stadium, in m.
-  double straight_m = 100.0;     ///< Length of each straight, in m.
-  double radius_m = 30.0;        ///< Radius of the half circles, in m.
-  /// Track length, in m.
-  double LengthM() const;
-  /// State of a point moving at `speed_mps` that is `s_m` along the track (wrapped), stamped `stamp_ns`.
-  KinematicState At(double s_m, double speed_mps, int64_t stamp_ns) const;
-};
-
-/// Session-unique, restart-stable id of a node's vehicle: FNV-1a(node name) << 16 | index.
-uint64_t VehicleId(const std::string& node_name, uint32_t index);
+/// Session-unique vehicle id, defined in shared (platoon/entity_id.hpp); forwarded for existing callers.
+using ::platoon::VehicleId;
 
 /// True state of vehicle `index` of traffic node `node` at `sim_ns`.
 protocol::EntityState TrafficTruth(const config::NodeDef& node, uint32_t index, int64_t sim_ns);

@@ -9,6 +9,7 @@
 /// Methods, parameters and complexity: docs/CLOUD_PROCESSING.md.
 
 #include "platoon/geometry.hpp"
+#include "platoon/point_record.hpp"
 #include "platoon/sensors/lidar.hpp"
 
 #include <cstddef>
@@ -21,31 +22,9 @@
 
 namespace platoon::sensors {
 
-/// One point of a (possibly fused) cloud, as exported and sent over the wire: a packed little-endian
-/// 36-byte record with no padding; member order = PCD FIELDS order (docs/CLOUD_PROCESSING.md §1, §6).
-/// Coordinates are in whatever frame the producer states (sensor frame for a raw scan, vehicle or
-/// world frame after fusion).
-struct CloudPoint {
-  float x_m = 0;             ///< x coordinate, in m.
-  float y_m = 0;             ///< y coordinate, in m.
-  float z_m = 0;             ///< z coordinate, in m.
-  float intensity_w = 0;     ///< Received optical power P_r of the echo, in W (LidarPoint::intensity_w). Typical 1e-9..1e-5.
-  float snr = 0;             ///< Signal-to-noise ratio P_r / P_n, dimensionless. Detected points are >= the threshold (~5).
-  float time_offset_s = 0;   ///< Firing time after the scan start, in s. 0..0.1 for a 10 Hz scanner.
-  uint16_t ring = 0;         ///< Channel (ring) index of the lidar that produced the point.
-  uint8_t echo = 0;          ///< Echo index within its beam, 0 = nearest.
-  uint8_t source = 0;        ///< Index of the lidar in a fused frame (0 for a single sensor).
-  uint32_t entity_id = 0;    ///< Ground-truth entity of the surface hit; 0 = none.
-  uint32_t class_id = 0;     ///< Ground-truth semantic class of that surface (caller-defined).
-};
-static_assert(sizeof(CloudPoint) == 36, "CloudPoint is a packed 36-byte wire record");
-static_assert(alignof(CloudPoint) == 4);
-static_assert(std::is_trivially_copyable_v<CloudPoint>);
-static_assert(std::is_standard_layout_v<CloudPoint>);
-static_assert(offsetof(CloudPoint, ring) == 24 && offsetof(CloudPoint, echo) == 26 &&
-                  offsetof(CloudPoint, source) == 27 && offsetof(CloudPoint, entity_id) == 28 &&
-                  offsetof(CloudPoint, class_id) == 32,
-              "CloudPoint has no padding; member order matches the PCD FIELDS order");
+/// One point of a (possibly fused) cloud, as exported and sent over the wire: the shared 36-byte
+/// point record (platoon/point_record.hpp; docs/CLOUD_PROCESSING.md §1, §6).
+using CloudPoint = PointRecord;
 
 /// Converts one lidar echo; `source` is the lidar's index in the fused frame (0 for a single sensor).
 /// LidarPoint::column is not carried (ring, time_offset_s and the position identify the beam).

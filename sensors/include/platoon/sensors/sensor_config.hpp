@@ -2,6 +2,7 @@
 /// Sensor definitions from the session file: one [[node.sensor]] table per sensor of a sensor host.
 /// Every key is optional except `id` and `type`; anything not given keeps the model's default (or the
 /// preset's). Errors name the file, the line, the key and what was expected. Keys: docs/SENSORS.md.
+/// The kinds and their keys come from the registry (sensor_registry.hpp).
 
 #include "platoon/config/table.hpp"
 #include "platoon/protocol/messages.hpp"
@@ -35,7 +36,7 @@ enum class SemanticClass : uint32_t {
 /// One configured sensor: its id, kind, rate, mounting, seed and the model definition of its kind.
 struct SensorSpec {
   std::string id;                                   ///< Stream id, unique in the session.
-  protocol::StreamKind kind = protocol::StreamKind::kUnknown;
+  protocol::StreamKind kind = protocol::StreamKind::kUnknown;  ///< Kind, from `type` via the registry.
   double rate_hz = 10.0;                            ///< Measurement rate, in Hz (a lidar's scan rate).
   Mounting mounting;                                ///< Pose of the sensor frame on the vehicle.
   uint64_t seed = 1;                                ///< Noise seed (default: from the id).
@@ -49,7 +50,8 @@ struct SensorSpec {
 /// Lidar preset by name: "default", "ibeo_lux", "valeo_scala", "vlp16", "hdl64", "os1_128"; nullopt otherwise.
 std::optional<LidarDef> LidarPreset(std::string_view name);
 
-/// Reads one [[node.sensor]] table; throws config::ConfigError naming file, line and key.
+/// Reads one [[node.sensor]] table: common keys here, the kind's keys by its registry row; throws
+/// config::ConfigError naming file, line and key (an unknown `type` lists the registry's kinds).
 SensorSpec ReadSensorSpec(const config::Table& t);
 
 /// Mounting from a position (m) and roll, pitch, yaw (deg, applied z-y-x: yaw first about z).

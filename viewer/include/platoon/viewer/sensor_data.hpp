@@ -1,10 +1,11 @@
 #pragma once
-/// Sensor data for display: fused clouds and radar objects placed in the world. The viewer reads the
-/// point records itself (layout: docs/PROTOCOL.md, "Data streams": 36-byte little-endian records, x, y, z
-/// float32 at offsets 0, 4, 8, intensity float32 at 12, source index uint8 at 27), because the library
-/// depends on shared/ only. Pure functions, no OSG: unit-testable.
+/// Sensor data for display: fused clouds and radar objects placed in the world. Point records are read
+/// through the one shared definition (platoon/point_record.hpp; docs/PROTOCOL.md "Data streams"): x, y,
+/// z, intensity and the source index only, so a record extended by appended fields still reads. Pure
+/// functions, no OSG: unit-testable.
 
 #include "platoon/geometry.hpp"
+#include "platoon/point_record.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/viewer/vehicle_model.hpp"
 
@@ -23,7 +24,7 @@ struct WorldPoint {
 };
 
 /// The smallest record the reader accepts (intensity at 12, source at 27).
-inline constexpr uint16_t kMinPointStride = 28;
+inline constexpr uint16_t kMinPointStride = point_record::kOffsetSource + 1;
 
 /// Reads `count` records of `stride` bytes from `blob` (sensor or vehicle frame, unchanged), transformed
 /// by `frame_to_world`. Returns nothing when the stride is below kMinPointStride or the blob is short.

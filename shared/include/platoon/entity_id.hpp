@@ -1,0 +1,17 @@
+#pragma once
+/// Session-wide entity ids of node vehicles, defined once: every role that owns, follows or mounts
+/// sensors on a vehicle computes its id from the node's name, so no id ever has to be looked up.
+
+#include <cstdint>
+#include <string>
+
+namespace platoon {
+
+/// Session-unique, restart-stable id of a node's vehicle: FNV-1a(node name) << 16 | index (0..65535).
+uint64_t VehicleId(const std::string& node_name, uint32_t index);
+
+/// Entity id of the vehicle named by an `attach_to` key, "<node name>[:<vehicle index 0..65535>]"
+/// ("ego" is "ego:0"); throws config::ConfigError quoting the value when it is malformed.
+uint64_t AttachedVehicleId(const std::string& attach_to);
+
+}  // namespace platoon

@@ -1,0 +1,33 @@
+#include "platoon/entity_id.hpp"
+
+#include "platoon/config/table.hpp"
+
+#include <cstdlib>
+
+namespace platoon {
+
+uint64_t VehicleId(const std::string& node_name, uint32_t index) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : node_name) h = (h ^ c) * 16777619u;
+  return (static_cast<uint64_t>(h) << 16) | (index & 0xffff);
+}
+
+uint64_t AttachedVehicleId(const std::string& attach_to) {
+  // The index follows the last colon, so a node name may itself hold colons.
+  const auto colon = attach_to.rfind(':');
+  std::string name = attach_to;
+  uint32_t index = 0;
+  if (colon != std::string::npos) {
+    name = attach_to.substr(0, colon);
+    const std::string idx = attach_to.substr(colon + 1);
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(idx.c_str(), &end, 10);
+    if (idx.empty() || *end != '\0' || v > 0xffff || idx.find_first_not_of("0123456789") != std::string::npos)
+      throw config::ConfigError("attach_to \"" + attach_to + "\": expected \"<node name>[:<vehicle index 0..65535>]\"");
+    index = static_cast<uint32_t>(v);
+  }
+  if (name.empty()) throw config::ConfigError("attach_to \"" + attach_to + "\": the node name is empty");
+  return VehicleId(name, index);
+}
+
+}  // namespace platoon
