@@ -1,5 +1,6 @@
 #include "platoon/node/node_runtime.hpp"
 
+#include "platoon/node/client_context.hpp"
 #include "platoon/node/clock_monitor.hpp"
 #include "platoon/node/driver_seat.hpp"
 #include "platoon/node/fusion.hpp"
@@ -56,183 +57,49 @@ class ClientSimClock final : public SimClock {
   std::mutex& mutex_;
 };
 
-// What modules see. Lives on the module thread; reads of the session client hold its mutex.
-class RuntimeContext final : public ModuleContext {
- public:
-  RuntimeContext(session::SessionClient& client, std::mutex& mutex, transport::Channel& outbox,
-                 const dr::SendPolicyDef& policy, bool every_step)
-      : client_(client), mutex_(mutex), outbox_(outbox), policy_def_(policy), every_step_(every_step) {}
-
-  std::vector<RemoteEntity> RemoteEntities(int64_t sim_ns) const override {
-    std::vector<std::pair<protocol::EntityState, Pose>> shown;
+// Real time: steps the modules on the synced sim clock while the session runs. In lock-step the
+// network thread steps them (LockstepTurn) and this thread idles.
+void RunModules(std::vector<std::unique_ptr<Module>>& modules, session::SessionClient& client, std::mutex& mutex,
+                ClientModuleContext& context, const std::atomic<bool>& stop) {
+  const ClientSimClock sim(client, mutex);
+  ModuleScheduler scheduler;
+  while (!stop.load(std::memory_order_relaxed)) {
+    bool lockstep;
     {
-      std::lock_guard lock(mutex_);
-      shown = client_.World().WithDisplayedPose(sim_ns);
+      std::lock_guard lock(mutex);
+      lockstep = client.StepNs() > 0;
     }
-    std::vector<RemoteEntity> out;
-    out.reserve(shown.size());
-    for (auto& [state, pose] : shown) out.push_back(RemoteEntity{std::move(state), pose});
-    return out;
-  }
-
-  void Publish(const protocol::EntityState& truth) override {
-    truth_[truth.id] = truth;
-    const uint32_t id = NodeId();
-    if (id == 0) return;
-    if (resend_all.exchange(false)) policies_.clear();
-    auto it = policies_.try_emplace(truth.id, policy_def_).first;
-    if (!every_step_ && !it->second.ShouldSend(truth.kinematics, truth.kinematics.stamp_ns)) return;
-    it->second.MarkSent(truth.kinematics);
-    pending_.push_back(truth);
-    pending_.back().owner_node = id;
-  }
-
-  void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override {
-    std::lock_guard lock(mutex_);
-    received = client_.Stats().world_received;
-    max_gap_ns = client_.Stats().world_max_gap_ns;
-  }
-
-  uint32_t NodeId() const override {
-    std::lock_guard lock(mutex_);
-    return client_.NodeId();
-  }
-
-  void PublishData(const protocol::Message& message) override {
-    if (!data_pub_) return;
-    data_pub_->Send(Encode(message));
-    ++data_sent_;
-  }
-
-  void SubscribeData(const std::vector<std::string>& stream_ids) override {
-    subscribed_ = stream_ids;
-    nodes_seen_ = ~0ull;  // re-resolve at the next ReceiveData
-  }
-
-  std::optional<std::string> ReceiveData(int64_t wait_ns) override {
-    if (!data_sub_) return std::nullopt;
-    ResolveSubscriptions();
-    auto p = wait_ns > 0 ? data_sub_->Receive(std::chrono::nanoseconds(wait_ns)) : data_sub_->TryReceive();
-    if (!p) return std::nullopt;
-    return std::move(p->data);
-  }
-
-  std::vector<protocol::NodeInfo> Nodes() const override {
-    std::lock_guard lock(mutex_);
-    return client_.Nodes();
-  }
-
-  void SetDataChannels(transport::Channel* pub, transport::Channel* sub) {
-    data_pub_ = pub;
-    data_sub_ = sub;
-    if (sub) connector_.emplace(*sub);
-  }
-
-  // Sends what the step published, as one NodeState, to the network thread. In lock-step every step
-  // ends with one, carrying the acknowledgement after the states.
-  void Flush(uint64_t step_done = 0) {
-    if (pending_.empty() && step_done == 0) return;
-    protocol::NodeState state{NodeId(), ++sequence_, std::move(pending_), step_done};
-    pending_.clear();
-    outbox_.Send(Encode(state));
-    sent_entities_ += state.entities.size();
-    ++sent_states_;
-  }
-
-  // The newest truth of every owned entity, for the session hash.
-  std::vector<protocol::EntityState> OwnedTruth() const {
-    std::vector<protocol::EntityState> out;
-    for (const auto& [id, e] : truth_) out.push_back(e);
-    return out;
-  }
-
-  uint64_t SentEntities() const { return sent_entities_; }
-  uint64_t SentStates() const { return sent_states_; }
-
-  std::atomic<bool> resend_all{false};
-
- private:
-  // Module thread: connects the data SUB socket to every endpoint publishing a subscribed stream.
-  void ResolveSubscriptions() {
-    std::vector<protocol::NodeInfo> nodes;
-    {
-      std::lock_guard lock(mutex_);
-      if (client_.NodesVersion() == nodes_seen_) return;
-      nodes_seen_ = client_.NodesVersion();
-      nodes = client_.Nodes();
+    if (lockstep || !sim.Running()) {
+      // Paused or not started: sim time stands still, and so do the modules.
+      scheduler.Reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds(lockstep ? 20 : 5));
+      continue;
     }
-    connector_->Resolve(nodes, [&](const protocol::DataEndpoint& e) {
-      return std::find(subscribed_.begin(), subscribed_.end(), e.stream_id) != subscribed_.end();
-    });
-  }
-
-  session::SessionClient& client_;
-  std::mutex& mutex_;
-  transport::Channel& outbox_;
-  dr::SendPolicyDef policy_def_;
-  bool every_step_;
-  std::map<uint64_t, dr::SendPolicy> policies_;
-  std::map<uint64_t, protocol::EntityState> truth_;
-  std::vector<protocol::EntityState> pending_;
-  uint64_t sequence_ = 0, sent_entities_ = 0, sent_states_ = 0;
-  transport::Channel* data_pub_ = nullptr;
-  transport::Channel* data_sub_ = nullptr;
-  std::optional<session::StreamConnector> connector_;
-  uint64_t data_sent_ = 0;
-  std::vector<std::string> subscribed_;
-  uint64_t nodes_seen_ = ~0ull;
-};
-
-// Steps every module due at `now` (each at its own rate: overruns skip, never burst).
-void StepDue(std::vector<std::unique_ptr<Module>>& modules, std::vector<int64_t>& next, std::vector<int64_t>& last,
-             int64_t now, RuntimeContext& context) {
-  for (size_t i = 0; i < modules.size(); ++i) {
-    const auto period = static_cast<int64_t>(1e9 / modules[i]->RateHz());
-    if (next[i] < 0) next[i] = now;
-    if (now < next[i]) continue;
-    modules[i]->Step(StepInfo{now, last[i] < 0 ? 0 : now - last[i]}, context);
-    context.Flush();
-    last[i] = now;
-    next[i] += period;
-    if (next[i] <= now) next[i] = now + period;
+    const int64_t now = sim.SimNowNs();
+    scheduler.StepDue(modules, now, context);
+    // Sim time runs at the synced rate (1 +- 1 %), so sleeping the sim-time difference is close enough.
+    const int64_t wake = std::min(now + 50'000'000, scheduler.NextDueNs());
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<int64_t>(0, wake - sim.SimNowNs())));
   }
 }
 
-// Real time: steps the modules on the synced sim clock while the session runs.
-// Lock-step: steps them once per grant at the granted sim time, then acknowledges the step.
-void RunModules(std::vector<std::unique_ptr<Module>>& modules, session::SessionClient& client, std::mutex& mutex,
-                RuntimeContext& context, const std::atomic<bool>& stop) {
-  const ClientSimClock sim(client, mutex);
-  std::vector<int64_t> next(modules.size(), -1), last(modules.size(), -1);
-  while (!stop.load(std::memory_order_relaxed)) {
-    uint64_t step = 0;
-    if (!sim.Running()) {
-      // Paused, not started, or waiting for the next grant: sim time stands still, and so do the modules.
-      {
-        std::lock_guard lock(mutex);
-        if (client.StepNs() == 0) std::fill(next.begin(), next.end(), -1);
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-      continue;
-    }
-    int64_t now;
-    {
-      std::lock_guard lock(mutex);
-      now = client.SimNowNs();
-      if (client.StepNs() > 0) step = client.GrantedStep();
-    }
-    StepDue(modules, next, last, now, context);
-    if (step > 0) {
-      context.Flush(step);
-      std::lock_guard lock(mutex);
-      client.MarkStepDone(step);
-      continue;
-    }
-    int64_t wake = now + 50'000'000;
-    for (int64_t n : next) wake = std::min(wake, n);
-    // Sim time runs at the synced rate (1 +- 1 %), so sleeping the sim-time difference is close enough.
-    std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<int64_t>(0, wake - sim.SimNowNs())));
+// Lock-step, on the network thread: steps the modules at a granted step and acknowledges it, with no
+// thread hand-over between the grant arriving and the acknowledgement leaving.
+void LockstepTurn(std::vector<std::unique_ptr<Module>>& modules, session::SessionClient& client, std::mutex& mutex,
+                  ClientModuleContext& context, ModuleScheduler& scheduler) {
+  int64_t now;
+  uint64_t step;
+  {
+    std::lock_guard lock(mutex);
+    if (client.StepNs() == 0 || !client.Advancing()) return;
+    now = client.SimNowNs();
+    step = client.GrantedStep();
   }
+  // One NodeState per step: the states of every module, then the acknowledgement.
+  scheduler.StepDue(modules, now, context, /*flush_each=*/false);
+  context.Flush(step);
+  std::lock_guard lock(mutex);
+  client.MarkStepDone(step);
 }
 
 }  // namespace
@@ -316,7 +183,18 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   inbox.Bind("inproc://node-outbox");
   outbox.Connect("inproc://node-outbox");
   session::ClientLink link(context, session.server_host, session.server.control_port, session.faults);
-  RuntimeContext module_context(client_, mutex_, outbox, options_.send_policy, options_.publish_every_step);
+  // States go through the inproc pipe from the module thread; in lock-step the network thread steps
+  // the modules itself and hands them to the client directly.
+  const auto network_thread = std::this_thread::get_id();
+  const auto to_server = [&](std::string b) {
+    if (std::this_thread::get_id() != network_thread) {
+      outbox.Send(b);
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    client_.SendState(std::move(b));
+  };
+  ClientModuleContext module_context(client_, mutex_, to_server, options_.send_policy, options_.publish_every_step);
   module_context.SetDataChannels(endpoints.empty() ? nullptr : &data_pub, &data_sub);
 
   ClockMonitor monitor(client_.Clock(), options_.node.monitor_rate_hz, options_.truth_check, options_.truth_warmup_s);
@@ -340,8 +218,10 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   };
   transport::Channel* const extra[] = {&inbox};
   int exit_code = kExitOk;
+  ModuleScheduler lockstep_scheduler;
   while (!stop.load(std::memory_order_relaxed) && local_.NowNs() < end) {
     link.Turn(client_, mutex_, extra, 50'000'000, forward_states);
+    LockstepTurn(modules_, client_, mutex_, module_context, lockstep_scheduler);
     std::lock_guard lock(mutex_);
     // A (re)joined node sends all its entities afresh.
     if (client_.TakeRejoined()) module_context.resend_all.store(true);

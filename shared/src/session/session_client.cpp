@@ -50,8 +50,10 @@ int64_t SessionClient::SimNowNs() const {
 }
 
 bool SessionClient::Advancing() const {
-  if (anchor_.phase != SessionPhase::kRunning || !clock_.IsSet()) return false;
-  return step_ns_ == 0 || granted_step_ > step_done_;
+  if (anchor_.phase != SessionPhase::kRunning) return false;
+  // Lock-step time comes from the grants, not from the synced clock.
+  if (step_ns_ > 0) return granted_step_ > step_done_;
+  return clock_.IsSet();
 }
 
 void SessionClient::OnMessage(Socket from, std::string_view bytes, int64_t local_ns) {
@@ -275,7 +277,7 @@ void SessionClient::Poll(int64_t now) {
 int64_t SessionClient::NextDueNs() const {
   int64_t due = std::min(joined_ ? next_heartbeat_ns_ : next_join_ns_, ports_.time ? next_request_ns_ : INT64_MAX);
   if (snapshot_due_ns_ >= 0) due = std::min(due, snapshot_due_ns_);
-  if (!pending_controls_.empty()) due = local_.NowNs();
+  if (!pending_controls_.empty() || !out_.empty()) due = local_.NowNs();
   return due;
 }
 

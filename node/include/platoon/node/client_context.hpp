@@ -1,0 +1,93 @@
+#pragma once
+/// What a node's modules see, over the session client core: remote entities from its world, owned
+/// entities out through DIS-style send policies, data streams, the node table. And the scheduler that
+/// steps each module at its own rate. Used by the node runtime (module thread) and by in-process
+/// sessions (tests, batch runs), so both step modules the same way.
+
+#include "platoon/dead_reckoning.hpp"
+#include "platoon/node/module.hpp"
+#include "platoon/session/session_client.hpp"
+#include "platoon/session/stream_connector.hpp"
+#include "platoon/transport/channel.hpp"
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace platoon::node {
+
+/// A ModuleContext over a SessionClient guarded by `mutex`. Lives on the module thread.
+class ClientModuleContext final : public ModuleContext {
+ public:
+  /// `outbox` takes each encoded NodeState, in order (the network thread sends it on the state socket).
+  ClientModuleContext(session::SessionClient& client, std::mutex& mutex, std::function<void(std::string)> outbox,
+                      const dr::SendPolicyDef& policy, bool every_step);
+
+  std::vector<RemoteEntity> RemoteEntities(int64_t sim_ns) const override;
+  void Publish(const protocol::EntityState& truth) override;
+  void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override;
+  uint32_t NodeId() const override;
+  void PublishData(const protocol::Message& message) override;
+  void SubscribeData(const std::vector<std::string>& stream_ids) override;
+  std::optional<std::string> ReceiveData(int64_t wait_ns) override;
+  std::vector<protocol::NodeInfo> Nodes() const override;
+
+  /// The data PUB socket (nullptr: none) and SUB socket (nullptr: none) modules use.
+  void SetDataChannels(transport::Channel* pub, transport::Channel* sub);
+  /// In-process sessions: data messages go to `sink` instead of a socket.
+  void SetDataSink(std::function<void(const protocol::Message&)> sink) { data_sink_ = std::move(sink); }
+  /// Sends what the step published, as one NodeState, to the outbox. In lock-step every step ends with
+  /// one (`step_done` > 0), carrying the acknowledgement after the states.
+  void Flush(uint64_t step_done = 0);
+  /// The newest truth of every owned entity, for the session hash.
+  std::vector<protocol::EntityState> OwnedTruth() const;
+  /// Node states and entity states sent so far.
+  uint64_t SentStates() const { return sent_states_; }
+  uint64_t SentEntities() const { return sent_entities_; }
+
+  /// Set by the network thread after a (re)join: every owned entity is sent afresh.
+  std::atomic<bool> resend_all{false};
+
+ private:
+  void ResolveSubscriptions();
+
+  session::SessionClient& client_;
+  std::mutex& mutex_;
+  std::function<void(std::string)> outbox_;
+  dr::SendPolicyDef policy_def_;
+  bool every_step_;
+  std::map<uint64_t, dr::SendPolicy> policies_;
+  std::map<uint64_t, protocol::EntityState> truth_;
+  std::vector<protocol::EntityState> pending_;
+  uint64_t sequence_ = 0, sent_entities_ = 0, sent_states_ = 0;
+  transport::Channel* data_pub_ = nullptr;
+  transport::Channel* data_sub_ = nullptr;
+  std::function<void(const protocol::Message&)> data_sink_;
+  std::optional<session::StreamConnector> connector_;
+  std::vector<std::string> subscribed_;
+  uint64_t nodes_seen_ = ~0ull;
+};
+
+/// Steps each module at its own rate on sim time: a module is due when sim time reaches its next slot;
+/// overruns skip slots, never burst.
+class ModuleScheduler {
+ public:
+  /// Steps every module due at `sim_ns`; flushes the context after each module when `flush_each`
+  /// (real time), else the caller flushes once (lock-step: one NodeState per step).
+  void StepDue(std::vector<std::unique_ptr<Module>>& modules, int64_t sim_ns, ClientModuleContext& context,
+               bool flush_each = true);
+  /// Sim time at which the next module is due, in ns (INT64_MAX before the first StepDue).
+  int64_t NextDueNs() const;
+  /// Forgets the schedule (sim time stood still: paused or not started).
+  void Reset() { next_.clear(); last_.clear(); }
+
+ private:
+  std::vector<int64_t> next_, last_;
+};
+
+}  // namespace platoon::node

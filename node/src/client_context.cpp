@@ -1,0 +1,134 @@
+#include "platoon/node/client_context.hpp"
+
+#include "platoon/protocol/codec.hpp"
+
+#include <algorithm>
+
+namespace platoon::node {
+
+using protocol::Encode;
+
+ClientModuleContext::ClientModuleContext(session::SessionClient& client, std::mutex& mutex,
+                                         std::function<void(std::string)> outbox, const dr::SendPolicyDef& policy,
+                                         bool every_step)
+    : client_(client), mutex_(mutex), outbox_(std::move(outbox)), policy_def_(policy), every_step_(every_step) {}
+
+std::vector<RemoteEntity> ClientModuleContext::RemoteEntities(int64_t sim_ns) const {
+  std::vector<std::pair<protocol::EntityState, Pose>> shown;
+  {
+    std::lock_guard lock(mutex_);
+    shown = client_.World().WithDisplayedPose(sim_ns);
+  }
+  std::vector<RemoteEntity> out;
+  out.reserve(shown.size());
+  for (auto& [state, pose] : shown) out.push_back(RemoteEntity{std::move(state), pose});
+  return out;
+}
+
+void ClientModuleContext::Publish(const protocol::EntityState& truth) {
+  truth_[truth.id] = truth;
+  const uint32_t id = NodeId();
+  if (id == 0) return;
+  if (resend_all.exchange(false)) policies_.clear();
+  auto it = policies_.try_emplace(truth.id, policy_def_).first;
+  if (!every_step_ && !it->second.ShouldSend(truth.kinematics, truth.kinematics.stamp_ns)) return;
+  it->second.MarkSent(truth.kinematics);
+  pending_.push_back(truth);
+  pending_.back().owner_node = id;
+}
+
+void ClientModuleContext::WorldStats(uint64_t& received, int64_t& max_gap_ns) const {
+  std::lock_guard lock(mutex_);
+  received = client_.Stats().world_received;
+  max_gap_ns = client_.Stats().world_max_gap_ns;
+}
+
+uint32_t ClientModuleContext::NodeId() const {
+  std::lock_guard lock(mutex_);
+  return client_.NodeId();
+}
+
+void ClientModuleContext::PublishData(const protocol::Message& message) {
+  if (data_sink_) {
+    data_sink_(message);
+    return;
+  }
+  if (data_pub_) data_pub_->Send(Encode(message));
+}
+
+void ClientModuleContext::SubscribeData(const std::vector<std::string>& stream_ids) {
+  subscribed_ = stream_ids;
+  nodes_seen_ = ~0ull;  // re-resolve at the next ReceiveData
+}
+
+std::optional<std::string> ClientModuleContext::ReceiveData(int64_t wait_ns) {
+  if (!data_sub_) return std::nullopt;
+  ResolveSubscriptions();
+  auto p = wait_ns > 0 ? data_sub_->Receive(std::chrono::nanoseconds(wait_ns)) : data_sub_->TryReceive();
+  if (!p) return std::nullopt;
+  return std::move(p->data);
+}
+
+std::vector<protocol::NodeInfo> ClientModuleContext::Nodes() const {
+  std::lock_guard lock(mutex_);
+  return client_.Nodes();
+}
+
+void ClientModuleContext::SetDataChannels(transport::Channel* pub, transport::Channel* sub) {
+  data_pub_ = pub;
+  data_sub_ = sub;
+  if (sub) connector_.emplace(*sub);
+}
+
+void ClientModuleContext::Flush(uint64_t step_done) {
+  if (pending_.empty() && step_done == 0) return;
+  protocol::NodeState state{NodeId(), ++sequence_, std::move(pending_), step_done};
+  pending_.clear();
+  sent_entities_ += state.entities.size();
+  ++sent_states_;
+  outbox_(Encode(state));
+}
+
+std::vector<protocol::EntityState> ClientModuleContext::OwnedTruth() const {
+  std::vector<protocol::EntityState> out;
+  for (const auto& [id, e] : truth_) out.push_back(e);
+  return out;
+}
+
+void ClientModuleContext::ResolveSubscriptions() {
+  // Module thread: connects the data SUB socket to every endpoint publishing a subscribed stream.
+  std::vector<protocol::NodeInfo> nodes;
+  {
+    std::lock_guard lock(mutex_);
+    if (client_.NodesVersion() == nodes_seen_) return;
+    nodes_seen_ = client_.NodesVersion();
+    nodes = client_.Nodes();
+  }
+  connector_->Resolve(nodes, [&](const protocol::DataEndpoint& e) {
+    return std::find(subscribed_.begin(), subscribed_.end(), e.stream_id) != subscribed_.end();
+  });
+}
+
+void ModuleScheduler::StepDue(std::vector<std::unique_ptr<Module>>& modules, int64_t now, ClientModuleContext& context,
+                              bool flush_each) {
+  next_.resize(modules.size(), -1);
+  last_.resize(modules.size(), -1);
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const auto period = static_cast<int64_t>(1e9 / modules[i]->RateHz());
+    if (next_[i] < 0) next_[i] = now;
+    if (now < next_[i]) continue;
+    modules[i]->Step(StepInfo{now, last_[i] < 0 ? 0 : now - last_[i]}, context);
+    if (flush_each) context.Flush();
+    last_[i] = now;
+    next_[i] += period;
+    if (next_[i] <= now) next_[i] = now + period;  // overrun: skip, never burst
+  }
+}
+
+int64_t ModuleScheduler::NextDueNs() const {
+  int64_t due = INT64_MAX;
+  for (int64_t n : next_) due = std::min(due, n);
+  return due;
+}
+
+}  // namespace platoon::node

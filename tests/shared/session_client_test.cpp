@@ -1,0 +1,201 @@
+// The session client core without sockets: handed bytes and time, it answers with what to send.
+#include "platoon/session/session_client.hpp"
+
+#include "platoon/protocol/codec.hpp"
+
+#include <doctest/doctest.h>
+
+namespace platoon::session {
+namespace {
+
+using protocol::SessionPhase;
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kS = 1'000'000'000;
+
+struct Rig {
+  clock::ManualOscillator local{10 * kS};
+  SessionClient client;
+  explicit Rig(ClientDef def = Def()) : client(def, local, nullptr) {}
+  static ClientDef Def() {
+    ClientDef d;
+    d.name = "alpha";
+    d.role = protocol::Role::kTraffic;
+    d.lockstep_member = true;
+    return d;
+  }
+  // Polls at the current time and decodes what the client queued, by socket.
+  std::vector<std::pair<Socket, protocol::Message>> Poll() {
+    client.Poll(local.NowNs());
+    std::vector<std::pair<Socket, protocol::Message>> out;
+    for (auto& o : client.TakeOutgoing()) {
+      auto d = protocol::Decode(o.bytes);
+      REQUIRE(d.message);
+      out.emplace_back(o.socket, *d.message);
+    }
+    return out;
+  }
+  template <class T>
+  static int Count(const std::vector<std::pair<Socket, protocol::Message>>& out) {
+    int n = 0;
+    for (const auto& [s, m] : out) n += std::holds_alternative<T>(m);
+    return n;
+  }
+  void Give(Socket s, const protocol::Message& m) { client.OnMessage(s, protocol::Encode(m), local.NowNs()); }
+  void Welcome(int64_t step_ns = 0) {
+    protocol::Welcome w;
+    w.node_id = 7;
+    w.session_name = "test";
+    w.heartbeat_interval_ns = 250 * kMs;
+    w.lost_timeout_ns = 1 * kS;
+    w.time_port = 7401;
+    w.world_port = 7402;
+    w.state_port = 7403;
+    w.step_ns = step_ns;
+    Give(Socket::kControl, w);
+  }
+  void World(uint64_t seq, SessionPhase phase, int64_t sim_ns, int64_t ref_ns, uint64_t step = 0) {
+    protocol::WorldState w;
+    w.sequence = seq;
+    w.phase = phase;
+    w.sim_time_ns = sim_ns;
+    w.server_time_ns = ref_ns;
+    w.keyframe = true;
+    w.step = step;
+    Give(Socket::kWorld, w);
+  }
+};
+
+TEST_CASE("session client: joins, retries until welcomed, then follows the announced ports and asks for a snapshot") {
+  Rig r;
+  auto out = r.Poll();
+  CHECK(Rig::Count<protocol::Join>(out) == 1);
+  CHECK(std::get<protocol::Join>(out[0].second).lockstep_member);
+  CHECK(Rig::Count<protocol::Join>(r.Poll()) == 0);  // not again before the retry period
+  r.local.Advance(260 * kMs);
+  CHECK(Rig::Count<protocol::Join>(r.Poll()) == 1);
+  r.Welcome();
+  CHECK(r.client.Joined());
+  CHECK(r.client.NodeId() == 7);
+  CHECK(r.client.Ports() == ServerPorts{7401, 7402, 7403});
+  CHECK(r.client.TakeRejoined());
+  CHECK_FALSE(r.client.TakeRejoined());
+  out = r.Poll();
+  CHECK(Rig::Count<protocol::StatusRequest>(out) == 1);
+  CHECK(Rig::Count<protocol::TimeRequest>(out) == 1);
+  CHECK(Rig::Count<protocol::Heartbeat>(out) == 1);
+  CHECK(Rig::Count<protocol::Join>(out) == 0);
+}
+
+TEST_CASE("session client: sim time follows the newest world state, and a restarted server cannot move a running session") {
+  Rig r;
+  r.Poll();
+  r.Welcome();
+  // The clock is set by time exchanges with a server whose clock equals ours.
+  for (int i = 0; i < 40; ++i) {
+    for (auto& [s, m] : r.Poll())
+      if (auto* q = std::get_if<protocol::TimeRequest>(&m))
+        r.Give(Socket::kTime, protocol::TimeReply{q->sequence, q->t1_ns, r.local.NowNs(), r.local.NowNs()});
+    r.local.Advance(50 * kMs);
+  }
+  REQUIRE(r.client.Clock().IsSet());
+  const int64_t ref = r.local.NowNs();
+  r.World(1, SessionPhase::kRunning, 5 * kS, ref);
+  CHECK(r.client.Advancing());
+  r.local.Advance(100 * kMs);
+  CHECK(std::abs(r.client.SimNowNs() - (5 * kS + 100 * kMs)) < kMs);
+  // A restarted server that reports "waiting" does not stop our running clock; a pause does.
+  r.World(1, SessionPhase::kWaiting, 0, r.local.NowNs());
+  CHECK(r.client.Phase() == SessionPhase::kRunning);
+  CHECK(r.client.Stats().server_restarts == 0);
+  r.World(2, SessionPhase::kPaused, 6 * kS, r.local.NowNs());
+  CHECK_FALSE(r.client.Advancing());
+  r.local.Advance(kS);
+  CHECK(r.client.SimNowNs() == 6 * kS);
+}
+
+TEST_CASE("session client: a gap in the world sequence asks for a snapshot; garbage is counted and dropped") {
+  Rig r;
+  r.Poll();
+  r.Welcome();
+  r.Poll();  // the snapshot request after the welcome
+  r.World(1, SessionPhase::kWaiting, 0, 0);
+  r.World(5, SessionPhase::kWaiting, 0, 0);
+  CHECK(r.client.Stats().world_gaps == 1);
+  CHECK(Rig::Count<protocol::StatusRequest>(r.Poll()) == 1);
+  r.client.OnMessage(Socket::kWorld, "not a message at all", r.local.NowNs());
+  r.client.OnMessage(Socket::kTime, protocol::Encode(protocol::Leave{1, "x"}), r.local.NowNs());
+  CHECK(r.client.Stats().bad_input == 2);
+}
+
+TEST_CASE("session client: a node gives up on a refusal, a viewer retries it every second") {
+  Rig node;
+  node.Poll();
+  node.Give(Socket::kControl, protocol::Refuse{"name taken", protocol::kProtocolVersion});
+  REQUIRE(node.client.Refused());
+  CHECK(*node.client.Refused() == "name taken");
+  node.local.Advance(5 * kS);
+  CHECK(Rig::Count<protocol::Join>(node.Poll()) == 0);
+
+  ClientDef vd = Rig::Def();
+  vd.retry_refused = true;
+  Rig viewer(vd);
+  viewer.Poll();
+  viewer.Give(Socket::kControl, protocol::Refuse{"name taken", protocol::kProtocolVersion});
+  CHECK_FALSE(viewer.client.Refused());
+  CHECK(viewer.client.LastRefusal() == "name taken");
+  viewer.local.Advance(500 * kMs);
+  CHECK(Rig::Count<protocol::Join>(viewer.Poll()) == 0);
+  viewer.local.Advance(600 * kMs);
+  CHECK(Rig::Count<protocol::Join>(viewer.Poll()) == 1);
+}
+
+TEST_CASE("session client: a silent server is joined again after three lost timeouts; 'unknown node' rejoins at once") {
+  Rig r;
+  r.Poll();
+  r.Welcome();
+  r.Poll();
+  r.local.Advance(2 * kS);
+  r.Poll();
+  CHECK(r.client.Joined());
+  r.local.Advance(1500 * kMs);
+  r.Poll();
+  CHECK_FALSE(r.client.Joined());
+  CHECK(Rig::Count<protocol::Join>(r.Poll()) == 1);
+  r.Welcome();
+  r.Give(Socket::kControl, protocol::Refuse{"unknown node: join first", protocol::kProtocolVersion});
+  CHECK_FALSE(r.client.Joined());
+  CHECK_FALSE(r.client.Refused());
+  CHECK(Rig::Count<protocol::Join>(r.Poll()) == 1);
+}
+
+TEST_CASE("session client: lock-step grants set sim time, a done step stops advancing, a repeated grant is re-acknowledged") {
+  Rig r;
+  r.Poll();
+  r.Welcome(10 * kMs);
+  r.Poll();
+  CHECK(r.client.StepNs() == 10 * kMs);
+  CHECK_FALSE(r.client.Advancing());  // no grant yet (and no synced clock needed in lock-step)
+  r.World(1, SessionPhase::kRunning, 0, r.local.NowNs(), 1);
+  CHECK(r.client.Advancing());
+  CHECK(r.client.GrantedStep() == 1);
+  CHECK(r.client.SimNowNs() == 0);
+  r.local.Advance(kS);  // wall time does not move lock-step sim time
+  CHECK(r.client.SimNowNs() == 0);
+  r.client.MarkStepDone(1);
+  CHECK_FALSE(r.client.Advancing());
+  r.World(2, SessionPhase::kRunning, 0, r.local.NowNs(), 1);  // the same grant again
+  auto out = r.Poll();
+  REQUIRE(Rig::Count<protocol::NodeState>(out) == 1);
+  for (auto& [s, m] : out)
+    if (auto* ns = std::get_if<protocol::NodeState>(&m)) {
+      CHECK(s == Socket::kState);
+      CHECK(ns->step_done == 1);
+      CHECK(ns->node_id == 7);
+    }
+  r.World(3, SessionPhase::kRunning, 10 * kMs, r.local.NowNs(), 2);
+  CHECK(r.client.Advancing());
+  CHECK(r.client.SimNowNs() == 10 * kMs);
+}
+
+}  // namespace
+}  // namespace platoon::session

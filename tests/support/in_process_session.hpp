@@ -1,0 +1,37 @@
+#pragma once
+// A whole lock-step session in one process: the server's WorldCore and one SessionClient per node,
+// wired by hand (no sockets), with the nodes' real modules stepped through the same ClientModuleContext
+// and ModuleScheduler as platoon-node. Nodes step in parallel on `worker_threads` threads. Used by the
+// determinism tests (STYLE §9: a reference session run twice, and across thread counts, gives the same hash).
+
+#include "platoon/clock/oscillator.hpp"
+#include "platoon/config/session.hpp"
+#include "platoon/node/client_context.hpp"
+#include "platoon/node/module.hpp"
+#include "platoon/server/world_core.hpp"
+#include "platoon/session/session_client.hpp"
+#include "platoon/session/world_hash.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace platoon::testing {
+
+/// What a finished in-process session leaves.
+struct InProcessResult {
+  uint64_t steps = 0;                         ///< Steps the core granted.
+  int64_t sim_time_ns = 0;                    ///< Sim time at the end.
+  uint64_t server_hash = 0;                   ///< WorldHash of the server's merged entities.
+  std::map<std::string, uint64_t> node_hash;  ///< Per node: its own truth and its remote world.
+  uint64_t data_hash = 0;                     ///< Every sensor measurement published, in step and node order.
+  uint64_t data_messages = 0;                 ///< Sensor messages published.
+  size_t entities = 0;                        ///< Merged entities at the end.
+};
+
+/// Runs `session` (made lock-step; its end_s must be > 0) with every node in-process.
+InProcessResult RunInProcess(config::SessionDef session, int worker_threads);
+
+}  // namespace platoon::testing
