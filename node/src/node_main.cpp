@@ -3,6 +3,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
 #include "platoon/node/node_runtime.hpp"
+#include "platoon/node/roles.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -93,7 +94,7 @@ int main(int argc, char** argv) {
                    name.c_str(), std::string(platoon::protocol::RoleName(opt.node.role)).c_str());
       return kExitUsage;
     }
-    if (std::string why; !platoon::node::RoleAvailable(opt.node.role, why)) {
+    if (std::string why; !platoon::node::roles::Available(opt.node.role, why)) {
       std::fprintf(stderr, "platoon-node: %s\n", why.c_str());
       return kExitUsage;
     }

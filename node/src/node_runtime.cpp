@@ -2,12 +2,8 @@
 
 #include "platoon/node/client_context.hpp"
 #include "platoon/node/clock_monitor.hpp"
-#include "platoon/node/driver_seat.hpp"
-#include "platoon/node/fusion.hpp"
 #include "platoon/node/module.hpp"
-#include "platoon/node/road_traffic_module.hpp"
-#include "platoon/node/sensor_host.hpp"
-#include "platoon/node/traffic.hpp"
+#include "platoon/node/roles.hpp"
 #include "platoon/node/view_monitor.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/session/client_link.hpp"
@@ -104,39 +100,15 @@ void LockstepTurn(std::vector<std::unique_ptr<Module>>& modules, session::Sessio
 
 }  // namespace
 
-bool RoleAvailable(protocol::Role role, std::string& why) {
-  switch (role) {
-    case protocol::Role::kObserver:
-    case protocol::Role::kTraffic:
-    case protocol::Role::kDriver:
-    case protocol::Role::kSensor:
-    case protocol::Role::kFusion: return true;
-    default:
-      why = "role '" + std::string(protocol::RoleName(role)) +
-            "' is not available in this version (available: observer, traffic, driver, sensor, fusion)";
-      return false;
-  }
-}
-
 NodeRuntime::NodeRuntime(NodeOptions options, std::shared_ptr<spdlog::logger> logger, const clock::Oscillator& local)
     : options_(std::move(options)), log_(std::move(logger)), local_(local), client_(MakeClientDef(options_), local, log_) {}
 
 const clock::SlewedClock& NodeRuntime::Clock() const { return client_.Clock(); }
 
 int NodeRuntime::MakeModules() {
-  const auto& session = options_.session;
   const auto& def = options_.node;
   try {
-    if (def.role == protocol::Role::kTraffic && def.traffic_model == "road")
-      modules_.push_back(std::make_unique<RoadTrafficModule>(session, def));
-    else if (def.role == protocol::Role::kTraffic)
-      modules_.push_back(std::make_unique<TrafficModule>(def));
-    else if (def.role == protocol::Role::kDriver)
-      modules_.push_back(std::make_unique<DriverSeatModule>(session, def, log_));
-    else if (def.role == protocol::Role::kSensor)
-      modules_.push_back(std::make_unique<SensorHostModule>(session, def, log_));
-    else if (def.role == protocol::Role::kFusion)
-      modules_.push_back(std::make_unique<FusionModule>(session, def, log_));
+    modules_ = roles::MakeModules(options_.session, def, log_);
   } catch (const config::ConfigError& e) {
     log_->error("{}", e.what());
     return kExitUsage;
@@ -144,7 +116,7 @@ int NodeRuntime::MakeModules() {
     log_->error("cannot start the {} role: {}", protocol::RoleName(def.role), e.what());
     return kExitFailure;
   }
-  modules_.push_back(std::make_unique<ViewMonitor>(session, def.name, log_));
+  modules_.push_back(std::make_unique<ViewMonitor>(options_.session, def.name, log_));
   return kExitOk;
 }
 

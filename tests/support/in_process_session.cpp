@@ -1,8 +1,6 @@
 #include "in_process_session.hpp"
 
-#include "platoon/node/road_traffic_module.hpp"
-#include "platoon/node/sensor_host.hpp"
-#include "platoon/node/traffic.hpp"
+#include "platoon/node/roles.hpp"
 #include "platoon/node/view_monitor.hpp"
 #include "platoon/protocol/codec.hpp"
 
@@ -35,11 +33,9 @@ struct Node {
 };
 
 std::vector<std::unique_ptr<node::Module>> MakeModules(const config::SessionDef& s, const config::NodeDef& d) {
-  std::vector<std::unique_ptr<node::Module>> m;
-  if (d.role == protocol::Role::kTraffic && d.traffic_model == "road") m.push_back(std::make_unique<node::RoadTrafficModule>(s, d));
-  else if (d.role == protocol::Role::kTraffic) m.push_back(std::make_unique<node::TrafficModule>(d));
-  else if (d.role == protocol::Role::kSensor) m.push_back(std::make_unique<node::SensorHostModule>(s, d, Quiet(d.name)));
-  else if (d.role != protocol::Role::kObserver) throw std::invalid_argument("in-process sessions run traffic, sensor and observer nodes");
+  if (d.role != protocol::Role::kTraffic && d.role != protocol::Role::kSensor && d.role != protocol::Role::kObserver)
+    throw std::invalid_argument("in-process sessions run traffic, sensor and observer nodes");
+  auto m = node::roles::MakeModules(s, d, Quiet(d.name));
   m.push_back(std::make_unique<node::ViewMonitor>(s, d.name, Quiet(d.name)));
   return m;
 }

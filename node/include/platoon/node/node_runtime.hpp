@@ -74,7 +74,5 @@ class NodeRuntime {
   int64_t next_status_ns_ = 0;
 };
 
-/// Whether this version implements a role's modules; false with a message otherwise.
-bool RoleAvailable(protocol::Role role, std::string& why);
 
 }  // namespace platoon::node
