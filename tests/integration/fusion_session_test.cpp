@@ -142,6 +142,9 @@ TEST_CASE("fusion farm: kill -9 of a lidar host leaves 3 sources within a timeou
   // The killed host's run and the restarted one: two epochs, the old never after the new.
   REQUIRE(left_epochs.size() == 2);
   CHECK(left_epochs[0] != left_epochs[1]);
+  // The killed host's absence is handled (3/4 sources), not an error.
+  for (auto& [n, p] : farm.procs) CheckNoErrorLines(p, n);
+  CheckNoErrorLines(server.child, "server");
 }
 
 TEST_CASE("fusion farm: platoon check lists the sensors and refuses a bad sensor table naming file, line and key") {
@@ -154,6 +157,7 @@ TEST_CASE("fusion farm: platoon check lists the sensors and refuses a bad sensor
   REQUIRE(st.has_value());
   CHECK(*st == 0);
   CHECK(AnyLineContains(ok.Lines(), "sensor lidar_left"));
+  CheckNoErrorLines(ok, "platoon check (good)");
   std::string text = FarmSession(dir.Path() + "/fused.rec");
   text.replace(text.find("preset = \"vlp16\""), 16, "preset = \"vlp17\"");
   const std::string bad = dir.Write("bad.toml", text);
@@ -165,4 +169,5 @@ TEST_CASE("fusion farm: platoon check lists the sensors and refuses a bad sensor
   CHECK(*st2 == 2);
   CHECK(AnyLineContains(ko.Lines(), "bad.toml:"));
   CHECK(AnyLineContains(ko.Lines(), "sensor[0].preset"));
+  CheckNoErrorLines(ko, "platoon check (bad)", {"sensor[0].preset"});
 }

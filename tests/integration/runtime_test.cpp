@@ -119,7 +119,9 @@ TEST_CASE("runtime: 8 nodes over loopback each see every remote vehicle where it
     // The send threshold is 5 cm; the view may lag it by clock error and one blend.
     CHECK(SummaryValue(lines, "view_error_p99_m").value_or(1) <= 0.05);
     CHECK(SummaryValue(lines, "view_error_max_m").value_or(1) <= 0.10);
+    CheckNoErrorLines(n, "node");
   }
+  CheckNoErrorLines(server, "server");
 }
 
 TEST_CASE("runtime: kill -9 of a node: others keep their world, its vehicles go stale, it rejoins and takes them back") {
@@ -155,6 +157,12 @@ TEST_CASE("runtime: kill -9 of a node: others keep their world, its vehicles go 
   REQUIRE(counters);
   CHECK(counters->find(" 0 foreign entity") != std::string::npos);
   CHECK(server.WaitFor(5s) == std::optional<int>(0));
+  // A node killed -9 is an event the others handle (stale, rejoin), not an error.
+  CheckNoErrorLines(server, "server");
+  CheckNoErrorLines(obs, "obs");
+  CheckNoErrorLines(n1, "n1");
+  CheckNoErrorLines(n2, "n2 (killed)");
+  CheckNoErrorLines(n2b, "n2 (restarted)");
 }
 
 TEST_CASE("runtime: the server killed and restarted: nodes run on, rejoin and are consistent again within 3 s") {
@@ -184,6 +192,12 @@ TEST_CASE("runtime: the server killed and restarted: nodes run on, rejoin and ar
   CHECK(SummaryValue(lines, "server_restarts").value_or(0) >= 1);
   Stop(n1);
   Stop(n2);
+  // Nodes ride out a lost server without logging errors.
+  CheckNoErrorLines(obs, "obs");
+  CheckNoErrorLines(n1, "n1");
+  CheckNoErrorLines(n2, "n2");
+  CheckNoErrorLines(server, "server (killed)");
+  CheckNoErrorLines(server2, "server (restarted)");
 }
 
 TEST_CASE("server: updates to an entity owned by another node are refused and counted") {
@@ -241,6 +255,8 @@ TEST_CASE("server: updates to an entity owned by another node are refused and co
   for (const auto& e : std::get<protocol::WorldState>(*d.message).entities)
     if (e.id == victim) owned_by_owner = e.owner_node != w.node_id && e.kinematics.stamp_ns < INT64_MAX / 2;
   CHECK(owned_by_owner);
+  CheckNoErrorLines(server.child, "server");
+  CheckNoErrorLines(owner, "owner");
 }
 
 TEST_CASE("runtime: two road-traffic nodes share a generated road, each reacts to the other's vehicles, none overlap") {
@@ -269,5 +285,7 @@ TEST_CASE("runtime: two road-traffic nodes share a generated road, each reacts t
     CHECK(SummaryValue(lines, "road_vehicles") == 20.0);
     CHECK(SummaryValue(lines, "road_max_external").value_or(0) >= 15);  // the other node's cars, as displayed here
     CHECK(SummaryValue(lines, "road_overlaps") == 0.0);
+    CheckNoErrorLines(*n, "road node");
   }
+  CheckNoErrorLines(server, "server");
 }

@@ -65,7 +65,9 @@ TEST_CASE("clock over loopback: nodes at +1000 and -1000 ppm keep p99 error with
     CHECK(SummaryValue(lines, "truth_samples").value_or(0) > 5000);
     CHECK(SummaryValue(lines, "error_p99_ns").value_or(1e18) <= 500'000);
     CHECK(std::abs(std::abs(SummaryValue(lines, "drift_ppm").value_or(0)) - 1000) < 50);
+    CheckNoErrorLines(*node, "node");
   }
+  CheckNoErrorLines(server.child, "server");
 }
 
 TEST_CASE("protocol: a node speaking another version is refused clearly at both ends") {
@@ -78,6 +80,9 @@ TEST_CASE("protocol: a node speaking another version is refused clearly at both 
   CHECK(AnyLineContains(node.Lines(), "protocol version mismatch"));
   CHECK(AnyLineContains(node.Lines(), "server refused"));
   CHECK(server.child.WaitForLine("refused join", 5s).has_value());
+  // The refusal is the one error each end may log.
+  CheckNoErrorLines(node, "node", {"server refused"});
+  CheckNoErrorLines(server.child, "server", {"refused join from old"});
 }
 
 TEST_CASE("server: garbage, truncated and wrong-version bytes are counted and the server keeps serving") {
@@ -127,6 +132,7 @@ TEST_CASE("server: garbage, truncated and wrong-version bytes are counted and th
   CHECK(*st == 0);
   CHECK(SummaryValue(node.Lines(), "clock_set") == 1.0);
   CHECK(SummaryValue(node.Lines(), "world_received").value_or(0) > 50);
+  CheckNoErrorLines(node, "node");
   server.child.Signal(SIGTERM);
   const auto line = server.child.WaitForLine("refused:", 10s);
   REQUIRE(line.has_value());
@@ -135,6 +141,8 @@ TEST_CASE("server: garbage, truncated and wrong-version bytes are counted and th
   CHECK(std::stoi(m[1]) >= 900);  // 3 x 300 random, plus the truncations that fail
   CHECK(std::stoi(m[2]) >= 1);
   CHECK(server.child.WaitFor(5s) == std::optional<int>(0));
+  // Bad bytes are counted and logged below error level: they are the network's fault, not the server's.
+  CheckNoErrorLines(server.child, "server");
 }
 
 TEST_CASE("config: a bad session file exits 2 naming file, line and key") {
@@ -148,9 +156,11 @@ TEST_CASE("config: a bad session file exits 2 naming file, line and key") {
     REQUIRE(st.has_value());
     CHECK(*st == 2);
     CHECK(AnyLineContains(c.Lines(), path + ":4: server.broadcast_hz: expected a number in [1, 1000], got -5"));
+    CheckNoErrorLines(c, args[0], {path + ":4: server.broadcast_hz"});
   }
   auto c = process::Child::Spawn({BinDir() + "/platoon", "check", path});
   CHECK(RunToExit(c, 10s) == std::optional<int>(2));
+  CheckNoErrorLines(c, "platoon check", {path + ":4: server.broadcast_hz"});
 }
 
 namespace {
@@ -176,6 +186,7 @@ TEST_CASE("launcher: SIGTERM stops every process cleanly and exits 0") {
   CHECK(AnyLineContains(launcher.Lines(), "server stopping"));
   CHECK(FindPid({session, "platoon-node"}) == 0);
   CHECK(FindPid({session, "platoon-server"}) == 0);
+  CheckNoErrorLines(launcher, "platoon run");
 }
 
 TEST_CASE("launcher: a required process that dies stops the session with a clear non-zero exit") {
@@ -191,4 +202,5 @@ TEST_CASE("launcher: a required process that dies stops the session with a clear
   CHECK(*st != 0);
   CHECK(AnyLineContains(launcher.Lines(), "required process 'n2' exited with status 137"));
   CHECK(FindPid({session, "platoon-server"}) == 0);
+  CheckNoErrorLines(launcher, "platoon run");
 }

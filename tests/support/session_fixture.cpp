@@ -1,6 +1,7 @@
 #include "session_fixture.hpp"
 
 #include <doctest/doctest.h>
+#include <poll.h>
 #include <zmq.hpp>
 
 #include <filesystem>
@@ -97,6 +98,69 @@ int FindPid(const std::vector<std::string>& parts) {
     if (all) return std::stoi(name);
   }
   return 0;
+}
+
+std::optional<std::string> SummaryString(const std::vector<std::string>& lines, const std::string& key) {
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (it->find("SUMMARY") == std::string::npos) continue;
+    std::smatch m;
+    if (std::regex_search(*it, m, std::regex("\"" + key + "\":\"([^\"]*)\""))) return m[1].str();
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> LinesOf(const std::vector<std::string>& launcher_lines, const std::string& name) {
+  std::vector<std::string> out;
+  for (const auto& l : launcher_lines) {
+    if (l.compare(0, name.size(), name) != 0) continue;
+    const size_t bar = l.find_first_not_of(' ', name.size());
+    if (bar == std::string::npos || l[bar] != '|') continue;
+    out.push_back(l.substr(std::min(l.size(), bar + 2)));
+  }
+  return out;
+}
+
+const std::vector<std::string>& Collect(process::Child& c) {
+  std::vector<std::string> sink;
+  if (c.TryWait()) {
+    // Exited: read to the end of its output (bounded, should a grandchild hold the pipe open).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (c.Pump(sink) && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{c.OutputFd(), POLLIN, 0};
+      poll(&p, 1, 10);
+    }
+  } else {
+    c.Pump(sink);
+  }
+  return c.Lines();
+}
+
+bool IsErrorLine(const std::string& raw) {
+  static const std::regex ansi("\x1b\\[[0-9;]*m");
+  static const std::regex spdlog_error("(^|[\\s|])\\d{2}:\\d{2}:\\d{2}\\.\\d{3} +(error|critical) *\\[");
+  const std::string line = std::regex_replace(raw, ansi, "");
+  if (std::regex_search(line, spdlog_error)) return true;
+  for (const char* crash : {"terminate called", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"})
+    if (line.find(crash) != std::string::npos) return true;
+  return false;
+}
+
+void CheckNoErrorLines(const std::vector<std::string>& lines, const std::vector<std::string>& expected_substrings) {
+  int unexpected = 0;
+  for (const auto& l : lines) {
+    if (!IsErrorLine(l)) continue;
+    bool expected = false;
+    for (const auto& e : expected_substrings) expected = expected || l.find(e) != std::string::npos;
+    if (expected) continue;
+    if (++unexpected <= 20) FAIL_CHECK("unexpected error-level log line: " << l);
+  }
+  if (unexpected > 20) FAIL_CHECK("and " << unexpected - 20 << " more unexpected error-level log lines");
+}
+
+void CheckNoErrorLines(process::Child& c, const std::string& who, const std::vector<std::string>& expected_substrings) {
+  INFO("process: " << who);
+  CheckNoErrorLines(Collect(c), expected_substrings);
 }
 
 }  // namespace platoon::testing

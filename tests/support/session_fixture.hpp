@@ -48,4 +48,27 @@ bool AnyLineContains(const std::vector<std::string>& lines, const std::string& n
 /// Pid of a running process whose command line contains every one of `parts`; 0 if none.
 int FindPid(const std::vector<std::string>& parts);
 
+/// Value of "key":"<string>" in the last SUMMARY line of `lines`; nullopt when absent.
+std::optional<std::string> SummaryString(const std::vector<std::string>& lines, const std::string& key);
+
+/// The lines the launcher (`platoon run`) relayed from process `name` ("name   | text"), without the
+/// prefix. Lines of other processes and the launcher's own are left out.
+std::vector<std::string> LinesOf(const std::vector<std::string>& launcher_lines, const std::string& name);
+
+/// Reads whatever output `c` has written so far (to the end once it has exited); returns Lines().
+const std::vector<std::string>& Collect(process::Child& c);
+
+/// True for an error-level log line: spdlog's "HH:MM:SS.mmm error [logger] ..." or "... critical [...]"
+/// (colour codes and a launcher's "name | " prefix allowed), an uncaught exception ("terminate called")
+/// or a sanitizer report ("ERROR: AddressSanitizer", "runtime error:").
+bool IsErrorLine(const std::string& line);
+
+/// Fails the current test (one doctest check per offending line, naming it) on every error-level line
+/// in `lines` that contains none of `expected_substrings`. A test that provokes errors on purpose
+/// (a refused version, kill -9, a bad config) names the lines it expects; any other is a bug.
+void CheckNoErrorLines(const std::vector<std::string>& lines, const std::vector<std::string>& expected_substrings = {});
+
+/// Collect(c), then CheckNoErrorLines on its lines; `who` names the process in the failure.
+void CheckNoErrorLines(process::Child& c, const std::string& who, const std::vector<std::string>& expected_substrings = {});
+
 }  // namespace platoon::testing
