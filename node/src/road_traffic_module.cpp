@@ -1,6 +1,6 @@
 #include "platoon/node/road_traffic_module.hpp"
 
-#include "platoon/node/traffic.hpp"
+#include "platoon/entity_id.hpp"
 #include "platoon/road/session_road.hpp"
 
 #include <algorithm>
