@@ -120,13 +120,18 @@ int NodeRuntime::MakeModules() {
   return kExitOk;
 }
 
-std::vector<protocol::DataEndpoint> NodeRuntime::BindData(transport::Channel& pub) {
+std::optional<std::vector<protocol::DataEndpoint>> NodeRuntime::BindData(transport::Channel& pub) {
   std::vector<protocol::DataEndpoint> endpoints;
   for (const auto& m : modules_)
     for (auto e : m->Streams()) endpoints.push_back(std::move(e));
   if (endpoints.empty()) return endpoints;
-  // Throws zmq::error_t when the port is taken.
-  const std::string bound = pub.Bind(transport::TcpEndpoint("*", options_.node.data_port));
+  std::string bound;
+  try {
+    bound = pub.Bind(transport::TcpEndpoint("*", options_.node.data_port));
+  } catch (const zmq::error_t& e) {
+    log_->error("cannot bind the data socket on port {}: {}", options_.node.data_port, e.what());
+    return std::nullopt;
+  }
   for (auto& e : endpoints) {
     e.port = transport::PortOf(bound);
     e.address = options_.node.advertise_address;
@@ -142,14 +147,9 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   // Data streams: one PUB socket for what this node's modules publish, one SUB for what they read.
   transport::ChannelDef data_def{.send_hwm = 100, .receive_hwm = 100, .faults = session.faults};
   transport::Channel data_pub(context, transport::Pattern::kPub, data_def), data_sub(context, transport::Pattern::kSub, data_def);
-  std::vector<protocol::DataEndpoint> endpoints;
-  try {
-    endpoints = BindData(data_pub);
-  } catch (const zmq::error_t& e) {
-    log_->error("cannot bind the data socket on port {}: {}", options_.node.data_port, e.what());
-    return kExitFailure;
-  }
-  client_.SetEndpoints(endpoints);
+  const auto endpoints = BindData(data_pub);
+  if (!endpoints) return kExitFailure;
+  client_.SetEndpoints(*endpoints);
   // Module thread -> network thread: published node states, in order.
   transport::Channel inbox(context, transport::Pattern::kPull), outbox(context, transport::Pattern::kPush);
   inbox.Bind("inproc://node-outbox");
@@ -167,14 +167,10 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
     client_.SendState(std::move(b));
   };
   ClientModuleContext module_context(client_, mutex_, to_server, options_.send_policy, options_.publish_every_step);
-  module_context.SetDataChannels(endpoints.empty() ? nullptr : &data_pub, &data_sub);
+  module_context.SetDataChannels(endpoints->empty() ? nullptr : &data_pub, &data_sub);
 
   ClockMonitor monitor(client_.Clock(), options_.node.monitor_rate_hz, options_.truth_check, options_.truth_warmup_s);
-  clock::MonotonicOscillator host;
-  if (options_.truth_check)
-    client_.on_time_sample = [&](const clock::TimeSample& s) {
-      monitor.AddNaive(s.t4_ns + static_cast<int64_t>(s.OffsetNs()) - host.NowNs());
-    };
+  if (options_.truth_check) WatchNaiveError(monitor);
   std::atomic<bool> stop_threads{false};
   std::thread monitor_thread([&] { monitor.Run(stop_threads); });
   std::thread module_thread([&] { RunModules(modules_, client_, mutex_, module_context, stop_threads); });
@@ -213,6 +209,13 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   monitor_thread.join();
   PrintSummary(monitor, module_context.SentStates(), module_context.SentEntities(), module_context.OwnedTruth());
   return exit_code;
+}
+
+void NodeRuntime::WatchNaiveError(ClockMonitor& monitor) {
+  // Truth check: the error a clock stepped to each single exchange would have (host clock = reference).
+  client_.on_time_sample = [&monitor, host = clock::MonotonicOscillator()](const clock::TimeSample& s) {
+    monitor.AddNaive(s.t4_ns + static_cast<int64_t>(s.OffsetNs()) - host.NowNs());
+  };
 }
 
 void NodeRuntime::LogStatus(const ClockMonitor& monitor) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,8 @@ class NodeRuntime {
 
  private:
   int MakeModules();
-  std::vector<protocol::DataEndpoint> BindData(transport::Channel& pub);
+  std::optional<std::vector<protocol::DataEndpoint>> BindData(transport::Channel& pub);
+  void WatchNaiveError(class ClockMonitor& monitor);
   void LogStatus(const class ClockMonitor& monitor);
   void PrintSummary(const class ClockMonitor& monitor, uint64_t states_sent, uint64_t entities_sent,
                     std::vector<protocol::EntityState> owned);

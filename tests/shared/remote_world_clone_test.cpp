@@ -1,0 +1,95 @@
+#include "platoon/remote_world.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace platoon;
+using protocol::EntityState;
+using protocol::WorldState;
+
+namespace {
+
+EntityState Car(uint64_t id, uint32_t owner, int64_t stamp_ns, double x, double vx = 10) {
+  EntityState e;
+  e.id = id;
+  e.owner_node = owner;
+  e.kind = protocol::EntityKind::kCar;
+  e.kinematics.stamp_ns = stamp_ns;
+  e.kinematics.pose.position_m = Vec3(x, 0, 0);
+  e.kinematics.velocity_mps = Vec3(vx, 0, 0);
+  return e;
+}
+
+WorldState World(uint64_t seq, bool keyframe, std::vector<EntityState> entities) {
+  WorldState w;
+  w.sequence = seq;
+  w.keyframe = keyframe;
+  w.phase = protocol::SessionPhase::kRunning;
+  w.entities = std::move(entities);
+  return w;
+}
+
+constexpr int64_t kS = 1'000'000'000;
+
+}  // namespace
+
+TEST_CASE("remote world: remote entities are dead-reckoned to the asked time; own entities are skipped") {
+  RemoteWorld view;
+  view.Apply(World(1, true, {Car(1, 2, 0, 0), Car(2, 7, 0, 100)}), 0, false, /*own_node=*/7);
+  const auto entities = view.WithDisplayedPose(kS / 2);
+  REQUIRE(entities.size() == 1);
+  CHECK(entities[0].first.id == 1);
+  CHECK(entities[0].second.position_m.x() == doctest::Approx(5.0));  // 10 m/s for 0.5 s
+}
+
+TEST_CASE("remote world: a jump in the sequence is reported as a gap") {
+  RemoteWorld view;
+  CHECK_FALSE(view.Apply(World(1, true, {Car(1, 2, 0, 0)}), 0, false, /*own_node=*/7).gap);
+  CHECK_FALSE(view.Apply(World(2, false, {}), 0, false, /*own_node=*/7).gap);
+  CHECK(view.Apply(World(5, false, {}), 0, false, /*own_node=*/7).gap);
+  CHECK(view.LastSequence() == 5);
+}
+
+TEST_CASE("remote world: a sequence that goes back is a server restart, and entities survive it") {
+  RemoteWorld view;
+  view.Apply(World(100, true, {Car(1, 2, 0, 0)}), 0, false, /*own_node=*/7);
+  const WorldApplyResult r = view.Apply(World(1, false, {}), 0, false, /*own_node=*/7);
+  CHECK(r.reset);
+  CHECK(view.Size() == 1);  // still dead-reckoned until a keyframe says otherwise
+  CHECK(view.LastSequence() == 1);
+}
+
+TEST_CASE("remote world: a keyframe removes what it does not list; removed ids are dropped") {
+  RemoteWorld view;
+  view.Apply(World(1, true, {Car(1, 2, 0, 0), Car(2, 2, 0, 10), Car(3, 3, 0, 20)}), 0, false, /*own_node=*/7);
+  CHECK(view.Size() == 3);
+  WorldState delta = World(2, false, {});
+  delta.removed_entities = {3};
+  view.Apply(delta, 0, false, /*own_node=*/7);
+  CHECK(view.Size() == 2);
+  view.Apply(World(3, true, {Car(1, 2, kS, 10)}), kS, false, /*own_node=*/7);
+  REQUIRE(view.Size() == 1);
+  CHECK(view.WithDisplayedPose(kS)[0].first.id == 1);
+}
+
+TEST_CASE("remote world: an overtaken snapshot updates states but removes nothing") {
+  RemoteWorld view;
+  view.Apply(World(10, false, {Car(1, 2, 0, 0), Car(2, 2, 0, 10)}), 0, false, /*own_node=*/7);
+  // Snapshot numbered 9 (older than the delta already applied) that lists only entity 1.
+  const WorldApplyResult r = view.Apply(World(9, true, {Car(1, 2, kS, 10)}), kS, true, /*own_node=*/7);
+  CHECK_FALSE(r.applied);
+  CHECK(view.Size() == 2);
+  CHECK(view.LastSequence() == 10);
+}
+
+TEST_CASE("remote world: older states never overwrite newer ones; the stale flag follows the newest broadcast") {
+  RemoteWorld view;
+  view.Apply(World(1, false, {Car(1, 2, 2 * kS, 20)}), 2 * kS, false, /*own_node=*/7);
+  view.Apply(World(2, false, {Car(1, 2, kS, 999)}), 2 * kS, false, /*own_node=*/7);
+  auto e = view.WithDisplayedPose(2 * kS);
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].second.position_m.x() == doctest::Approx(20.0));
+  EntityState stale = Car(1, 2, 2 * kS, 20);
+  stale.stale = true;
+  view.Apply(World(3, false, {stale}), 2 * kS, false, /*own_node=*/7);
+  CHECK(view.WithDisplayedPose(2 * kS)[0].first.stale);
+}
