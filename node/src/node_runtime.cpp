@@ -81,13 +81,14 @@ void RunModules(std::vector<std::unique_ptr<Module>>& modules, session::SessionC
 
 // Lock-step, on the network thread: steps the modules at a granted step and acknowledges it, with no
 // thread hand-over between the grant arriving and the acknowledgement leaving.
-void LockstepTurn(std::vector<std::unique_ptr<Module>>& modules, session::SessionClient& client, std::mutex& mutex,
+// Returns true when it stepped.
+bool LockstepTurn(std::vector<std::unique_ptr<Module>>& modules, session::SessionClient& client, std::mutex& mutex,
                   ClientModuleContext& context, ModuleScheduler& scheduler) {
   int64_t now;
   uint64_t step;
   {
     std::lock_guard lock(mutex);
-    if (client.StepNs() == 0 || !client.Advancing()) return;
+    if (client.StepNs() == 0 || !client.Advancing()) return false;
     now = client.SimNowNs();
     step = client.GrantedStep();
   }
@@ -96,6 +97,7 @@ void LockstepTurn(std::vector<std::unique_ptr<Module>>& modules, session::Sessio
   context.Flush(step);
   std::lock_guard lock(mutex);
   client.MarkStepDone(step);
+  return true;
 }
 
 }  // namespace
@@ -189,7 +191,8 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   ModuleScheduler lockstep_scheduler;
   while (!stop.load(std::memory_order_relaxed) && local_.NowNs() < end) {
     link.Turn(client_, mutex_, extra, 50'000'000, forward_states);
-    LockstepTurn(modules_, client_, mutex_, module_context, lockstep_scheduler);
+    // The acknowledgement leaves at once, not after the next wait.
+    if (LockstepTurn(modules_, client_, mutex_, module_context, lockstep_scheduler)) link.SendPending(client_, mutex_);
     std::lock_guard lock(mutex_);
     // A (re)joined node sends all its entities afresh.
     if (client_.TakeRejoined()) module_context.resend_all.store(true);

@@ -62,13 +62,18 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
     const int64_t now = reference_.NowNs();
     int64_t next_due = core_.NextDueNs();
     if (status_period() > 0) next_due = std::min(next_due, next_status);
-    transport::WaitAny(inputs, std::chrono::nanoseconds(std::clamp<int64_t>(next_due - now, 0, kMaxWaitNs)));
+    // Only the channels with input are read: an empty read costs system calls on every turn.
+    const uint64_t ready =
+        transport::WaitAny(inputs, std::chrono::nanoseconds(std::clamp<int64_t>(next_due - now, 0, kMaxWaitNs)));
 
     // Time first: its replies are stamped as close to arrival as the loop allows.
-    while (auto p = time_.TryReceive()) HandleTime(*p);
+    if (ready & 1u)
+      while (auto p = time_.TryReceive()) HandleTime(*p);
     int64_t t = reference_.NowNs();
-    while (auto p = control_.TryReceive()) core_.OnControl(p->peer, p->peer_address, protocol::Decode(p->data), t);
-    while (auto p = state_.TryReceive()) core_.OnState(protocol::Decode(p->data), t);
+    if (ready & 2u)
+      while (auto p = control_.TryReceive()) core_.OnControl(p->peer, p->peer_address, protocol::Decode(p->data), t);
+    if (ready & 4u)
+      while (auto p = state_.TryReceive()) core_.OnState(protocol::Decode(p->data), t);
 
     t = reference_.NowNs();
     core_.Poll(t);

@@ -51,23 +51,27 @@ void ClientLink::Turn(SessionClient& client, std::mutex& lock, std::span<transpo
   }
   std::vector<transport::Channel*> inputs = {&time_, &control_, &world_};
   inputs.insert(inputs.end(), extra.begin(), extra.end());
-  transport::WaitAny(inputs, std::chrono::nanoseconds(std::clamp<int64_t>(due, 0, max_wait_ns)));
+  // Only the channels with input are read: an empty read costs system calls on every turn.
+  const uint64_t ready = transport::WaitAny(inputs, std::chrono::nanoseconds(std::clamp<int64_t>(due, 0, max_wait_ns)));
 
   // Time replies first: t4 is stamped as soon as the loop sees them, before any lock is taken.
-  while (auto p = time_.TryReceive()) {
-    const int64_t t4 = client.LocalNowNs();
-    std::lock_guard guard(lock);
-    client.OnMessage(Socket::kTime, p->data, t4);
-  }
-  while (auto p = control_.TryReceive()) {
-    std::lock_guard guard(lock);
-    client.OnMessage(Socket::kControl, p->data, client.LocalNowNs());
-  }
-  while (auto p = world_.TryReceive()) {
-    std::lock_guard guard(lock);
-    client.OnMessage(Socket::kWorld, p->data, client.LocalNowNs());
-  }
-  if (drain_extra) drain_extra();
+  if (ready & 1u)
+    while (auto p = time_.TryReceive()) {
+      const int64_t t4 = client.LocalNowNs();
+      std::lock_guard guard(lock);
+      client.OnMessage(Socket::kTime, p->data, t4);
+    }
+  if (ready & 2u)
+    while (auto p = control_.TryReceive()) {
+      std::lock_guard guard(lock);
+      client.OnMessage(Socket::kControl, p->data, client.LocalNowNs());
+    }
+  if (ready & 4u)
+    while (auto p = world_.TryReceive()) {
+      std::lock_guard guard(lock);
+      client.OnMessage(Socket::kWorld, p->data, client.LocalNowNs());
+    }
+  if (drain_extra && (ready >> 3) != 0) drain_extra();
   std::vector<Outgoing> out;
   ServerPorts ports;
   {
@@ -80,13 +84,17 @@ void ClientLink::Turn(SessionClient& client, std::mutex& lock, std::span<transpo
   Send(std::move(out));
 }
 
-void ClientLink::Flush(SessionClient& client, std::mutex& lock, int linger_ms) {
+void ClientLink::SendPending(SessionClient& client, std::mutex& lock) {
   std::vector<Outgoing> out;
   {
     std::lock_guard guard(lock);
     out = client.TakeOutgoing();
   }
   Send(std::move(out));
+}
+
+void ClientLink::Flush(SessionClient& client, std::mutex& lock, int linger_ms) {
+  SendPending(client, lock);
   // Give ZeroMQ a moment to put the last messages on the wire before the context closes.
   control_.Socket().set(zmq::sockopt::linger, linger_ms);
   state_.Socket().set(zmq::sockopt::linger, linger_ms);

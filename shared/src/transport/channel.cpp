@@ -156,25 +156,37 @@ std::optional<Packet> Channel::Receive(std::chrono::nanoseconds timeout) {
 
 void Channel::SetFaults(const FaultDef& faults) { injector_ = FaultInjector<Packet>(faults); }
 
-void WaitAny(std::span<Channel* const> channels, std::chrono::nanoseconds timeout) {
+uint64_t WaitAny(std::span<Channel* const> channels, std::chrono::nanoseconds timeout) {
   int64_t wait_ns = timeout.count();
   const int64_t now = MonotonicNowNs();
+  uint64_t due_mask = 0;
   std::vector<zmq::pollitem_t> items;
   items.reserve(channels.size());
-  for (Channel* c : channels) {
+  for (size_t i = 0; i < channels.size(); ++i) {
+    Channel* c = channels[i];
     // A message already due in an injector means no wait at all.
-    if (auto due = c->NextDueNs()) wait_ns = std::min(wait_ns, std::max<int64_t>(0, *due - now));
+    if (auto due = c->NextDueNs()) {
+      wait_ns = std::min(wait_ns, std::max<int64_t>(0, *due - now));
+      if (*due <= now && i < 64) due_mask |= uint64_t{1} << i;
+    }
     items.push_back(zmq::pollitem_t{c->Socket().handle(), 0, ZMQ_POLLIN, 0});
   }
-  if (wait_ns <= 0) return;
-  // zmq::poll takes milliseconds; round up so that short waits still sleep.
-  const auto ms = std::chrono::milliseconds((wait_ns + 999'999) / 1'000'000);
+  // zmq::poll takes milliseconds; round up so that short waits still sleep. A zero wait still polls,
+  // so that the caller learns which channels have input.
+  const auto ms = std::chrono::milliseconds(wait_ns <= 0 ? 0 : (wait_ns + 999'999) / 1'000'000);
   try {
     zmq::poll(items.data(), items.size(), ms);
   } catch (const zmq::error_t& e) {
     // A signal (Ctrl-C, SIGTERM) interrupts the wait; the caller's loop checks its stop flag.
     if (e.num() != EINTR) throw;
+    return ~uint64_t{0};
   }
+  uint64_t ready = due_mask;
+  for (size_t i = 0; i < items.size() && i < 64; ++i)
+    if (items[i].revents & ZMQ_POLLIN) ready |= uint64_t{1} << i;
+  // Channels past the 64th are always reported, so they are never starved.
+  if (channels.size() > 64) ready |= ~uint64_t{0};
+  return ready;
 }
 
 }  // namespace platoon::transport

@@ -29,6 +29,9 @@ class ClientLink {
   void Turn(SessionClient& client, std::mutex& lock, std::span<transport::Channel* const> extra, int64_t max_wait_ns,
             const std::function<void()>& drain_extra = {});
 
+  /// Sends what the client queued now, without waiting for input (e.g. a lock-step acknowledgement).
+  void SendPending(SessionClient& client, std::mutex& lock);
+
   /// Sends what the client queued (e.g. a Leave) and waits up to `linger_ms` for it to leave.
   void Flush(SessionClient& client, std::mutex& lock, int linger_ms = 200);
 

@@ -77,7 +77,7 @@ class Channel {
   std::optional<int64_t> NextDueNs() const { return injector_.NextDueNs(); }
 
  private:
-  friend void WaitAny(std::span<Channel* const>, std::chrono::nanoseconds);
+  friend uint64_t WaitAny(std::span<Channel* const>, std::chrono::nanoseconds);
   void Drain();
 
   Pattern pattern_;
@@ -86,8 +86,9 @@ class Channel {
   ChannelStats stats_;
 };
 
-/// Blocks until any channel may have a message for TryReceive(), or `timeout` passes.
-void WaitAny(std::span<Channel* const> channels, std::chrono::nanoseconds timeout);
+/// Blocks until any channel may have a message for TryReceive(), or `timeout` passes. Returns a mask:
+/// bit i set when channel i has input or a fault-delayed message due (all bits after an interrupted wait).
+uint64_t WaitAny(std::span<Channel* const> channels, std::chrono::nanoseconds timeout);
 
 /// "tcp://host:port"; port 0 gives "tcp://host:*", which binds to a free port.
 std::string TcpEndpoint(const std::string& host, uint16_t port);
