@@ -111,6 +111,12 @@ int Check(const platoon::config::SessionDef& s) {
                   n.headless ? "headless" : "seat window (headless without a display)");
     }
   }
+  if (s.step.lockstep)
+    std::printf("  lock-step: %.0f steps per sim second, deadline %.2f s (%s)%s\n", s.step.step_hz, s.step.deadline_s,
+                s.step.drop_late ? "drop late nodes" : "wait for late nodes",
+                s.step.end_s > 0 ? (", ends at sim " + std::to_string(s.step.end_s) + " s").c_str() : "");
+  else
+    std::printf("  real time\n");
   if (s.faults.Enabled()) std::printf("  faults: ON in every process\n");
   std::printf("ok\n");
   return 0;
