@@ -14,6 +14,8 @@ PACKAGES=(
   libembree-dev libeigen3-dev libtomlplusplus-dev libcli11-dev xvfb
   # network-namespace tests (ip netns, veth)
   iproute2
+  # (tests only: @mcap/core as an independent MCAP reader)
+  nodejs npm
 )
 
 missing=()
