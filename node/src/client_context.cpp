@@ -74,6 +74,11 @@ std::vector<protocol::NodeInfo> ClientModuleContext::Nodes() const {
   return client_.Nodes();
 }
 
+int64_t ClientModuleContext::StepNs() const {
+  std::lock_guard lock(mutex_);
+  return client_.StepNs();
+}
+
 void ClientModuleContext::SetDataChannels(transport::Channel* pub, transport::Channel* sub) {
   data_pub_ = pub;
   data_sub_ = sub;

@@ -5,10 +5,12 @@
 #include "platoon/point_record.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/sensors/pcd.hpp"
+#include "platoon/sensors/sensor_config.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -247,8 +249,16 @@ std::vector<protocol::FusedCloud> ReadFusedRecord(const std::string& path, bool*
 
 // --- FusionModule ---
 
+int64_t LastScanEndNs(int64_t t_ns, int64_t period_ns) {
+  assert(period_ns > 0);
+  const int64_t q = t_ns / period_ns;
+  return (t_ns % period_ns < 0 ? q - 1 : q) * period_ns;  // floor, also before sim time 0
+}
+
 struct FusionModule::Stats {
   uint64_t frames = 0, clouds_in = 0, stale = 0, bad = 0, no_ego = 0;
+  uint64_t waits = 0, wait_expired = 0;  // lock-step: steps that waited for clouds in flight; waits that ran out
+  double wait_ms_max = 0;
   std::map<std::string, uint64_t> bytes_in;
   std::map<std::string, uint64_t> ok, missing, late;
   std::vector<double> fuse_ms, latency_ms;
@@ -268,6 +278,22 @@ FusionModule::FusionModule(const config::SessionDef& session, const config::Node
   if (!def_.pcd_dir.empty()) std::filesystem::create_directories(def_.pcd_dir);
   for (const auto& b : session.scene.boxes)
     truth_.push_back(sensors::TruthObject{b.id, b.position_m + Vec3(0, 0, 0.5 * b.size_m.z()), b.size_m});
+  // Lock-step: each source's period from the [[node.sensor]] that publishes it (hosts measure at whole
+  // multiples of it); a source not in the session file is taken to scan at period_s.
+  lockstep_.resize(def_.sources.size(), LockstepSource{SToNs(def_.period_s)});
+  for (const auto& other : session.nodes)
+    for (const auto& t : other.sensors) {
+      std::optional<sensors::SensorSpec> spec;
+      try {
+        spec = sensors::ReadSensorSpec(t);
+      } catch (const config::ConfigError&) {
+        continue;  // that host reports its own config error
+      }
+      const int i = assembler_->SourceIndex(spec->id);
+      if (i >= 0) lockstep_[static_cast<size_t>(i)].period_ns = SToNs(1.0 / spec->rate_hz);
+    }
+  // Half the server's step deadline: the fusion still acknowledges before the server names it late.
+  wait_budget_ns_ = SToNs(0.5 * session.step.deadline_s);
 }
 
 FusionModule::~FusionModule() = default;
@@ -283,18 +309,128 @@ void FusionModule::Step(const StepInfo& info, ModuleContext& context) {
   }
   for (const auto& r : context.RemoteEntities(info.sim_ns))
     if (r.state.id == ego_id_) ego_.Add(r.state.kinematics);
+  if (const int64_t step_ns = context.StepNs(); step_ns > 0) {
+    StepLockstep(info, step_ns, context);
+    return;
+  }
+  // Real time: whatever has arrived joins the open frame; the sim-time timeout bounds the wait.
+  for (auto& cloud : held_)
+    if (!assembler_->Offer(std::move(cloud), info.sim_ns)) ++stats_->stale;
+  held_.clear();
   while (auto bytes = context.ReceiveData(0)) {
-    const auto d = protocol::Decode(*bytes);
-    auto* cloud = d.message ? std::get_if<protocol::PointCloud>(&*d.message) : nullptr;
-    if (!cloud) {
-      ++stats_->bad;
-      continue;
-    }
-    stats_->bytes_in[cloud->header.sensor_id] += bytes->size();
-    ++stats_->clouds_in;
-    if (!assembler_->Offer(std::move(*cloud), info.sim_ns)) ++stats_->stale;
+    auto cloud = DecodeCloud(*bytes);
+    if (cloud && !assembler_->Offer(std::move(*cloud), info.sim_ns)) ++stats_->stale;
   }
   if (assembler_->Due(info.sim_ns)) Publish(assembler_->Take(), info.sim_ns, context);
+}
+
+std::optional<protocol::PointCloud> FusionModule::DecodeCloud(const std::string& bytes) {
+  auto d = protocol::Decode(bytes);
+  auto* cloud = d.message ? std::get_if<protocol::PointCloud>(&*d.message) : nullptr;
+  if (!cloud) {
+    ++stats_->bad;
+    return std::nullopt;
+  }
+  stats_->bytes_in[cloud->header.sensor_id] += bytes.size();
+  ++stats_->clouds_in;
+  return std::move(*cloud);
+}
+
+// Lock-step: sim time runs as fast as the nodes acknowledge, so a sim-time timeout says nothing about
+// clouds still on the wire. Every host published the clouds it finished at step k-1 before it
+// acknowledged k-1, and step k was granted only after that: at step k each live source's cloud with scan
+// end <= t_(k-1) has left its host. The step waits (wall time, bounded) until they are all in, and holds
+// back clouds finished at step k itself, which may or may not have arrived: the frames and the instants
+// they are published at do not depend on how fast the network is.
+void FusionModule::StepLockstep(const StepInfo& info, int64_t step_ns, ModuleContext& context) {
+  const int64_t now = info.sim_ns;
+  const int64_t due_until = now - step_ns;  // the previous step's sim time
+  if (ego_since_ns_ == INT64_MAX && !ego_.Empty()) ego_since_ns_ = now;
+
+  // The host publishing each source, and since when (sim time) this node has seen it in the table.
+  const std::vector<protocol::NodeInfo> nodes = context.Nodes();
+  std::vector<const protocol::NodeInfo*> hosts(def_.sources.size(), nullptr);
+  for (const auto& n : nodes)
+    for (const auto& e : n.endpoints)
+      if (const int i = assembler_->SourceIndex(e.stream_id); i >= 0) {
+        hosts[static_cast<size_t>(i)] = &n;
+        host_seen_ns_.try_emplace({n.node_id, n.pid}, now);
+      }
+
+  // Clouds held back at an earlier step that are due now (in arrival order), then what has arrived.
+  std::vector<protocol::PointCloud> later;
+  for (auto& cloud : held_) {
+    if (cloud.header.stamp_ns + cloud.duration_ns > due_until) later.push_back(std::move(cloud));
+    else if (!assembler_->Offer(std::move(cloud), now)) ++stats_->stale;
+  }
+  held_ = std::move(later);
+  while (auto bytes = context.ReceiveData(0)) AcceptLockstep(*bytes, due_until, now);
+
+  // Wait for the due clouds still in flight, up to the wall deadline; then go on without them.
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto deadline = t0 + std::chrono::nanoseconds(wait_budget_ns_);
+  bool waited = false;
+  for (std::vector<int> missing = MissingDue(hosts, due_until, step_ns); !missing.empty();
+       missing = MissingDue(hosts, due_until, step_ns)) {
+    const int64_t left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      for (int i : missing) {
+        auto& s = lockstep_[static_cast<size_t>(i)];
+        s.gave_up = true;
+        ++stats_->wait_expired;
+        log_->warn("lock-step: no cloud from '{}' with scan end {:.3f} s after waiting {:.0f} ms at step {:.3f} s; "
+                   "going on without it until it sends again",
+                   def_.sources[static_cast<size_t>(i)], NsToS(LastScanEndNs(due_until, s.period_ns)),
+                   NsToS(wait_budget_ns_) * 1e3, NsToS(now));
+      }
+      break;
+    }
+    waited = true;
+    if (auto bytes = context.ReceiveData(left)) AcceptLockstep(*bytes, due_until, now);
+  }
+  if (waited) {
+    ++stats_->waits;
+    stats_->wait_ms_max = std::max(
+        stats_->wait_ms_max, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (assembler_->Due(now)) Publish(assembler_->Take(), now, context);
+}
+
+void FusionModule::AcceptLockstep(const std::string& bytes, int64_t due_until_ns, int64_t now_ns) {
+  auto cloud = DecodeCloud(bytes);
+  if (!cloud) return;
+  const int64_t end = cloud->header.stamp_ns + cloud->duration_ns;
+  if (const int i = assembler_->SourceIndex(cloud->header.sensor_id); i >= 0) {
+    auto& s = lockstep_[static_cast<size_t>(i)];
+    s.last_end_ns = std::max(s.last_end_ns, end);
+    s.gave_up = false;
+  }
+  // Finished at this very step: it joins at the next one, whether or not it is this early everywhere.
+  if (end > due_until_ns) {
+    held_.push_back(std::move(*cloud));
+    return;
+  }
+  if (!assembler_->Offer(std::move(*cloud), now_ns)) ++stats_->stale;
+}
+
+std::vector<int> FusionModule::MissingDue(const std::vector<const protocol::NodeInfo*>& hosts, int64_t due_until_ns,
+                                          int64_t step_ns) const {
+  std::vector<int> missing;
+  for (size_t i = 0; i < lockstep_.size(); ++i) {
+    const LockstepSource& s = lockstep_[i];
+    const protocol::NodeInfo* host = hosts[i];
+    // Not awaited: a dead or lost host, one that missed the deadline before, or a source faster than
+    // the steps (its host cannot measure at every multiple of its period).
+    if (!host || host->lost || s.gave_up || s.period_ns < step_ns) continue;
+    const int64_t due_end = LastScanEndNs(due_until_ns, s.period_ns);
+    if (due_end <= s.last_end_ns) continue;  // in
+    // A host measures first at the first multiple after its first step, and only once it sees the ego
+    // (the same world this node sees at that step).
+    const auto seen = host_seen_ns_.find({host->node_id, host->pid});
+    if (seen == host_seen_ns_.end() || due_end <= seen->second || due_end < ego_since_ns_) continue;
+    missing.push_back(static_cast<int>(i));
+  }
+  return missing;
 }
 
 void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleContext& context) {
@@ -388,13 +524,14 @@ void FusionModule::Summarize(std::vector<std::string>& fields) const {
   fields.push_back(fmt::format(
       "\"fusion\":{{\"frames\":{},\"clouds_in\":{},\"stale\":{},\"bad_input\":{},\"no_ego\":{},\"fuse_ms_p50\":{:.3f},"
       "\"fuse_ms_p99\":{:.3f},\"latency_ms_p50\":{:.3f},\"latency_ms_p99\":{:.3f},\"scored\":{},\"precision\":{:.3f},"
-      "\"recall\":{:.3f},\"position_error_m\":{:.3f},\"recorded\":{},\"sources\":[{}],\"sources_per_frame\":[{}]}}",
+      "\"recall\":{:.3f},\"position_error_m\":{:.3f},\"recorded\":{},\"lockstep_waits\":{},\"lockstep_wait_ms_max\":{:.1f},"
+      "\"lockstep_wait_expired\":{},\"sources\":[{}],\"sources_per_frame\":[{}]}}",
       st.frames, st.clouds_in, st.stale, st.bad, st.no_ego, Percentile(st.fuse_ms, 50), Percentile(st.fuse_ms, 99),
       Percentile(st.latency_ms, 50), Percentile(st.latency_ms, 99), st.scored,
       st.scored ? st.precision_sum / static_cast<double>(st.scored) : 0.0,
       st.scored ? st.recall_sum / static_cast<double>(st.scored) : 0.0,
-      st.scored ? st.position_error_sum / static_cast<double>(st.scored) : 0.0, recorder_ ? recorder_->Frames() : 0, per,
-      counts));
+      st.scored ? st.position_error_sum / static_cast<double>(st.scored) : 0.0, recorder_ ? recorder_->Frames() : 0,
+      st.waits, st.wait_ms_max, st.wait_expired, per, counts));
 }
 
 }  // namespace platoon::node

@@ -7,12 +7,18 @@
 #include "platoon/sensors/mounting.hpp"
 #include "platoon/sensors/scene.hpp"
 #include "platoon/sensors/sensor_config.hpp"
+#include "../support/camera_context.hpp"
 
 #include <doctest/doctest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 using namespace platoon;
 using namespace platoon::node;
@@ -261,4 +267,212 @@ TEST_CASE("sensor config: presets, mounting and errors naming file, line and key
   CHECK_THROWS_WITH_AS(sensors::ReadSensorSpec(t.TableArray("s")[0]), doctest::Contains("range_resolutoin_m"), config::ConfigError);
   t = config::Table::ParseText("[[s]]\nid = \"i\"\ntype = \"imu\"\nposition = [1, 2]\n", "host.toml");
   CHECK_THROWS_WITH_AS(sensors::ReadSensorSpec(t.TableArray("s")[0]), doctest::Contains("expected 3 numbers"), config::ConfigError);
+}
+
+// --- Lock-step: the fusion module against a node table and clouds in flight ---
+
+namespace {
+
+const char* kFarmSources[] = {"lidar_front", "lidar_rear", "lidar_left", "lidar_right"};
+constexpr int64_t kStep = 10'000'000;  // 100 Hz lock-step
+
+// Four lidar hosts (10 Hz) and a fusion node that waits at most 50 ms (sim) after a frame's first cloud.
+config::SessionDef LockstepFarm() {
+  std::string s = "[session]\nmode = \"lockstep\"\nstep_deadline_s = 0.2\n";
+  for (const char* id : kFarmSources)
+    s += std::string("[[node]]\nname = \"") + id + "\"\nrole = \"sensor\"\nattach_to = \"ego\"\n[[node.sensor]]\nid = \"" + id +
+         "\"\ntype = \"lidar\"\npreset = \"vlp16\"\nrate_hz = 10\n";
+  s += "[[node]]\nname = \"fusion\"\nrole = \"fusion\"\nattach_to = \"ego\"\n[node.fusion]\n"
+       "sources = [\"lidar_front\", \"lidar_rear\", \"lidar_left\", \"lidar_right\"]\nperiod_s = 0.1\ntimeout_s = 0.05\n"
+       "motion_compensation = false\n";
+  return config::LoadSessionText(s, "farm.toml");
+}
+
+// What a fusion node sees of a lock-step session: the node table, a standing ego, and the clouds on the
+// wire. A cloud shows up to a plain poll only `lag` steps after its host published it (a slow TCP stream
+// in a session whose sim time runs as fast as the acknowledgements), but a receiver that waits gets the
+// oldest cloud in flight: it is on its way and comes within the wait.
+class LockstepWire final : public ModuleContext {
+ public:
+  struct InFlight {
+    std::string bytes;
+    int64_t visible_ns;  // sim time from which a plain poll sees it
+  };
+  int64_t step_ns = kStep;
+  int64_t now_ns = 0;
+  std::vector<protocol::NodeInfo> nodes;
+  std::vector<RemoteEntity> remote;
+  std::deque<InFlight> wire;
+  struct Published {
+    protocol::FusedCloud frame;
+    int64_t at_ns;
+  };
+  std::vector<Published> fused;
+  int blocking_receives = 0;  // receives with a wait that got a cloud
+
+  std::vector<RemoteEntity> RemoteEntities(int64_t) const override { return remote; }
+  void Publish(const protocol::EntityState&) override {}
+  void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override { received = 0, max_gap_ns = 0; }
+  uint32_t NodeId() const override { return 6; }
+  std::vector<protocol::NodeInfo> Nodes() const override { return nodes; }
+  int64_t StepNs() const override { return step_ns; }
+  void PublishData(const protocol::Message& m) override {
+    if (const auto* f = std::get_if<protocol::FusedCloud>(&m)) fused.push_back(Published{*f, now_ns});
+  }
+  std::optional<std::string> ReceiveData(int64_t wait_ns) override {
+    for (auto it = wire.begin(); it != wire.end(); ++it)
+      if (it->visible_ns <= now_ns) {
+        std::string b = std::move(it->bytes);
+        wire.erase(it);
+        return b;
+      }
+    if (wait_ns <= 0) return std::nullopt;
+    if (wire.empty()) {
+      // Nothing on its way: the wait runs out, as a socket's would.
+      std::this_thread::sleep_for(std::chrono::nanoseconds(wait_ns));
+      return std::nullopt;
+    }
+    ++blocking_receives;
+    std::string b = std::move(wire.front().bytes);
+    wire.pop_front();
+    return b;
+  }
+
+  // Host `i` (node id i + 2) publishes its cloud finished at `end_ns`, seen by polls `lag` steps later.
+  void Send(int i, int64_t end_ns, int lag) {
+    wire.push_back(InFlight{protocol::Encode(protocol::Message{Cloud(kFarmSources[i], end_ns - kPeriod)}), end_ns + lag * kStep});
+  }
+};
+
+std::vector<protocol::NodeInfo> FarmHosts() {
+  std::vector<protocol::NodeInfo> nodes;
+  for (uint32_t i = 0; i < 4; ++i) {
+    protocol::NodeInfo n;
+    n.node_id = i + 2;
+    n.name = kFarmSources[i];
+    n.role = protocol::Role::kSensor;
+    n.pid = 1000 + i;
+    n.endpoints = {protocol::DataEndpoint{kFarmSources[i], protocol::StreamKind::kLidar, static_cast<uint16_t>(7500 + i), "127.0.0.1"}};
+    nodes.push_back(n);
+  }
+  return nodes;
+}
+
+std::string FusionSummary(const FusionModule& m) {
+  std::vector<std::string> fields;
+  m.Summarize(fields);
+  return fields.empty() ? std::string() : fields[0];
+}
+
+bool SummaryHas(const std::string& summary, const std::string& fragment) {
+  return summary.find(fragment) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("fusion in lock-step: clouds that reach the node several steps after they were measured still make complete frames of their own cycle") {
+  const auto session = LockstepFarm();
+  auto log = std::make_shared<spdlog::logger>("fusion", std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100));
+  // Plain polls see front's cloud in the step it was measured, rear's 2 steps later, left's 6 and right's
+  // 9: beyond the 5-step (50 ms) timeout, so a fusion that only polls publishes frames without them.
+  const int lag[] = {0, 2, 6, 9};
+  auto run = [&](int64_t step_ns) {
+    FusionModule fusion(session, session.nodes[4], log);
+    LockstepWire wire;
+    wire.step_ns = step_ns;
+    wire.nodes = FarmHosts();
+    wire.remote = {testing::StandingCar(AttachedVehicleId("ego"), Vec3(0, 0, 0))};
+    for (int64_t j = 0; j <= 101; ++j) {
+      wire.now_ns = j * kStep;
+      // Hosts finish their scans at whole multiples of the period and publish before acknowledging.
+      if (wire.now_ns > 0 && wire.now_ns % kPeriod == 0)
+        for (int i = 0; i < 4; ++i) wire.Send(i, wire.now_ns, lag[i]);
+      fusion.Step(StepInfo{wire.now_ns, j == 0 ? 0 : kStep}, wire);
+    }
+    return std::make_pair(std::move(wire), FusionSummary(fusion));
+  };
+
+  const auto [wire, summary] = run(kStep);
+  INFO(summary);
+  // Scans end at 0.1 .. 1.0 s: ten frames, each published at the step after its scans ended.
+  REQUIRE(wire.fused.size() == 10);
+  for (size_t c = 0; c < wire.fused.size(); ++c) {
+    const auto& f = wire.fused[c];
+    const int64_t end = static_cast<int64_t>(c + 1) * kPeriod;
+    CHECK(f.frame.reference_ns == end);
+    CHECK(f.at_ns == end + kStep);
+    REQUIRE(f.frame.sources.size() == 4);
+    for (const auto& s : f.frame.sources) {
+      INFO("frame " << c + 1 << " source " << s.sensor_id);
+      CHECK(s.status == protocol::SourceStatus::kOk);
+      CHECK(s.stamp_ns == end - kPeriod);  // the cycle's own cloud, never an older or newer one
+    }
+  }
+  CHECK(wire.blocking_receives > 0);  // it had to wait for clouds in flight
+  CHECK(SummaryHas(summary, "\"lockstep_wait_expired\":0"));
+  CHECK(SummaryHas(summary, "\"stale\":0"));
+
+  // The same wire in real time (no step period: nothing is waited for) loses the slow sources.
+  const auto [rt, rt_summary] = run(0);
+  INFO(rt_summary);
+  size_t complete = 0;
+  for (const auto& f : rt.fused) {
+    size_t ok = 0;
+    for (const auto& s : f.frame.sources) ok += s.status == protocol::SourceStatus::kOk;
+    complete += ok == 4;
+  }
+  CHECK(rt.fused.size() > 0);
+  CHECK(complete == 0);
+}
+
+TEST_CASE("fusion in lock-step: a gone or lost host is not waited for; a live silent one costs one bounded wait until it sends again") {
+  const auto session = LockstepFarm();  // step_deadline_s = 0.2: the fusion waits at most 0.1 s per step
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
+  auto log = std::make_shared<spdlog::logger>("fusion", sink);
+  FusionModule fusion(session, session.nodes[4], log);
+  LockstepWire wire;
+  wire.nodes = FarmHosts();
+  wire.nodes[3].lost = true;                 // lidar_right: lost
+  wire.nodes.erase(wire.nodes.begin() + 2);  // lidar_left: not in the table
+  wire.remote = {testing::StandingCar(AttachedVehicleId("ego"), Vec3(0, 0, 0))};
+  // lidar_front sends every cycle; lidar_rear is silent until its scan ending at 0.5 s, then every cycle.
+  // Everything reaches plain polls only 3 steps late, so each frame needs the waits.
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t j = 0; j <= 107; ++j) {  // frames with sources missing go out 50 ms after they open
+    wire.now_ns = j * kStep;
+    if (wire.now_ns > 0 && wire.now_ns % kPeriod == 0) {
+      wire.Send(0, wire.now_ns, 3);
+      if (wire.now_ns >= 5 * kPeriod) wire.Send(1, wire.now_ns, 3);
+    }
+    fusion.Step(StepInfo{wire.now_ns, j == 0 ? 0 : kStep}, wire);
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string summary = FusionSummary(fusion);
+  INFO(summary);
+  // One wait ran out (rear's first cycle, 0.1 s); had every step waited for it, 40 of them would have.
+  CHECK(SummaryHas(summary, "\"lockstep_wait_expired\":1"));
+  CHECK(wall_s < 2.0);
+  int warned = 0;
+  for (const auto& line : sink->last_formatted())
+    warned += line.find("lock-step: no cloud from 'lidar_rear'") != std::string::npos;
+  CHECK(warned == 1);
+  REQUIRE(wire.fused.size() == 10);
+  for (size_t c = 0; c < wire.fused.size(); ++c) {
+    const auto& src = wire.fused[c].frame.sources;
+    INFO("frame " << c + 1);
+    CHECK(wire.fused[c].frame.reference_ns == static_cast<int64_t>(c + 1) * kPeriod);
+    CHECK(src[0].status == protocol::SourceStatus::kOk);
+    // rear: missing until it sends; from then on awaited again, so ok in every frame.
+    CHECK(src[1].status == (c + 1 >= 5 ? protocol::SourceStatus::kOk : protocol::SourceStatus::kMissing));
+    CHECK(src[2].status == protocol::SourceStatus::kMissing);
+    CHECK(src[3].status == protocol::SourceStatus::kMissing);
+  }
+}
+
+TEST_CASE("fusion in lock-step: the newest scan end at or before a step is a whole multiple of the period") {
+  CHECK(LastScanEndNs(0, kPeriod) == 0);
+  CHECK(LastScanEndNs(kPeriod - 1, kPeriod) == 0);
+  CHECK(LastScanEndNs(kPeriod, kPeriod) == kPeriod);
+  CHECK(LastScanEndNs(37 * kStep, kPeriod) == 3 * kPeriod);
+  CHECK(LastScanEndNs(-kStep, kPeriod) == -kPeriod);  // before sim time 0: no scan has ended
 }

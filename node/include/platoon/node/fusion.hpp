@@ -128,7 +128,14 @@ class FusedRecorder {
 /// throws std::runtime_error naming the file and the frame index.
 std::vector<protocol::FusedCloud> ReadFusedRecord(const std::string& path, bool* truncated = nullptr);
 
+/// Lock-step: scan end of the newest cloud that a source measuring at whole multiples of `period_ns`
+/// (phase lock) has finished at or before sim time `t_ns`, i.e. floor(t / period) * period, in ns.
+/// A cloud finished at step t carries stamp_ns = t - duration_ns, so its scan end is t.
+int64_t LastScanEndNs(int64_t t_ns, int64_t period_ns);
+
 /// The fusion node's module: subscribes to the sources, follows the ego, assembles, fuses, publishes.
+/// In lock-step (ModuleContext::StepNs() > 0) a step does not end while a live source's cloud measured
+/// at or before the previous step is still in flight; the wait is bounded in wall time (docs/FUSION.md).
 class FusionModule final : public Module {
  public:
   FusionModule(const config::SessionDef& session, const config::NodeDef& node, std::shared_ptr<spdlog::logger> log);
@@ -140,7 +147,22 @@ class FusionModule final : public Module {
   void Summarize(std::vector<std::string>& fields) const override;
 
  private:
+  // What lock-step knows of one source.
+  struct LockstepSource {
+    int64_t period_ns = 0;            // measurement period, from the source's [[node.sensor]] (else period_s)
+    int64_t last_end_ns = INT64_MIN;  // newest scan end received from it
+    bool gave_up = false;             // its due cloud missed the wall deadline: not awaited until one arrives
+  };
+
   void Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleContext& context);
+  // Decodes a received message and counts it; nullopt (counted as bad input) when it is no cloud.
+  std::optional<protocol::PointCloud> DecodeCloud(const std::string& bytes);
+  void StepLockstep(const StepInfo& info, int64_t step_ns, ModuleContext& context);
+  // Lock-step: notes a received cloud, offers it when its scan ended by `due_until_ns`, else holds it back.
+  void AcceptLockstep(const std::string& bytes, int64_t due_until_ns, int64_t now_ns);
+  // Lock-step: indices of live sources whose cloud with scan end <= `due_until_ns` has not arrived.
+  std::vector<int> MissingDue(const std::vector<const protocol::NodeInfo*>& hosts, int64_t due_until_ns,
+                              int64_t step_ns) const;
 
   struct Stats;
   std::shared_ptr<spdlog::logger> log_;
@@ -154,6 +176,12 @@ class FusionModule final : public Module {
   uint64_t sequence_ = 0;
   int last_ok_ = -1;
   std::vector<sensors::TruthObject> truth_;  // static scene boxes, for scoring clusters
+  // Lock-step state.
+  std::vector<LockstepSource> lockstep_;                          // indexed like def_.sources
+  std::vector<protocol::PointCloud> held_;                        // arrived before they were due, in arrival order
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> host_seen_ns_;  // (node id, pid) -> sim time first seen in the table
+  int64_t ego_since_ns_ = INT64_MAX;                              // sim time the ego was first in the world
+  int64_t wait_budget_ns_ = 0;                                    // longest wall wait per step for due clouds
 };
 
 }  // namespace platoon::node

@@ -55,6 +55,9 @@ class ModuleContext {
   virtual std::optional<std::string> ReceiveData(int64_t wait_ns) { (void)wait_ns; return std::nullopt; }
   /// The server's latest node table.
   virtual std::vector<protocol::NodeInfo> Nodes() const { return {}; }
+  /// Lock-step period, in ns, while the session runs in lock-step (sim time advances only on the
+  /// server's grants; typical 10'000'000); 0 in real time.
+  virtual int64_t StepNs() const { return 0; }
 };
 
 /// Timing of one step.
