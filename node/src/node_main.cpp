@@ -1,5 +1,6 @@
 // platoon-node: one node process of a platoon session.
 #include "platoon/clock/oscillator.hpp"
+#include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
 #include "platoon/node/node_runtime.hpp"
@@ -36,22 +37,34 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off");
   app.add_option("--fault", fault_spec, "Receive-path faults, e.g. drop=0.1,delay_ms=5,jitter_ms=1 (see platoon-server --help)");
   app.add_option_function<double>("--drift-ppm", [&](double v) { drift_ppm = v; drift_set = true; },
-                                  "Make the local oscillator drift by this many ppm (tests, demos)");
+                                  "Make the local oscillator drift by this many ppm (tests, demos)")
+      ->check(platoon::config::cli::Finite())
+      ->check(CLI::Range(-100000.0, 100000.0));
   app.add_flag("--truth-check", opt.truth_check,
                "Measure the true clock error against this host's CLOCK_MONOTONIC (server on this host only)");
   app.add_option("--truth-warmup", opt.truth_warmup_s, "Seconds after the clock is set before truth statistics start")
+      ->check(platoon::config::cli::Finite())
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--exit-after", opt.exit_after_s, "Leave the session and exit after this many seconds");
-  app.add_option("--stats-warmup", opt.stats_warmup_s, "Seconds after launch before latency and gap statistics start");
+  app.add_option("--exit-after", opt.exit_after_s, "Leave the session and exit after this many seconds")
+      ->check(platoon::config::cli::Finite())
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--stats-warmup", opt.stats_warmup_s, "Seconds after launch before latency and gap statistics start")
+      ->check(platoon::config::cli::Finite())
+      ->check(CLI::NonNegativeNumber);
   std::string publish;
   app.add_option("--publish", publish, "How owned entities are sent: threshold (dead-reckoning thresholds, default) or "
                                        "fixed (every module step)")
       ->check(CLI::IsMember({"threshold", "fixed"}));
   int vehicles = -1;
   double monitor_hz = 0, module_hz = 0;
-  app.add_option("--module-hz", module_hz, "Step rate of the role's main module, Hz (default 100)")->check(CLI::Range(1.0, 10000.0));
+  app.add_option("--module-hz", module_hz, "Step rate of the role's main module, Hz (default 100)")
+      ->check(platoon::config::cli::Finite())
+      ->check(CLI::Range(1.0, 10000.0));
   app.add_option("--vehicles", vehicles, "traffic: number of vehicles (overrides the session file)")->check(CLI::Range(0, 65535));
-  app.add_option("--monitor-hz", monitor_hz, "Rate of the clock monitor thread, Hz (default 1000)")->check(CLI::Range(1.0, 10000.0));
+  app.add_option("--monitor-hz", monitor_hz, "Rate of the clock monitor thread, Hz (default 1000)")
+      ->check(platoon::config::cli::Finite())
+      ->check(CLI::Range(1.0, 10000.0));
   std::string input;
   bool headless = false;
   app.add_option("--input", input, "driver: where the commands come from: sdl (wheel, pedals or gamepad through SDL2, "
@@ -59,7 +72,7 @@ int main(int argc, char** argv) {
                                    "docs/INPUTS.md). Overrides the node's input key");
   app.add_flag("--headless", headless, "driver: no seat window (also the fallback when no display can be opened)");
   app.add_option("--protocol-version", protocol_version, "Testing: speak this protocol version")->group("");
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
 
   try {
     if (!config_path.empty()) {

@@ -1,6 +1,11 @@
 // platoon: runs a whole session from one TOML file. On one machine it starts the server and every
 // node; on a LAN each PC runs `platoon run session.toml --only <names>` with the same file.
+#include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
+#include "platoon/input/axis_mapping.hpp"
+#include "platoon/input/scripted_input.hpp"
+#include "platoon/node/driver_seat.hpp"
+#include "platoon/node/fusion.hpp"
 #include "platoon/process/child.hpp"
 #include "platoon/sensors/sensor_config.hpp"
 
@@ -78,38 +83,59 @@ int StopAll(std::vector<Proc>& procs, size_t width) {
   return worst;
 }
 
+// The validation `check` and `run` share: everything a process of the session would refuse at start for
+// a config reason, with the file, line and key. Throws config::ConfigError.
+void Validate(const platoon::config::SessionDef& s) {
+  using platoon::config::ConfigError;
+  platoon::config::ValidateSession(s);
+  for (const auto& n : s.nodes) {
+    // Sensor tables are read by the sensor library, as the sensor host reads them at start.
+    std::set<std::string> ids;
+    for (const auto& t : n.sensors) {
+      const auto spec = platoon::sensors::ReadSensorSpec(t);
+      if (!ids.insert(spec.id).second) t.Fail("id", "duplicate sensor id \"" + spec.id + "\"");
+    }
+    // [node.fusion], as the fusion module reads it at start.
+    if (n.fusion) (void)platoon::node::ReadFusionDef(*n.fusion);
+    if (n.role == platoon::protocol::Role::kDriver) {
+      const std::string where = s.file + ": node \"" + n.name + "\"";
+      // A driver's input script must be there on the PC that runs it, and parse.
+      if (n.input.rfind("scripted:", 0) == 0) {
+        const std::string script = n.input.substr(9);
+        if (access(script.c_str(), R_OK) != 0) throw ConfigError(where + ": input script " + script + " cannot be read");
+        try {
+          (void)platoon::input::ScriptedInput::Load(script);
+        } catch (const platoon::input::ScriptError& e) {
+          throw ConfigError(where + " input: " + e.what());
+        }
+      } else if (n.input_mapping) {
+        (void)platoon::input::ReadAxisMapping(*n.input_mapping);
+      }
+      // The start on the road (start_s_m within it, start_lane one of its lanes).
+      (void)platoon::node::DriverStartPose(s, n);
+    }
+  }
+}
+
 int Check(const platoon::config::SessionDef& s) {
-  std::printf("session '%s' (%s): server %s, control port %u, broadcast %.0f Hz\n", s.name.c_str(), s.file.c_str(),
-              s.server_host.c_str(), s.server.control_port, s.server.broadcast_hz);
+  std::printf("session '%s' (%s): server %s, ports %u (control), %u (time), %u (world), %u (state), broadcast %.0f Hz\n",
+              s.name.c_str(), s.file.c_str(), s.server_host.c_str(), s.server.control_port, s.server.time_port,
+              s.server.world_port, s.server.state_port, s.server.broadcast_hz);
   for (const auto& n : s.nodes) {
     std::printf("  node %-16s role %-9s host %s\n", n.name.c_str(), std::string(platoon::protocol::RoleName(n.role)).c_str(),
                 n.host.c_str());
-    // Sensor tables are read by the sensor library; check them here too, so a typo shows before a run.
     for (const auto& t : n.sensors) {
-      try {
-        const auto spec = platoon::sensors::ReadSensorSpec(t);
-        std::printf("    sensor %-14s %-6s %6.1f Hz at (%.2f, %.2f, %.2f) m%s\n", spec.id.c_str(),
-                    std::string(platoon::protocol::StreamKindName(spec.kind)).c_str(), spec.rate_hz,
-                    spec.mounting.position_m.x(), spec.mounting.position_m.y(), spec.mounting.position_m.z(),
-                    spec.kind == platoon::protocol::StreamKind::kCamera && spec.camera.render != "none"
-                        ? (", images " + spec.camera.render).c_str()
-                        : "");
-      } catch (const platoon::config::ConfigError& e) {
-        std::fprintf(stderr, "platoon: %s\n", e.what());
-        return 2;
-      }
+      const auto spec = platoon::sensors::ReadSensorSpec(t);
+      std::printf("    sensor %-14s %-6s %6.1f Hz at (%.2f, %.2f, %.2f) m%s\n", spec.id.c_str(),
+                  std::string(platoon::protocol::StreamKindName(spec.kind)).c_str(), spec.rate_hz,
+                  spec.mounting.position_m.x(), spec.mounting.position_m.y(), spec.mounting.position_m.z(),
+                  spec.kind == platoon::protocol::StreamKind::kCamera && spec.camera.render != "none"
+                      ? (", images " + spec.camera.render).c_str()
+                      : "");
     }
-    // A driver's input script must be there on the PC that runs it (the script's rows are checked when it loads).
-    if (n.role == platoon::protocol::Role::kDriver) {
-      const std::string script = n.input.rfind("scripted:", 0) == 0 ? n.input.substr(9) : "";
-      if (!script.empty() && access(script.c_str(), R_OK) != 0) {
-        std::fprintf(stderr, "platoon: %s: node \"%s\": input script %s cannot be read\n", s.file.c_str(), n.name.c_str(),
-                     script.c_str());
-        return 2;
-      }
+    if (n.role == platoon::protocol::Role::kDriver)
       std::printf("    driver input %s, starts at s %.1f m lane %d, %s\n", n.input.c_str(), n.start_s_m, n.start_lane,
                   n.headless ? "headless" : "seat window (headless without a display)");
-    }
   }
   if (s.step.lockstep)
     std::printf("  lock-step: %.0f steps per sim second, deadline %.2f s (%s)%s\n", s.step.step_hz, s.step.deadline_s,
@@ -142,6 +168,7 @@ int main(int argc, char** argv) {
   run->add_option("--server", server_host, "Server address for the nodes (overrides [session] server_host)");
   run->add_option("--duration", duration_s,
                   "Stop everything after this many seconds (0: until Ctrl-C); in lock-step, seconds of sim time")
+      ->check(platoon::config::cli::Finite())
       ->check(CLI::Range(0.0, 1e7));
   run->add_flag("--lockstep", lockstep,
                 "Lock-step: the server grants each step once every node finished the previous one, so the session "
@@ -149,11 +176,13 @@ int main(int argc, char** argv) {
   run->add_option("--bin-dir", bin_dir, "Where platoon-server and platoon-node are (default: next to platoon)");
   auto* check = app.add_subcommand("check", "Validate a session file and print what it would start");
   check->add_option("session", session_path, "Session file (TOML)")->required()->check(CLI::ExistingFile);
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
 
+  // check and run validate alike: nothing passes check and then fails at start for a config reason.
   platoon::config::SessionDef session;
   try {
     session = platoon::config::LoadSession(session_path);
+    Validate(session);
   } catch (const platoon::config::ConfigError& e) {
     std::fprintf(stderr, "platoon: %s\n", e.what());
     return 2;

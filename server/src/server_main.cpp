@@ -1,5 +1,6 @@
 // platoon-server: the sync server of a platoon session.
 #include "platoon/clock/oscillator.hpp"
+#include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
 #include "platoon/server/sync_server.hpp"
@@ -59,7 +60,8 @@ int main(int argc, char** argv) {
   app.add_option("-c,--config", config_path, "Session file (TOML); see configs/demo.toml")->check(CLI::ExistingFile);
   app.add_option("--bind", bind, "Interface to bind (overrides [server] bind_address), e.g. 127.0.0.1 or *");
   app.add_option("--port", control_port,
-                 "Control port (overrides [server] control_port); 0 binds every socket to a free port")
+                 "Control port (overrides [server] control_port; time, world and state use the next three, so at "
+                 "most 65532); 0 binds every socket to a free port")
       ->check(CLI::Range(0, 65535));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off (overrides config)");
   app.add_option("--fault", fault_spec,
@@ -68,18 +70,31 @@ int main(int argc, char** argv) {
   app.add_option("--autostart", autostart_s,
                  "Start the session (sim time 0) this many seconds after the first node joins; negative: wait for a "
                  "start command. A restarted server instead resumes the session its nodes report.")
+      ->check(platoon::config::cli::Finite())
       ->capture_default_str();
   app.add_option("--ready-file", ready_file, "Write the bound ports as JSON to this file once listening");
-  app.add_option("--exit-after", exit_after_s, "Stop after this many seconds (0: run until SIGINT/SIGTERM)");
+  app.add_option("--exit-after", exit_after_s, "Stop after this many seconds (0: run until SIGINT/SIGTERM)")
+      ->check(platoon::config::cli::Finite())
+      ->check(CLI::NonNegativeNumber);
   bool lockstep = false;
   double step_hz = 0, end_s = -1;
   app.add_flag("--lockstep", lockstep, "Lock-step session (overrides [session] mode): each step waits for every member");
   app.add_option("--step-hz", step_hz, "Lock-step rate in steps per sim second (overrides [session] step_hz), e.g. 100")
-      ->check(CLI::PositiveNumber);
+      ->check(platoon::config::cli::Finite())
+      ->check(CLI::Range(1.0, 10000.0));
   app.add_option("--end", end_s,
                  "Lock-step: stop the session at this sim time, in s, and exit 0 (overrides [session] end_s; 0: never)")
-      ->check(CLI::NonNegativeNumber);
-  CLI11_PARSE(app, argc, argv);
+      ->check(platoon::config::cli::Finite())
+      ->check(CLI::Range(0.0, 1e7));
+  if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
+  if (control_port > platoon::config::kMaxControlPort) {
+    // The time, world and state sockets bind the next three ports: 65535 would wrap to ports 1 and 2.
+    std::fprintf(stderr,
+                 "platoon-server: --port %d: the control port must be at most %d (time, world and state bind the "
+                 "next three ports)\n",
+                 control_port, platoon::config::kMaxControlPort);
+    return platoon::config::cli::kExitUsage;
+  }
 
   platoon::config::SessionDef session;
   try {

@@ -238,6 +238,17 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   NodeRecord* record = nullptr;
   for (auto& [id, n] : nodes_)
     if (n.info.name == join.name) record = &n;
+  // Names are unique: while the node holding a name is alive (not lost) on another connection, a second
+  // process under that name is refused, rather than the two taking the id from each other in turn. A
+  // node that lost its connection (lost) may reclaim its name; the same connection may join again.
+  if (record && !record->info.lost && record->peer != peer) {
+    ++counters_.join_refused;
+    const std::string reason = "node name '" + join.name + "' is in use by a live node (host " + record->info.host +
+                               ", pid " + std::to_string(record->info.pid) + ")";
+    log_->warn("refused join of '{}' from {} (pid {}): {}", join.name, join.host, join.pid, reason);
+    Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
+    return;
+  }
   const bool rejoined = record != nullptr;
   if (rejoined) {
     log_->info("node '{}' rejoined from {} (pid {}) as id {}", join.name, join.host, join.pid, record->info.node_id);

@@ -535,3 +535,52 @@ TEST_CASE("world core: Welcome carries the step period in lock-step and 0 in rea
     CHECK(w->step_ns == (lockstep ? 10 * kMs : 0));
   }
 }
+
+TEST_CASE("world core: a second live node under a used name is refused; a lost node reclaims its name") {
+  Harness h(RealTimeDef());
+  auto join_from = [&](const std::string& peer, uint32_t pid, int64_t now) -> protocol::Message {
+    protocol::Join j;
+    j.name = "alpha";
+    j.role = protocol::Role::kTraffic;
+    j.host = "pc" + std::to_string(pid);
+    j.pid = pid;
+    h.core.OnControl(peer, "127.0.0.1", Ok(j), now);
+    auto out = h.core.TakeOutgoing();
+    REQUIRE(!out.empty());
+    REQUIRE(out.front().peer == peer);
+    return out.front().message;
+  };
+  const auto first = join_from("peer-1", 101, kT0);
+  REQUIRE(std::holds_alternative<protocol::Welcome>(first));
+  const uint32_t id = std::get<protocol::Welcome>(first).node_id;
+  h.State(id, {Entity(5, 10, 1.0)}, kT0);
+
+  // Another connection while the first lives: refused, counted, and the first keeps its name and connection.
+  const auto second = join_from("peer-2", 202, kT0 + 100 * kMs);
+  REQUIRE(std::holds_alternative<protocol::Refuse>(second));
+  CHECK(std::get<protocol::Refuse>(second).reason == "node name 'alpha' is in use by a live node (host pc101, pid 101)");
+  CHECK(h.core.Counters().join_refused == 1);
+  CHECK(h.core.Nodes().size() == 1);
+  CHECK(h.core.Nodes().at(id).peer == "peer-1");
+  CHECK(h.core.Nodes().at(id).info.pid == 101);
+  CHECK(h.log_text.str().find("is in use by a live node") != std::string::npos);
+
+  // The same connection may join again (a client that re-sends its join): welcomed, same id.
+  const auto again = join_from("peer-1", 101, kT0 + 200 * kMs);
+  REQUIRE(std::holds_alternative<protocol::Welcome>(again));
+  CHECK(std::get<protocol::Welcome>(again).node_id == id);
+
+  // Once the first is lost, a new connection reclaims the name, its id and its entities.
+  h.core.Expire(kT0 + 2 * kS);
+  REQUIRE(h.core.Nodes().at(id).info.lost);
+  const auto reclaimed = join_from("peer-2", 202, kT0 + 2 * kS + 1);
+  REQUIRE(std::holds_alternative<protocol::Welcome>(reclaimed));
+  CHECK(std::get<protocol::Welcome>(reclaimed).node_id == id);
+  CHECK(h.core.Nodes().at(id).peer == "peer-2");
+  CHECK_FALSE(h.core.Nodes().at(id).info.lost);
+  CHECK(h.core.Counters().join_refused == 1);
+  // And now the old connection is the stranger.
+  const auto old = join_from("peer-1", 101, kT0 + 2 * kS + 2);
+  CHECK(std::holds_alternative<protocol::Refuse>(old));
+  CHECK(h.core.Counters().join_refused == 2);
+}

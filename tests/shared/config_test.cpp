@@ -1,7 +1,11 @@
 #include "platoon/config/session.hpp"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 using namespace platoon;
@@ -48,7 +52,7 @@ name = "beta"
   CHECK(s.server_host == "10.0.0.1");
   CHECK(s.server.broadcast_hz == 30);
   CHECK(s.server.control_port == 8000);
-  CHECK(s.server.time_port == 7401);
+  CHECK(s.server.time_port == 8001);  // follows control_port (issue 14: was 7401, colliding with a second session)
   CHECK(s.clock.max_slew_ppm == 5000);
   CHECK(s.faults.drop_probability == 0.1);
   REQUIRE(s.nodes.size() == 2);
@@ -112,4 +116,148 @@ TEST_CASE("session config: [road] resolves its file next to the session file and
   CHECK(ErrorOf("[road]\nlanes = 0\n").find("road.lanes") != std::string::npos);
   CHECK(ErrorOf("[road]\nlenght = 5\n").find("road.lenght: unknown key") != std::string::npos);
   CHECK(ErrorOf("[[node]]\nname = \"t\"\ntraffic_model = \"highway\"\n").find("node[0].traffic_model") != std::string::npos);
+}
+
+// --- Operations (issue 14): ports, files that are not config files, checks made before a run ---
+
+namespace {
+std::string ValidateErrorOf(const config::SessionDef& s) {
+  try {
+    config::ValidateSession(s);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A fresh directory under /tmp, removed with the object.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    char tmpl[] = "/tmp/platoon_config_test_XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path); }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::ofstream(path + "/" + name) << text;
+    return path + "/" + name;
+  }
+};
+
+const char* kRoad = "[[road]]\nid = 1\nlanes_right = 2\n[[road.section]]\nlength_m = 200.0\n";
+}  // namespace
+
+TEST_CASE("session config: the time, world and state ports follow control_port unless given") {
+  const auto moved = LoadSessionText("[server]\ncontrol_port = 7500\n", "lab.toml");
+  CHECK(moved.server.control_port == 7500);
+  CHECK(moved.server.time_port == 7501);
+  CHECK(moved.server.world_port == 7502);
+  CHECK(moved.server.state_port == 7503);
+  // A port given explicitly stays; the others still follow.
+  const auto mixed = LoadSessionText("[server]\ncontrol_port = 7500\nworld_port = 9000\n", "lab.toml");
+  CHECK(mixed.server.time_port == 7501);
+  CHECK(mixed.server.world_port == 9000);
+  CHECK(mixed.server.state_port == 7503);
+  // Port 0 (any free port) is followed by 0, never by ports 1..3.
+  const auto any = LoadSessionText("[server]\ncontrol_port = 0\n", "lab.toml");
+  CHECK(any.server.time_port == 0);
+  CHECK(any.server.world_port == 0);
+  CHECK(any.server.state_port == 0);
+  // Defaults unchanged.
+  const auto plain = LoadSessionText("", "lab.toml");
+  CHECK(plain.server.control_port == 7400);
+  CHECK(plain.server.state_port == 7403);
+}
+
+TEST_CASE("session config: a control_port without room for its three followers is refused") {
+  const std::string err = ErrorOf("[server]\ncontrol_port = 65535\n");
+  CHECK(err.find("lab.toml:2: server.control_port") != std::string::npos);
+  CHECK(err.find("at most 65532") != std::string::npos);
+  CHECK(ErrorOf("[server]\ncontrol_port = 65533\ntime_port = 7401\n").find("at most 65532") != std::string::npos);
+  CHECK(ErrorOf("[server]\ncontrol_port = 65532\n").empty());
+  // All three given: nothing follows, so the control port may be any port.
+  CHECK(ErrorOf("[server]\ncontrol_port = 65535\ntime_port = 7401\nworld_port = 7402\nstate_port = 7403\n").empty());
+}
+
+TEST_CASE("session config: a FIFO, a device or a huge file is refused at once, not read") {
+  ScratchDir dir;
+  const std::string fifo = dir.path + "/session.toml";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  // No writer ever opens the FIFO: a loader that reads it would block here forever.
+  try {
+    config::LoadSession(fifo);
+    FAIL("a FIFO was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == fifo + ": not a regular file");
+  }
+  try {
+    config::LoadSession("/dev/zero");
+    FAIL("/dev/zero was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "/dev/zero: not a regular file");
+  }
+  try {
+    config::LoadSession(dir.path);
+    FAIL("a directory was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("not a regular file") != std::string::npos);
+  }
+  // A sparse file of 17 MiB: refused by its size before a byte is parsed.
+  const std::string big = dir.Write("big.toml", "");
+  std::filesystem::resize_file(big, 17u << 20);
+  try {
+    config::LoadSession(big);
+    FAIL("a 17 MiB file was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("too large for a config file (at most 16 MiB)") != std::string::npos);
+  }
+  // A road file is read by the same loader.
+  config::RoadSessionDef road;
+  road.file = fifo;
+  config::SessionDef s;
+  s.file = "lab.toml";
+  s.has_road = true;
+  s.road = road;
+  CHECK(ValidateErrorOf(s).find("not a regular file") != std::string::npos);
+}
+
+TEST_CASE("session config: ValidateSession refuses what a run would refuse at start, naming file, line and key") {
+  ScratchDir dir;
+  dir.Write("ring.toml", kRoad);
+  dir.Write("nan.toml", "[[road]]\nid = 1\nlanes_right = 2\nstart_x_m = nan\n[[road.section]]\nlength_m = 200.0\n");
+  auto load = [&](const std::string& text) { return config::LoadSession(dir.Write("lab.toml", text)); };
+
+  // A good session passes.
+  const std::string nodes = "[[node]]\nname = \"ego\"\nrole = \"traffic\"\nvehicles = 2\n";
+  const std::string sensor = "[[node]]\nname = \"lidar\"\nrole = \"sensor\"\nattach_to = \"ego:1\"\n"
+                             "[[node.sensor]]\nid = \"imu\"\ntype = \"imu\"\n";
+  CHECK(ValidateErrorOf(load("[road]\nfile = \"ring.toml\"\n" + nodes + sensor)) == "");
+
+  // attach_to naming no node of the session: the line of the key.
+  const std::string nobody = ValidateErrorOf(load(nodes + "[[node]]\nname = \"lidar\"\nrole = \"sensor\"\n"
+                                                          "attach_to = \"nobody\"\n[[node.sensor]]\nid = \"i\"\ntype = \"imu\"\n"));
+  CHECK(nobody.find(dir.path + "/lab.toml:8: node[1].attach_to") != std::string::npos);
+  CHECK(nobody.find("no node named \"nobody\"") != std::string::npos);
+  CHECK(nobody.find("nodes with vehicles: ego") != std::string::npos);
+  // A vehicle index the node does not have, and a node without vehicles.
+  CHECK(ValidateErrorOf(load(nodes + "[[node]]\nname = \"lidar\"\nrole = \"sensor\"\nattach_to = \"ego:2\"\n"
+                                     "[[node.sensor]]\nid = \"i\"\ntype = \"imu\"\n"))
+            .find("drives 2 vehicle(s), so index 2 does not exist") != std::string::npos);
+  CHECK(ValidateErrorOf(load("[[node]]\nname = \"obs\"\n[[node]]\nname = \"lidar\"\nrole = \"sensor\"\n"
+                             "attach_to = \"obs\"\n[[node.sensor]]\nid = \"i\"\ntype = \"imu\"\n"))
+            .find("drives no vehicle") != std::string::npos);
+  // Sensor and fusion nodes without their tables.
+  CHECK(ValidateErrorOf(load(nodes + "[[node]]\nname = \"lidar\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"))
+            .find("lab.toml:5: node[1]: a sensor node needs at least one [[node.sensor]]") != std::string::npos);
+  CHECK(ValidateErrorOf(load(nodes + "[[node]]\nname = \"fuse\"\nrole = \"fusion\"\nattach_to = \"ego\"\n"))
+            .find("a fusion node needs a [node.fusion] table") != std::string::npos);
+
+  // The road: a missing file, a NaN value in it (with the road file's line and key), a road_id it lacks.
+  const std::string missing = ValidateErrorOf(load("[road]\nfile = \"gone.toml\"\n" + nodes));
+  CHECK(missing.find("lab.toml:2: road.file: " + dir.path + "/gone.toml: cannot read config file") != std::string::npos);
+  const std::string nan = ValidateErrorOf(load("[road]\nfile = \"nan.toml\"\n" + nodes));
+  CHECK(nan.find("nan.toml:4: road[0].start_x_m") != std::string::npos);
+  CHECK(ValidateErrorOf(load("[road]\nfile = \"ring.toml\"\nroad_id = 7\n" + nodes)).find("no road with id 7") !=
+        std::string::npos);
 }

@@ -1,4 +1,5 @@
 // platoon-viewer: watch a platoon session (and steer it) in a 3D view with a control panel.
+#include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
 #include "platoon/road/road_file.hpp"
@@ -50,21 +51,27 @@ int main(int argc, char** argv) {
   app.add_option("--follow", def.follow, "Entity id to select and follow (default: the first one seen)");
   app.add_option("--width", def.width_px, "Window width, px")->check(CLI::Range(64, 8192))->capture_default_str();
   app.add_option("--height", def.height_px, "Window height, px")->check(CLI::Range(64, 8192))->capture_default_str();
-  app.add_option("--fov", def.hfov_deg, "Horizontal field of view, deg")->check(CLI::Range(10.0, 150.0))->capture_default_str();
+  app.add_option("--fov", def.hfov_deg, "Horizontal field of view, deg")
+      ->check(config::cli::Finite())
+      ->check(CLI::Range(10.0, 150.0))->capture_default_str();
   app.add_option("--screenshot", screenshot, "Render --frames frames, write this PNG and exit (works under xvfb-run)");
   app.add_option("--frames", def.frames, "Frames rendered before the screenshot")->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  app.add_option("--exit-after", def.exit_after_s, "Exit after this many seconds")->check(CLI::Range(0.0, 1e9));
+  app.add_option("--exit-after", def.exit_after_s, "Exit after this many seconds")
+      ->check(config::cli::Finite())
+      ->check(CLI::Range(0.0, 1e9));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")->capture_default_str();
   app.add_option("--fault", fault_spec, "Receive-path faults, e.g. drop=0.1,delay_ms=5 (see platoon-server --help)");
   bool no_sensor_data = false, lidar = false;
   app.add_flag("--no-sensor-data", no_sensor_data, "Do not subscribe to the fused and radar streams of the node table");
   app.add_flag("--lidar", lidar, "Also connect to raw lidar streams (counted in the Sensors panel, not drawn)");
-  app.add_option("--point-size", def.point_size_px, "Point size of the fused cloud, px")->check(CLI::Range(1.0, 8.0))
+  app.add_option("--point-size", def.point_size_px, "Point size of the fused cloud, px")
+      ->check(config::cli::Finite())
+      ->check(CLI::Range(1.0, 8.0))
       ->capture_default_str();
   app.add_flag("--colour-by-source", def.colour_by_source, "Colour fused points by source lidar instead of intensity");
   app.add_flag("!--no-vsync", def.vsync, "Render as fast as possible instead of at the display's refresh rate");
-  CLI11_PARSE(app, argc, argv);
+  if (auto code = config::cli::Parse(app, argc, argv)) return *code;
 
   config::SessionDef session;
   road::RoadNetwork roads;

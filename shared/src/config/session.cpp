@@ -1,6 +1,9 @@
 #include "platoon/config/session.hpp"
 
+#include "platoon/road/session_road.hpp"
+
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 namespace platoon::config {
@@ -17,9 +20,18 @@ ServerDef ReadServerDef(const Table& t) {
   ServerDef d;
   d.bind_address = t.GetString("bind_address", d.bind_address);
   d.control_port = ReadPort(t, "control_port", d.control_port);
-  d.time_port = ReadPort(t, "time_port", d.time_port);
-  d.world_port = ReadPort(t, "world_port", d.world_port);
-  d.state_port = ReadPort(t, "state_port", d.state_port);
+  // The other three sockets follow the control port (time +1, world +2, state +3) unless given, so a
+  // second session on the same PC needs only a different control_port. Port 0 (any free port) is
+  // followed by 0 for each.
+  const bool follows = !t.Has("time_port") || !t.Has("world_port") || !t.Has("state_port");
+  if (follows && d.control_port > kMaxControlPort)
+    t.Fail("control_port", "expected at most " + std::to_string(kMaxControlPort) +
+                               " (time, world and state ports follow it at +1, +2, +3 unless given), got " +
+                               std::to_string(d.control_port));
+  auto follow = [&](int offset) { return static_cast<uint16_t>(d.control_port == 0 ? 0 : d.control_port + offset); };
+  d.time_port = ReadPort(t, "time_port", follow(1));
+  d.world_port = ReadPort(t, "world_port", follow(2));
+  d.state_port = ReadPort(t, "state_port", follow(3));
   d.broadcast_hz = t.GetDouble("broadcast_hz", d.broadcast_hz, 1, 1000);
   d.max_forward_delay_ms = t.GetDouble("max_forward_delay_ms", d.max_forward_delay_ms, 0, 1000);
   d.min_forward_interval_ms = t.GetDouble("min_forward_interval_ms", d.min_forward_interval_ms, 0, 1000);
@@ -104,6 +116,8 @@ NodeDef ReadNodeDef(const Table& t) {
   ReadDriverKeys(t, d);
   if ((d.role == protocol::Role::kSensor || d.role == protocol::Role::kFusion) && d.attach_to.empty())
     t.Fail("attach_to", "a " + role + " node needs attach_to = \"<node name>[:<vehicle index>]\"");
+  d.where = t.Where() + ": " + t.Path();
+  if (!d.attach_to.empty()) d.attach_to_where = t.Where("attach_to") + ": " + t.Path() + ".attach_to";
   t.RejectUnknownKeys();
   return d;
 }
@@ -151,6 +165,7 @@ SessionDef ReadSession(const Table& root) {
     s.has_road = true;
     RoadSessionDef& r = s.road;
     r.file = t->GetString("file", r.file);
+    r.where = t->Where("file") + ": " + (t->Has("file") ? "road.file" : "road");
     // A relative road file is found next to the session file, wherever the process runs.
     if (!r.file.empty() && r.file.front() != '/') {
       const auto slash = s.file.rfind('/');
@@ -208,6 +223,64 @@ const NodeDef* SessionDef::FindNode(const std::string& node_name) const {
   for (const auto& n : nodes)
     if (n.name == node_name) return &n;
   return nullptr;
+}
+
+namespace {
+
+// attach_to = "<node name>[:<vehicle index>]" must name a node of this session that drives vehicles,
+// and an index it has: otherwise the sensors would wait for a vehicle that never comes.
+void CheckAttachTo(const SessionDef& s, const NodeDef& n) {
+  auto fail = [&](const std::string& message) { throw ConfigError(n.attach_to_where + ": " + message); };
+  std::string name = n.attach_to;
+  long index = 0;
+  if (!s.FindNode(name)) {
+    const auto colon = name.rfind(':');
+    if (colon != std::string::npos) {
+      const std::string idx = name.substr(colon + 1);
+      char* end = nullptr;
+      index = std::strtol(idx.c_str(), &end, 10);
+      if (idx.empty() || *end != '\0' || idx.find_first_not_of("0123456789") != std::string::npos || index > 65535)
+        fail("expected \"<node name>[:<vehicle index 0..65535>]\", got \"" + n.attach_to + "\"");
+      name = name.substr(0, colon);
+    }
+  }
+  const NodeDef* target = s.FindNode(name);
+  if (!target) {
+    std::string known;
+    for (const auto& other : s.nodes)
+      if (other.role == protocol::Role::kTraffic || other.role == protocol::Role::kDriver)
+        known += (known.empty() ? "" : ", ") + other.name;
+    fail("no node named \"" + name + "\" in this session (nodes with vehicles: " + (known.empty() ? "none" : known) + ")");
+  }
+  if (target->role != protocol::Role::kTraffic && target->role != protocol::Role::kDriver)
+    fail("node \"" + name + "\" has role " + std::string(protocol::RoleName(target->role)) +
+         ", which drives no vehicle (expected a traffic or driver node)");
+  const long count = target->role == protocol::Role::kDriver ? 1 : target->vehicles;
+  if (index >= count)
+    fail("node \"" + name + "\" drives " + std::to_string(count) + " vehicle(s), so index " + std::to_string(index) +
+         " does not exist");
+}
+
+}  // namespace
+
+void ValidateSession(const SessionDef& session) {
+  for (const auto& n : session.nodes) {
+    // What the role's module would refuse at start.
+    if (n.role == protocol::Role::kSensor && n.sensors.empty())
+      throw ConfigError(n.where + ": a sensor node needs at least one [[node.sensor]] (docs/SENSORS.md)");
+    if (n.role == protocol::Role::kFusion && !n.fusion)
+      throw ConfigError(n.where + ": a fusion node needs a [node.fusion] table (docs/FUSION.md)");
+    if (!n.attach_to.empty()) CheckAttachTo(session, n);
+  }
+  // The road every road user loads at start: a missing or unreadable file, a bad value in it and a
+  // road_id it lacks all fail here, with the road file's own file:line:key.
+  if (session.has_road) {
+    try {
+      (void)road::SessionRoad(session.road);
+    } catch (const ConfigError& e) {
+      throw ConfigError((session.road.where.empty() ? session.file + ": road" : session.road.where) + ": " + e.what());
+    }
+  }
 }
 
 SessionDef LoadSession(const std::string& path) { return ReadSession(Table::ParseFile(path)); }

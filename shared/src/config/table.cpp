@@ -2,7 +2,13 @@
 
 #include <toml++/toml.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 
 namespace platoon::config {
@@ -45,10 +51,47 @@ Table Table::ParseText(const std::string& text, const std::string& source_name) 
   return Table(std::move(doc), root, source_name, "");
 }
 
+namespace {
+
+// The whole file, or a ConfigError. Only a regular file of at most kMaxConfigBytes is read: a FIFO would
+// block forever and /dev/zero would never end. The checks are made on the opened descriptor (fstat), so
+// a path swapped between a check and the open cannot slip through; O_NONBLOCK keeps open() itself from
+// waiting for a FIFO's writer.
+std::string ReadConfigFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) throw ConfigError(path + ": cannot read config file: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat st{};
+  if (fstat(fd, &st) != 0) throw ConfigError(path + ": cannot read config file: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw ConfigError(path + ": not a regular file");
+  if (st.st_size > kMaxConfigBytes)
+    throw ConfigError(path + ": " + std::to_string(st.st_size) + " bytes is too large for a config file (at most " +
+                      std::to_string(kMaxConfigBytes >> 20) + " MiB)");
+  std::string text;
+  char buf[65536];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw ConfigError(path + ": cannot read config file: " + std::strerror(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    // A file that grows while it is read is held to the same bound.
+    if (text.size() > static_cast<size_t>(kMaxConfigBytes))
+      throw ConfigError(path + ": more than " + std::to_string(kMaxConfigBytes >> 20) + " MiB: too large for a config file");
+  }
+  return text;
+}
+
+}  // namespace
+
 Table Table::ParseFile(const std::string& path) {
   auto doc = std::make_shared<Doc>();
+  const std::string text = ReadConfigFile(path);
   try {
-    doc->root = toml::parse_file(path);
+    doc->root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
     const auto& src = e.source();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,11 +31,16 @@ Child Child::Spawn(const std::vector<std::string>& argv, bool capture_output) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("spawn: fork: ") + std::strerror(errno));
   if (pid == 0) {
     // Child: own process group, so a terminal's Ctrl-C reaches it only through the parent.
     setpgid(0, 0);
+    // The child dies with its parent: SIGTERM when the parent (the thread that forked) ends, even by
+    // SIGKILL, so no orphan holds a port. A parent that died between fork() and prctl() sent nothing:
+    // then the child has been re-parented already and leaves at once.
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
     if (capture_output) {
       dup2(fds[1], STDOUT_FILENO);
       dup2(fds[1], STDERR_FILENO);

@@ -15,13 +15,16 @@
 
 namespace platoon::config {
 
+/// Highest control port whose three followers (time, world, state at +1, +2, +3) are still ports.
+inline constexpr int kMaxControlPort = 65532;
+
 /// The sync server's settings ([server]).
 struct ServerDef {
   std::string bind_address = "*";   ///< Interface to bind: "*" for all, or an address.
-  uint16_t control_port = 7400;      ///< ROUTER: join, heartbeat, session control, parameters.
-  uint16_t time_port = 7401;         ///< ROUTER: time exchanges.
-  uint16_t world_port = 7402;        ///< PUB: world states.
-  uint16_t state_port = 7403;        ///< PULL: node states upstream.
+  uint16_t control_port = 7400;      ///< ROUTER: join, heartbeat, session control, parameters. At most 65532.
+  uint16_t time_port = 7401;         ///< ROUTER: time exchanges. Default: control_port + 1.
+  uint16_t world_port = 7402;        ///< PUB: world states. Default: control_port + 2.
+  uint16_t state_port = 7403;        ///< PULL: node states upstream. Default: control_port + 3.
   double broadcast_hz = 60.0;        ///< Periodic world-state broadcast rate (node table, keyframes), in Hz.
   double max_forward_delay_ms = 0.0; ///< Merged updates go out as a delta within this delay of arriving, in ms (0: each loop pass).
   double min_forward_interval_ms = 0.0;  ///< Deltas are at least this far apart (coalescing under load), in ms; 0: none.
@@ -68,6 +71,10 @@ struct NodeDef {
   uint32_t view_height_px = 720;     ///< driver: seat window height, in px.
   double view_fps = 60.0;            ///< driver: frames per second the seat window aims at, in Hz. Typical 30..144.
   bool headless = false;             ///< driver: no window (tests, headless PCs); also the fallback when no display opens.
+
+  // Where the entry came from, for the messages of checks made after loading (ValidateSession).
+  std::string where;                 ///< "file:line: node[i]" of the [[node]] table.
+  std::string attach_to_where;       ///< "file:line: node[i].attach_to" of the attach_to key.
 };
 
 /// A static box of the scene ([[scene.box]]): a pole, a wall, a parked object.
@@ -95,6 +102,7 @@ struct RoadSessionDef {
   uint64_t seed = 1;                 ///< Generator seed.
   int lanes = 2;                     ///< Lanes in the driving direction of a generated road.
   double speed_limit_kmh = 0;        ///< Speed limit of a generated road, in km/h (0: none).
+  std::string where;                 ///< "file:line: road.file" (or "file:line: road") of the session file, for messages.
 };
 
 /// How the session's sim time advances ([session] mode, step_hz, ...).
@@ -130,6 +138,14 @@ struct SessionDef {
 SessionDef LoadSession(const std::string& path);
 /// Same, from text (for tests); `source_name` appears in messages.
 SessionDef LoadSessionText(const std::string& text, const std::string& source_name);
+
+/// Checks what spans the whole session and what the processes would otherwise find only when they start:
+/// a sensor or fusion node's attach_to names a traffic or driver node of the session (and a vehicle index
+/// it has), sensor and fusion nodes have their tables, and the [road] loads (a road file that is missing, unreadable or
+/// has a bad value; road_id names a road). Throws ConfigError naming the file, line and key.
+/// `platoon check` and `platoon run` both call it (with the role checks of platoon::sensors and
+/// platoon::node), so a session that passes check does not fail at start for a config reason.
+void ValidateSession(const SessionDef& session);
 
 /// Reads a [clock] table.
 clock::ClockDef ReadClockDef(const Table& t);

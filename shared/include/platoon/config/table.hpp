@@ -18,10 +18,14 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Largest config file ParseFile reads (session and road files), in bytes.
+inline constexpr long kMaxConfigBytes = 16L << 20;
+
 /// One TOML table of a parsed file. Cheap to copy; keeps the document alive.
 class Table {
  public:
-  /// Parses a file; throws ConfigError with file:line:column on a syntax error or a missing file.
+  /// Parses a file; throws ConfigError with file:line:column on a syntax error, and "path: not a regular file",
+  /// a too-large file (over kMaxConfigBytes) or a missing or unreadable file without ever blocking.
   static Table ParseFile(const std::string& path);
   /// Parses text; `source_name` stands in for the file name in messages.
   static Table ParseText(const std::string& text, const std::string& source_name);

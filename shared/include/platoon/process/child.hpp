@@ -15,6 +15,8 @@ class Child {
  public:
   /// Starts `argv[0]` (a path) with arguments. stdout and stderr go to a pipe read by ReadLine()
   /// when `capture_output`, else to this process's. Throws std::runtime_error on failure.
+  /// The child gets SIGTERM when the calling thread ends (PR_SET_PDEATHSIG), also when this process is
+  /// killed with SIGKILL: spawn from a thread that outlives the child (the main thread).
   static Child Spawn(const std::vector<std::string>& argv, bool capture_output = true);
 
   Child(Child&& other) noexcept;
