@@ -14,11 +14,14 @@ PACKAGES=(
   libembree-dev libeigen3-dev libtomlplusplus-dev libcli11-dev xvfb
   # network-namespace tests (ip netns, veth)
   iproute2
-  # (tests only: @mcap/core as an independent MCAP reader)
-  nodejs npm
 )
 
 missing=()
+# Tests only: Node.js and npm run @mcap/core, an independent MCAP reader (tests/mcap_reader). A machine that
+# already has them (e.g. Node.js from another source, whose package bundles npm) keeps its own; installing
+# Debian's npm over it would conflict.
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
