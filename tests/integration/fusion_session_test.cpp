@@ -78,7 +78,7 @@ struct Farm {
 
 }  // namespace
 
-TEST_CASE("fusion farm: kill -9 of a lidar host leaves 3 sources within a timeout; its restart brings 4 back, never mixed") {
+TEST_CASE("fusion farm: kill -9 of a lidar host leaves 3 sources within a timeout, its restart brings 4 back, never mixed") {
   TempDir dir;
   const std::string record = dir.Path() + "/fused.rec";
   auto server = StartServer(dir);

@@ -81,7 +81,7 @@ DemoRun RunDemoLockstep(const std::string& session, double sim_s) {
 
 }  // namespace
 
-TEST_CASE("error-line fixture: spdlog error and critical lines, crashes and sanitizers count; info, warning and text do not") {
+TEST_CASE("error-line fixture: spdlog error and critical lines, crashes and sanitizers count, info, warning and text do not") {
   CHECK(IsErrorLine("11:02:03.456 error [server] refused join from old on vm: protocol version mismatch"));
   CHECK(IsErrorLine("11:02:03.456 critical [server] cannot bind on 127.0.0.1 (ports 7400-7403): in use"));
   CHECK(IsErrorLine("server | 11:02:03.456 error [server] refused join"));

@@ -155,7 +155,7 @@ TEST_CASE("operations: platoon check and run refuse a FIFO and /dev/zero at once
   }
 }
 
-TEST_CASE("operations: what fails at run time fails platoon check first, with file, line and key; run starts nothing") {
+TEST_CASE("operations: what fails at run time fails platoon check first, with file, line and key, run starts nothing") {
   TempDir dir;
   dir.Write("nan_road.toml", "[[road]]\nid = 1\nlanes_right = 2\nstart_y_m = nan\n[[road.section]]\nlength_m = 200.0\n");
   const std::string ego = "[[node]]\nname = \"ego\"\nrole = \"traffic\"\nvehicles = 1\n";
@@ -192,7 +192,7 @@ TEST_CASE("operations: what fails at run time fails platoon check first, with fi
   }
 }
 
-TEST_CASE("operations: a second live node named alpha is refused (exit 3); once the first is lost, the name is reclaimed") {
+TEST_CASE("operations: a second live node named alpha is refused (exit 3), once the first is lost, the name is reclaimed") {
   TempDir dir;
   auto server = StartServer(dir);
   auto first = StartNode(server.control_port, "alpha");
@@ -223,7 +223,7 @@ TEST_CASE("operations: a second live node named alpha is refused (exit 3); once 
   CheckNoErrorLines(third, "third alpha");
 }
 
-TEST_CASE("operations: a launcher killed with SIGKILL takes its server and nodes with it; the ports are free again") {
+TEST_CASE("operations: a launcher killed with SIGKILL takes its server and nodes with it, the ports are free again") {
   TempDir dir;
   const auto ports = FreePorts(4);
   const std::string session =

@@ -425,7 +425,7 @@ TEST_CASE("fusion in lock-step: clouds that reach the node several steps after t
   CHECK(complete == 0);
 }
 
-TEST_CASE("fusion in lock-step: a gone or lost host is not waited for; a live silent one costs one bounded wait until it sends again") {
+TEST_CASE("fusion in lock-step: a gone or lost host is not waited for, a live silent one costs one bounded wait until it sends again") {
   const auto session = LockstepFarm();  // step_deadline_s = 0.2: the fusion waits at most 0.1 s per step
   auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
   auto log = std::make_shared<spdlog::logger>("fusion", sink);

@@ -36,7 +36,7 @@ TEST_CASE("stadium track: velocity is tangent, acceleration centripetal in the b
   CHECK(bend.acceleration_mps2.x() < 0);
 }
 
-TEST_CASE("traffic truth: ids are stable and distinct; the truth is a pure function of sim time") {
+TEST_CASE("traffic truth: ids are stable and distinct, the truth is a pure function of sim time") {
   config::NodeDef node;
   node.name = "north";
   node.vehicles = 3;

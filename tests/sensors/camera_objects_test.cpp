@@ -129,7 +129,7 @@ TEST_CASE("camera: a target half hidden behind a wall gets the hidden fraction a
   CHECK(boxes[2].occlusion_ratio == 0.0);
 }
 
-TEST_CASE("camera: targets behind the camera or outside the image are not reported; cut ones are clipped") {
+TEST_CASE("camera: targets behind the camera or outside the image are not reported, cut ones are clipped") {
   const CameraDef def = DefaultCameraDef();
   const CameraIntrinsics k = Intrinsics(def);
   const std::vector<CameraTarget> targets = {

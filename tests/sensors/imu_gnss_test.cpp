@@ -220,7 +220,7 @@ TEST_CASE("imu: noise-free reading is gravity (0, 0, -g) in the sensor frame, pl
   CHECK((t.acceleration_mps2 - Vec3(0, 0.325, -9.80665)).norm() < 1e-12);
 }
 
-TEST_CASE("imu: same seed, same samples; bad definitions are named") {
+TEST_CASE("imu: same seed, same samples, bad definitions are named") {
   const s::ImuDef def = s::DefaultImuDef();
   std::mt19937_64 r1(42), r2(42);
   s::ImuState s1 = s::InitialImuState(def, r1), s2 = s::InitialImuState(def, r2);

@@ -45,7 +45,7 @@ constexpr uint32_t kConcrete = 2;
 
 }  // namespace
 
-TEST_CASE("lidar scene: box hit returns distance, outward normal and tags; dynamic boxes re-pose") {
+TEST_CASE("lidar scene: box hit returns distance, outward normal and tags, dynamic boxes re-pose") {
   Scene scene;
   scene.AddBox(WallPose(10.0, 0.0, 0.5), Vec3(0.5, 5, 5), SurfaceTag{2, 7, 3});
   const DynamicId car = scene.AddDynamicBox(Vec3(2.3, 0.9, 0.75), SurfaceTag{3, 42, 1},

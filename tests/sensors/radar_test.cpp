@@ -260,7 +260,7 @@ TEST_CASE("radar: a car half hidden behind a wall has its RCS reduced by the vis
   CHECK(objs[0].rcs_dbsm == doctest::Approx(rcs + 10.0 * std::log10(1.8 / 4.5)));
 }
 
-TEST_CASE("radar: range rate is the relative velocity along the line of sight; sensor pose is honoured") {
+TEST_CASE("radar: range rate is the relative velocity along the line of sight, sensor pose is honoured") {
   RadarDef d = QuietDef();
   d.range_rate_resolution_mps = 0.0;
   d.azimuth_resolution_rad = 0.0;

@@ -123,7 +123,7 @@ std::vector<uint64_t> Ids(const std::vector<protocol::EntityState>& es) {
 
 }  // namespace
 
-TEST_CASE("world core: a node cannot update another node's entity; the refusal is counted") {
+TEST_CASE("world core: a node cannot update another node's entity, the refusal is counted") {
   Harness h(RealTimeDef());
   const uint32_t a = h.Join("a", kT0);
   const uint32_t b = h.Join("b", kT0);
@@ -137,7 +137,7 @@ TEST_CASE("world core: a node cannot update another node's entity; the refusal i
   CHECK(merged.kinematics.stamp_ns == 10);
 }
 
-TEST_CASE("world core: the newest stamp wins; older and duplicate stamps are refused and counted") {
+TEST_CASE("world core: the newest stamp wins, older and duplicate stamps are refused and counted") {
   Harness h(RealTimeDef());
   const uint32_t a = h.Join("a", kT0);
   h.State(a, {Entity(1, 100, 1.0)}, kT0);
@@ -199,7 +199,7 @@ TEST_CASE("world core: with stale_remove a lost node's entities are removed afte
   CHECK(sent[0].entities.empty());
 }
 
-TEST_CASE("world core: a delta carries only changed and removed entities; a keyframe the full set and the node table") {
+TEST_CASE("world core: a delta carries only changed and removed entities, a keyframe the full set and the node table") {
   Harness h(RealTimeDef());
   h.core.Poll(kT0);  // first broadcast: keyframe
   const auto first = h.Broadcasts();
@@ -452,7 +452,7 @@ TEST_CASE("world core: lock-step without drop policy keeps waiting and warns onc
   CHECK(h.core.CurrentStep() == 1);
 }
 
-TEST_CASE("world core: a lock-step member joining mid-session is required from the next grant; one that leaves is not") {
+TEST_CASE("world core: a lock-step member joining mid-session is required from the next grant, one that leaves is not") {
   Harness h(LockstepDef());
   const uint32_t a = h.Join("a", kT0, true);
   h.Start(kT0, kT0);
@@ -536,7 +536,7 @@ TEST_CASE("world core: Welcome carries the step period in lock-step and 0 in rea
   }
 }
 
-TEST_CASE("world core: a second live node under a used name is refused; a lost node reclaims its name") {
+TEST_CASE("world core: a second live node under a used name is refused, a lost node reclaims its name") {
   Harness h(RealTimeDef());
   auto join_from = [&](const std::string& peer, uint32_t pid, int64_t now) -> protocol::Message {
     protocol::Join j;

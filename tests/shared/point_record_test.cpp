@@ -74,7 +74,7 @@ TEST_CASE("point record: pack and unpack round-trip, also from an unaligned buff
   CHECK(PackPointRecords({}).empty());
 }
 
-TEST_CASE("point record: a wider stride skips appended bytes; a short blob or stride gives nothing") {
+TEST_CASE("point record: a wider stride skips appended bytes, a short blob or stride gives nothing") {
   std::vector<PointRecord> points = {Sample(1), Sample(2), Sample(3)};
   std::string wide;
   for (const auto& p : points) {

@@ -32,7 +32,7 @@ constexpr int64_t kS = 1'000'000'000;
 
 }  // namespace
 
-TEST_CASE("remote world: remote entities are dead-reckoned to the asked time; own entities are skipped") {
+TEST_CASE("remote world: remote entities are dead-reckoned to the asked time, own entities are skipped") {
   RemoteWorld view;
   view.Apply(World(1, true, {Car(1, 2, 0, 0), Car(2, 7, 0, 100)}), 0, false, /*own_node=*/7);
   const auto entities = view.WithDisplayedPose(kS / 2);
@@ -58,7 +58,7 @@ TEST_CASE("remote world: a sequence that goes back is a server restart, and enti
   CHECK(view.LastSequence() == 1);
 }
 
-TEST_CASE("remote world: a keyframe removes what it does not list; removed ids are dropped") {
+TEST_CASE("remote world: a keyframe removes what it does not list, removed ids are dropped") {
   RemoteWorld view;
   view.Apply(World(1, true, {Car(1, 2, 0, 0), Car(2, 2, 0, 10), Car(3, 3, 0, 20)}), 0, false, /*own_node=*/7);
   CHECK(view.Size() == 3);
@@ -81,7 +81,7 @@ TEST_CASE("remote world: an overtaken snapshot updates states but removes nothin
   CHECK(view.LastSequence() == 10);
 }
 
-TEST_CASE("remote world: older states never overwrite newer ones; the stale flag follows the newest broadcast") {
+TEST_CASE("remote world: older states never overwrite newer ones, the stale flag follows the newest broadcast") {
   RemoteWorld view;
   view.Apply(World(1, false, {Car(1, 2, 2 * kS, 20)}), 2 * kS, false, /*own_node=*/7);
   view.Apply(World(2, false, {Car(1, 2, kS, 999)}), 2 * kS, false, /*own_node=*/7);

@@ -351,7 +351,7 @@ TEST_CASE("road file: errors name the file, the line and the key") {
   MESSAGE("example error: " << e);
 }
 
-TEST_CASE("road generator: the same seed gives the same road; another seed another") {
+TEST_CASE("road generator: the same seed gives the same road, another seed another") {
   RoadGeneratorDef g = DefaultRoadGeneratorDef();
   g.seed = 42;
   const RoadDef a = GenerateRoad(g, 5000), b = GenerateRoad(g, 5000);
@@ -456,7 +456,7 @@ TEST_CASE("environment: objects never overlap and never touch the carriageway, r
   }
 }
 
-TEST_CASE("environment: the same seed places the same objects; disabled kinds are absent") {
+TEST_CASE("environment: the same seed places the same objects, disabled kinds are absent") {
   RoadGeneratorDef g = DefaultRoadGeneratorDef();
   const Road r(GenerateRoad(g, 1000));
   EnvironmentDef def = DefaultEnvironmentDef();

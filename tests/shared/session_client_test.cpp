@@ -113,7 +113,7 @@ TEST_CASE("session client: sim time follows the newest world state, and a restar
   CHECK(r.client.SimNowNs() == 6 * kS);
 }
 
-TEST_CASE("session client: a gap in the world sequence asks for a snapshot; garbage is counted and dropped") {
+TEST_CASE("session client: a gap in the world sequence asks for a snapshot, garbage is counted and dropped") {
   Rig r;
   r.Poll();
   r.Welcome();
@@ -149,7 +149,7 @@ TEST_CASE("session client: a node gives up on a refusal, a viewer retries it eve
   CHECK(Rig::Count<protocol::Join>(viewer.Poll()) == 1);
 }
 
-TEST_CASE("session client: a silent server is joined again after three lost timeouts; 'unknown node' rejoins at once") {
+TEST_CASE("session client: a silent server is joined again after three lost timeouts, 'unknown node' rejoins at once") {
   Rig r;
   r.Poll();
   r.Welcome();
