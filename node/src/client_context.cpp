@@ -85,9 +85,9 @@ void ClientModuleContext::SetDataChannels(transport::Channel* pub, transport::Ch
   if (sub) connector_.emplace(*sub);
 }
 
-void ClientModuleContext::Flush(uint64_t step_done) {
+void ClientModuleContext::Flush(uint64_t step_done, uint64_t next_step) {
   if (pending_.empty() && step_done == 0) return;
-  protocol::NodeState state{NodeId(), ++sequence_, std::move(pending_), step_done};
+  protocol::NodeState state{NodeId(), ++sequence_, std::move(pending_), step_done, next_step};
   pending_.clear();
   sent_entities_ += state.entities.size();
   ++sent_states_;
@@ -128,6 +128,34 @@ void ModuleScheduler::StepDue(std::vector<std::unique_ptr<Module>>& modules, int
     next_[i] += period;
     if (next_[i] <= now) next_[i] = now + period;  // overrun: skip, never burst
   }
+}
+
+bool StepGranted(std::vector<std::unique_ptr<Module>>& modules, session::SessionClient& client, std::mutex& mutex,
+                 ClientModuleContext& context, ModuleScheduler& scheduler) {
+  int64_t now, step_ns;
+  uint64_t step;
+  {
+    std::lock_guard lock(mutex);
+    if (client.StepNs() == 0 || !client.Advancing()) return false;
+    now = client.SimNowNs();
+    step = client.GrantedStep();
+    step_ns = client.StepNs();
+    // Nothing is due before the step this node announced: the grant only moves its sim time.
+    if (step < scheduler.lockstep_next_) {
+      client.MarkStepDone(step);
+      return false;
+    }
+  }
+  // One NodeState per step: the states of every module, then the acknowledgement.
+  scheduler.StepDue(modules, now, context, /*flush_each=*/false);
+  const int64_t due = scheduler.NextDueNs();
+  uint64_t next = 0;
+  if (due != INT64_MAX && due > now + step_ns) next = step + static_cast<uint64_t>((due - now + step_ns - 1) / step_ns);
+  scheduler.lockstep_next_ = next;
+  context.Flush(step, next);
+  std::lock_guard lock(mutex);
+  client.MarkStepDone(step);
+  return true;
 }
 
 int64_t ModuleScheduler::NextDueNs() const {

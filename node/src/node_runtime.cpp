@@ -54,7 +54,8 @@ class ClientSimClock final : public SimClock {
 };
 
 // Real time: steps the modules on the synced sim clock while the session runs. In lock-step the
-// network thread steps them (LockstepTurn) and this thread idles.
+// network thread steps them (StepGranted, with no thread hand-over between grant and acknowledgement)
+// and this thread idles.
 void RunModules(std::vector<std::unique_ptr<Module>>& modules, session::SessionClient& client, std::mutex& mutex,
                 ClientModuleContext& context, const std::atomic<bool>& stop) {
   const ClientSimClock sim(client, mutex);
@@ -77,27 +78,6 @@ void RunModules(std::vector<std::unique_ptr<Module>>& modules, session::SessionC
     const int64_t wake = std::min(now + 50'000'000, scheduler.NextDueNs());
     std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<int64_t>(0, wake - sim.SimNowNs())));
   }
-}
-
-// Lock-step, on the network thread: steps the modules at a granted step and acknowledges it, with no
-// thread hand-over between the grant arriving and the acknowledgement leaving.
-// Returns true when it stepped.
-bool LockstepTurn(std::vector<std::unique_ptr<Module>>& modules, session::SessionClient& client, std::mutex& mutex,
-                  ClientModuleContext& context, ModuleScheduler& scheduler) {
-  int64_t now;
-  uint64_t step;
-  {
-    std::lock_guard lock(mutex);
-    if (client.StepNs() == 0 || !client.Advancing()) return false;
-    now = client.SimNowNs();
-    step = client.GrantedStep();
-  }
-  // One NodeState per step: the states of every module, then the acknowledgement.
-  scheduler.StepDue(modules, now, context, /*flush_each=*/false);
-  context.Flush(step);
-  std::lock_guard lock(mutex);
-  client.MarkStepDone(step);
-  return true;
 }
 
 }  // namespace
@@ -192,7 +172,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   while (!stop.load(std::memory_order_relaxed) && local_.NowNs() < end) {
     link.Turn(client_, mutex_, extra, 50'000'000, forward_states);
     // The acknowledgement leaves at once, not after the next wait.
-    if (LockstepTurn(modules_, client_, mutex_, module_context, lockstep_scheduler)) link.SendPending(client_, mutex_);
+    if (StepGranted(modules_, client_, mutex_, module_context, lockstep_scheduler)) link.SendPending(client_, mutex_);
     std::lock_guard lock(mutex_);
     // A (re)joined node sends all its entities afresh.
     if (client_.TakeRejoined()) module_context.resend_all.store(true);

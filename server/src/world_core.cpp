@@ -280,6 +280,7 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   record->lockstep_member = join.lockstep_member;
   record->dropped = false;
   record->required_from_step = current_step_ + 1;
+  record->idle_until_step = 0;
   if (session_.step.lockstep && join.lockstep_member)
     log_->info("node '{}' is a lock-step member from step {}", join.name, record->required_from_step);
 
@@ -348,6 +349,7 @@ void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
       finished_ = false;
       for (auto& [id, n] : nodes_) {
         n.step_done = 0;
+        n.idle_until_step = 0;
         n.required_from_step = 1;
       }
       log_->info("session starts at sim time {:.3f} s in {:.3f} s{}", NsToS(c.sim_t0_ns), NsToS(start_at_ns_ - now),
@@ -521,9 +523,12 @@ void WorldCore::Merge(const protocol::NodeState& ns, int64_t now) {
     for (auto& s : systems_) s.system->OnUpdateAccepted(merged.state, node, now);
   }
 
-  // The acknowledgement: never beyond the step granted (a confused node cannot pre-acknowledge).
-  if (ns.step_done > 0 && session_.step.lockstep)
+  // The acknowledgement: never beyond the step granted (a confused node cannot pre-acknowledge). A node
+  // whose modules are not due before `next_step` is not waited for until then.
+  if (ns.step_done > 0 && session_.step.lockstep) {
     node.step_done = std::max(node.step_done, std::min(ns.step_done, current_step_));
+    node.idle_until_step = std::max(node.idle_until_step, ns.next_step);
+  }
 }
 
 void WorldCore::MarkOwnerAlive(NodeRecord& node, int64_t now) {
@@ -532,6 +537,7 @@ void WorldCore::MarkOwnerAlive(NodeRecord& node, int64_t now) {
     log_->info("node '{}' is back", node.info.name);
     // Back from lost: waited for from the next grant on, like a node joining mid-session.
     node.required_from_step = current_step_ + 1;
+    node.idle_until_step = 0;
     Emit(NodeEvent{NodeEvent::Kind::kBack, node.info.node_id, node.info.name, now});
   }
   for (auto& [id, e] : entities_) {
@@ -706,7 +712,7 @@ int64_t WorldCore::StepSimNs(uint64_t step) const {
 bool WorldCore::StepComplete(uint64_t step) const {
   for (const auto& [id, n] : nodes_) {
     const bool required = n.lockstep_member && !n.info.lost && !n.dropped && n.required_from_step <= step;
-    if (required && n.step_done < step) return false;
+    if (required && n.step_done < step && step >= n.idle_until_step) return false;
   }
   return true;
 }
@@ -715,7 +721,7 @@ std::vector<NodeRecord*> WorldCore::LateMembers() {
   std::vector<NodeRecord*> late;
   for (auto& [id, n] : nodes_) {
     const bool required = n.lockstep_member && !n.info.lost && !n.dropped && n.required_from_step <= current_step_;
-    if (required && n.step_done < current_step_) late.push_back(&n);
+    if (required && n.step_done < current_step_ && current_step_ >= n.idle_until_step) late.push_back(&n);
   }
   return late;
 }

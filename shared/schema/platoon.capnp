@@ -159,6 +159,7 @@ struct NodeState {
   sequence @1 :UInt64;
   entities @2 :List(EntityState);
   stepDone @3 :UInt64;          # lock-step: this node finished step stepDone (sent after its states); 0: real time
+  nextStep @4 :UInt64;          # lock-step: the node computes nothing before this step (not waited for); 0: the next one
 }
 
 struct NodeInfo {

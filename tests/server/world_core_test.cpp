@@ -83,12 +83,14 @@ struct Harness {
     return 0;
   }
 
-  void State(uint32_t node, std::vector<protocol::EntityState> entities, int64_t now, uint64_t step_done = 0) {
+  void State(uint32_t node, std::vector<protocol::EntityState> entities, int64_t now, uint64_t step_done = 0,
+             uint64_t next_step = 0) {
     protocol::NodeState ns;
     ns.node_id = node;
     ns.sequence = ++sequence;
     ns.entities = std::move(entities);
     ns.step_done = step_done;
+    ns.next_step = next_step;
     core.Merge(ns, now);
   }
 
@@ -326,6 +328,38 @@ TEST_CASE("world core: systems run in priority order and see joins, accepted upd
 }
 
 // ---- lock-step ------------------------------------------------------------------------------------
+
+TEST_CASE("world core: a lock-step member with nothing due before step n is not waited for before it") {
+  Harness h(LockstepDef());
+  const uint32_t fast = h.Join("fast", kT0, true);
+  const uint32_t slow = h.Join("slow", kT0, true);
+  h.Start(kT0, kT0);
+  h.core.Poll(kT0);
+  REQUIRE(h.Grants().size() == 1);
+  // slow (a 20 Hz module at 100 Hz steps) did step 1 and computes nothing before step 6.
+  h.State(slow, {}, kT0 + kMs, 1, 6);
+  int64_t now = kT0 + kMs;
+  for (uint64_t k = 1; k <= 4; ++k) {
+    h.State(fast, {}, now, k);
+    h.core.Poll(now);
+    const auto g = h.Grants();
+    REQUIRE(g.size() == 1);
+    CHECK(g[0].step == k + 1);  // granted on fast's acknowledgement alone
+    now += kMs;
+  }
+  // Step 5 done by fast: step 6 is granted; slow computes step 6, so step 7 waits for it again.
+  h.State(fast, {}, now, 5);
+  h.core.Poll(now);
+  REQUIRE(h.Grants().size() == 1);
+  h.State(fast, {}, now, 6);
+  h.core.Poll(now);
+  CHECK(h.Grants().empty());
+  h.State(slow, {}, now, 6, 11);
+  h.core.Poll(now);
+  const auto g = h.Grants();
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].step == 7);
+}
 
 TEST_CASE("world core: lock-step grants step k+1 only after every member acknowledged step k") {
   Harness h(LockstepDef());

@@ -129,13 +129,7 @@ InProcessResult RunInProcess(config::SessionDef session, int worker_threads) {
   };
 
   // Steps one node at its granted step: its modules, then one NodeState carrying the acknowledgement.
-  auto step_node = [](Node& n) {
-    const int64_t sim = n.client->SimNowNs();
-    const uint64_t step = n.client->GrantedStep();
-    n.scheduler.StepDue(n.modules, sim, *n.context, /*flush_each=*/false);
-    n.context->Flush(step);
-    n.client->MarkStepDone(step);
-  };
+  auto step_node = [](Node& n) { node::StepGranted(n.modules, *n.client, n.mutex, *n.context, n.scheduler); };
 
   InProcessResult result;
   session::Hasher data_hash;

@@ -304,6 +304,7 @@ struct BodyWriter {
     b.setSequence(m.sequence);
     PutList(b.initEntities(m.entities.size()), m.entities, [](auto x, const auto& e) { Put(x, e); });
     b.setStepDone(m.step_done);
+    b.setNextStep(m.next_step);
   }
   void operator()(const WorldState& m) {
     auto b = body.initWorldState();
@@ -445,7 +446,8 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
     }
     case W::NODE_STATE: {
       auto r = body.getNodeState();
-      return NodeState{r.getNodeId(), r.getSequence(), GetList<EntityState>(r.getEntities()), r.getStepDone()};
+      return NodeState{r.getNodeId(), r.getSequence(), GetList<EntityState>(r.getEntities()), r.getStepDone(),
+                       r.getNextStep()};
     }
     case W::WORLD_STATE: {
       auto r = body.getWorldState();

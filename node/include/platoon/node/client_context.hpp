@@ -44,7 +44,7 @@ class ClientModuleContext final : public ModuleContext {
   void SetDataSink(std::function<void(const protocol::Message&)> sink) { data_sink_ = std::move(sink); }
   /// Sends what the step published, as one NodeState, to the outbox. In lock-step every step ends with
   /// one (`step_done` > 0), carrying the acknowledgement after the states.
-  void Flush(uint64_t step_done = 0);
+  void Flush(uint64_t step_done = 0, uint64_t next_step = 0);
   /// The newest truth of every owned entity, for the session hash.
   std::vector<protocol::EntityState> OwnedTruth() const;
   /// Node states and entity states sent so far.
@@ -85,10 +85,21 @@ class ModuleScheduler {
   /// Sim time at which the next module is due, in ns (INT64_MAX before the first StepDue).
   int64_t NextDueNs() const;
   /// Forgets the schedule (sim time stood still: paused or not started).
-  void Reset() { next_.clear(); last_.clear(); }
+  void Reset() { next_.clear(); last_.clear(); lockstep_next_ = 0; }
 
  private:
+  friend bool StepGranted(std::vector<std::unique_ptr<Module>>&, session::SessionClient&, std::mutex&,
+                          ClientModuleContext&, ModuleScheduler&);
   std::vector<int64_t> next_, last_;
+  uint64_t lockstep_next_ = 0;  // lock-step: no module is due before this step
 };
+
+/// Lock-step: takes the client's newest grant, if not done yet. When a module is due, steps the due
+/// modules at the granted sim time and queues one NodeState with the states and the acknowledgement,
+/// naming the next step at which a module is due (the server does not wait for this node before it);
+/// otherwise only marks the step done. Returns true when a NodeState was queued. Used by platoon-node's
+/// network thread and by in-process sessions alike.
+bool StepGranted(std::vector<std::unique_ptr<Module>>& modules, session::SessionClient& client, std::mutex& mutex,
+                 ClientModuleContext& context, ModuleScheduler& scheduler);
 
 }  // namespace platoon::node

@@ -55,6 +55,7 @@ struct NodeRecord {
   bool lockstep_member = false;  ///< Lock-step grants wait for this node's acknowledgements.
   bool dropped = false;          ///< Dropped from the lock-step member set after missing a deadline.
   uint64_t step_done = 0;        ///< Newest lock-step step the node acknowledged; 0: none.
+  uint64_t idle_until_step = 0;  ///< The node computes nothing before this step: earlier steps do not wait for it.
   uint64_t required_from_step = 0;  ///< First step the node's acknowledgement is waited for (joins mid-session).
 };
 

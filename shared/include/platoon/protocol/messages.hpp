@@ -155,6 +155,7 @@ struct NodeState {
   uint64_t sequence = 0;
   std::vector<EntityState> entities;
   uint64_t step_done = 0;       ///< Lock-step: the node finished this step (sent after its states); 0 in real time.
+  uint64_t next_step = 0;       ///< Lock-step: no module of the node is due before this step, so steps before it are not waited for; 0: the next step.
   bool operator==(const NodeState&) const = default;
 };
 
