@@ -2,7 +2,7 @@
 // run through `platoon run --lockstep --duration S` as separate processes on loopback, as fast as its
 // slowest member allows. Reports steps per wall second and sim seconds per wall second (the multiple of
 // real time) over the stepping window, read from the server's own log timestamps ("session running" to
-// "server stopping"), and the CPU of every process of the session (launcher, server, nodes) from
+// "session reached its end" in lock-step, "server stopping" in real time), and the CPU of every process of the session (launcher, server, nodes) from
 // getrusage(RUSAGE_CHILDREN).
 // Baseline, same run: the same session in real-time mode for a few seconds (1.0x real time by
 // construction; its CPU per sim second is the figure to compare). Also, the four-lidar farm
@@ -182,7 +182,10 @@ Result RunSession(const std::string& bin_dir, const std::string& config, const s
   for (const auto& l : launcher.Lines()) {
     if (!IsServer(l)) continue;
     if (!running_at && l.find("session running") != std::string::npos) running_at = Stamp(l);
-    if (l.find("server stopping") != std::string::npos) stopping_at = Stamp(l);
+    // Lock-step ends at the server's "reached its end" line (its 0.3 s stop linger is no stepping); real
+    // time at "server stopping".
+    if (l.find("reached its end") != std::string::npos) stopping_at = Stamp(l);
+    if (!stopping_at && l.find("server stopping") != std::string::npos) stopping_at = Stamp(l);
     if (l.find("SUMMARY") != std::string::npos) {
       r.sim_s = Field(l, "sim_time_s").value_or(0);
       r.steps = Field(l, "steps").value_or(0);
@@ -286,7 +289,7 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove_all(dir);
   PrintTable(results);
-  std::printf("\nstepping wall: the server's \"session running\" to \"server stopping\" log stamps (start-up and join "
+  std::printf("\nstepping wall: the server's \"session running\" to \"reached its end\" (lock-step) or \"server stopping\" (real time) log stamps (start-up and join "
               "left out). CPU: launcher, server and nodes; whole run from getrusage(RUSAGE_CHILDREN), stepping = whole "
               "run less their /proc CPU at \"session running\" (includes the stop).\n");
   const auto& lock = results[0];
