@@ -20,23 +20,6 @@ namespace {
 
 const char* kLidars[] = {"lidar_front", "lidar_rear", "lidar_left", "lidar_right"};
 
-// configs/lidar_farm.toml on free ports, with `extra` appended (a [faults] table).
-std::string FarmOnFreePorts(const TempDir& dir, const std::string& extra) {
-  std::ifstream f(std::string(PLATOON_SOURCE_DIR) + "/configs/lidar_farm.toml");
-  REQUIRE_MESSAGE(f.good(), "cannot read configs/lidar_farm.toml");
-  std::stringstream text;
-  text << f.rdbuf();
-  const auto p = FreePorts(4);
-  const std::string ports = "control_port = " + std::to_string(p[0]) + "\ntime_port = " + std::to_string(p[1]) +
-                            "\nworld_port = " + std::to_string(p[2]) + "\nstate_port = " + std::to_string(p[3]);
-  std::string s = text.str();
-  const std::regex control("control_port *= *7410[^\n]*");
-  REQUIRE_MESSAGE(std::regex_search(s, control), "configs/lidar_farm.toml no longer has control_port = 7410");
-  s = std::regex_replace(s, control, ports);
-  REQUIRE_MESSAGE(s.find("[faults]") == std::string::npos, "configs/lidar_farm.toml has a [faults] table of its own");
-  return dir.Write("lidar_farm.toml", s + "\n" + extra);
-}
-
 // Drains the child's output until it exits, up to `timeout`; returns its status.
 std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
@@ -60,7 +43,7 @@ std::string LastSummary(const std::vector<std::string>& lines) {
 // Runs the farm in lock-step for `sim_s` and checks the fusion node's frames.
 void CheckFarm(const std::string& label, const std::string& faults, double sim_s) {
   TempDir dir;
-  const std::string session = FarmOnFreePorts(dir, faults);
+  const std::string session = ConfigOnFreePorts(dir, "lidar_farm.toml", 7410, faults);
   const auto t0 = Clock::now();
   auto launcher = process::Child::Spawn({BinDir() + "/platoon", "run", session, "--lockstep", "--duration", std::to_string(sim_s)});
   const auto status = RunToExit(launcher, 150s);

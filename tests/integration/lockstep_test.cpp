@@ -19,23 +19,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// configs/demo.toml with its fixed ports 7400-7403 replaced by free ones, so that tests run in parallel.
-std::string DemoOnFreePorts(const TempDir& dir) {
-  std::ifstream f(std::string(PLATOON_SOURCE_DIR) + "/configs/demo.toml");
-  REQUIRE_MESSAGE(f.good(), "cannot read configs/demo.toml");
-  std::stringstream text;
-  text << f.rdbuf();
-  const auto p = FreePorts(4);
-  const std::string ports = "control_port = " + std::to_string(p[0]) + "\ntime_port = " + std::to_string(p[1]) +
-                            "\nworld_port = " + std::to_string(p[2]) + "\nstate_port = " + std::to_string(p[3]);
-  std::string s = text.str();
-  const std::regex control("control_port *= *7400[^\n]*");
-  REQUIRE_MESSAGE(std::regex_search(s, control), "configs/demo.toml no longer has control_port = 7400");
-  s = std::regex_replace(s, control, ports);
-  REQUIRE_MESSAGE(s.find("7400") == std::string::npos, "configs/demo.toml names port 7400 elsewhere");
-  return dir.Write("demo.toml", s);
-}
-
 // Drains a child's output until it exits, up to `timeout`; returns its status.
 std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
@@ -100,7 +83,7 @@ TEST_CASE("lock-step: the demo session run twice gives the same world hash, ever
   std::vector<std::map<std::string, std::string>> node_hashes(2);
   for (int run = 0; run < 2; ++run) {
     TempDir dir;
-    const std::string session = DemoOnFreePorts(dir);
+    const std::string session = ConfigOnFreePorts(dir, "demo.toml", 7400);
     const DemoRun r = RunDemoLockstep(session, sim_s);
     INFO("run " << run + 1 << ", last line: " << (r.lines.empty() ? "" : r.lines.back()));
     REQUIRE_MESSAGE(r.status.has_value(), "platoon run did not finish within 90 s");

@@ -163,4 +163,22 @@ void CheckNoErrorLines(process::Child& c, const std::string& who, const std::vec
   CheckNoErrorLines(Collect(c), expected_substrings);
 }
 
+std::string ConfigOnFreePorts(const TempDir& dir, const std::string& name, uint16_t fixed_port,
+                              const std::string& extra) {
+  std::ifstream f(std::string(PLATOON_SOURCE_DIR) + "/configs/" + name);
+  REQUIRE_MESSAGE(f.good(), "cannot read configs/" << name);
+  std::stringstream text;
+  text << f.rdbuf();
+  const auto p = FreePorts(4);
+  const std::string ports = "control_port = " + std::to_string(p[0]) + "\ntime_port = " + std::to_string(p[1]) +
+                            "\nworld_port = " + std::to_string(p[2]) + "\nstate_port = " + std::to_string(p[3]);
+  std::string s = text.str();
+  const std::string fixed = std::to_string(fixed_port);
+  const std::regex control("control_port *= *" + fixed + "[^\n]*");
+  REQUIRE_MESSAGE(std::regex_search(s, control), "configs/" << name << " no longer has control_port = " << fixed);
+  s = std::regex_replace(s, control, ports);
+  REQUIRE_MESSAGE(s.find(fixed) == std::string::npos, "configs/" << name << " names port " << fixed << " elsewhere");
+  return dir.Write(name, s + "\n" + extra);
+}
+
 }  // namespace platoon::testing

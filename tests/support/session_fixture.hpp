@@ -36,6 +36,12 @@ struct ServerProcess {
 /// for its ready file. `extra` arguments are appended.
 ServerProcess StartServer(const TempDir& dir, const std::vector<std::string>& extra = {});
 
+/// configs/`name` copied into `dir` with its `control_port = <fixed_port>` line replaced by four free ports
+/// (so that tests run in parallel), `extra` appended; returns the copy's path. Fails the test when the
+/// config no longer names that port, or names it elsewhere.
+std::string ConfigOnFreePorts(const TempDir& dir, const std::string& name, uint16_t fixed_port,
+                              const std::string& extra = "");
+
 /// Free TCP ports on 127.0.0.1 (bound and released; good enough for a test's lifetime).
 std::vector<uint16_t> FreePorts(int count);
 
