@@ -20,19 +20,6 @@ namespace {
 
 const char* kLidars[] = {"lidar_front", "lidar_rear", "lidar_left", "lidar_right"};
 
-// Drains the child's output until it exits, up to `timeout`; returns its status.
-std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    c.ReadLine(100ms);
-    if (c.TryWait()) {
-      Collect(c);
-      return c.Status();
-    }
-  }
-  return std::nullopt;
-}
-
 // The last SUMMARY line of `lines`, or "".
 std::string LastSummary(const std::vector<std::string>& lines) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it)

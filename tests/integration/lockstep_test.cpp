@@ -19,19 +19,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Drains a child's output until it exits, up to `timeout`; returns its status.
-std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    c.ReadLine(100ms);
-    if (c.TryWait()) {
-      Collect(c);
-      return c.Status();
-    }
-  }
-  return std::nullopt;
-}
-
 // Reads `c`'s output until every one of `needles` has appeared in some line (in any order), up to `timeout`.
 bool WaitForAll(process::Child& c, const std::vector<std::string>& needles, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;

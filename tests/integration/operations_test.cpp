@@ -20,19 +20,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Drains a child's output until it exits, up to `timeout`; returns its status.
-std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    c.ReadLine(100ms);
-    if (auto st = c.TryWait()) {
-      Collect(c);
-      return st;
-    }
-  }
-  return std::nullopt;
-}
-
 std::string Joined(const std::vector<std::string>& args) {
   std::string s;
   for (const auto& a : args) s += (s.empty() ? "" : " ") + a;

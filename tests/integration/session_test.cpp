@@ -23,20 +23,6 @@ process::Child StartNode(uint16_t port, const std::string& name, const std::vect
   return process::Child::Spawn(args);
 }
 
-// Drains a child's output until it exits, up to `timeout`; returns its status.
-std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    c.ReadLine(100ms);
-    if (auto st = c.TryWait()) {
-      while (c.ReadLine(0ms)) {
-      }
-      return st;
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 TEST_CASE("clock over loopback: nodes at +1000 and -1000 ppm keep p99 error within 0.5 ms, never backwards") {

@@ -181,4 +181,16 @@ std::string ConfigOnFreePorts(const TempDir& dir, const std::string& name, uint1
   return dir.Write(name, s + "\n" + extra);
 }
 
+std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    c.ReadLine(std::chrono::milliseconds(100));
+    if (c.TryWait()) {
+      Collect(c);
+      return c.Status();
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace platoon::testing

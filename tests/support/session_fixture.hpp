@@ -42,6 +42,9 @@ ServerProcess StartServer(const TempDir& dir, const std::vector<std::string>& ex
 std::string ConfigOnFreePorts(const TempDir& dir, const std::string& name, uint16_t fixed_port,
                               const std::string& extra = "");
 
+/// Drains `c`'s output (kept by the child) until it exits, up to `timeout`; returns its status, nullopt on timeout.
+std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeout);
+
 /// Free TCP ports on 127.0.0.1 (bound and released; good enough for a test's lifetime).
 std::vector<uint16_t> FreePorts(int count);
 
