@@ -9,6 +9,7 @@
 // (configs/lidar_farm.toml) in lock-step: whether it finishes, and how fast.
 // Every config is copied with free loopback ports, so the bench does not collide with a running session.
 #include "platoon/process/child.hpp"
+#include "platoon/transport/channel.hpp"
 
 #include <CLI/CLI.hpp>
 #include <sys/resource.h>
@@ -34,19 +35,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::vector<uint16_t> FreePorts(int count) {
-  zmq::context_t ctx(1);
-  std::vector<zmq::socket_t> socks;
-  std::vector<uint16_t> ports;
-  for (int i = 0; i < count; ++i) {
-    socks.emplace_back(ctx, zmq::socket_type::pull);
-    socks.back().set(zmq::sockopt::linger, 0);
-    socks.back().bind("tcp://127.0.0.1:*");
-    const std::string ep = socks.back().get(zmq::sockopt::last_endpoint);
-    ports.push_back(static_cast<uint16_t>(std::stoi(ep.substr(ep.rfind(':') + 1))));
-  }
-  return ports;
-}
+std::vector<uint16_t> FreePorts(int count) { return platoon::transport::FreeLoopbackPorts(count); }
 
 // A copy of `config` in `dir` with its [server] control_port line replaced by four free ports.
 std::string WithFreePorts(const std::string& config, const std::string& dir) {

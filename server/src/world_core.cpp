@@ -634,13 +634,18 @@ int64_t WorldCore::NextDueNs() const {
 
 // ---- broadcasts ---------------------------------------------------------------------------------
 
-protocol::WorldState WorldCore::Keyframe(int64_t now) const {
+protocol::WorldState WorldCore::Stamped(int64_t now, bool keyframe) const {
   protocol::WorldState w;
   w.sequence = world_sequence_;
   w.server_time_ns = now;
   w.sim_time_ns = SimTimeAt(now);
   w.phase = phase_;
-  w.keyframe = true;
+  w.keyframe = keyframe;
+  return w;
+}
+
+protocol::WorldState WorldCore::Keyframe(int64_t now) const {
+  protocol::WorldState w = Stamped(now, true);
   w.entities.reserve(entities_.size());
   for (const auto& [id, e] : entities_) w.entities.push_back(e.state);
   for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
@@ -648,12 +653,7 @@ protocol::WorldState WorldCore::Keyframe(int64_t now) const {
 }
 
 protocol::WorldState WorldCore::Delta(int64_t now) const {
-  protocol::WorldState w;
-  w.sequence = world_sequence_;
-  w.server_time_ns = now;
-  w.sim_time_ns = SimTimeAt(now);
-  w.phase = phase_;
-  w.keyframe = false;
+  protocol::WorldState w = Stamped(now, false);
   w.entities.reserve(changed_.size());
   for (uint64_t id : changed_) w.entities.push_back(entities_.at(id).state);
   w.removed_entities = removed_;

@@ -1,5 +1,7 @@
 #include "session_fixture.hpp"
 
+#include "platoon/transport/channel.hpp"
+
 #include <doctest/doctest.h>
 #include <poll.h>
 #include <zmq.hpp>
@@ -51,19 +53,7 @@ ServerProcess StartServer(const TempDir& dir, const std::vector<std::string>& ex
   return s;
 }
 
-std::vector<uint16_t> FreePorts(int count) {
-  zmq::context_t ctx(1);
-  std::vector<zmq::socket_t> socks;
-  std::vector<uint16_t> ports;
-  for (int i = 0; i < count; ++i) {
-    socks.emplace_back(ctx, zmq::socket_type::pull);
-    socks.back().set(zmq::sockopt::linger, 0);
-    socks.back().bind("tcp://127.0.0.1:*");
-    const std::string ep = socks.back().get(zmq::sockopt::last_endpoint);
-    ports.push_back(static_cast<uint16_t>(std::stoi(ep.substr(ep.rfind(':') + 1))));
-  }
-  return ports;
-}
+std::vector<uint16_t> FreePorts(int count) { return platoon::transport::FreeLoopbackPorts(count); }
 
 std::optional<double> SummaryValue(const std::vector<std::string>& lines, const std::string& key) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {

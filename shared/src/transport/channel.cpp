@@ -189,4 +189,18 @@ uint64_t WaitAny(std::span<Channel* const> channels, std::chrono::nanoseconds ti
   return ready;
 }
 
+std::vector<uint16_t> FreeLoopbackPorts(int count) {
+  zmq::context_t ctx(1);
+  std::vector<zmq::socket_t> socks;
+  std::vector<uint16_t> ports;
+  // All bound at once, so the OS hands out distinct ports.
+  for (int i = 0; i < count; ++i) {
+    socks.emplace_back(ctx, zmq::socket_type::pull);
+    socks.back().set(zmq::sockopt::linger, 0);
+    socks.back().bind("tcp://127.0.0.1:*");
+    ports.push_back(PortOf(socks.back().get(zmq::sockopt::last_endpoint)));
+  }
+  return ports;
+}
+
 }  // namespace platoon::transport

@@ -224,6 +224,8 @@ class WorldCore {
   void Broadcast(protocol::WorldState world, int64_t now);
   void BroadcastRealTime(int64_t now, bool periodic);
   protocol::WorldState Delta(int64_t now) const;
+  // An empty world state numbered like the last broadcast, stamped with `now`, sim time and phase.
+  protocol::WorldState Stamped(int64_t now, bool keyframe) const;
   void ClearChanges();
   void PollRealTime(int64_t now);
   void PollLockstep(int64_t now);

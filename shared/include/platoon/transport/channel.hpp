@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <vector>
 #include <span>
 #include <string>
 
@@ -95,6 +96,10 @@ std::string TcpEndpoint(const std::string& host, uint16_t port);
 
 /// Port of an endpoint such as "tcp://127.0.0.1:7400" (0 if it has none).
 uint16_t PortOf(const std::string& endpoint);
+
+/// `count` free TCP ports on 127.0.0.1, bound together and released (good enough for a test's or a
+/// benchmark's lifetime; another process may take one in between).
+std::vector<uint16_t> FreeLoopbackPorts(int count);
 
 /// CLOCK_MONOTONIC in ns, the transport's time base for fault scheduling.
 int64_t MonotonicNowNs();
