@@ -8,6 +8,8 @@
 #include "platoon/node/fusion.hpp"
 #include "platoon/process/child.hpp"
 #include "platoon/sensors/sensor_config.hpp"
+#include "replay_cmd.hpp"
+#include "validate_cmd.hpp"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -157,7 +159,9 @@ int main(int argc, char** argv) {
                "  platoon run lab.toml --only seat1,seat2       on a driver PC of the same lab\n"
                "  platoon run configs/demo.toml --lockstep --duration 60\n"
                "                                                60 s of sim time in lock-step, as fast as the nodes go\n"
-               "  platoon check lab.toml                        validate a session file"};
+               "  platoon check lab.toml                        validate a session file\n"
+               "  platoon replay recordings/drivers.mcap        serve a recorded session to viewers and sensor hosts\n"
+               "  platoon validate drive.mcap --sensor front    a sensor's object list against the recorded ground truth"};
   app.require_subcommand(1);
   std::string session_path, only, server_host, bin_dir;
   double duration_s = 0;
@@ -176,7 +180,13 @@ int main(int argc, char** argv) {
   run->add_option("--bin-dir", bin_dir, "Where platoon-server and platoon-node are (default: next to platoon)");
   auto* check = app.add_subcommand("check", "Validate a session file and print what it would start");
   check->add_option("session", session_path, "Session file (TOML)")->required()->check(CLI::ExistingFile);
+  platoon::launcher::ReplayOptions replay_options;
+  auto* replay = platoon::launcher::AddReplayCommand(app, replay_options);
+  platoon::launcher::ValidateOptions validate_options;
+  auto* validate = platoon::launcher::AddValidateCommand(app, validate_options);
   if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
+  if (validate->parsed()) return platoon::launcher::RunValidate(validate_options);
+  if (replay->parsed()) return platoon::launcher::RunReplay(replay_options);
 
   // check and run validate alike: nothing passes check and then fails at start for a config reason.
   platoon::config::SessionDef session;

@@ -100,15 +100,7 @@ int main(int argc, char** argv) {
   try {
     if (!config_path.empty()) session = platoon::config::LoadSession(config_path);
     if (!bind.empty()) session.server.bind_address = bind;
-    if (control_port == 0) {
-      session.server.control_port = session.server.time_port = session.server.world_port = session.server.state_port = 0;
-    } else if (control_port > 0) {
-      // The other sockets follow the control port: control, time, world, state.
-      session.server.control_port = static_cast<uint16_t>(control_port);
-      session.server.time_port = static_cast<uint16_t>(control_port + 1);
-      session.server.world_port = static_cast<uint16_t>(control_port + 2);
-      session.server.state_port = static_cast<uint16_t>(control_port + 3);
-    }
+    if (control_port >= 0) platoon::config::SetControlPort(session.server, control_port);
     if (!log_level.empty()) {
       platoon::log::ParseLevel(log_level);
       session.server.log_level = log_level;

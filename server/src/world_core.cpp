@@ -36,6 +36,8 @@ const char* SessionEventName(SessionEvent::Kind kind) {
     case SessionEvent::Kind::kResumed: return "resumed";
     case SessionEvent::Kind::kStopped: return "stopped";
     case SessionEvent::Kind::kStepEnd: return "step_end";
+    case SessionEvent::Kind::kSeek: return "seek";
+    case SessionEvent::Kind::kSpeed: return "speed";
   }
   return "unknown";
 }
@@ -304,7 +306,7 @@ void WorldCore::AdoptSession(const protocol::Join& join, int64_t now) {
   // "Fresh" means no node has joined yet, whatever the autostart did meanwhile.
   const bool fresh = !any_joined_;
   any_joined_ = true;
-  if (!fresh) return;
+  if (!fresh || time_control_) return;  // a replay's clock is its recording's, never a node's
   const bool theirs_live = join.session_phase == SessionPhase::kRunning || join.session_phase == SessionPhase::kPaused;
   if (!theirs_live) {
     if (autostart_s_ >= 0 && phase_ == SessionPhase::kWaiting)
@@ -340,7 +342,7 @@ void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
       // The seed's simultaneous start: every node begins sim time T0 at the same reference instant.
       phase_ = SessionPhase::kStarting;
       start_at_ns_ = std::max(c.at_server_time_ns, now);
-      anchor_ = session::SessionAnchor{SessionPhase::kStarting, c.sim_t0_ns, start_at_ns_};
+      anchor_ = session::SessionAnchor{SessionPhase::kStarting, c.sim_t0_ns, start_at_ns_, anchor_.rate};
       // Lock-step restarts its numbering at step 1 = T0; old acknowledgements do not count.
       step_t0_ns_ = c.sim_t0_ns;
       first_step_ = 1;
@@ -358,7 +360,7 @@ void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
       break;
     case Command::kPause:
       if (phase_ != SessionPhase::kRunning) break;
-      anchor_ = session::SessionAnchor{SessionPhase::kPaused, SimTimeAt(now), now};
+      anchor_ = session::SessionAnchor{SessionPhase::kPaused, SimTimeAt(now), now, anchor_.rate};
       phase_ = SessionPhase::kPaused;
       log_->info("session paused at sim time {:.3f} s", NsToS(anchor_.sim_ns));
       Emit(SessionEvent{SessionEvent::Kind::kPaused, anchor_.sim_ns, now, current_step_});
@@ -372,16 +374,40 @@ void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
         next_late_check_ns_ = now + SecondsToNs(session_.step.deadline_s);
         next_regrant_ns_ = now;
       } else {
-        anchor_ = session::SessionAnchor{SessionPhase::kRunning, anchor_.sim_ns, now};
+        anchor_ = session::SessionAnchor{SessionPhase::kRunning, anchor_.sim_ns, now, anchor_.rate};
       }
       log_->info("session resumed");
       Emit(SessionEvent{SessionEvent::Kind::kResumed, SimTimeAt(now), now, current_step_});
       break;
     case Command::kStop:
-      anchor_ = session::SessionAnchor{SessionPhase::kStopped, SimTimeAt(now), now};
+      anchor_ = session::SessionAnchor{SessionPhase::kStopped, SimTimeAt(now), now, anchor_.rate};
       phase_ = SessionPhase::kStopped;
       log_->info("session stopped at sim time {:.3f} s", NsToS(anchor_.sim_ns));
       Emit(SessionEvent{SessionEvent::Kind::kStopped, anchor_.sim_ns, now, current_step_});
+      break;
+    case Command::kSeek:
+    case Command::kSpeed:
+      if (!time_control_) {
+        log_->warn("session control '{}' ignored: only a replay can seek or change its speed",
+                   c.command == Command::kSeek ? "seek" : "speed");
+        break;
+      }
+      if (c.command == Command::kSpeed) {
+        // Re-anchor at the current sim time so the change does not move sim time.
+        anchor_ = session::SessionAnchor{anchor_.phase, SimTimeAt(now), now, c.speed};
+        if (anchor_.phase == SessionPhase::kStarting) anchor_.ref_ns = start_at_ns_;
+        log_->info("replay speed {:.3g}x", c.speed);
+        Emit(SessionEvent{SessionEvent::Kind::kSpeed, SimTimeAt(now), now, current_step_});
+      } else {
+        anchor_.sim_ns = c.sim_t0_ns;
+        anchor_.ref_ns = phase_ == SessionPhase::kStarting ? start_at_ns_ : now;
+        step_t0_ns_ = c.sim_t0_ns;
+        first_step_ = 1;
+        current_step_ = 0;
+        next_keyframe_sim_ns_ = INT64_MIN;
+        log_->info("replay sought to sim time {:.3f} s", NsToS(c.sim_t0_ns));
+        Emit(SessionEvent{SessionEvent::Kind::kSeek, c.sim_t0_ns, now, 0});
+      }
       break;
   }
 }
@@ -608,8 +634,37 @@ void WorldCore::Poll(int64_t now) {
     Emit(SessionEvent{SessionEvent::Kind::kRunning, SimTimeAt(now), now, 0});
   }
   Expire(now);
+  if (!session_.step.lockstep && phase_ != SessionPhase::kWaiting) {
+    const int64_t sim_now = SimTimeAt(now);
+    for (auto& s : systems_) s.system->OnAdvance(sim_now, now);
+  }
   if (session_.step.lockstep) PollLockstep(now);
   else PollRealTime(now);
+}
+
+void WorldCore::Inject(const protocol::EntityState& entity, int64_t now) {
+  MergedEntity& merged = entities_[entity.id];
+  merged.state = entity;
+  merged.stale_since_ns = -1;
+  merged.frozen = false;
+  changed_.insert(entity.id);
+  if (first_change_ns_ < 0) first_change_ns_ = now;
+}
+
+void WorldCore::RemoveEntity(uint64_t id) {
+  if (entities_.erase(id) == 0) return;
+  changed_.erase(id);
+  removed_.push_back(id);
+}
+
+void WorldCore::ClearEntities(int64_t now) {
+  if (entities_.empty() && changed_.empty()) return;
+  protocol::WorldState w = Stamped(now, false);
+  for (const auto& [id, e] : entities_) w.removed_entities.push_back(id);
+  w.removed_entities.insert(w.removed_entities.end(), removed_.begin(), removed_.end());
+  entities_.clear();
+  ClearChanges();
+  Broadcast(std::move(w), now);
 }
 
 int64_t WorldCore::NextDueNs() const {
@@ -639,6 +694,7 @@ protocol::WorldState WorldCore::Stamped(int64_t now, bool keyframe) const {
   w.sequence = world_sequence_;
   w.server_time_ns = now;
   w.sim_time_ns = SimTimeAt(now);
+  w.sim_rate = anchor_.rate;
   w.phase = phase_;
   w.keyframe = keyframe;
   return w;
@@ -670,6 +726,7 @@ void WorldCore::ClearChanges() {
 void WorldCore::Broadcast(protocol::WorldState w, int64_t now) {
   w.sequence = ++world_sequence_;
   w.server_time_ns = now;
+  w.sim_rate = anchor_.rate;
   ++counters_.world_states_sent;
   for (auto& s : systems_) s.system->PostBroadcast(w, now);
   outgoing_.push_back(Outgoing{Outgoing::Target::kBroadcast, {}, std::move(w)});
@@ -731,7 +788,8 @@ void WorldCore::Grant(uint64_t step, int64_t now) {
   ++steps_granted_;
   const int64_t t = StepSimNs(step);
   // Sim time stands at t_k until the next grant.
-  anchor_ = session::SessionAnchor{SessionPhase::kPaused, t, now};
+  anchor_ = session::SessionAnchor{SessionPhase::kPaused, t, now, anchor_.rate};
+  for (auto& s : systems_) s.system->OnAdvance(t, now);
   // The world every node computes step k from; kept to re-send while the step is outstanding, so that a
   // late receiver sees exactly what the others saw.
   grant_ = Keyframe(now);
@@ -757,7 +815,7 @@ void WorldCore::Grant(uint64_t step, int64_t now) {
 
 void WorldCore::FinishAtEnd(int64_t now) {
   phase_ = SessionPhase::kStopped;
-  anchor_ = session::SessionAnchor{SessionPhase::kStopped, anchor_.sim_ns, now};
+  anchor_ = session::SessionAnchor{SessionPhase::kStopped, anchor_.sim_ns, now, anchor_.rate};
   finished_ = true;
   log_->info("lock-step: session reached its end ({:.3f} s) at sim time {:.3f} s after {} steps", session_.step.end_s,
              NsToS(anchor_.sim_ns), steps_granted_);

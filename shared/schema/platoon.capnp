@@ -30,6 +30,7 @@ enum Role {
   sensor @4;
   fusion @5;
   viewer @6;
+  recorder @7;                  # records the session (world, events, chosen data streams) to a log
 }
 
 enum EntityKind {
@@ -68,6 +69,7 @@ enum StreamKind {
   imu @4;
   gnss @5;
   fused @6;
+  objects @7;                   # object lists (object-list sensors)
 }
 
 struct DataEndpoint {
@@ -195,6 +197,7 @@ struct WorldState {
   removedEntities @6 :List(UInt64);
   nodes @7 :List(NodeInfo);
   step @8 :UInt64;              # lock-step: this state grants step `step` at simTimeNs; 0: real time
+  simRate @9 :Float64;          # sim ns per reference ns while running (replay speed); 0 means 1
 }
 
 # --- session control and parameters (control socket) ---
@@ -208,7 +211,10 @@ struct SessionControl {
     pause @1;
     resume @2;
     stop @3;
+    seek @4;                    # replay: sim time jumps to simT0Ns (phase kept)
+    speed @5;                   # replay: sim time runs `speed` times the reference clock
   }
+  speed @3 :Float64;            # for speed: the new rate (> 0)
 }
 
 struct SessionStatus {
@@ -362,6 +368,20 @@ struct FusedCloud {
   motionCompensated @9 :Bool;
 }
 
+struct DetectedObject {
+  trackId @0 :UInt32;           # ground-truth entity id the track follows; 0 for a false positive
+  objectClass @1 :UInt8;        # 0 unclassified, 1 car, 2 truck, 3 motorbike, 4 bicycle, 5 pedestrian
+  truthClass @2 :UInt8;         # ground truth class (for evaluation)
+  position @3 :Vec3;            # reference point in the sensor frame, m
+  velocity @4 :Vec3;            # absolute velocity in sensor-frame axes, m/s
+  size @5 :Vec3;                # length, width, height, m
+}
+
+struct ObjectList {
+  header @0 :SensorHeader;
+  objects @1 :List(DetectedObject);
+}
+
 struct Envelope {
   magic @0 :UInt32;
   version @1 :UInt16;
@@ -389,5 +409,6 @@ struct Envelope {
     gnssMeasurement @22 :GnssMeasurement;
     cameraFrame @23 :CameraFrame;
     fusedCloud @24 :FusedCloud;
+    objectList @25 :ObjectList;
   }
 }

@@ -1,5 +1,6 @@
 #include "platoon/protocol/codec.hpp"
 
+#include <cmath>
 #include <doctest/doctest.h>
 
 #include <random>
@@ -36,6 +37,7 @@ std::vector<Message> OneOfEach() {
   w.keyframe = false;
   w.entities = {SampleEntity(1), SampleEntity(2)};
   w.removed_entities = {9, 10};
+  w.sim_rate = 2.5;  // a replay at 2.5x
   w.nodes = {NodeInfo{3, "alpha", Role::kSensor, "pc-1", -1500, 80'000, 59.5f, 0.01f, 4'000'000'000, true,
                       {DataEndpoint{"lidar_front", StreamKind::kLidar, 41000, "10.0.0.5"}}, 777}};
   SensorHeader h{"lidar_front", StreamKind::kLidar, 3, 12, 1'000'000, 0xABCDEF, Vec3(3.7, 0, 1), Quat(0.5, 0.5, 0.5, 0.5), 99};
@@ -49,6 +51,10 @@ std::vector<Message> OneOfEach() {
                    {FusedSource{"lidar_front", 1'900'000'000, 2, SourceStatus::kOk, 99, 12},
                     FusedSource{"lidar_rear", 0, 0, SourceStatus::kMissing, 0, 0}},
                    1, 8, std::string(8, '\x01'), true};
+  SensorHeader oh = h;
+  oh.kind = StreamKind::kObjects;
+  ObjectList objects{oh, {DetectedObject{42, 1, 1, Vec3(20, -1.5, 0.5), Vec3(10, 0, 0), Vec3(4.5, 1.8, 1.5)},
+                          DetectedObject{0, 0, 0, Vec3(35, 2, 0), Vec3::Zero(), Vec3(1, 1, 1)}}};
   return {
       Join{"alpha", Role::kDriver, "pc-1", kProtocolVersion, 4242, SessionPhase::kPaused, 77, 88,
            {DataEndpoint{"imu", StreamKind::kImu, 41001, ""}}},
@@ -60,7 +66,7 @@ std::vector<Message> OneOfEach() {
       TimeReply{17, 123, 456, 789},
       NodeState{3, 8, {SampleEntity(5)}},
       w,
-      SessionControl{SessionControl::Command::kPause, 10, 20},
+      SessionControl{SessionControl::Command::kSpeed, 10, 20, 4.0},
       SessionStatus{SessionPhase::kPaused, 1, 2, 3},
       ParamListRequest{"server."},
       ParamList{{Parameter{"server.broadcast_hz", "60", true, "World-state rate, Hz"}}},
@@ -74,6 +80,7 @@ std::vector<Message> OneOfEach() {
       gnss,
       camera,
       fused,
+      objects,
   };
 }
 
@@ -90,6 +97,22 @@ TEST_CASE("codec: every message round-trips unchanged") {
     CHECK(d.peer_version == kProtocolVersion);
     CHECK(*d.message == m);
   }
+}
+
+TEST_CASE("codec: a world state's sim rate is 1 on the wire's default and must be finite and positive") {
+  WorldState w;
+  CHECK(std::get<WorldState>(*Decode(Encode(w)).message).sim_rate == 1.0);
+  for (double bad : {0.0, -1.0, std::nan(""), 1e9}) {
+    w.sim_rate = bad;
+    INFO("rate " << bad);
+    // 0 on the wire means 1; every other bad rate is refused.
+    if (bad == 0.0) CHECK(std::get<WorldState>(*Decode(Encode(w)).message).sim_rate == 1.0);
+    else CHECK(Decode(Encode(w)).error == DecodeError::kUnknownBody);
+  }
+  SessionControl speed{SessionControl::Command::kSpeed, 0, 0, -2.0};
+  CHECK(Decode(Encode(speed)).error == DecodeError::kUnknownBody);
+  speed.speed = 2.0;
+  CHECK(Decode(Encode(speed)).error == DecodeError::kNone);
 }
 
 TEST_CASE("codec: a point blob whose size disagrees with count x stride is refused") {

@@ -2,8 +2,15 @@
 
 #include "platoon/road/session_road.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sys/stat.h>
+
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <set>
 
 namespace platoon::config {
@@ -49,12 +56,49 @@ ServerDef ReadServerDef(const Table& t) {
   return d;
 }
 
+// [node.data_write]: rate on the 1 ms dynamics grid, known column names, a file path.
+DataWriteDef ReadDataWriteDef(const Table& t, const std::string& node_name) {
+  DataWriteDef d;
+  d.rate_hz = t.GetDouble("rate_hz", d.rate_hz, 0, 1000);
+  // Rows fall on dynamics steps only: the period must be a whole number of 1 ms steps.
+  const double steps = 1000.0 / d.rate_hz;
+  if (d.rate_hz <= 0 || std::abs(steps - std::round(steps)) > 1e-9 * steps)
+    t.Fail("rate_hz", "expected a rate whose period is a whole number of 1 ms dynamics steps (1000 / rate_hz an integer: "
+                      "1000, 500, 250, 200, 125, 100, 50, 40, 25, 20, 10, 5, 1, ... Hz), got " + fmt::format("{}", d.rate_hz));
+  // Columns: sim_time first whether listed or not, then the listed ones in their order.
+  d.columns = {data::Column::kSimTime};
+  if (t.Has("variables")) {
+    const auto names = t.GetStringArray("variables", {});
+    if (names.empty()) t.Fail("variables", "expected at least one variable (leave the key out for all: " + data::ColumnNameList() + ")");
+    for (const auto& name : names) {
+      const auto c = data::FindColumn(name);
+      if (!c) t.Fail("variables", "unknown variable \"" + name + "\" (known: " + data::ColumnNameList() + ")");
+      if (*c == data::Column::kSimTime) continue;
+      if (std::find(d.columns.begin(), d.columns.end(), *c) != d.columns.end())
+        t.Fail("variables", "\"" + name + "\" is listed twice");
+      d.columns.push_back(*c);
+    }
+  } else {
+    for (const auto& info : data::Columns())
+      if (info.column != data::Column::kSimTime) d.columns.push_back(info.column);
+  }
+  // The path, with {node} replaced; any other {...} is a typo.
+  std::string path = t.GetString("path", d.path);
+  if (path.empty() || path.back() == '/') t.Fail("path", "expected a CSV file path, got \"" + path + "\"");
+  for (size_t at; (at = path.find("{node}")) != std::string::npos;) path.replace(at, 6, node_name);
+  if (path.find_first_of("{}") != std::string::npos)
+    t.Fail("path", "the only placeholder is {node} (the node name), got \"" + t.GetString("path", "") + "\"");
+  d.path = path;
+  t.RejectUnknownKeys();
+  return d;
+}
+
 // The driver role's keys; a driver-only key on another role is an error, so a misplaced key never
 // silently does nothing.
 void ReadDriverKeys(const Table& t, NodeDef& d) {
   const bool driver = d.role == protocol::Role::kDriver;
   const char* driver_keys[] = {"input", "input_mapping", "start_s_m", "start_lane", "eye", "view_hfov_deg",
-                               "view_width_px", "view_height_px", "view_fps", "headless"};
+                               "view_width_px", "view_height_px", "view_fps", "headless", "data_write"};
   if (!driver)
     for (const char* key : driver_keys)
       if (t.Has(key)) t.Fail(key, "is a driver key: it needs role = \"driver\", got \"" +
@@ -82,6 +126,44 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
   d.view_height_px = static_cast<uint32_t>(t.GetInt("view_height_px", d.view_height_px, 16, 16384));
   d.view_fps = t.GetDouble("view_fps", d.view_fps, 1, 1000);
   d.headless = t.GetBool("headless", d.headless);
+  if (auto w = t.Sub("data_write")) d.data_write = ReadDataWriteDef(*w, d.name);
+}
+
+// The recorder role's keys (docs/RECORDING.md), refused on any other role like the driver keys.
+void ReadRecorderKeys(const Table& t, NodeDef& d) {
+  const char* recorder_keys[] = {"path", "overwrite", "streams", "foxglove", "foxglove_hz", "foxglove_cloud_hz"};
+  if (d.role != protocol::Role::kRecorder) {
+    for (const char* key : recorder_keys)
+      if (t.Has(key)) t.Fail(key, "is a recorder key: it needs role = \"recorder\", got \"" +
+                                      std::string(protocol::RoleName(d.role)) + "\"");
+    return;
+  }
+  RecorderDef& r = d.recorder;
+  if (!t.Has("path"))
+    t.Fail("path", "a recorder node needs path = \"<file>.mcap\" (placeholders {session}, {node}, {time}), e.g. "
+                   "\"recordings/{session}-{time}.mcap\"");
+  r.path = t.GetString("path", "");
+  r.where = t.Where("path") + ": " + t.Path() + ".path";
+  if (r.path.size() < 6 || r.path.compare(r.path.size() - 5, 5, ".mcap") != 0)
+    t.Fail("path", "expected a file name ending in .mcap, got \"" + r.path + "\"");
+  // Only the three placeholders: anything else in braces is a typo that would end up in the file name.
+  std::string rest = r.path;
+  for (const char* p : {"{session}", "{node}", "{time}"})
+    for (size_t at; (at = rest.find(p)) != std::string::npos;) rest.erase(at, std::string(p).size());
+  if (rest.find_first_of("{}") != std::string::npos)
+    t.Fail("path", "the placeholders are {session}, {node} and {time}, got \"" + r.path + "\"");
+  r.overwrite = t.GetBool("overwrite", r.overwrite);
+  r.streams = t.GetStringArray("streams", r.streams);
+  std::set<std::string> seen;
+  for (const auto& id : r.streams) {
+    if (id.empty()) t.Fail("streams", "expected stream ids (sensor ids, a fusion node's stream id) or [\"*\"], got an empty id");
+    if (id == "*" && r.streams.size() > 1)
+      t.Fail("streams", "\"*\" (every stream of the session) stands alone, got it with other ids");
+    if (!seen.insert(id).second) t.Fail("streams", "\"" + id + "\" is listed twice");
+  }
+  r.foxglove = t.GetBool("foxglove", r.foxglove);
+  r.foxglove_hz = t.GetDouble("foxglove_hz", r.foxglove_hz, 0.1, 100);
+  r.foxglove_cloud_hz = t.GetDouble("foxglove_cloud_hz", r.foxglove_cloud_hz, 0.1, 100);
 }
 
 NodeDef ReadNodeDef(const Table& t) {
@@ -89,7 +171,7 @@ NodeDef ReadNodeDef(const Table& t) {
   d.name = t.RequireString("name");
   if (d.name.empty() || d.name.find_first_of(" \t/\\") != std::string::npos)
     t.Fail("name", "expected a non-empty name without spaces or slashes, got \"" + d.name + "\"");
-  const std::string role = t.GetString("role", "observer", {"observer", "traffic", "driver", "sensor", "fusion", "viewer"});
+  const std::string role = t.GetString("role", "observer", {"observer", "traffic", "driver", "sensor", "fusion", "viewer", "recorder"});
   d.role = protocol::RoleFromName(role);
   d.host = t.GetString("host", d.host);
   d.drift_ppm = t.GetDouble("drift_ppm", d.drift_ppm, -100000, 100000);
@@ -114,6 +196,7 @@ NodeDef ReadNodeDef(const Table& t) {
   if (d.fusion && d.role != protocol::Role::kFusion)
     t.Fail("fusion", "[node.fusion] needs role = \"fusion\", got \"" + role + "\"");
   ReadDriverKeys(t, d);
+  ReadRecorderKeys(t, d);
   if ((d.role == protocol::Role::kSensor || d.role == protocol::Role::kFusion) && d.attach_to.empty())
     t.Fail("attach_to", "a " + role + " node needs attach_to = \"<node name>[:<vehicle index>]\"");
   d.where = t.Where() + ": " + t.Path();
@@ -261,7 +344,46 @@ void CheckAttachTo(const SessionDef& s, const NodeDef& n) {
          " does not exist");
 }
 
+// A recorder refuses to overwrite a file (unless overwrite = true), and two recorders on one PC must not
+// share a file: both are known before anything starts when the path has no {time}.
+void CheckRecorderPath(const SessionDef& s, const NodeDef& n) {
+  const RecorderDef& r = n.recorder;
+  for (const auto& other : s.nodes) {
+    if (&other == &n) break;
+    if (other.role == protocol::Role::kRecorder && other.host == n.host && other.recorder.path == r.path &&
+        r.path.find("{node}") == std::string::npos)
+      throw ConfigError(r.where + ": recorder \"" + other.name + "\" on the same host writes the same file (\"" +
+                        r.path + "\"); give each recorder its own path, or put {node} in it");
+  }
+  if (r.overwrite || r.path.find("{time}") != std::string::npos) return;
+  const std::string path = RecordingPath(r, s.name, n.name, 0);
+  struct stat st{};
+  if (stat(path.c_str(), &st) == 0)
+    throw ConfigError(r.where + ": " + path + " exists; the recorder does not overwrite a recording: set overwrite = true "
+                      "to replace it, or put {time} in the path");
+}
+
 }  // namespace
+
+std::string RecordingPath(const RecorderDef& def, const std::string& session_name, const std::string& node_name,
+                          int64_t start_unix_s) {
+  // Names become file-name safe; the time is local, as people read it on the lab PC.
+  auto safe = [](std::string v) {
+    for (char& c : v)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+    return v;
+  };
+  const std::time_t t = static_cast<std::time_t>(start_unix_s);
+  std::tm local{};
+  localtime_r(&t, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  std::string out = def.path;
+  const std::pair<std::string, std::string> repl[] = {{"{session}", safe(session_name)}, {"{node}", safe(node_name)}, {"{time}", stamp}};
+  for (const auto& [key, value] : repl)
+    for (size_t at; (at = out.find(key)) != std::string::npos;) out.replace(at, key.size(), value);
+  return out;
+}
 
 void ValidateSession(const SessionDef& session) {
   for (const auto& n : session.nodes) {
@@ -271,6 +393,7 @@ void ValidateSession(const SessionDef& session) {
     if (n.role == protocol::Role::kFusion && !n.fusion)
       throw ConfigError(n.where + ": a fusion node needs a [node.fusion] table (docs/FUSION.md)");
     if (!n.attach_to.empty()) CheckAttachTo(session, n);
+    if (n.role == protocol::Role::kRecorder) CheckRecorderPath(session, n);
   }
   // The road every road user loads at start: a missing or unreadable file, a bad value in it and a
   // road_id it lacks all fail here, with the road file's own file:line:key.
@@ -287,6 +410,15 @@ SessionDef LoadSession(const std::string& path) { return ReadSession(Table::Pars
 
 SessionDef LoadSessionText(const std::string& text, const std::string& source_name) {
   return ReadSession(Table::ParseText(text, source_name));
+}
+
+void SetControlPort(ServerDef& server, int control_port) {
+  const int base = control_port;
+  const auto port = [&](int k) { return static_cast<uint16_t>(base == 0 ? 0 : base + k); };
+  server.control_port = port(0);
+  server.time_port = port(1);
+  server.world_port = port(2);
+  server.state_port = port(3);
 }
 
 }  // namespace platoon::config

@@ -958,19 +958,44 @@ ReadResult ReadBytes(std::span<const uint8_t> bytes, const MessageFn& on_message
   return r;
 }
 
-ReadResult Read(const std::string& path, const MessageFn& on_message) {
+namespace {
+// Reads `path` whole into `bytes`; false (with the problem in `r`) when it cannot be opened.
+bool LoadFile(const std::string& path, std::vector<uint8_t>& bytes, ReadResult& r) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    ReadResult r;
     r.problems.push_back({0, path + ": cannot open: " + std::strerror(errno)});
-    return r;
+    return false;
   }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ReadResult r = ReadBytes(bytes, on_message);
+  bytes.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return true;
+}
+void NameProblems(const std::string& path, ReadResult& r) {
   for (auto& p : r.problems) p.message = path + ": " + p.message;
+}
+}  // namespace
+
+ReadResult Read(const std::string& path, const MessageFn& on_message) {
+  ReadResult r;
+  std::vector<uint8_t> bytes;
+  if (!LoadFile(path, bytes, r)) return r;
+  r = ReadBytes(bytes, on_message);
+  NameProblems(path, r);
   return r;
 }
 
-ReadResult Read(const std::string& path) { return Read(path, nullptr); }
+ReadResult Read(const std::string& path, const ChannelMessageFn& on_message) {
+  ReadResult r;
+  std::vector<uint8_t> bytes;
+  if (!LoadFile(path, bytes, r)) return r;
+  // Every channel record precedes its messages, so the scan's channel table already holds it.
+  const MessageFn adapter = [&](const Message& m) {
+    if (auto it = r.channels.find(m.channel_id); it != r.channels.end()) on_message(it->second, m);
+  };
+  Scan(bytes, adapter, r).Run();
+  NameProblems(path, r);
+  return r;
+}
+
+ReadResult Read(const std::string& path) { return Read(path, MessageFn()); }
 
 }  // namespace platoon::mcap

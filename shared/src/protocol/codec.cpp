@@ -9,6 +9,7 @@
 #include <kj/io.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -318,12 +319,14 @@ struct BodyWriter {
     for (unsigned i = 0; i < m.removed_entities.size(); ++i) removed.set(i, m.removed_entities[i]);
     PutList(b.initNodes(m.nodes.size()), m.nodes, [](auto x, const auto& n) { Put(x, n); });
     b.setStep(m.step);
+    b.setSimRate(m.sim_rate == 1.0 ? 0.0 : m.sim_rate);  // 0 on the wire: 1 (peers that predate the field)
   }
   void operator()(const SessionControl& m) {
     auto b = body.initSessionControl();
     b.setCommand(CastEnum<wire::SessionControl::Command>(m.command));
     b.setAtServerTimeNs(m.at_server_time_ns);
     b.setSimT0Ns(m.sim_t0_ns);
+    b.setSpeed(m.speed);
   }
   void operator()(const SessionStatus& m) {
     auto b = body.initSessionStatus();
@@ -406,6 +409,18 @@ struct BodyWriter {
     b.setPoints(AsData(m.points));
     b.setMotionCompensated(m.motion_compensated);
   }
+  void operator()(const ObjectList& m) {
+    auto b = body.initObjectList();
+    Put(b.initHeader(), m.header);
+    PutList(b.initObjects(m.objects.size()), m.objects, [](auto x, const DetectedObject& o) {
+      x.setTrackId(o.track_id);
+      x.setObjectClass(o.object_class);
+      x.setTruthClass(o.truth_class);
+      Put(x.initPosition(), o.position_m);
+      Put(x.initVelocity(), o.velocity_mps);
+      Put(x.initSize(), o.size_m);
+    });
+  }
 };
 
 // wire -> core, for one body.
@@ -461,11 +476,13 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
       for (uint64_t id : r.getRemovedEntities()) m.removed_entities.push_back(id);
       m.nodes = GetList<NodeInfo>(r.getNodes());
       m.step = r.getStep();
+      m.sim_rate = r.getSimRate() == 0.0 ? 1.0 : r.getSimRate();
       return m;
     }
     case W::SESSION_CONTROL: {
       auto r = body.getSessionControl();
-      return SessionControl{CastEnum<SessionControl::Command>(r.getCommand()), r.getAtServerTimeNs(), r.getSimT0Ns()};
+      return SessionControl{CastEnum<SessionControl::Command>(r.getCommand()), r.getAtServerTimeNs(), r.getSimT0Ns(),
+                            r.getSpeed()};
     }
     case W::SESSION_STATUS: {
       auto r = body.getSessionStatus();
@@ -517,16 +534,25 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
                         GetList<FusedSource>(r.getSources()), r.getPointCount(), r.getPointStride(),
                         FromData(r.getPoints()), r.getMotionCompensated()};
     }
+    case W::OBJECT_LIST: {
+      auto r = body.getObjectList();
+      ObjectList m{Get(r.getHeader()), {}};
+      m.objects.reserve(r.getObjects().size());
+      for (auto o : r.getObjects())
+        m.objects.push_back(DetectedObject{o.getTrackId(), o.getObjectClass(), o.getTruthClass(), Get(o.getPosition()),
+                                           Get(o.getVelocity()), Get(o.getSize())});
+      return m;
+    }
   }
   return std::nullopt;
 }
 
 bool EnumsInRange(const Message& m) {
   // Cap'n Proto keeps unknown enumerants as numbers; reject what this version cannot name.
-  auto role_ok = [](Role r) { return r <= Role::kViewer; };
+  auto role_ok = [](Role r) { return r <= Role::kRecorder; };
   auto kind_ok = [](EntityKind k) { return k <= EntityKind::kStaticObject; };
   auto phase_ok = [](SessionPhase p) { return p <= SessionPhase::kStopped; };
-  auto stream_ok = [](StreamKind k) { return k <= StreamKind::kFused; };
+  auto stream_ok = [](StreamKind k) { return k <= StreamKind::kObjects; };
   auto endpoints_ok = [&](const std::vector<DataEndpoint>& es) {
     for (const auto& e : es)
       if (!stream_ok(e.kind)) return false;
@@ -553,10 +579,18 @@ bool EnumsInRange(const Message& m) {
   if (auto* w = std::get_if<WorldState>(&m)) {
     for (const auto& n : w->nodes)
       if (!role_ok(n.role) || !endpoints_ok(n.endpoints)) return false;
-    return phase_ok(w->phase) && entities_ok(w->entities);
+    const bool rate_ok = std::isfinite(w->sim_rate) && w->sim_rate > 0 && w->sim_rate <= 1000;
+    return phase_ok(w->phase) && entities_ok(w->entities) && rate_ok;
+  }
+  if (auto* o = std::get_if<ObjectList>(&m)) {
+    for (const auto& obj : o->objects)
+      if (obj.object_class > 5 || obj.truth_class > 5) return false;
+    return stream_ok(o->header.kind);
   }
   if (auto* s = std::get_if<SessionStatus>(&m)) return phase_ok(s->phase);
-  if (auto* c = std::get_if<SessionControl>(&m)) return c->command <= SessionControl::Command::kStop;
+  if (auto* c = std::get_if<SessionControl>(&m))
+    return c->command <= SessionControl::Command::kSpeed &&
+           (c->command != SessionControl::Command::kSpeed || (std::isfinite(c->speed) && c->speed > 0 && c->speed <= 1000));
   return true;
 }
 

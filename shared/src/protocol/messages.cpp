@@ -4,16 +4,17 @@
 
 namespace platoon::protocol {
 namespace {
-constexpr std::array<std::string_view, 7> kRoleNames = {"unknown", "observer", "traffic", "driver",
-                                                        "sensor",  "fusion",   "viewer"};
+constexpr std::array<std::string_view, 8> kRoleNames = {"unknown", "observer", "traffic", "driver",
+                                                        "sensor",  "fusion",   "viewer",  "recorder"};
 constexpr std::array<std::string_view, 5> kPhaseNames = {"waiting", "starting", "running", "paused", "stopped"};
-constexpr std::array<std::string_view, 23> kMessageNames = {
+constexpr std::array<std::string_view, 24> kMessageNames = {
     "join",          "welcome",        "refuse",     "leave",     "heartbeat",  "time_request",
     "time_reply",    "node_state",     "world_state", "session_control", "session_status",
     "param_list",    "param_list_reply", "param_get", "param_set", "param_reply", "status_request",
-    "point_cloud",   "radar_scan",     "imu_measurement", "gnss_measurement", "camera_frame", "fused_cloud"};
-constexpr std::array<std::string_view, 7> kStreamKindNames = {"unknown", "lidar", "radar", "camera",
-                                                              "imu",     "gnss",  "fused"};
+    "point_cloud",   "radar_scan",     "imu_measurement", "gnss_measurement", "camera_frame", "fused_cloud",
+    "object_list"};
+constexpr std::array<std::string_view, 8> kStreamKindNames = {"unknown", "lidar", "radar", "camera",
+                                                              "imu",     "gnss",  "fused", "objects"};
 constexpr std::array<std::string_view, 3> kSourceStatusNames = {"ok", "late", "missing"};
 static_assert(kMessageNames.size() == std::variant_size_v<Message>);
 }  // namespace

@@ -95,6 +95,7 @@ void SessionClient::OnMessage(Socket from, std::string_view bytes, int64_t local
       }
       last_world_ns_ = local_ns;
       ++stats_.world_received;
+      if (on_world_broadcast) on_world_broadcast(bytes, *w, local_ns);
       OnWorld(*w, false, local_ns);
       return;
     }
@@ -159,7 +160,7 @@ void SessionClient::FollowAnchor(const protocol::WorldState& w) {
   // session clock: the client keeps its anchor and tells the server when it rejoins.
   if (anchor_known_ && Live(anchor_.phase) && (w.phase == SessionPhase::kWaiting || w.phase == SessionPhase::kStarting))
     return;
-  anchor_ = SessionAnchor{w.phase, w.sim_time_ns, w.server_time_ns};
+  anchor_ = SessionAnchor{w.phase, w.sim_time_ns, w.server_time_ns, w.sim_rate};
   anchor_known_ = true;
 }
 

@@ -12,6 +12,7 @@
 #include <spdlog/logger.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,6 +87,8 @@ struct SessionEvent {
     kResumed,
     kStopped,
     kStepEnd,         ///< Every required member finished lock-step step `step`.
+    kSeek,            ///< A replay jumped to sim time `sim_time_ns`.
+    kSpeed,           ///< A replay changed its speed.
   };
   Kind kind = Kind::kRunning;
   int64_t sim_time_ns = 0;  ///< Session sim time at the event, in ns (t_k for kStepEnd).
@@ -131,6 +134,9 @@ class WorldSystem {
   virtual void OnSessionEvent(const SessionEvent& /*event*/) {}
   /// A node joined, rejoined, left, was lost, came back or was dropped from lock-step.
   virtual void OnNodeEvent(const NodeEvent& /*event*/) {}
+  /// Sim time stands at `sim_ns` before the world goes out: in real time at every Poll once the session
+  /// started; in lock-step just before step k is granted at t_k, so what a system adds is in that grant.
+  virtual void OnAdvance(int64_t /*sim_ns*/, int64_t /*now_ns*/) {}
 };
 
 /// The world core. Single-threaded; every call takes the current reference time `now_ns`.
@@ -149,6 +155,8 @@ class WorldCore {
   /// Starts the session (sim time 0) this long after the first join, in s, unless that node reports a live
   /// session (then it is adopted). Negative: never.
   void SetAutostart(double delay_s) { autostart_s_ = delay_s; }
+  /// Accepts the replay-only session commands (seek, speed); a live session ignores them with a warning.
+  void EnableTimeControl() { time_control_ = true; }
 
   /// A message on the control socket from ROUTER identity `peer` at IP `peer_address`.
   void OnControl(const std::string& peer, const std::string& peer_address, const protocol::Decoded& decoded,
@@ -199,6 +207,18 @@ class WorldCore {
   uint64_t CurrentStep() const { return current_step_; }
   /// True once a lock-step session reached its end_s: the shell may exit.
   bool Finished() const { return finished_; }
+
+  // --- Sources that are not nodes (a replay): their entities bypass ownership and never go stale ---
+  /// Sets an entity's state as a source that is not a joined node (a replay) says it is, whatever its
+  /// stamp; it goes out with the next broadcast.
+  void Inject(const protocol::EntityState& entity, int64_t now_ns);
+  /// Removes an injected entity; receivers drop it with the next broadcast.
+  void RemoveEntity(uint64_t id);
+  /// Removes every entity at once, in a world state of its own (queued now), so that what is injected
+  /// after it starts fresh tracks on every receiver (a replay seeking back).
+  void ClearEntities(int64_t now_ns);
+  /// Node ids handed out from here on start at `first_id` (a replay keeps the recorded owners' ids free).
+  void ReserveNodeIds(uint32_t first_id) { next_node_id_ = std::max(next_node_id_, first_id); }
 
   /// Parameter list under `prefix` (server.*, session.*).
   std::vector<protocol::Parameter> ListParams(const std::string& prefix) const;
@@ -263,6 +283,7 @@ class WorldCore {
   int64_t start_at_ns_ = 0;
   bool any_joined_ = false;  // until the first join, the server adopts a running session it is told of
   double autostart_s_ = -1;
+  bool time_control_ = false;  // replays: seek and speed are accepted
 
   // Lock-step: step k is computed at sim time step_t0_ns_ + (k - 1) * StepNs().
   int64_t step_t0_ns_ = 0;

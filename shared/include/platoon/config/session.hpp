@@ -5,6 +5,7 @@
 
 #include "platoon/clock/slewed_clock.hpp"
 #include "platoon/config/table.hpp"
+#include "platoon/data/columns.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/transport/fault_injector.hpp"
 
@@ -17,6 +18,11 @@ namespace platoon::config {
 
 /// Highest control port whose three followers (time, world, state at +1, +2, +3) are still ports.
 inline constexpr int kMaxControlPort = 65532;
+
+struct ServerDef;
+/// Moves the server's sockets to `control_port` and the three after it (time, world, state); 0 binds
+/// every socket to a free port. The caller checks 0 <= control_port <= kMaxControlPort.
+void SetControlPort(ServerDef& server, int control_port);
 
 /// The sync server's settings ([server]).
 struct ServerDef {
@@ -36,6 +42,38 @@ struct ServerDef {
   bool stale_remove = false;         ///< After the grace: remove the entities (true) or freeze them (false).
   std::string log_level = "info";    ///< trace, debug, info, warn, error, critical or off.
 };
+
+/// Per-sample CSV of a driver's own vehicle ([node.data_write]; docs/RECORDING.md, "Data write").
+struct DataWriteDef {
+  double rate_hz = 100.0;            ///< Rows per sim second; 1000 / rate_hz is a whole number of 1 ms dynamics steps. Typical 100.
+  std::vector<data::Column> columns; ///< Columns in file order, sim_time always first. Default: every column.
+  /// CSV file, "{node}" replaced by the node name. A relative path is taken from the working directory
+  /// of the node process (where `platoon run` was started), not from the session file's folder.
+  std::string path = "data/{node}.csv";
+  /// Sample period, in ns (a multiple of 1 ms).
+  int64_t PeriodNs() const { return static_cast<int64_t>(1e9 / rate_hz + 0.5); }
+};
+
+/// recorder: what a recorder node writes (the [[node]] keys of role "recorder"; docs/RECORDING.md,
+/// "The recorder role").
+struct RecorderDef {
+  /// The .mcap file. "{session}" (session name), "{node}" (node name) and "{time}" (local time at start,
+  /// YYYYmmdd-HHMMSS) are replaced when the recorder starts (RecordingPath); a relative path is taken
+  /// from the node process's working directory (where `platoon run` was started).
+  std::string path;
+  bool overwrite = false;            ///< Replace an existing file; false: refuse to start and say so.
+  std::vector<std::string> streams;  ///< Data stream ids to record; {"*"}: every stream of the node table. Default none.
+  bool foxglove = true;              ///< Also write the Foxglove channels (/foxglove/scene, /foxglove/tf, /foxglove/cloud/<id>).
+  double foxglove_hz = 20.0;         ///< /foxglove/scene and /foxglove/tf messages per sim second, in Hz. Typical 10..20.
+  double foxglove_cloud_hz = 2.0;    ///< /foxglove/cloud/<id> messages per sim second and stream, in Hz. Typical 1..10.
+  std::string where;                 ///< "file:line: node[i].path" of the path key, for the messages of later checks.
+};
+
+/// `def.path` with its placeholders replaced: {session} by `session_name`, {node} by `node_name`, {time}
+/// by `start` as local time YYYYmmdd-HHMMSS. Characters other than letters, digits, '-', '_' and '.' in
+/// the names become '_'.
+std::string RecordingPath(const RecorderDef& def, const std::string& session_name, const std::string& node_name,
+                          int64_t start_unix_s);
 
 /// One node process of the session ([[node]]).
 struct NodeDef {
@@ -71,6 +109,8 @@ struct NodeDef {
   uint32_t view_height_px = 720;     ///< driver: seat window height, in px.
   double view_fps = 60.0;            ///< driver: frames per second the seat window aims at, in Hz. Typical 30..144.
   bool headless = false;             ///< driver: no window (tests, headless PCs); also the fallback when no display opens.
+  RecorderDef recorder;              ///< recorder: the file, the streams and the Foxglove channels it writes.
+  std::optional<DataWriteDef> data_write;  ///< driver: the [node.data_write] table; nullopt: no data write.
 
   // Where the entry came from, for the messages of checks made after loading (ValidateSession).
   std::string where;                 ///< "file:line: node[i]" of the [[node]] table.

@@ -252,10 +252,15 @@ struct ReadResult {
 /// Called for each message as the data section is scanned.
 using MessageFn = std::function<void(const Message&)>;
 
+/// Called for each message with its channel (messages on a channel without a record are not handed).
+using ChannelMessageFn = std::function<void(const Channel&, const Message&)>;
+
 /// Reads a whole file (see ReadBytes). A file that cannot be opened gives one problem naming it.
 ReadResult Read(const std::string& path);
 /// As Read, but hands each message to `on_message` instead of keeping it.
 ReadResult Read(const std::string& path, const MessageFn& on_message);
+/// As Read, but hands each message with its channel to `on_message` instead of keeping it.
+ReadResult Read(const std::string& path, const ChannelMessageFn& on_message);
 
 /// Reads an MCAP image. The data section is scanned record by record: every message of every
 /// intact chunk (CRC checked) is returned; a cut stops the scan with a "truncated" problem; a chunk

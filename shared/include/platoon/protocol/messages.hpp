@@ -16,7 +16,7 @@ namespace platoon::protocol {
 inline constexpr uint16_t kProtocolVersion = 1;
 
 /// What a node does in the session.
-enum class Role : uint8_t { kUnknown, kObserver, kTraffic, kDriver, kSensor, kFusion, kViewer };
+enum class Role : uint8_t { kUnknown, kObserver, kTraffic, kDriver, kSensor, kFusion, kViewer, kRecorder };
 /// Lower-case name of a role ("observer", "traffic", ...).
 std::string_view RoleName(Role role);
 /// Parses a role name; returns kUnknown for anything else.
@@ -31,7 +31,7 @@ enum class SessionPhase : uint8_t { kWaiting, kStarting, kRunning, kPaused, kSto
 std::string_view PhaseName(SessionPhase phase);
 
 /// Kind of a data stream a node publishes.
-enum class StreamKind : uint8_t { kUnknown, kLidar, kRadar, kCamera, kImu, kGnss, kFused };
+enum class StreamKind : uint8_t { kUnknown, kLidar, kRadar, kCamera, kImu, kGnss, kFused, kObjects };
 /// Lower-case name of a stream kind ("lidar", ...).
 std::string_view StreamKindName(StreamKind kind);
 /// Parses a stream kind name; kUnknown for anything else.
@@ -187,15 +187,18 @@ struct WorldState {
   std::vector<uint64_t> removed_entities;
   std::vector<NodeInfo> nodes;
   uint64_t step = 0;            ///< Lock-step: grants step `step`, to be computed at sim_time_ns; 0 in real time.
+  double sim_rate = 1.0;        ///< Sim ns per reference ns while running (a replay's speed); 1 live.
   bool operator==(const WorldState&) const = default;
 };
 
 /// Any client -> server: session control.
 struct SessionControl {
-  enum class Command : uint8_t { kStart, kPause, kResume, kStop };
+  /// kSeek and kSpeed act on replays only (a live server refuses them).
+  enum class Command : uint8_t { kStart, kPause, kResume, kStop, kSeek, kSpeed };
   Command command = Command::kStart;
   int64_t at_server_time_ns = 0;  ///< For start: reference time at which sim time T0 begins.
-  int64_t sim_t0_ns = 0;          ///< For start: sim time at that instant.
+  int64_t sim_t0_ns = 0;          ///< For start: sim time at that instant; for seek: the target sim time.
+  double speed = 1.0;             ///< For speed: sim ns per reference ns (> 0).
   bool operator==(const SessionControl&) const = default;
 };
 
@@ -364,11 +367,29 @@ struct FusedCloud {
   bool operator==(const FusedCloud&) const = default;
 };
 
+/// One object of an object list on the wire (classes as sensors::ObjectClass).
+struct DetectedObject {
+  uint32_t track_id = 0;          ///< Ground-truth entity id the track follows; 0 for a false positive.
+  uint8_t object_class = 0;       ///< Reported: 0 unclassified, 1 car, 2 truck, 3 motorbike, 4 bicycle, 5 pedestrian.
+  uint8_t truth_class = 0;        ///< Ground-truth class, for evaluation.
+  Vec3 position_m = Vec3::Zero(); ///< Reference point in the sensor frame, in m.
+  Vec3 velocity_mps = Vec3::Zero();  ///< Absolute velocity in sensor-frame axes, in m/s.
+  Vec3 size_m = Vec3::Zero();     ///< Length, width, height, in m.
+  bool operator==(const DetectedObject&) const = default;
+};
+
+/// Sensor host -> subscribers: one object-list sensor cycle.
+struct ObjectList {
+  SensorHeader header;
+  std::vector<DetectedObject> objects;
+  bool operator==(const ObjectList&) const = default;
+};
+
 /// Any platoon message.
 using Message = std::variant<Join, Welcome, Refuse, Leave, Heartbeat, TimeRequest, TimeReply, NodeState,
                              WorldState, SessionControl, SessionStatus, ParamListRequest, ParamList,
                              ParamGet, ParamSet, ParamReply, StatusRequest, PointCloud, RadarScan,
-                             ImuMeasurement, GnssMeasurement, CameraFrame, FusedCloud>;
+                             ImuMeasurement, GnssMeasurement, CameraFrame, FusedCloud, ObjectList>;
 
 /// Short name of the message's type, for logs ("join", "world_state", ...).
 std::string_view MessageName(const Message& message);

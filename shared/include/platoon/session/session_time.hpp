@@ -14,11 +14,12 @@ struct SessionAnchor {
   protocol::SessionPhase phase = protocol::SessionPhase::kWaiting;
   int64_t sim_ns = 0;  ///< Sim time at the anchor, in ns.
   int64_t ref_ns = 0;  ///< Reference (server) time of the anchor, in ns.
+  double rate = 1.0;   ///< Sim ns per reference ns while running: 1 live, a replay's speed otherwise.
   bool operator==(const SessionAnchor&) const = default;
 };
 
-/// Eq. 11: sim time at reference time `ref_ns`. Running: sim advances one ns per reference ns from the
-/// anchor. Starting: counts up to the anchor (negative offsets before the start instant). Waiting,
+/// Eq. 11: sim time at reference time `ref_ns`. Running: sim advances `rate` ns (1 live) per reference ns
+/// from the anchor. Starting: counts up to the anchor (negative offsets before the start instant). Waiting,
 /// paused, stopped: sim time stands at the anchor.
 int64_t SimTimeAt(const SessionAnchor& anchor, int64_t ref_ns);
 

@@ -1,0 +1,81 @@
+#pragma once
+/// Replay of a session log: the recorded world served exactly as a live sync server serves one. A
+/// ReplaySystem plugs into the WorldCore like any system; at each advance of sim time it injects every
+/// recorded entity state whose stamp has been reached, and removes what the recording removed. Joins,
+/// time sync, keyframes, snapshots, pause, lock-step and the node table are the live core's, so viewers,
+/// observers, sensor hosts and the fusion node join a replay unchanged. Pure: no clock, no socket.
+
+#include "platoon/protocol/messages.hpp"
+#include "platoon/server/world_core.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace platoon::server {
+
+/// What a replay serves, built from a log's world states.
+struct ReplayLog {
+  std::string session_name;                 ///< From /platoon/session ("" when absent).
+  std::string session_text;                 ///< The recorded session file's text ("" when absent).
+  std::vector<protocol::EntityState> states;  ///< Every distinct recorded entity state, by stamp.
+  struct Removal {
+    int64_t sim_ns = 0;
+    uint64_t id = 0;
+  };
+  std::vector<Removal> removals;            ///< Entities the server removed, by sim time.
+  int64_t first_ns = 0;                     ///< Sim time of the first recorded state, in ns.
+  int64_t last_ns = 0;                      ///< Sim time of the last recorded state, in ns.
+  uint32_t max_owner = 0;                   ///< Highest recorded owner node id.
+  uint64_t world_states = 0;                ///< World states read.
+  size_t entity_count = 0;                  ///< Distinct entities.
+  std::vector<std::string> problems;        ///< What the reader found wrong (a cut file: its cut).
+};
+
+/// Collects world states (in recorded order) into a ReplayLog: states deduplicated by (entity, stamp)
+/// and sorted by stamp, removals with the sim time of their world state.
+class ReplayLogBuilder {
+ public:
+  void Add(const protocol::WorldState& world);
+  ReplayLog Finish();
+
+ private:
+  ReplayLog log_;
+};
+
+/// Reads a session log's /platoon/session and /platoon/world channels. A file that cannot be read, or
+/// that has no world states, gives a log with problems and no states.
+ReplayLog LoadReplayLog(const std::string& path);
+
+/// The replay as a world system. Serves recorded states from `from_ns` to `to_ns` (sim time).
+class ReplaySystem final : public WorldSystem {
+ public:
+  ReplaySystem(const ReplayLog& log, WorldCore& core, int64_t from_ns, int64_t to_ns);
+
+  void OnAdvance(int64_t sim_ns, int64_t now_ns) override;
+  void OnSessionEvent(const SessionEvent& event) override;
+
+  /// Puts the world as recorded at `sim_ns` into the core: every entity alive then, at its newest
+  /// state not after it (used at the start and after a seek).
+  void Reset(int64_t sim_ns, int64_t now_ns);
+  /// True once sim time reached the end (the session was stopped): the shell may exit.
+  bool Ended() const { return ended_.load(); }
+  /// States injected so far.
+  uint64_t Injected() const { return injected_; }
+  /// Sim time the replay has reached, in ns.
+  int64_t ReachedNs() const { return reached_ns_; }
+
+ private:
+  const ReplayLog& log_;
+  WorldCore& core_;
+  int64_t from_ns_, to_ns_;
+  size_t next_state_ = 0, next_removal_ = 0;
+  int64_t reached_ns_ = INT64_MIN;
+  bool pending_reset_ = true;
+  int64_t reset_to_ns_ = 0;
+  uint64_t injected_ = 0;
+  std::atomic<bool> ended_{false};
+};
+
+}  // namespace platoon::server
