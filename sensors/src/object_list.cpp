@@ -5,10 +5,64 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <iterator>
 
 namespace platoon::sensors {
 
+namespace {
+
+constexpr std::string_view kClassNames[] = {"unclassified", "car", "truck", "motorbike", "bicycle", "pedestrian"};
+
+bool NonNegative(const Vec3& v) { return v.allFinite() && v.minCoeff() >= 0.0; }
+
+}  // namespace
+
+std::string_view ObjectClassName(ObjectClass c) {
+  const auto i = static_cast<size_t>(c);
+  return i < std::size(kClassNames) ? kClassNames[i] : "unclassified";
+}
+
+std::optional<ObjectClass> ObjectClassFromName(std::string_view name) {
+  for (size_t i = 0; i < std::size(kClassNames); ++i)
+    if (kClassNames[i] == name) return static_cast<ObjectClass>(i);
+  return std::nullopt;
+}
+
+std::vector<std::string> ObjectClassNames() { return {std::begin(kClassNames), std::end(kClassNames)}; }
+
+ObjectClass ObjectClassOf(protocol::EntityKind kind) {
+  switch (kind) {
+    case protocol::EntityKind::kCar: return ObjectClass::kCar;
+    case protocol::EntityKind::kTruck: return ObjectClass::kTruck;
+    case protocol::EntityKind::kMotorcycle: return ObjectClass::kMotorbike;
+    case protocol::EntityKind::kBicycle: return ObjectClass::kBicycle;
+    case protocol::EntityKind::kPedestrian: return ObjectClass::kPedestrian;
+    default: return ObjectClass::kUnclassified;
+  }
+}
+
 ObjectListDef DefaultObjectListDef() { return ObjectListDef{}; }
+
+std::string ValidateObjectListDef(const ObjectListDef& def) {
+  const auto& f = def.fov;
+  if (!(std::isfinite(f.range_min_m) && f.range_min_m >= 0.0)) return "fov.range_min_m must be >= 0";
+  if (!(std::isfinite(f.range_max_m) && f.range_max_m > f.range_min_m))
+    return "fov.range_max_m must be > range_min_m (" + std::to_string(f.range_min_m) + ")";
+  if (!(f.azimuth_half_rad > 0.0 && f.azimuth_half_rad <= M_PI)) return "fov.azimuth_half_rad must be in (0, pi]";
+  auto probability_ok = [](double p) { return p >= 0.0 && p <= 1.0; };
+  if (!probability_ok(def.detection.default_probability)) return "detection.default_probability must be in [0, 1]";
+  for (const auto& [c, p] : def.detection.probability)
+    if (!probability_ok(p)) return "detection.probability[" + std::string(ObjectClassName(c)) + "] must be in [0, 1]";
+  const auto& n = def.noise;
+  if (!NonNegative(n.position_sigma_m) || !NonNegative(n.position_offset_sigma_m) || !NonNegative(n.velocity_sigma_mps) ||
+      !NonNegative(n.velocity_offset_sigma_mps))
+    return "noise sigmas must be finite and >= 0";
+  for (const auto& r : def.classes.rules)
+    if (!(std::isfinite(r.length_threshold_m) && std::isfinite(r.width_threshold_m)))
+      return "classes.rules: thresholds must be finite";
+  if (!(std::isfinite(def.rate_hz) && def.rate_hz > 0.0)) return "rate_hz must be > 0";
+  return "";
+}
 
 void FieldOfViewModule::Apply(std::vector<SensedObject>& objects, const std::vector<SensedObject>&,
                               std::mt19937_64&) {

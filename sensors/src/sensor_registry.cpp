@@ -11,12 +11,13 @@ namespace {
 using protocol::StreamKind;
 
 // One row per sensor kind; each kind's reader and run-time object live in src/kinds/<kind>_sensor.cpp.
-const std::array<SensorKindRow, 5> kRows = {{
+const std::array<SensorKindRow, 6> kRows = {{
     {"lidar", StreamKind::kLidar, &kinds::ReadLidar, &kinds::MakeLidar},
     {"radar", StreamKind::kRadar, &kinds::ReadRadar, &kinds::MakeRadar},
     {"camera", StreamKind::kCamera, &kinds::ReadCamera, &kinds::MakeCamera},
     {"imu", StreamKind::kImu, &kinds::ReadImu, &kinds::MakeImu},
     {"gnss", StreamKind::kGnss, &kinds::ReadGnss, &kinds::MakeGnss},
+    {"objects", StreamKind::kObjects, &kinds::ReadObjects, &kinds::MakeObjects},
 }};
 
 }  // namespace

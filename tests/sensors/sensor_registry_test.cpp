@@ -61,7 +61,7 @@ const M& As(const Measurement& m) {
 }  // namespace
 
 TEST_CASE("sensor registry: every sensor stream kind has exactly one row, named as on the wire") {
-  const std::set<std::string> expected = {"lidar", "radar", "camera", "imu", "gnss"};
+  const std::set<std::string> expected = {"lidar", "radar", "camera", "imu", "gnss", "objects"};
   std::set<std::string> names;
   for (const auto& row : SensorKinds()) {
     CHECK(names.insert(std::string(row.name)).second);
@@ -148,6 +148,16 @@ TEST_CASE("sensor registry: each kind's row reads its keys and makes an instance
     CHECK(g.header.stamp_ns == t);
     CHECK(g.latitude_deg == doctest::Approx(48.1).epsilon(1e-3));
     CHECK(g.longitude_deg == doctest::Approx(11.5).epsilon(1e-3));
+  }
+  SUBCASE("objects: the car ahead in the object list with its track id and class") {
+    auto m = MakeSensorInstance(Spec("type = \"objects\"\nrate_hz = 20\n"), none)->Measure(world, t);
+    REQUIRE(m);
+    const auto& list = As<protocol::ObjectList>(*m);
+    CHECK(list.header.stamp_ns == t);
+    REQUIRE(list.objects.size() == 1);
+    CHECK(list.objects[0].track_id == TruthLabel(0x1234567));
+    CHECK(list.objects[0].truth_class == static_cast<uint8_t>(ObjectClass::kCar));
+    CHECK(m->items == 1);
   }
 }
 

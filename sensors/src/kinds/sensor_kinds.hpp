@@ -22,5 +22,7 @@ void ReadImu(const config::Table& t, SensorSpec& s);
 std::unique_ptr<SensorInstance> MakeImu(const SensorSpec& spec, const SensorServices& services);
 void ReadGnss(const config::Table& t, SensorSpec& s);
 std::unique_ptr<SensorInstance> MakeGnss(const SensorSpec& spec, const SensorServices& services);
+void ReadObjects(const config::Table& t, SensorSpec& s);
+std::unique_ptr<SensorInstance> MakeObjects(const SensorSpec& spec, const SensorServices& services);
 
 }  // namespace platoon::sensors::kinds

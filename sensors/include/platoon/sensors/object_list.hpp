@@ -12,11 +12,14 @@
 /// Coordinates are in the sensor frame: x forward, y left, z up. Equations: docs/CAMERA_OBJECTS.md.
 
 #include "platoon/geometry.hpp"
+#include "platoon/protocol/messages.hpp"
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -33,6 +36,15 @@ enum class ObjectClass : uint8_t {
   kBicycle = 4,       ///< Bicycle with rider.
   kPedestrian = 5,    ///< Pedestrian.
 };
+
+/// Lower-case name of a class ("unclassified", "car", "truck", "motorbike", "bicycle", "pedestrian").
+std::string_view ObjectClassName(ObjectClass c);
+/// Parses a class name; nullopt for anything else.
+std::optional<ObjectClass> ObjectClassFromName(std::string_view name);
+/// Every class name, in code order (for config errors).
+std::vector<std::string> ObjectClassNames();
+/// The true class of a simulated entity (static objects and unknown kinds: unclassified).
+ObjectClass ObjectClassOf(protocol::EntityKind kind);
 
 /// Ground-truth object relative to the sensor (input of the chain, Z^(0) = X).
 struct GroundTruthObject {
@@ -112,6 +124,9 @@ struct ObjectListDef {
 
 /// Default definition: 200 m, +-45 deg, all detected, seed-like noise, car rule at 2.0 m / 1.0 m.
 ObjectListDef DefaultObjectListDef();
+
+/// Checks a definition; returns "" when valid, else a message naming the first bad field.
+std::string ValidateObjectListDef(const ObjectListDef& def);
 
 /// Module 1: drops objects outside [range_min, range_max] (3D distance) or |azimuth| > azimuth_half.
 class FieldOfViewModule final : public ObjectListModule {

@@ -11,6 +11,7 @@
 #include "platoon/sensors/imu.hpp"
 #include "platoon/sensors/lidar.hpp"
 #include "platoon/sensors/mounting.hpp"
+#include "platoon/sensors/object_list.hpp"
 #include "platoon/sensors/radar.hpp"
 
 #include <cstdint>
@@ -45,6 +46,7 @@ struct SensorSpec {
   CameraDef camera;                                 ///< kind == camera.
   ImuDef imu;                                       ///< kind == imu.
   GnssDef gnss;                                     ///< kind == gnss.
+  ObjectListDef objects;                            ///< kind == objects (error chain, seed 002 ch. 3).
 };
 
 /// Lidar preset by name: "default", "ibeo_lux", "valeo_scala", "vlp16", "hdl64", "os1_128"; nullopt otherwise.

@@ -31,7 +31,7 @@ struct SensorKindRow {
   std::unique_ptr<SensorInstance> (*make)(const SensorSpec& spec, const SensorServices& services) = nullptr;
 };
 
-/// Every sensor kind, in a stable order (lidar, radar, camera, imu, gnss).
+/// Every sensor kind, in a stable order (lidar, radar, camera, imu, gnss, objects).
 std::span<const SensorKindRow> SensorKinds();
 
 /// The row of kind `name` ("lidar"), or nullptr.
