@@ -296,6 +296,7 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   w.world_port = session_.server.world_port;
   w.state_port = session_.server.state_port;
   w.step_ns = StepNs();
+  w.time_control = time_control_;
   Reply(peer, w);
   Emit(NodeEvent{rejoined ? NodeEvent::Kind::kRejoined : NodeEvent::Kind::kJoined, record->info.node_id,
                  record->info.name, now});

@@ -89,6 +89,7 @@ struct Welcome {
   worldPort @6 :UInt16;
   statePort @7 :UInt16;
   stepNs @8 :Int64;             # lock-step period of the session in ns; 0: real time
+  timeControl @9 :Bool;         # the server accepts seek and speed commands (a replay)
 }
 
 struct Refuse {

@@ -312,6 +312,7 @@ TEST_CASE("replay: an observer joined to a replay server receives every recorded
   CHECK(replay->Ended());
   CHECK(client.Joined());
   CHECK(client.NodeId() > log.max_owner);
+  CHECK(client.TimeControl());  // the Welcome says: a replay, seek and speed accepted
 
   // Every car seen; every state the observer holds is the recorded one at its stamp (within 1 cm:
   // exactly, in fact); and it saw most recorded states (a 50 Hz server merges some 20 Hz states away

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace platoon::viewer {
@@ -60,6 +61,35 @@ void DrawSession(const WorldSnapshot& s, UiState& state, UiActions& actions) {
   }
   ImGui::SameLine();
   if (ImGui::Button("Stop")) actions.session = Command::kStop;
+  if (s.replay) {
+    // A replay: seek and speed (docs/RECORDING.md "Replay").
+    const double now_s = static_cast<double>(s.sim_time_ns) * 1e-9;
+    ImGui::Text("replay at %.2gx", s.sim_rate);
+    for (const double step : {-10.0, -1.0, 1.0, 10.0}) {
+      ImGui::SameLine();
+      const std::string label = (step > 0 ? "+" : "") + std::to_string(static_cast<int>(step)) + " s";
+      if (ImGui::Button(label.c_str())) {
+        actions.session = Command::kSeek;
+        actions.seek_to_s = std::max(0.0, now_s + step);
+      }
+    }
+    ImGui::SetNextItemWidth(90);
+    ImGui::InputDouble("##seek", &state.seek_input_s, 0, 0, "%.1f");
+    ImGui::SameLine();
+    if (ImGui::Button("Seek")) {
+      actions.session = Command::kSeek;
+      actions.seek_to_s = state.seek_input_s;
+    }
+    for (const double speed : {0.25, 0.5, 1.0, 2.0, 4.0}) {
+      ImGui::SameLine();
+      char label[16];
+      std::snprintf(label, sizeof label, "%gx", speed);
+      if (ImGui::Button(label)) {
+        actions.session = Command::kSpeed;
+        actions.speed = speed;
+      }
+    }
+  }
   ImGui::EndDisabled();
 }
 

@@ -224,6 +224,8 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
     if (actions.session) {
       protocol::SessionControl c;
       c.command = *actions.session;
+      c.sim_t0_ns = c.command == protocol::SessionControl::Command::kSeek ? static_cast<int64_t>(actions.seek_to_s * 1e9) : 0;
+      c.speed = actions.speed;
       client.SendControl(c);
     }
     if (actions.camera_changed) apply_camera();

@@ -47,6 +47,8 @@ WorldSnapshot WorldClient::Snapshot() const {
   copy.joined = client_.Joined();
   copy.node_id = client_.NodeId();
   copy.session_name = client_.SessionName();
+  copy.replay = client_.TimeControl();
+  copy.sim_rate = client_.Anchor().rate;
   copy.phase = client_.Phase();
   copy.sim_time_ns = client_.SimNowNs();
   copy.clock = client_.Clock().Status();
@@ -67,7 +69,7 @@ int64_t WorldClient::SimNowNs() const {
 }
 
 void WorldClient::SendControl(const protocol::SessionControl& command) {
-  static constexpr const char* kNames[] = {"start", "pause", "resume", "stop"};
+  static constexpr const char* kNames[] = {"start", "pause", "resume", "stop", "seek", "speed"};
   log_->info("sending session command '{}'", kNames[static_cast<int>(command.command)]);
   std::lock_guard lock(mutex_);
   client_.Control(command);

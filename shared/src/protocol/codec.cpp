@@ -267,6 +267,7 @@ struct BodyWriter {
     b.setWorldPort(m.world_port);
     b.setStatePort(m.state_port);
     b.setStepNs(m.step_ns);
+    b.setTimeControl(m.time_control);
   }
   void operator()(const Refuse& m) {
     auto b = body.initRefuse();
@@ -437,7 +438,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
       auto r = body.getWelcome();
       return Welcome{r.getNodeId(),     r.getSessionName(), r.getHeartbeatIntervalNs(), r.getLostTimeoutNs(),
                      r.getServerTimeNs(), r.getTimePort(),  r.getWorldPort(),          r.getStatePort(),
-                     r.getStepNs()};
+                     r.getStepNs(),     r.getTimeControl()};
     }
     case W::REFUSE: {
       auto r = body.getRefuse();

@@ -112,6 +112,7 @@ void SessionClient::OnControl(const protocol::Message& m, int64_t local_ns) {
     heartbeat_ns_ = std::max(w->heartbeat_interval_ns, SToNs(def_.min_heartbeat_s));
     lost_timeout_ns_ = w->lost_timeout_ns;
     step_ns_ = w->step_ns;
+    time_control_ = w->time_control;
     ports_ = ServerPorts{w->time_port, w->world_port, w->state_port};
     if (log_)
       log_->info("{} session '{}' as node {} (time port {}, world port {}{})", joined_ ? "still in" : "joined",

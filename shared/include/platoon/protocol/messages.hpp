@@ -74,6 +74,7 @@ struct Welcome {
   uint16_t world_port = 0;              ///< TCP port of the world-state publisher.
   uint16_t state_port = 0;              ///< TCP port for node state upstream.
   int64_t step_ns = 0;                  ///< Lock-step period of the session, in ns; 0: real time.
+  bool time_control = false;            ///< The server accepts seek and speed commands (a replay).
   bool operator==(const Welcome&) const = default;
 };
 

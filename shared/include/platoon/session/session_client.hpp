@@ -155,6 +155,8 @@ class SessionClient {
   const ClientStats& Stats() const { return stats_; }
   /// Lock-step period announced by the server, in ns (0: real time).
   int64_t StepNs() const { return step_ns_; }
+  /// True when the server accepts seek and speed commands (it is a replay).
+  bool TimeControl() const { return time_control_; }
   /// Newest lock-step grant: step number (0: none) and its sim time.
   uint64_t GrantedStep() const { return granted_step_; }
   int64_t GrantedSimNs() const { return granted_sim_ns_; }
@@ -165,6 +167,12 @@ class SessionClient {
 
   /// Called with each accepted time exchange (truth checks in tests and the node's monitor).
   std::function<void(const clock::TimeSample&)> on_time_sample;
+  /// The world tap: called with each world-state broadcast that arrives on the world socket (not the
+  /// snapshot replies), with its envelope bytes exactly as received, the decoded state and the local
+  /// receive time in ns, before the client applies it. It runs on the thread that calls OnMessage
+  /// (a node's network thread, under the client's mutex), so it must only copy and return: a recorder
+  /// queues the bytes in a bounded queue of its own. Unset (the default): nothing is copied.
+  std::function<void(std::string_view bytes, const protocol::WorldState& state, int64_t local_ns)> on_world_broadcast;
 
  private:
   void OnControl(const protocol::Message& m, int64_t local_ns);
@@ -202,6 +210,7 @@ class SessionClient {
   ClientStats stats_;
 
   int64_t step_ns_ = 0;
+  bool time_control_ = false;
   uint64_t granted_step_ = 0, step_done_ = 0;
   int64_t granted_sim_ns_ = 0;
 };

@@ -37,11 +37,14 @@ struct UiState {
   bool show_radar = true;                 ///< Draw the latest radar objects of every radar stream.
   size_t points_drawn = 0;                ///< Points drawn in the last frame (shown in the panel).
   size_t radar_drawn = 0;                 ///< Radar markers drawn in the last frame.
+  double seek_input_s = 0;                ///< Replay: the sim time typed into the seek field, in s.
 };
 
 /// What the user asked for in this frame.
 struct UiActions {
   std::optional<protocol::SessionControl::Command> session;  ///< A session button was pressed.
+  double seek_to_s = 0;                    ///< For kSeek: the target sim time, in s.
+  double speed = 1.0;                      ///< For kSpeed: the new replay speed.
   bool camera_changed = false;             ///< UiState::camera changed.
   bool plot_config_changed = false;        ///< Plot rate or window changed (reconfigure the recorder).
 };

@@ -60,6 +60,8 @@ struct WorldSnapshot {
   std::string session_name;               ///< From the Welcome.
   protocol::SessionPhase phase = protocol::SessionPhase::kWaiting;  ///< Session phase of the newest world state.
   int64_t sim_time_ns = 0;                ///< Estimated session sim time when the snapshot was taken.
+  bool replay = false;                    ///< The server is a replay: it takes seek and speed commands.
+  double sim_rate = 1.0;                  ///< Sim seconds per second (a replay's speed).
   bool clock_set = false;                 ///< The synced clock has taken its one step.
   clock::ClockStatus clock;               ///< Clock figures (offset, drift, rtt).
   std::vector<protocol::NodeInfo> nodes;  ///< Node table of the newest world state that carried one.
