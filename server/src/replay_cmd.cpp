@@ -14,6 +14,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <set>
 #include <thread>
 
 namespace platoon::launcher {
@@ -21,6 +22,33 @@ namespace {
 
 std::atomic<bool> g_replay_stop{false};
 void OnReplaySignal(int) { g_replay_stop.store(true); }
+
+// Starts the replay once every named node joined (a re-measurement that must see the first step).
+class StartWhenJoined final : public server::WorldSystem {
+ public:
+  StartWhenJoined(server::WorldCore& core, std::vector<std::string> names, int64_t from_ns, double speed, bool paused)
+      : core_(core), waiting_(names.begin(), names.end()), from_ns_(from_ns), speed_(speed), paused_(paused) {}
+  void OnNodeEvent(const server::NodeEvent& e) override {
+    if (started_ || (e.kind != server::NodeEvent::Kind::kJoined && e.kind != server::NodeEvent::Kind::kRejoined)) return;
+    waiting_.erase(e.name);
+    if (!waiting_.empty()) return;
+    started_ = true;
+    using Command = protocol::SessionControl::Command;
+    // A short countdown, so that the last node's clock exchange is done before sim time runs.
+    const int64_t at = e.ref_ns + 200'000'000;
+    core_.Control(protocol::SessionControl{Command::kStart, at, from_ns_}, e.ref_ns);
+    if (speed_ != 1.0) core_.Control(protocol::SessionControl{Command::kSpeed, at, 0, speed_}, e.ref_ns);
+    if (paused_) core_.Control(protocol::SessionControl{Command::kPause, at, 0}, e.ref_ns);
+  }
+
+ private:
+  server::WorldCore& core_;
+  std::set<std::string> waiting_;
+  int64_t from_ns_;
+  double speed_;
+  bool paused_;
+  bool started_ = false;
+};
 
 double NsToS(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 int64_t SToNs(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
@@ -62,6 +90,10 @@ CLI::App* AddReplayCommand(CLI::App& app, ReplayOptions& o) {
       ->check(CLI::Range(0, config::kMaxControlPort));
   cmd->add_option("--ready-file", o.ready_file, "Write the bound ports as JSON to this file once listening");
   cmd->add_flag("--paused", o.paused, "Start paused (resume from the viewer or a session control command)");
+  cmd->add_option("--wait-for", o.wait_for,
+                  "Start once these nodes joined (comma-separated names), e.g. the sensor hosts of a lock-step "
+                  "re-measurement, so that they see the replay from its first step")
+      ->delimiter(',');
   return cmd;
 }
 
@@ -148,11 +180,19 @@ int RunReplay(const ReplayOptions& o) {
       return config::cli::kExitUsage;
     }
   }
-  // Start now at --from, at --speed; paused when asked.
-  const int64_t now = reference.NowNs();
-  server.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, now, from_ns});
-  if (o.speed != 1.0) server.Control(protocol::SessionControl{protocol::SessionControl::Command::kSpeed, now, 0, o.speed});
-  if (o.paused) server.Control(protocol::SessionControl{protocol::SessionControl::Command::kPause, now, 0});
+  // Start now (or once the awaited nodes joined) at --from, at --speed; paused when asked.
+  if (!o.wait_for.empty()) {
+    server.Core().AddSystem(std::make_shared<StartWhenJoined>(server.Core(), o.wait_for, from_ns, o.speed, o.paused),
+                            server::system_priority::kPolicy);
+    std::string names;
+    for (const auto& n : o.wait_for) names += (names.empty() ? "" : ", ") + n;
+    logger->info("the replay starts once {} joined", names);
+  } else {
+    const int64_t now = reference.NowNs();
+    server.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, now, from_ns});
+    if (o.speed != 1.0) server.Control(protocol::SessionControl{protocol::SessionControl::Command::kSpeed, now, 0, o.speed});
+    if (o.paused) server.Control(protocol::SessionControl{protocol::SessionControl::Command::kPause, now, 0});
+  }
 
   // The end: real-time replays stop the session at --to and linger so that the stop goes out;
   // lock-step replays end through end_s in the core. Progress once a second.

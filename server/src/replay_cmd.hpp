@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace platoon::launcher {
 
@@ -18,6 +19,7 @@ struct ReplayOptions {
   double step_hz = 0;
   std::string ready_file;
   bool paused = false;
+  std::vector<std::string> wait_for;  ///< Start only once these nodes joined.
 };
 
 /// Adds the `replay` subcommand to `app`, filling `options` when it is parsed.

@@ -394,9 +394,10 @@ void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
         break;
       }
       if (c.command == Command::kSpeed) {
-        // Re-anchor at the current sim time so the change does not move sim time.
-        anchor_ = session::SessionAnchor{anchor_.phase, SimTimeAt(now), now, c.speed};
-        if (anchor_.phase == SessionPhase::kStarting) anchor_.ref_ns = start_at_ns_;
+        // Re-anchor at the current sim time so the change does not move sim time (before the start
+        // instant the anchor stays the start).
+        if (anchor_.phase == SessionPhase::kStarting) anchor_.rate = c.speed;
+        else anchor_ = session::SessionAnchor{anchor_.phase, SimTimeAt(now), now, c.speed};
         log_->info("replay speed {:.3g}x", c.speed);
         Emit(SessionEvent{SessionEvent::Kind::kSpeed, SimTimeAt(now), now, current_step_});
       } else {

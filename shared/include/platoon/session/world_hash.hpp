@@ -20,8 +20,13 @@ class Hasher {
   /// Mixes one value's bytes (integers, doubles: their bit pattern).
   template <class T>
   void Value(const T& v) { Bytes(&v, sizeof v); }
+  /// Mixes `size` bytes a 64-bit word at a time (bulk data: point records, images).
+  void Words(const void* data, size_t size);
   /// Mixes one entity state (every field but owner_node).
   void Entity(const protocol::EntityState& e);
+  /// Mixes one data-stream message (a measurement): what it measured, when, and its sequence number;
+  /// not the publishing node's id or host epoch, which differ between runs of the same session.
+  void Measurement(const protocol::Message& m);
   /// The digest so far.
   uint64_t Digest() const { return h_; }
 
