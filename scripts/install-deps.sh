@@ -14,6 +14,8 @@ PACKAGES=(
   libembree-dev libeigen3-dev libtomlplusplus-dev libcli11-dev xvfb
   # network-namespace tests (ip netns, veth)
   iproute2
+  # tests only: ctest data_write_csv loads a driver's data-write CSV with pandas, as its users will
+  python3-pandas
 )
 
 missing=()

@@ -1,5 +1,6 @@
 #include "platoon/node/driver_seat.hpp"
 
+#include "platoon/data/csv_writer.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/input/axis_mapping.hpp"
 #include "platoon/input/scripted_input.hpp"
@@ -37,6 +38,23 @@ constexpr double kMaxExtrapolationS = 0.1;
 
 double SecondsBetween(SteadyClock::time_point a, SteadyClock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+// `ns` rounded down to a whole multiple of `step_ns` (also for negative times).
+int64_t FloorToGrid(int64_t ns, int64_t step_ns) {
+  const int64_t q = ns / step_ns;
+  return (ns % step_ns != 0 && ns < 0 ? q - 1 : q) * step_ns;
+}
+
+// A string as a JSON string literal.
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    else out += c;
+  }
+  return out + "\"";
 }
 
 // `k`'s pose moved on by its velocity for `dt_s` seconds (a frame a few ms after the copy).
@@ -290,6 +308,18 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
     seat_ = std::make_unique<Seat>(std::move(setup), log_);
     seat_->SetOwn(Truth(), input_);  // the view from the start until the session runs
   }
+  // Data write: the road for the road-relative columns, the leader search only when a column needs it.
+  if (node.data_write) {
+    const config::DataWriteDef& w = *node.data_write;
+    sample_period_ns_ = w.PeriodNs();
+    if (session.has_road) roads_ = road::SessionRoadNetwork(session.road);
+    metrics_def_.leader = std::any_of(w.columns.begin(), w.columns.end(), [](data::Column c) {
+      return c == data::Column::kHeadway || c == data::Column::kTimeHeadway || c == data::Column::kTtc;
+    });
+    writer_ = std::make_unique<data::CsvWriter>(data::DefaultCsvWriterDef(w.path, w.columns), log_);
+    if (writer_->Ok())
+      log_->info("data write: {} columns at {:g} Hz of sim time to {}", w.columns.size(), w.rate_hz, writer_->Stats().path);
+  }
   log_->info("driver vehicle {} starts at ({:.1f}, {:.1f}) m heading {:.1f} deg; dynamics every {} ms{}", id_,
              start.position_m.x(), start.position_m.y(), state_.yaw_rad * 180.0 / M_PI, kDriverStepNs / 1'000'000,
              seat_ && seat_->HasWindow() ? "" : ", no window");
@@ -312,8 +342,12 @@ protocol::EntityState DriverSeatModule::Truth() const {
 }
 
 void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
+  const auto wall_start = SteadyClock::now();
   if (start_ns_ < 0) {
-    start_ns_ = vehicle_ns_ = last_step_ns_ = info.sim_ns;
+    start_ns_ = last_step_ns_ = info.sim_ns;
+    // The dynamics run on the session's 1 ms grid, whenever the module first wakes up.
+    script_t0_ns_ = vehicle_ns_ = FloorToGrid(info.sim_ns, kDriverStepNs);
+    SampleIfDue(context);
   } else {
     max_step_gap_ns_ = std::max(max_step_gap_ns_, info.sim_ns - last_step_ns_);
     last_step_ns_ = info.sim_ns;
@@ -330,10 +364,11 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     n = kMaxCatchUpSteps;
   }
   for (int64_t i = 0; i < n; ++i) {
-    input_ = script_ ? script_->At(NsToS(vehicle_ns_ - start_ns_)) : live;
+    input_ = script_ ? script_->At(NsToS(vehicle_ns_ - script_t0_ns_)) : live;
     state_ = vehicle::Step(def_, state_, input_, NsToS(kDriverStepNs));
     vehicle_ns_ += kDriverStepNs;
     ++dynamics_steps_;
+    SampleIfDue(context);
   }
 
   // The runtime's send policy decides what goes out; the seat gets every step.
@@ -357,12 +392,35 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     }
   }
 
-  if (script_ && !script_end_logged_ && NsToS(vehicle_ns_ - start_ns_) > script_->EndS() &&
+  if (script_ && !script_end_logged_ && NsToS(vehicle_ns_ - script_t0_ns_) > script_->EndS() &&
       std::abs(state_.vx_mps) < 0.05) {
     script_end_logged_ = true;
     log_->info("input script done, vehicle at rest at ({:.2f}, {:.2f}) m after {:.1f} m", truth.kinematics.pose.position_m.x(),
                truth.kinematics.pose.position_m.y(), state_.distance_m);
   }
+
+  const double wall_us = 1e6 * SecondsBetween(wall_start, SteadyClock::now());
+  step_wall_sum_us_ += wall_us;
+  step_wall_max_us_ = std::max(step_wall_max_us_, wall_us);
+  ++step_wall_hist_[std::min<size_t>(static_cast<size_t>(wall_us), step_wall_hist_.size() - 1)];
+}
+
+void DriverSeatModule::SampleIfDue(ModuleContext& context) {
+  // One row per whole multiple of the period, each instant once: a paused session (no steps) and a
+  // clock that went back (no steps until it is past the last state) write nothing twice.
+  if (!writer_ || vehicle_ns_ % sample_period_ns_ != 0 || vehicle_ns_ <= last_sample_ns_) return;
+  last_sample_ns_ = vehicle_ns_;
+  const auto t0 = SteadyClock::now();
+  // The other vehicles where this node displays them at the sample's time.
+  others_.clear();
+  if (metrics_def_.leader)
+    for (const auto& r : context.RemoteEntities(vehicle_ns_))
+      if (r.state.id != id_ && data::IsVehicle(r.state.kind)) others_.push_back(data::SampleOf(r.state, r.displayed));
+  writer_->Push(data::ComputeMetrics(vehicle_ns_, data::SampleOf(Truth()), others_, roads_, metrics_def_));
+  ++samples_;
+  const double us = 1e6 * SecondsBetween(t0, SteadyClock::now());
+  sample_wall_sum_us_ += us;
+  sample_wall_max_us_ = std::max(sample_wall_max_us_, us);
 }
 
 void DriverSeatModule::TrackRemote(const std::vector<RemoteEntity>& remote) {
@@ -387,6 +445,16 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
     if (++listed <= 100)
       remote += fmt::format("{}{{\"id\":{},\"moved_m\":{:.3f},\"x_m\":{:.3f},\"y_m\":{:.3f}}}", remote.empty() ? "" : ",", id,
                             (s.last_m - s.first_m).norm(), s.last_m.x(), s.last_m.y());
+  // Step wall time: mean, p99 (from the 1 us histogram) and max.
+  uint64_t below = 0;
+  size_t p99_bin = 0;
+  for (; p99_bin + 1 < step_wall_hist_.size(); ++p99_bin) {
+    below += step_wall_hist_[p99_bin];
+    if (below * 100 >= steps_ * 99) break;
+  }
+  const std::string step_fields =
+      fmt::format(",\"driver_step_mean_us\":{:.2f},\"driver_step_p99_us\":{},\"driver_step_max_us\":{:.1f}",
+                  steps_ ? step_wall_sum_us_ / static_cast<double>(steps_) : 0.0, steps_ ? p99_bin + 1 : 0, step_wall_max_us_);
   fields.push_back(fmt::format(
       "\"driver_id\":{},\"driver_steps\":{},\"driver_module_hz\":{:.1f},\"driver_max_step_gap_ms\":{:.3f},"
       "\"driver_dynamics_steps\":{},\"driver_dynamics_hz\":{:.1f},\"driver_skipped_steps\":{},\"driver_distance_m\":{:.3f},"
@@ -397,7 +465,18 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
       dynamics_steps_, span_s > 0 ? static_cast<double>(dynamics_steps_) / span_s : 0.0, skipped_steps_, state_.distance_m,
       k.pose.position_m.x(), k.pose.position_m.y(), state_.yaw_rad, std::hypot(state_.vx_mps, state_.vy_mps),
       seat_ && seat_->HasWindow() ? "true" : "false", seat_ ? seat_->Frames() : 0, seat_ ? seat_->RenderMeanMs() : 0.0,
-      seat_ ? seat_->RenderMaxMs() : 0.0, remote_max_, remote));
+      seat_ ? seat_->RenderMaxMs() : 0.0, remote_max_, remote) + step_fields);
+  if (writer_) {
+    writer_->Close();  // the last Step is done: write what is queued, so the counts are final
+    const data::CsvWriterStats w = writer_->Stats();
+    fields.push_back(fmt::format(
+        "\"data_write_rows\":{},\"data_write_dropped\":{},\"data_write_failed\":{},\"data_write_samples\":{},"
+        "\"data_write_rate_hz\":{:g},\"data_write_sample_mean_us\":{:.2f},\"data_write_sample_max_us\":{:.1f},"
+        "\"data_write_path\":{},\"data_write_error\":{}",
+        w.rows_written, w.rows_dropped, w.rows_failed, samples_, 1e9 / static_cast<double>(sample_period_ns_),
+        samples_ ? sample_wall_sum_us_ / static_cast<double>(samples_) : 0.0, sample_wall_max_us_, JsonString(w.path),
+        JsonString(w.error)));
+  }
 }
 
 }  // namespace platoon::node

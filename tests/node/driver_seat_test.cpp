@@ -12,7 +12,10 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <regex>
+#include <sstream>
 
 using namespace platoon;
 using namespace platoon::node;
@@ -281,4 +284,124 @@ TEST_CASE("driver seat: platoon check shows each driver's input and start, and r
   const auto [ko, ko_lines] = run_check(dir.Write("bad.toml", node + "missing.csv\"\n"));
   CHECK(ko == 2);
   CHECK(AnyLineContains(ko_lines, "bad.toml: node \"seat\": input script " + dir.Path() + "/missing.csv cannot be read"));
+}
+
+namespace {
+
+// A CSV file as columns of numbers by header name (empty fields: NaN), and the header in file order.
+struct Csv {
+  std::vector<std::string> header;
+  std::map<std::string, std::vector<double>> column;
+  size_t rows = 0;
+};
+
+Csv ReadCsv(const std::string& path) {
+  Csv csv;
+  std::ifstream f(path);
+  std::string line;
+  if (!std::getline(f, line)) return csv;
+  std::stringstream h(line);
+  for (std::string name; std::getline(h, name, ',');) csv.header.push_back(name);
+  while (std::getline(f, line)) {
+    std::vector<std::string> fields;
+    size_t from = 0;
+    for (size_t at; (at = line.find(',', from)) != std::string::npos; from = at + 1) fields.push_back(line.substr(from, at - from));
+    fields.push_back(line.substr(from));
+    REQUIRE(fields.size() == csv.header.size());
+    for (size_t i = 0; i < fields.size(); ++i)
+      csv.column[csv.header[i]].push_back(fields[i].empty() ? std::nan("") : std::stod(fields[i]));
+    ++csv.rows;
+  }
+  return csv;
+}
+
+}  // namespace
+
+TEST_CASE("driver seat: data write rows fall on whole multiples of the period, once each, through jitter, pauses and a clock going back") {
+  TempDir dir;
+  const std::string csv_path = dir.Path() + "/out/seat.csv";
+  const config::SessionDef session =
+      DriverSession(dir, kAccelerateThenSteerLeft, "[road]\ngenerate_length_m = 800\nseed = 3\nlanes = 2\n");
+  config::NodeDef node = session.nodes[0];
+  node.start_s_m = 100;
+  node.start_lane = -1;
+  config::DataWriteDef write;
+  write.rate_hz = 50;
+  for (const auto& c : data::Columns()) write.columns.push_back(c.column);
+  write.path = csv_path;
+  node.data_write = write;
+  DriverSeatModule seat(session, node, QuietLog());
+  FakeContext context;
+  // A car standing 40 m ahead in the same lane: the leader columns have a value.
+  const road::Road road = road::SessionRoad(session.road);
+  protocol::EntityState other;
+  other.id = VehicleId("other", 0);
+  other.kind = protocol::EntityKind::kCar;
+  other.kinematics.pose = Pose{road.LaneCenter(160, -1), Quat(Eigen::AngleAxisd(road.Heading(160), Vec3::UnitZ()))};
+  context.remote.push_back(RemoteEntity{other, other.kinematics.pose});
+
+  // Wakes at irregular times off the 1 ms grid, from sim 5.000123 s; a paused stretch (the same sim time
+  // stepped again), then a clock that went back 30 ms, then on to 7 s.
+  int64_t t = 5'000'123'000;
+  for (int i = 0; t < 6'000'000'000; ++i) {
+    seat.Step(StepInfo{t, 0}, context);
+    t += 300'000 + (i * 7'919'000) % 6'700'000;
+  }
+  for (int i = 0; i < 20; ++i) seat.Step(StepInfo{t, 0}, context);
+  t -= 30'000'000;
+  for (; t < 7'000'000'000; t += 1'000'000) seat.Step(StepInfo{t, 0}, context);
+  seat.Step(StepInfo{7'000'000'000, 0}, context);
+
+  std::vector<std::string> fields;
+  seat.Summarize(fields);
+  REQUIRE(fields.size() == 2);
+  INFO(fields[1]);
+  const Csv csv = ReadCsv(csv_path);
+  REQUIRE(csv.header.size() == data::kColumnCount);
+  CHECK(csv.header.front() == "sim_time_s");
+  CHECK(csv.header.back() == "ttc_s");
+  // Rows at 5.00, 5.02, ..., 7.00: the first at the dynamics start (5.000 s on the grid), 101 in all.
+  const auto& time = csv.column.at("sim_time_s");
+  REQUIRE(csv.rows == 101);
+  for (size_t k = 0; k < time.size(); ++k) CHECK(time[k] == doctest::Approx(5.0 + 0.02 * static_cast<double>(k)).epsilon(1e-12));
+  CHECK(seat.SamplesTaken() == 101);
+  CHECK(fields[1].find("\"data_write_rows\":101,\"data_write_dropped\":0,\"data_write_failed\":0,\"data_write_samples\":101,"
+                       "\"data_write_rate_hz\":50,") == 0);
+  CHECK(fields[1].find("\"data_write_path\":\"" + csv_path + "\",\"data_write_error\":\"\"") != std::string::npos);
+  CHECK(fields[0].find("\"driver_step_mean_us\":") != std::string::npos);
+
+  // The last row is the state at 7 s, as published; on the road in lane -1, near its centre.
+  const protocol::EntityState& last = context.published.back();
+  REQUIRE(last.kinematics.stamp_ns == 7'000'000'000);
+  CHECK(csv.column.at("x_m").back() == doctest::Approx(last.kinematics.pose.position_m.x()).epsilon(1e-6));
+  CHECK(csv.column.at("speed_mps").back() == doctest::Approx(last.kinematics.velocity_mps.norm()).epsilon(1e-4));
+  CHECK(csv.column.at("throttle_norm").back() == doctest::Approx(0.6));  // the command of the step that ended at 7 s
+  const road::RoadCoord at = road.Project(last.kinematics.pose.position_m);
+  CHECK(csv.column.at("lane").back() == -1);
+  CHECK(csv.column.at("s_m").back() == doctest::Approx(at.s_m).epsilon(1e-6));
+  CHECK(csv.column.at("lane_offset_m").back() == doctest::Approx(at.t_m - road.LaneCenterOffset(-1)).epsilon(1e-4));
+  // At the start the car stands 60 m of s behind the other one: along lane -1 that is 60 m less the
+  // lane's offset times the change of heading, less 0.8 x 4.5 and 0.2 x 4.5 of overhangs, bumper to bumper.
+  const double lane_arc = 60 + 1.75 * (road.Heading(160) - road.Heading(100));
+  CHECK(csv.column.at("headway_m").front() == doctest::Approx(lane_arc - 4.5).epsilon(1e-4));
+  CHECK(std::isnan(csv.column.at("time_headway_s").front()));  // standing still
+  CHECK(csv.column.at("ttc_s").back() > 0);                   // closing on it by then
+}
+
+TEST_CASE("driver seat: a data write path that cannot be written is one error, the seat drives on") {
+  TempDir dir;
+  const config::SessionDef session = DriverSession(dir, kAccelerateThenSteerLeft);
+  config::NodeDef node = session.nodes[0];
+  node.data_write = config::DataWriteDef{};
+  node.data_write->columns = {data::Column::kSimTime, data::Column::kSpeed};
+  node.data_write->path = "/dev/full";
+  DriverSeatModule seat(session, node, QuietLog());
+  FakeContext context;
+  for (int64_t k = 0; k <= 500; ++k) seat.Step(StepInfo{k * kDriverStepNs, 0}, context);
+  CHECK(seat.DynamicsSteps() == 500);
+  std::vector<std::string> fields;
+  seat.Summarize(fields);
+  REQUIRE(fields.size() == 2);
+  CHECK(fields[1].find("\"data_write_rows\":0,\"data_write_dropped\":0,\"data_write_failed\":51,") == 0);
+  CHECK(fields[1].find("/dev/full: No space left on device") != std::string::npos);
 }

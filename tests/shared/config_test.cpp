@@ -261,3 +261,43 @@ TEST_CASE("session config: ValidateSession refuses what a run would refuse at st
   CHECK(ValidateErrorOf(load("[road]\nfile = \"ring.toml\"\nroad_id = 7\n" + nodes)).find("no road with id 7") !=
         std::string::npos);
 }
+
+TEST_CASE("session config: [node.data_write] reads rate, variables and path, and refuses bad ones naming file, line and key") {
+  const std::string driver = "[[node]]\nname = \"robot\"\nrole = \"driver\"\n";
+  // Defaults: 100 Hz, every column with sim_time first, data/<node>.csv from the working directory.
+  const auto d = LoadSessionText(driver + "[node.data_write]\n", "lab.toml");
+  REQUIRE(d.nodes[0].data_write.has_value());
+  CHECK(d.nodes[0].data_write->rate_hz == 100);
+  CHECK(d.nodes[0].data_write->PeriodNs() == 10'000'000);
+  CHECK(d.nodes[0].data_write->columns.size() == data::kColumnCount);
+  CHECK(d.nodes[0].data_write->columns.front() == data::Column::kSimTime);
+  CHECK(d.nodes[0].data_write->path == "data/robot.csv");
+  CHECK_FALSE(LoadSessionText(driver, "lab.toml").nodes[0].data_write.has_value());
+  // Given: sim_time is first whether listed or not; names with their unit are accepted too.
+  const auto g = LoadSessionText(driver + "[node.data_write]\nrate_hz = 250\nvariables = [\"ttc\", \"speed_mps\", \"sim_time\"]\n"
+                                          "path = \"/tmp/{node}/{node}.csv\"\n", "lab.toml");
+  CHECK(g.nodes[0].data_write->PeriodNs() == 4'000'000);
+  CHECK(g.nodes[0].data_write->columns == std::vector<data::Column>{data::Column::kSimTime, data::Column::kTtc, data::Column::kSpeed});
+  CHECK(g.nodes[0].data_write->path == "/tmp/robot/robot.csv");
+  CHECK(LoadSessionText(driver + "[node.data_write]\nrate_hz = 0.5\n", "lab.toml").nodes[0].data_write->PeriodNs() == 2'000'000'000);
+
+  // Refused, each with file, line, key and what was expected.
+  CHECK(ErrorOf(driver + "[node.data_write]\nrate_hz = 0\n").find("lab.toml:5: node[0].data_write.rate_hz: expected a rate whose period is a whole number of 1 ms") == 0);
+  CHECK(ErrorOf(driver + "[node.data_write]\nrate_hz = -5\n").find("node[0].data_write.rate_hz: expected a number in [0, 1000], got -5") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\nrate_hz = 2000\n").find("data_write.rate_hz: expected a number in [0, 1000]") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\nrate_hz = nan\n").find("data_write.rate_hz") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\nrate_hz = inf\n").find("data_write.rate_hz") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\nrate_hz = 300\n").find("1000 / rate_hz an integer") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\nrate_hz = \"fast\"\n").find("data_write.rate_hz: expected a number") != std::string::npos);
+  const std::string unknown = ErrorOf(driver + "[node.data_write]\nvariables = [\"speed\", \"gear\"]\n");
+  CHECK(unknown.find("lab.toml:5: node[0].data_write.variables: unknown variable \"gear\" (known: sim_time, x, y, z, yaw, speed,") == 0);
+  CHECK(unknown.find("headway, time_headway, ttc)") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\nvariables = []\n").find("data_write.variables: expected at least one variable") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\nvariables = [\"x\", \"x_m\"]\n").find("\"x_m\" is listed twice") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\nvariables = [1]\n").find("data_write.variables: element 0: expected a string") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\npath = \"\"\n").find("data_write.path: expected a CSV file path") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\npath = \"out/\"\n").find("data_write.path: expected a CSV file path") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\npath = \"{name}.csv\"\n").find("data_write.path: the only placeholder is {node}") != std::string::npos);
+  CHECK(ErrorOf(driver + "[node.data_write]\nrate = 100\n").find("lab.toml:5: node[0].data_write.rate: unknown key") == 0);
+  CHECK(ErrorOf("[[node]]\nname = \"t\"\nrole = \"traffic\"\n[node.data_write]\n").find("node[0].data_write: is a driver key") != std::string::npos);
+}

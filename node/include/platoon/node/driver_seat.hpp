@@ -9,14 +9,20 @@
 ///
 /// Threads: the module thread steps the dynamics at 1 kHz. The seat thread, started only when there is
 /// a window or a live input device, owns SDL, GL and OSG: it reads the device, and renders a copy of the
-/// entity list taken under a mutex. Neither thread waits on the other's work.
+/// entity list taken under a mutex. Neither thread waits on the other's work. With [node.data_write]
+/// the module thread also computes one row of data::ComputeMetrics at every sample instant of sim time
+/// (whole multiples of the sample period, on the 1 ms dynamics grid) and hands it to a
+/// data::CsvWriter, whose own thread formats and writes it (docs/RECORDING.md, "Data write").
 
 #include "platoon/config/session.hpp"
+#include "platoon/data/vehicle_metrics.hpp"
 #include "platoon/node/module.hpp"
+#include "platoon/road/road_network.hpp"
 #include "platoon/vehicle/single_track.hpp"
 
 #include <spdlog/logger.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,6 +32,9 @@
 
 namespace platoon::input {
 class ScriptedInput;
+}
+namespace platoon::data {
+class CsvWriter;
 }
 
 namespace platoon::node {
@@ -50,6 +59,8 @@ class DriverSeatModule final : public Module {
   std::string Name() const override { return "driver"; }
   double RateHz() const override { return 1e9 / static_cast<double>(kDriverStepNs); }
   void Step(const StepInfo& info, ModuleContext& context) override;
+  /// Appends the driver's figures and, with data write, its counts. Called once at shutdown after the
+  /// last Step: it closes the data writer first, so the counts are final and the file complete.
   void Summarize(std::vector<std::string>& fields) const override;
 
   /// The vehicle's entity id: VehicleId(node name, 0).
@@ -62,11 +73,14 @@ class DriverSeatModule final : public Module {
   const vehicle::VehicleInput& LastInput() const { return input_; }
   /// Dynamics steps so far (each kDriverStepNs of sim time).
   uint64_t DynamicsSteps() const { return dynamics_steps_; }
+  /// Data-write rows handed to the writer so far (0 without [node.data_write]).
+  uint64_t SamplesTaken() const { return samples_; }
 
  private:
   class Seat;
   protocol::EntityState Truth() const;
   void TrackRemote(const std::vector<RemoteEntity>& remote);
+  void SampleIfDue(ModuleContext& context);
 
   std::shared_ptr<spdlog::logger> log_;
   uint64_t id_;
@@ -77,9 +91,25 @@ class DriverSeatModule final : public Module {
   std::unique_ptr<input::ScriptedInput> script_;
   std::unique_ptr<Seat> seat_;  // window and/or live input; null when headless with a script
 
-  int64_t start_ns_ = -1, vehicle_ns_ = -1, last_step_ns_ = -1, next_remote_ns_ = -1;
+  // start_ns_: the first step's sim time; script_t0_ns_: where the dynamics (and the script) start, on the
+  // session's 1 ms grid (the first step's time rounded down), so data-write rows fall on whole multiples.
+  int64_t start_ns_ = -1, script_t0_ns_ = -1, vehicle_ns_ = -1, last_step_ns_ = -1, next_remote_ns_ = -1;
   uint64_t steps_ = 0, dynamics_steps_ = 0, skipped_steps_ = 0;
   int64_t max_step_gap_ns_ = 0;
+  // Wall time of Step (the whole 1 kHz module step, catch-up and data write included): sum, max and a
+  // histogram in 1 us bins (the last bin: 1 ms and more) for the p99.
+  double step_wall_sum_us_ = 0, step_wall_max_us_ = 0;
+  std::array<uint32_t, 1001> step_wall_hist_{};
+
+  // Data write ([node.data_write]): the writer, what it samples, and the cost of a sample on this thread.
+  std::unique_ptr<data::CsvWriter> writer_;
+  int64_t sample_period_ns_ = 0;
+  int64_t last_sample_ns_ = INT64_MIN;
+  road::RoadNetwork roads_;
+  data::MetricsDef metrics_def_ = data::DefaultMetricsDef();
+  std::vector<data::VehicleSample> others_;
+  uint64_t samples_ = 0;
+  double sample_wall_sum_us_ = 0, sample_wall_max_us_ = 0;
   bool script_end_logged_ = false;
   // What this node displayed of each remote entity: first and last displayed position.
   struct Seen {
