@@ -405,3 +405,24 @@ TEST_CASE("driver seat: a data write path that cannot be written is one error, t
   CHECK(fields[1].find("\"data_write_rows\":0,\"data_write_dropped\":0,\"data_write_failed\":51,") == 0);
   CHECK(fields[1].find("/dev/full: No space left on device") != std::string::npos);
 }
+
+TEST_CASE("driver seat: platoon check and platoon run refuse a bad [node.data_write] with the same message, exit 2") {
+  TempDir dir;
+  dir.Write("drive.csv", "0, 0, 0.3, 0\n");
+  const auto p = FreePorts(4);
+  const std::string session = dir.Write(
+      "bad.toml", "[server]\nbind_address = \"127.0.0.1\"\ncontrol_port = " + std::to_string(p[0]) + "\ntime_port = " +
+                      std::to_string(p[1]) + "\nworld_port = " + std::to_string(p[2]) + "\nstate_port = " + std::to_string(p[3]) +
+                      "\n[[node]]\nname = \"seat\"\nrole = \"driver\"\nheadless = true\ninput = \"scripted:drive.csv\"\n"
+                      "[node.data_write]\nvariables = [\"speed\", \"gear\"]\n");
+  const std::string says = "bad.toml:13: node[0].data_write.variables: unknown variable \"gear\" (known: sim_time, x, y,";
+  const std::vector<std::vector<std::string>> commands = {{BinDir() + "/platoon", "check", session},
+                                                          {BinDir() + "/platoon", "run", session, "--duration", "5"}};
+  for (const auto& argv : commands) {
+    INFO(argv[1]);
+    auto c = process::Child::Spawn(argv);
+    CHECK(RunToExit(c, 10s) == std::optional<int>(2));
+    CHECK(AnyLineContains(c.Lines(), says));
+    CHECK_FALSE(AnyLineContains(c.Lines(), "listening on"));
+  }
+}
