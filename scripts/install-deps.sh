@@ -16,6 +16,9 @@ PACKAGES=(
   iproute2
   # tests only: ctest data_write_csv loads a driver's data-write CSV with pandas, as its users will
   python3-pandas
+  # platoon validate draws its detection-rate and position-error plots with matplotlib
+  # (scripts/validate_plot.py); without it the command still writes its CSVs
+  python3-matplotlib
 )
 
 missing=()

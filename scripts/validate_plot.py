@@ -59,7 +59,7 @@ def main(argv):
     ax.bar(x, rate, color="#4c72b0", alpha=0.8, label="detection rate")
     ax.errorbar(x, rate, yerr=[lo, hi], fmt="none", ecolor="black", capsize=4, label="95 % interval")
     for xi, r in zip(x, bins):
-        ax.text(xi, 0.03, f"n={r['truth']}", ha="center", fontsize=8, color="white")
+        ax.text(xi, 0.45, f"n = {r['truth']}", ha="center", fontsize=8, color="white")
     ax.set_ylim(0, 1.05)
     ax.set_xticks(x, labels)
     ax.set_xlabel("range in the sensor frame (m)")

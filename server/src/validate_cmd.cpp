@@ -225,6 +225,10 @@ int RunValidate(const ValidateOptions& o) {
   std::map<std::string, uint64_t> streams;
   std::string session_json;
   uint64_t messages = 0;
+  std::error_code size_error;
+  const auto bytes = fs::file_size(o.log_path, size_error);
+  if (!size_error && bytes > (64u << 20))
+    std::fprintf(stderr, "platoon validate: reading %s (%.0f MB)\n", o.log_path.c_str(), static_cast<double>(bytes) / 1e6);
   const auto result = session_log::Read(o.log_path, [&](const session_log::Entry& e) {
     ++messages;
     if (e.topic == session_log::kWorldTopic) world_bytes.emplace_back(Text(e.data));

@@ -360,7 +360,7 @@ TEST_CASE("object validation: a frame whose ego is not in the recorded world is 
   CHECK(r.frames_without_ego == 2);
 }
 
-TEST_CASE("object validation: Wilson and Poisson 95 % intervals match their reference values") {
+TEST_CASE("object validation: Wilson, Garwood and chi-square 95 % intervals match their reference values") {
   // Wilson score interval of 90 / 100.
   const Rate b = BinomialRate(90, 100);
   CHECK(b.value == doctest::Approx(0.9));
@@ -369,13 +369,24 @@ TEST_CASE("object validation: Wilson and Poisson 95 % intervals match their refe
   CHECK(BinomialRate(0, 50).lower == 0.0);
   CHECK(BinomialRate(50, 50).upper == 1.0);
   CHECK(std::isnan(BinomialRate(0, 0).value));
-  // Garwood interval of 10 events: exact 4.795 .. 18.390 (chi-square quantiles); per 5 frames.
+  // Garwood interval of 10 events: 4.7954 .. 18.3904 (chi-square quantiles); per 5 frames.
   const Rate p = PoissonRate(10, 5);
   CHECK(p.value == doctest::Approx(2.0));
-  CHECK(p.lower * 5 == doctest::Approx(4.795).epsilon(0.01));
-  CHECK(p.upper * 5 == doctest::Approx(18.390).epsilon(0.01));
+  CHECK(p.lower * 5 == doctest::Approx(4.7954).epsilon(1e-4));
+  CHECK(p.upper * 5 == doctest::Approx(18.3904).epsilon(1e-4));
   CHECK(PoissonRate(0, 10).lower == 0.0);
-  CHECK(PoissonRate(0, 10).upper * 10 == doctest::Approx(3.689).epsilon(0.02));
+  CHECK(PoissonRate(0, 10).upper * 10 == doctest::Approx(3.6889).epsilon(1e-4));
+  CHECK(PoissonRate(1, 1).lower == doctest::Approx(0.025318).epsilon(1e-4));  // exact even for tiny counts
+  CHECK(PoissonRate(1, 1).upper == doctest::Approx(5.5716).epsilon(1e-4));
+  // The sigma interval of 2 samples (1 dof): chi2(1) 0.025 / 0.975 = 0.000982 / 5.0239.
+  Validator v(ValidationDef{});
+  SensorFrame f;
+  f.objects = {{1, Vec3(5.1, 0, 0), ObjectClass::kCar}, {2, Vec3(6.9, 0, 0), ObjectClass::kCar}};
+  v.Add(f, {TruthObject{1, ObjectClass::kCar, Vec3(5, 0, 0)}, TruthObject{2, ObjectClass::kCar, Vec3(7, 0, 0)}});
+  const ErrorStats e = v.Finish().all.error;
+  CHECK(e.sigma_x_m == doctest::Approx(std::sqrt(0.02)));
+  CHECK(e.sigma_x_lower_m == doctest::Approx(std::sqrt(0.02 / 5.0239)).epsilon(1e-3));
+  CHECK(e.sigma_x_upper_m == doctest::Approx(std::sqrt(0.02 / 0.000982)).epsilon(1e-3));
 }
 
 TEST_CASE("object validation: bins, gate and field of view are checked") {

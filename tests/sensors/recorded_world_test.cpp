@@ -95,3 +95,23 @@ TEST_CASE("recorded world: truth method names round-trip") {
   for (auto m : {TruthMethod::kInterpolate, TruthMethod::kDeadReckon}) CHECK(TruthMethodFromName(TruthMethodName(m)) == m);
   CHECK_FALSE(TruthMethodFromName("linear"));
 }
+
+TEST_CASE("recorded world: a jump (a respawn far away) is dead-reckoned, never interpolated across") {
+  // 10 m/s along x, then at t = 1 s the car is back at x = -500 m (a road's end wrapping to its start).
+  auto at = [](double t, double x) {
+    protocol::EntityState e;
+    e.id = 4;
+    e.kind = protocol::EntityKind::kCar;
+    e.kinematics.stamp_ns = SToNs(t);
+    e.kinematics.pose.position_m = Vec3(x, 0, 0);
+    e.kinematics.velocity_mps = Vec3(10, 0, 0);
+    return e;
+  };
+  RecordedWorld world;
+  world.Add(World(0.9, true, {at(0.9, 9)}));
+  world.Add(World(1.0, false, {at(1.0, -500)}));
+  const auto s = world.StateAt(4, SToNs(0.95), TruthMethod::kInterpolate);
+  REQUIRE(s);
+  CHECK(s->kinematics.pose.position_m.x() == doctest::Approx(9.5));
+  CHECK(world.StateAt(4, SToNs(1.0), TruthMethod::kInterpolate)->kinematics.pose.position_m.x() == doctest::Approx(-500));
+}

@@ -29,6 +29,7 @@ struct Node {
   node::ModuleScheduler scheduler;
   std::vector<std::string> states;     // NodeStates of the last step, in order
   std::vector<std::string> data;       // measurement digests of the last step, in order
+  std::vector<protocol::Message> published;  // the measurements themselves, for options.on_data
   uint64_t data_messages = 0;
 };
 
@@ -65,7 +66,7 @@ std::string Digest(const protocol::Message& m) {
 
 }  // namespace
 
-InProcessResult RunInProcess(config::SessionDef session, int worker_threads) {
+InProcessResult RunInProcess(config::SessionDef session, int worker_threads, const InProcessOptions& options) {
   if (session.step.end_s <= 0) throw std::invalid_argument("RunInProcess needs [session] end_s > 0");
   session.step.lockstep = true;
   // One reference time for everyone: every node's local oscillator is the server's clock.
@@ -89,8 +90,12 @@ InProcessResult RunInProcess(config::SessionDef session, int worker_threads) {
     Node* raw = n.get();
     n->context = std::make_unique<node::ClientModuleContext>(
         *n->client, n->mutex, [raw](std::string b) { raw->states.push_back(std::move(b)); }, dr::DefaultSendPolicyDef(),
-        false);
-    n->context->SetDataSink([raw](const protocol::Message& m) { raw->data.push_back(Digest(m)); });
+        options.publish_every_step);
+    const bool keep = static_cast<bool>(options.on_data);
+    n->context->SetDataSink([raw, keep](const protocol::Message& m) {
+      raw->data.push_back(Digest(m));
+      if (keep) raw->published.push_back(m);
+    });
     nodes.push_back(std::move(n));
   }
   auto find = [&](const std::string& peer) -> Node* {
@@ -120,6 +125,8 @@ InProcessResult RunInProcess(config::SessionDef session, int worker_threads) {
         moved = true;
         const std::string bytes = protocol::Encode(o.message);
         if (o.target == server::Outgoing::Target::kBroadcast) {
+          if (options.on_world)
+            if (const auto* w = std::get_if<protocol::WorldState>(&o.message)) options.on_world(*w, bytes);
           for (auto& n : nodes) n->client->OnMessage(Socket::kWorld, bytes, now);
         } else if (Node* n = find(o.peer)) {
           n->client->OnMessage(Socket::kControl, bytes, now);
@@ -158,6 +165,8 @@ InProcessResult RunInProcess(config::SessionDef session, int worker_threads) {
       for (const auto& d : n->data) data_hash.Bytes(d.data(), d.size());
       n->data_messages += n->data.size();
       n->data.clear();
+      for (const auto& m : n->published) options.on_data(m);
+      n->published.clear();
     }
     clock.Advance(10'000);
   }

@@ -12,6 +12,7 @@
 #include "platoon/session/session_client.hpp"
 #include "platoon/session/world_hash.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,7 +32,19 @@ struct InProcessResult {
   size_t entities = 0;                        ///< Merged entities at the end.
 };
 
+/// How an in-process session runs beyond its session file, and what a caller may watch while it runs
+/// (a test recorder): the callbacks run on the stepping thread in a fixed order.
+struct InProcessOptions {
+  /// Owners send every entity at every step (platoon-node --publish fixed) instead of by the
+  /// dead-reckoning thresholds: receivers then see each state within one step.
+  bool publish_every_step = false;
+  /// Every world state the server broadcast, as on the wire (`bytes`, an encoded Envelope) and decoded.
+  std::function<void(const protocol::WorldState& world, const std::string& bytes)> on_world;
+  /// Every sensor measurement published, after each step in node order.
+  std::function<void(const protocol::Message& measurement)> on_data;
+};
+
 /// Runs `session` (made lock-step; its end_s must be > 0) with every node in-process.
-InProcessResult RunInProcess(config::SessionDef session, int worker_threads);
+InProcessResult RunInProcess(config::SessionDef session, int worker_threads, const InProcessOptions& options = {});
 
 }  // namespace platoon::testing

@@ -71,8 +71,9 @@ void ReadObjects(const config::Table& t, SensorSpec& s) {
   // Module 2: detection probability, one for all classes and one per class.
   d.detection.default_probability = t.GetDouble("detection_probability", d.detection.default_probability, 0, 1);
   if (auto by_class = t.Sub("detection_probability_by_class")) {
+    // Every class name is asked for (-1: not given), so an unknown key's error lists them all.
     for (const auto& name : ObjectClassNames())
-      if (by_class->Has(name)) d.detection.probability[*ObjectClassFromName(name)] = by_class->GetDouble(name, 1.0, 0, 1);
+      if (const double p = by_class->GetDouble(name, -1, 0, 1); p >= 0) d.detection.probability[*ObjectClassFromName(name)] = p;
     by_class->RejectUnknownKeys();
   }
   // Module 3: white noise per frame and an offset per track, on position and velocity.

@@ -21,11 +21,32 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double HorizontalRange(const Vec3& p) { return std::hypot(p.x(), p.y()); }
 double Azimuth(const Vec3& p) { return std::atan2(p.y(), p.x()); }
 
-// Chi-square quantile for `dof` degrees of freedom at the normal quantile z (Wilson-Hilferty).
-double ChiSquareQuantile(double dof, double z) {
+// Regularized lower incomplete gamma P(a, x) by its power series (a <= 50 and x <= 300 here).
+double GammaP(double a, double x) {
+  if (x <= 0) return 0.0;
+  double term = 1.0 / a, sum = term;
+  for (int n = 1; n < 100000 && term > 1e-17 * sum; ++n) {
+    term *= x / (a + n);
+    sum += term;
+  }
+  return sum * std::exp(-x + a * std::log(x) - std::lgamma(a));
+}
+
+// Chi-square quantile for `dof` degrees of freedom at the two-sided 95 % points: upper = 0.975, else
+// 0.025. Exact (bisection on P(dof/2, x/2)) up to 100 dof; Wilson-Hilferty above, within 0.01 % there.
+double ChiSquareQuantile(double dof, bool upper) {
+  const double z = upper ? kZ95 : -kZ95;
   const double a = 2.0 / (9.0 * dof);
   const double c = 1.0 - a + z * std::sqrt(a);
-  return dof * c * c * c;
+  const double approx = dof * c * c * c;
+  if (dof > 100) return approx;
+  const double p = upper ? 0.975 : 0.025;
+  double lo = 0.0, hi = std::max(4.0 * dof, 2.0 * approx) + 40.0;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (GammaP(0.5 * dof, 0.5 * mid) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
 }
 
 ObjectClass ClassOfRadar(uint8_t radar_class) {
@@ -141,9 +162,9 @@ Rate PoissonRate(uint64_t k, uint64_t frames) {
   Rate r{k, frames, kNaN, kNaN, kNaN};
   if (frames == 0) return r;
   const double f = static_cast<double>(frames), kk = static_cast<double>(k);
-  // Garwood's interval 0.5 chi2(2k, 0.025) .. 0.5 chi2(2k + 2, 0.975), chi-square by Wilson-Hilferty.
-  const double lower = k == 0 ? 0.0 : 0.5 * ChiSquareQuantile(2 * kk, -kZ95);
-  const double upper = 0.5 * ChiSquareQuantile(2 * kk + 2, kZ95);
+  // Garwood's exact interval 0.5 chi2(2k, 0.025) .. 0.5 chi2(2k + 2, 0.975).
+  const double lower = k == 0 ? 0.0 : 0.5 * ChiSquareQuantile(2 * kk, false);
+  const double upper = 0.5 * ChiSquareQuantile(2 * kk + 2, true);
   r.value = kk / f;
   r.lower = std::max(0.0, lower) / f;
   r.upper = upper / f;
@@ -271,7 +292,7 @@ Figures Validator::Make(const Sums& s) const {
   const double dof = n - 1;
   e.sigma_x_m = std::sqrt(std::max(0.0, (s.sxx - n * e.mean_x_m * e.mean_x_m) / dof));
   e.sigma_y_m = std::sqrt(std::max(0.0, (s.syy - n * e.mean_y_m * e.mean_y_m) / dof));
-  const double lo = std::sqrt(dof / ChiSquareQuantile(dof, kZ95)), hi = std::sqrt(dof / ChiSquareQuantile(dof, -kZ95));
+  const double lo = std::sqrt(dof / ChiSquareQuantile(dof, true)), hi = std::sqrt(dof / ChiSquareQuantile(dof, false));
   e.sigma_x_lower_m = e.sigma_x_m * lo;
   e.sigma_x_upper_m = e.sigma_x_m * hi;
   e.sigma_y_lower_m = e.sigma_y_m * lo;
@@ -319,7 +340,7 @@ std::string SummaryCsv(const Report& r, std::string_view sensor_id, std::string_
   for (double b : r.def.range_bins_m) bins += (bins.empty() ? "" : " ") + Num(b);
   std::ostringstream os;
   os << "sensor,kind,frames,frames_without_ego,reported,matched_by_id,matched_by_distance,outside_region,"
-     << kFigureHeader << ",fp_fraction,fp_fraction_lo95,fp_fraction_hi95,gate_m,azimuth_half_deg,bins_m,truth,match\n";
+     << kFigureHeader << ",fp_fraction,fp_fraction_lo95,fp_fraction_hi95,gate_m,azimuth_half_deg,bins_m,truth_method,association\n";
   os << sensor_id << "," << kind << "," << r.frames << "," << r.frames_without_ego << "," << r.reported << ","
      << r.matched_by_id << "," << r.matched_by_distance << "," << r.outside_region << "," << FigureColumns(r.all) << ","
      << RateColumns(r.false_positive_fraction) << "," << Num(r.def.gate_m) << "," << Num(r.def.azimuth_half_rad * 180 / M_PI)

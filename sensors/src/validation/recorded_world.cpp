@@ -68,6 +68,17 @@ void RecordedWorld::Add(const protocol::WorldState& world) {
   }
 }
 
+namespace {
+
+// True when `b` cannot follow from `a` by driving: a respawn or a teleport, not to be interpolated across.
+bool Jump(const KinematicState& a, const KinematicState& b) {
+  const double dt = NsToS(b.stamp_ns - a.stamp_ns);
+  const double reach = std::max(a.velocity_mps.norm(), b.velocity_mps.norm()) * dt + 1.0;
+  return (b.pose.position_m - a.pose.position_m).norm() > reach;
+}
+
+}  // namespace
+
 std::optional<protocol::EntityState> RecordedWorld::StateAt(uint64_t id, int64_t t_ns, TruthMethod method) const {
   const auto it = entities_.find(id);
   if (it == entities_.end() || broadcasts_ == 0 || t_ns > last_ns_ + kHorizonNs) return std::nullopt;
@@ -83,7 +94,7 @@ std::optional<protocol::EntityState> RecordedWorld::StateAt(uint64_t id, int64_t
   if (removal != h.removed_ns.end() && *removal <= t_ns) return std::nullopt;
   protocol::EntityState out = a;
   if (method == TruthMethod::kInterpolate && after != h.states.end() &&
-      (removal == h.removed_ns.end() || *removal > after->kinematics.stamp_ns)) {
+      (removal == h.removed_ns.end() || *removal > after->kinematics.stamp_ns) && !Jump(a.kinematics, after->kinematics)) {
     out.kinematics = InterpolateKinematics(a.kinematics, after->kinematics, t_ns);
   } else {
     out.kinematics = dr::ExtrapolateState(dr::ModelForKind(a.kind), a.kinematics, t_ns);

@@ -84,7 +84,7 @@ struct Rate {
 
 /// Binomial proportion k / n with the Wilson score interval (z = 1.96).
 Rate BinomialRate(uint64_t k, uint64_t n);
-/// Events per frame, k / frames, with the Poisson interval of k (Wilson-Hilferty chi-square quantiles).
+/// Events per frame, k / frames, with Garwood's exact Poisson interval of k.
 Rate PoissonRate(uint64_t k, uint64_t frames);
 
 /// Position errors (reported minus truth, sensor frame) of associated objects.

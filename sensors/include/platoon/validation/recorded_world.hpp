@@ -18,7 +18,8 @@ namespace platoon::validation {
 /// How an entity's state between (or after) its recorded states is found.
 enum class TruthMethod : uint8_t {
   /// Between the two recorded states that bracket t: cubic Hermite position (from both states' positions
-  /// and velocities), slerped orientation, linear velocities. After the last state: dead reckoning.
+  /// and velocities), slerped orientation, linear velocities. After the last state, and across a jump
+  /// (the next state farther than the speed allows + 1 m: a respawn), dead reckoning.
   kInterpolate,
   /// Dead reckoning from the latest recorded state at or before t with the kind's model
   /// (dr::ModelForKind): the world exactly as every receiver of the broadcasts saw it.
