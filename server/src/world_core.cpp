@@ -307,8 +307,10 @@ void WorldCore::AdoptSession(const protocol::Join& join, int64_t now) {
   // "Fresh" means no node has joined yet, whatever the autostart did meanwhile.
   const bool fresh = !any_joined_;
   any_joined_ = true;
-  if (!fresh || time_control_) return;  // a replay's clock is its recording's, never a node's
-  const bool theirs_live = join.session_phase == SessionPhase::kRunning || join.session_phase == SessionPhase::kPaused;
+  if (!fresh) return;
+  // A replay's clock is its recording's, never a node's.
+  const bool theirs_live =
+      !time_control_ && (join.session_phase == SessionPhase::kRunning || join.session_phase == SessionPhase::kPaused);
   if (!theirs_live) {
     if (autostart_s_ >= 0 && phase_ == SessionPhase::kWaiting)
       Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, now + SecondsToNs(autostart_s_), 0},

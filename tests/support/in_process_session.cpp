@@ -74,6 +74,7 @@ InProcessResult RunInProcess(config::SessionDef session, int worker_threads, con
   server::WorldCore core(session, Quiet("server"));
   core.SetBoundPorts(server::BoundPorts{7400, 7401, 7402, 7403});
   core.SetAutostart(0);
+  if (options.setup_core) options.setup_core(core);
 
   std::vector<std::unique_ptr<Node>> nodes;
   for (const auto& def : session.nodes) {

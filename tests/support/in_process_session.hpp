@@ -42,6 +42,8 @@ struct InProcessOptions {
   std::function<void(const protocol::WorldState& world, const std::string& bytes)> on_world;
   /// Every sensor measurement published, after each step in node order.
   std::function<void(const protocol::Message& measurement)> on_data;
+  /// Called once with the server's core before any node joins: add systems (a replay) here.
+  std::function<void(server::WorldCore& core)> setup_core;
 };
 
 /// Runs `session` (made lock-step; its end_s must be > 0) with every node in-process.
