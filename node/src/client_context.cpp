@@ -79,6 +79,11 @@ int64_t ClientModuleContext::StepNs() const {
   return client_.StepNs();
 }
 
+void ClientModuleContext::TapWorld(WorldTap tap) {
+  std::lock_guard lock(mutex_);
+  client_.on_world_broadcast = std::move(tap);
+}
+
 void ClientModuleContext::SetDataChannels(transport::Channel* pub, transport::Channel* sub) {
   data_pub_ = pub;
   data_sub_ = sub;

@@ -150,6 +150,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   };
   ClientModuleContext module_context(client_, mutex_, to_server, options_.send_policy, options_.publish_every_step);
   module_context.SetDataChannels(endpoints->empty() ? nullptr : &data_pub, &data_sub);
+  for (auto& m : modules_) m->Attach(module_context);
 
   ClockMonitor monitor(client_.Clock(), options_.node.monitor_rate_hz, options_.truth_check, options_.truth_warmup_s);
   if (options_.truth_check) WatchNaiveError(monitor);
@@ -190,6 +191,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   stop_threads.store(true);
   module_thread.join();
   monitor_thread.join();
+  for (auto& m : modules_) m->Detach(module_context);
   PrintSummary(monitor, module_context.SentStates(), module_context.SentEntities(), module_context.OwnedTruth());
   return exit_code;
 }

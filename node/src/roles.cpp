@@ -2,6 +2,7 @@
 
 #include "platoon/node/driver_seat.hpp"
 #include "platoon/node/fusion.hpp"
+#include "platoon/node/recorder.hpp"
 #include "platoon/node/road_traffic_module.hpp"
 #include "platoon/node/sensor_host.hpp"
 #include "platoon/node/traffic.hpp"
@@ -42,13 +43,18 @@ Modules Fusion(const config::SessionDef& session, const config::NodeDef& node, L
   return One<FusionModule>(session, node, std::move(log));
 }
 
+Modules Recorder(const config::SessionDef& session, const config::NodeDef& node, Log log) {
+  return One<RecorderModule>(session, node, std::move(log));
+}
+
 // One row per role.
-const std::array<RoleRow, 5> kRows = {{
+const std::array<RoleRow, 6> kRows = {{
     {"observer", protocol::Role::kObserver, &Observer},
     {"traffic", protocol::Role::kTraffic, &Traffic},
     {"driver", protocol::Role::kDriver, &Driver},
     {"sensor", protocol::Role::kSensor, &Sensor},
     {"fusion", protocol::Role::kFusion, &Fusion},
+    {"recorder", protocol::Role::kRecorder, &Recorder},
 }};
 
 }  // namespace

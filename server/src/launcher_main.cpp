@@ -85,6 +85,23 @@ int StopAll(std::vector<Proc>& procs, size_t width) {
   return worst;
 }
 
+// A recorder's `streams` must name streams this session publishes (sensor ids, fusion stream ids), or be
+// ["*"]: a typo would otherwise record nothing and say nothing.
+void CheckRecordedStreams(const platoon::config::SessionDef& s, const platoon::config::NodeDef& recorder) {
+  std::set<std::string> published;
+  for (const auto& n : s.nodes) {
+    for (const auto& t : n.sensors) published.insert(platoon::sensors::ReadSensorSpec(t).id);
+    if (n.fusion) published.insert(platoon::node::ReadFusionDef(*n.fusion).stream_id);
+  }
+  for (const auto& id : recorder.recorder.streams) {
+    if (id == "*" || published.count(id)) continue;
+    std::string known;
+    for (const auto& p : published) known += (known.empty() ? "" : ", ") + p;
+    throw platoon::config::ConfigError(recorder.where + ".streams: no node of this session publishes a stream \"" + id +
+                                       "\" (its streams: " + (known.empty() ? "none" : known) + "; or [\"*\"] for all)");
+  }
+}
+
 // The validation `check` and `run` share: everything a process of the session would refuse at start for
 // a config reason, with the file, line and key. Throws config::ConfigError.
 void Validate(const platoon::config::SessionDef& s) {
@@ -99,6 +116,8 @@ void Validate(const platoon::config::SessionDef& s) {
     }
     // [node.fusion], as the fusion module reads it at start.
     if (n.fusion) (void)platoon::node::ReadFusionDef(*n.fusion);
+    // A recorder's streams: ids that some sensor or fusion node of this session publishes.
+    if (n.role == platoon::protocol::Role::kRecorder) CheckRecordedStreams(s, n);
     if (n.role == platoon::protocol::Role::kDriver) {
       const std::string where = s.file + ": node \"" + n.name + "\"";
       // A driver's input script must be there on the PC that runs it, and parse.
@@ -134,6 +153,13 @@ int Check(const platoon::config::SessionDef& s) {
                   spec.kind == platoon::protocol::StreamKind::kCamera && spec.camera.render != "none"
                       ? (", images " + spec.camera.render).c_str()
                       : "");
+    }
+    if (n.role == platoon::protocol::Role::kRecorder) {
+      const auto& r = n.recorder;
+      std::string streams;
+      for (const auto& id : r.streams) streams += (streams.empty() ? "" : ",") + id;
+      std::printf("    records to %s (world, events%s%s%s)\n", r.path.c_str(), streams.empty() ? "" : ", streams ",
+                  streams.c_str(), r.foxglove ? ", Foxglove" : "");
     }
     if (n.role == platoon::protocol::Role::kDriver)
       std::printf("    driver input %s, starts at s %.1f m lane %d, %s\n", n.input.c_str(), n.start_s_m, n.start_lane,

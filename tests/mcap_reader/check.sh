@@ -5,21 +5,8 @@
 set -euo pipefail
 selftest=$1 src=$2 work=$3
 
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "SKIPPED: node/npm missing (scripts/install-deps.sh installs nodejs npm)"
-  exit 77
-fi
-
-# Install the locked @mcap/core into the build tree; again only when the lock file changed.
-mkdir -p "$work"
-cp "$src/package.json" "$src/package-lock.json" "$src/count.mjs" "$work/"
-if ! cmp -s "$work/package-lock.json" "$work/node_modules/.platoon-installed-lock" 2>/dev/null; then
-  if ! (cd "$work" && npm ci --no-audit --no-fund --loglevel=error); then
-    echo "SKIPPED: 'npm ci' failed in $work (no access to the npm registry?)"
-    exit 77
-  fi
-  cp "$work/package-lock.json" "$work/node_modules/.platoon-installed-lock"
-fi
+# node/npm and the locked @mcap/core, installed into the build tree (exit 77 when they cannot be had).
+"$src/install.sh" "$src" "$work"
 
 # A closed file: both @mcap/core readers must count exactly what the writer reports.
 "$selftest" "$work/sample.mcap" > "$work/writer.json"

@@ -5,7 +5,11 @@
 //                                  unless both agree, the stream reached the footer, and the
 //                                  summary's Statistics match what was read.
 //   node count.mjs FILE --partial  a file cut by a crash: the streaming reader only, counting every
-//                                  message until the data runs out; prints {"messages":N}.
+//                                  message until the data runs out; prints {"channels":{...},"messages":N}.
+//   ... --window FROM UNTIL        also prints, from the streaming read, "window": per topic the messages
+//                                  whose publish time (ns) lies in [FROM, UNTIL], "last_publish_ns": per
+//                                  topic the newest publish time, and "sequence_gaps": per topic the
+//                                  places where a channel's sequence number did not go up by one.
 import { open, readFile } from "node:fs/promises";
 import { McapIndexedReader, McapStreamReader } from "@mcap/core";
 
@@ -55,11 +59,15 @@ async function readIndexed(path) {
   }
 }
 
-function readStream(bytes, partial) {
+function readStream(bytes, partial, window) {
   const reader = new McapStreamReader({ validateCrcs: true });
   reader.append(bytes);
   const topics = new Map();
   const counts = {};
+  const inWindow = {};
+  const lastPublish = {};
+  const sequenceGaps = {};
+  const lastSequence = new Map();
   let messages = 0;
   for (let record; (record = reader.nextRecord()); ) {
     if (record.type === "Channel") topics.set(record.id, record.topic);
@@ -68,28 +76,49 @@ function readStream(bytes, partial) {
       if (topic === undefined) throw new Error(`stream reader: message on unknown channel ${record.channelId}`);
       counts[topic] = (counts[topic] ?? 0) + 1;
       messages += 1;
+      if (window) {
+        if (record.publishTime >= window.from && record.publishTime <= window.until) inWindow[topic] = (inWindow[topic] ?? 0) + 1;
+        if (lastPublish[topic] === undefined || record.publishTime > lastPublish[topic]) lastPublish[topic] = record.publishTime;
+        const previous = lastSequence.get(record.channelId);
+        if (previous !== undefined && record.sequence !== previous + 1) sequenceGaps[topic] = (sequenceGaps[topic] ?? 0) + 1;
+        lastSequence.set(record.channelId, record.sequence);
+      }
     }
   }
   if (!partial && !reader.done()) throw new Error("stream reader: the file ended before its footer");
-  return { channels: sorted(counts), messages };
+  const result = { channels: sorted(counts), messages };
+  if (window) {
+    result.window = sorted(inWindow);
+    result.last_publish_ns = Object.fromEntries(Object.entries(sorted(lastPublish)).map(([k, v]) => [k, v.toString()]));
+    result.sequence_gaps = sorted(sequenceGaps);
+  }
+  return result;
 }
 
-const [path, mode] = process.argv.slice(2);
-if (!path) {
-  console.error("usage: node count.mjs FILE [--partial]");
+const args = process.argv.slice(2);
+const path = args[0];
+const partial = args.includes("--partial");
+let window;
+if (args.includes("--window")) {
+  const at = args.indexOf("--window");
+  window = { from: BigInt(args[at + 1]), until: BigInt(args[at + 2]) };
+}
+if (!path || path.startsWith("--")) {
+  console.error("usage: node count.mjs FILE [--partial] [--window FROM_NS UNTIL_NS]");
   process.exit(2);
 }
 try {
   const bytes = new Uint8Array(await readFile(path));
-  if (mode === "--partial") {
-    console.log(JSON.stringify({ messages: readStream(bytes, true).messages }));
+  if (partial) {
+    console.log(JSON.stringify(readStream(bytes, true, window)));
   } else {
     const indexed = await readIndexed(path);
-    const streamed = readStream(bytes, false);
-    if (JSON.stringify(indexed) !== JSON.stringify(streamed)) {
-      throw new Error(`readers disagree: indexed ${JSON.stringify(indexed)}, stream ${JSON.stringify(streamed)}`);
+    const streamed = readStream(bytes, false, window);
+    const { window: w, last_publish_ns: l, sequence_gaps: g, ...streamedCounts } = streamed;
+    if (JSON.stringify(indexed) !== JSON.stringify(streamedCounts)) {
+      throw new Error(`readers disagree: indexed ${JSON.stringify(indexed)}, stream ${JSON.stringify(streamedCounts)}`);
     }
-    console.log(JSON.stringify(indexed));
+    console.log(JSON.stringify(window ? { ...indexed, window: w, last_publish_ns: l, sequence_gaps: g } : indexed));
   }
 } catch (error) {
   console.error(`count.mjs: ${path}: ${error.message}`);

@@ -197,5 +197,37 @@ TEST_CASE("session client: lock-step grants set sim time, a done step stops adva
   CHECK(r.client.SimNowNs() == 10 * kMs);
 }
 
+TEST_CASE("session client: the world tap gets each broadcast's bytes as received, not snapshots nor garbage, and nothing unset") {
+  Rig r;
+  r.Welcome();
+  std::vector<std::string> tapped;
+  std::vector<uint64_t> sequences;
+  r.client.on_world_broadcast = [&](std::string_view bytes, const protocol::WorldState& w, int64_t local_ns) {
+    tapped.emplace_back(bytes);
+    sequences.push_back(w.sequence);
+    CHECK(local_ns == r.local.NowNs());
+  };
+  protocol::WorldState w;
+  w.sequence = 1;
+  w.phase = SessionPhase::kRunning;
+  const std::string first = protocol::Encode(w);
+  r.client.OnMessage(Socket::kWorld, first, r.local.NowNs());
+  w.sequence = 2;
+  w.keyframe = false;
+  const std::string second = protocol::Encode(w);
+  r.client.OnMessage(Socket::kWorld, second, r.local.NowNs());
+  // A snapshot reply (control socket) is the client's own request, not a broadcast; garbage is no state.
+  r.client.OnMessage(Socket::kControl, first, r.local.NowNs());
+  r.client.OnMessage(Socket::kWorld, "garbage!", r.local.NowNs());
+  CHECK(tapped == std::vector<std::string>{first, second});
+  CHECK(sequences == std::vector<uint64_t>{1, 2});
+  CHECK(r.client.Stats().world_received == 2);  // the client applied them as before
+  r.client.on_world_broadcast = nullptr;
+  w.sequence = 3;
+  r.client.OnMessage(Socket::kWorld, protocol::Encode(w), r.local.NowNs());
+  CHECK(tapped.size() == 2);
+  CHECK(r.client.Stats().world_received == 3);
+}
+
 }  // namespace
 }  // namespace platoon::session

@@ -37,6 +37,7 @@ class ClientModuleContext final : public ModuleContext {
   std::optional<std::string> ReceiveData(int64_t wait_ns) override;
   std::vector<protocol::NodeInfo> Nodes() const override;
   int64_t StepNs() const override;
+  void TapWorld(WorldTap tap) override;
 
   /// The data PUB socket (nullptr: none) and SUB socket (nullptr: none) modules use.
   void SetDataChannels(transport::Channel* pub, transport::Channel* sub);

@@ -7,9 +7,11 @@
 #include <spdlog/logger.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace platoon::node {
@@ -58,6 +60,12 @@ class ModuleContext {
   /// Lock-step period, in ns, while the session runs in lock-step (sim time advances only on the
   /// server's grants; typical 10'000'000); 0 in real time.
   virtual int64_t StepNs() const { return 0; }
+
+  /// Hands every world-state broadcast this node receives to `tap` (nullptr: none), as it arrives:
+  /// its envelope bytes as received, the decoded state and the local receive time in ns. `tap` runs
+  /// on the network thread and must only copy and return (session::SessionClient::on_world_broadcast).
+  using WorldTap = std::function<void(std::string_view bytes, const protocol::WorldState& state, int64_t local_ns)>;
+  virtual void TapWorld(WorldTap tap) { (void)tap; }
 };
 
 /// Timing of one step.
@@ -78,6 +86,12 @@ class Module {
   virtual void Step(const StepInfo& info, ModuleContext& context) = 0;
   /// Data streams this module publishes (port and address are filled in by the runtime).
   virtual std::vector<protocol::DataEndpoint> Streams() const { return {}; }
+  /// Once before the first step, before the node joins: a module that observes the whole session
+  /// (the recorder) installs its taps here. Not called by in-process sessions.
+  virtual void Attach(ModuleContext& context) { (void)context; }
+  /// Once at shutdown, after the last step and before Summarize: removes the taps and finishes what
+  /// Attach started (the recorder closes its file).
+  virtual void Detach(ModuleContext& context) { (void)context; }
   /// Once at shutdown: appends "key":value pairs (JSON fragments) for the node's SUMMARY line.
   virtual void Summarize(std::vector<std::string>& fields) const { (void)fields; }
 };

@@ -64,7 +64,7 @@ struct RecorderDef {
   bool overwrite = false;            ///< Replace an existing file; false: refuse to start and say so.
   std::vector<std::string> streams;  ///< Data stream ids to record; {"*"}: every stream of the node table. Default none.
   bool foxglove = true;              ///< Also write the Foxglove channels (/foxglove/scene, /foxglove/tf, /foxglove/cloud/<id>).
-  double foxglove_hz = 20.0;         ///< /foxglove/scene and /foxglove/tf messages per sim second, in Hz. Typical 10..20.
+  double foxglove_hz = 10.0;         ///< /foxglove/tf messages per sim second, in Hz (Foxglove interpolates between them). Typical 10..20.
   double foxglove_cloud_hz = 2.0;    ///< /foxglove/cloud/<id> messages per sim second and stream, in Hz. Typical 1..10.
   std::string where;                 ///< "file:line: node[i].path" of the path key, for the messages of later checks.
 };
