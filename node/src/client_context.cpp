@@ -49,6 +49,8 @@ uint32_t ClientModuleContext::NodeId() const {
 }
 
 void ClientModuleContext::PublishData(const protocol::Message& message) {
+  data_hash_.Measurement(message);
+  ++data_messages_;
   if (data_sink_) {
     data_sink_(message);
     return;

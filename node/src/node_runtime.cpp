@@ -192,6 +192,8 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   module_thread.join();
   monitor_thread.join();
   for (auto& m : modules_) m->Detach(module_context);
+  data_hash_ = module_context.DataHash();
+  data_messages_ = module_context.DataMessages();
   PrintSummary(monitor, module_context.SentStates(), module_context.SentEntities(), module_context.OwnedTruth());
   return exit_code;
 }
@@ -241,6 +243,9 @@ void NodeRuntime::PrintSummary(const ClockMonitor& monitor, uint64_t states_sent
   fields.push_back(fmt::format("\"sim_time_s\":{:.3f},\"steps_done\":{},\"world_hash\":\"{}\"",
                                static_cast<double>(client_.SimNowNs()) / 1e9, client_.StepDone(),
                                session::HashHex(session::WorldHash(std::move(owned)))));
+  if (data_messages_ > 0)
+    fields.push_back(fmt::format("\"data_messages\":{},\"data_hash\":\"{}\"", data_messages_,
+                                 session::HashHex(data_hash_)));
   std::string module_fields;
   for (const auto& f : fields) module_fields += "," + f;
   const std::string summary = fmt::format(

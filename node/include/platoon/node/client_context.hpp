@@ -8,6 +8,7 @@
 #include "platoon/node/module.hpp"
 #include "platoon/session/session_client.hpp"
 #include "platoon/session/stream_connector.hpp"
+#include "platoon/session/world_hash.hpp"
 #include "platoon/transport/channel.hpp"
 
 #include <atomic>
@@ -51,6 +52,11 @@ class ClientModuleContext final : public ModuleContext {
   /// Node states and entity states sent so far.
   uint64_t SentStates() const { return sent_states_; }
   uint64_t SentEntities() const { return sent_entities_; }
+  /// Hash of every measurement published so far, in order (session::Hasher::Measurement): equal in two
+  /// runs that measured the same (a lock-step replay re-measured twice).
+  uint64_t DataHash() const { return data_hash_.Digest(); }
+  /// Measurements published so far.
+  uint64_t DataMessages() const { return data_messages_; }
 
   /// Set by the network thread after a (re)join: every owned entity is sent afresh.
   std::atomic<bool> resend_all{false};
@@ -67,6 +73,8 @@ class ClientModuleContext final : public ModuleContext {
   std::map<uint64_t, protocol::EntityState> truth_;
   std::vector<protocol::EntityState> pending_;
   uint64_t sequence_ = 0, sent_entities_ = 0, sent_states_ = 0;
+  session::Hasher data_hash_;
+  uint64_t data_messages_ = 0;
   transport::Channel* data_pub_ = nullptr;
   transport::Channel* data_sub_ = nullptr;
   std::function<void(const protocol::Message&)> data_sink_;

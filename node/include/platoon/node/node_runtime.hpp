@@ -68,6 +68,7 @@ class NodeRuntime {
                     std::vector<protocol::EntityState> owned);
 
   NodeOptions options_;
+  uint64_t data_hash_ = 0, data_messages_ = 0;  // what the modules measured (SUMMARY)
   std::shared_ptr<spdlog::logger> log_;
   const clock::Oscillator& local_;
   std::mutex mutex_;                  // guards client_ between the network and module threads
