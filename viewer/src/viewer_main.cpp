@@ -16,6 +16,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 namespace {
 
@@ -40,7 +41,9 @@ int main(int argc, char** argv) {
   viewer::ViewerAppDef def;
   app.add_option("-c,--config", config_path, "Session file (TOML): server address and ports, [road], [clock], [faults]")
       ->check(CLI::ExistingFile);
-  app.add_option("-s,--server", server, "Server address (overrides [session] server_host; default 127.0.0.1)");
+  app.add_option("-s,--server", server,
+                 "Server address, or HOST:PORT with its control port (overrides [session] server_host; default "
+                 "127.0.0.1)");
   app.add_option("--port", port, "Server control port (overrides [server] control_port; default 7400)")
       ->check(CLI::Range(1, 65535));
   app.add_option("-n,--name", name, "Name in the session's node table")->capture_default_str();
@@ -79,6 +82,17 @@ int main(int argc, char** argv) {
   try {
     log::ParseLevel(log_level);
     if (!config_path.empty()) session = config::LoadSession(config_path);
+    if (const auto colon = server.rfind(':'); colon != std::string::npos) {
+      // HOST:PORT (the control port), as platoon replay and the docs print it.
+      const std::string digits = server.substr(colon + 1);
+      char* end = nullptr;
+      const long p = digits.empty() ? -1 : std::strtol(digits.c_str(), &end, 10);
+      if (colon == 0 || p < 1 || p > config::kMaxControlPort || *end != '\0')
+        throw config::ConfigError("--server " + server + ": expected HOST or HOST:PORT with a port from 1 to " +
+                                  std::to_string(config::kMaxControlPort));
+      if (port <= 0) port = static_cast<int>(p);
+      server = server.substr(0, colon);
+    }
     if (!server.empty()) session.server_host = server;
     if (port > 0) session.server.control_port = static_cast<uint16_t>(port);
     if (!fault_spec.empty()) session.faults = transport::ParseFaultSpec(fault_spec, session.faults);
