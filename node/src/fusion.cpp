@@ -202,48 +202,60 @@ FrameAssembler::Frame FrameAssembler::Take() {
 
 // --- Recording ---
 
-FusedRecorder::FusedRecorder(const std::string& path) : path_(path), out_(path, std::ios::binary | std::ios::app) {
-  if (!out_) throw std::runtime_error(path + ": cannot open the fused-frame record for writing: " + std::strerror(errno));
-}
-
-void FusedRecorder::Write(const protocol::FusedCloud& frame) {
-  const std::string bytes = protocol::Encode(frame);
-  const uint32_t n = static_cast<uint32_t>(bytes.size());
-  const unsigned char len[4] = {static_cast<unsigned char>(n), static_cast<unsigned char>(n >> 8),
-                                static_cast<unsigned char>(n >> 16), static_cast<unsigned char>(n >> 24)};
-  out_.write(reinterpret_cast<const char*>(len), 4);
-  out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out_.flush();
-  if (!out_) throw std::runtime_error(path_ + ": write failed: " + std::strerror(errno));
-  ++frames_;
-}
-
-std::vector<protocol::FusedCloud> ReadFusedRecord(const std::string& path, bool* truncated) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<protocol::FusedCloud> out;
-  size_t pos = 0;
-  if (truncated) *truncated = false;
-  while (pos < data.size()) {
-    if (data.size() - pos < 4) {
-      if (truncated) *truncated = true;
-      break;
-    }
-    const auto* b = reinterpret_cast<const unsigned char*>(data.data() + pos);
-    const uint32_t n = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
-    if (data.size() - pos - 4 < n) {
-      if (truncated) *truncated = true;
-      break;
-    }
-    const auto d = protocol::Decode(std::string_view(data.data() + pos + 4, n));
-    const auto* f = d.message ? std::get_if<protocol::FusedCloud>(&*d.message) : nullptr;
-    if (!f)
-      throw std::runtime_error(fmt::format("{}: frame {} at byte {} is not a fused cloud ({})", path, out.size(), pos,
-                                           d.detail.empty() ? "other message" : d.detail));
-    out.push_back(*f);
-    pos += 4 + n;
+namespace {
+// `path`, or the first of <stem>.1<ext>, <stem>.2<ext>, ... that does not exist yet.
+std::string FreeRecordPath(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (!fs::exists(path)) return path;
+  const fs::path p(path);
+  for (int n = 1; n < 100000; ++n) {
+    fs::path candidate = p.parent_path() / (p.stem().string() + "." + std::to_string(n) + p.extension().string());
+    if (!fs::exists(candidate)) return candidate.string();
   }
+  throw std::runtime_error(path + ": no free record name next to it");
+}
+}  // namespace
+
+FusedRecorder::FusedRecorder(const std::string& path) : path_(FreeRecordPath(path)) {
+  std::string error;
+  writer_ = session_log::Writer::Open(path_, &error);
+  if (!writer_) throw std::runtime_error(path_ + ": cannot open the fused-frame record for writing: " + error);
+}
+
+FusedRecorder::FusedRecorder(mcap::Sink& sink) : path_(sink.Name()), writer_(std::make_unique<session_log::Writer>(sink)) {}
+
+FusedRecorder::~FusedRecorder() { (void)writer_->Close(); }
+
+bool FusedRecorder::Write(const protocol::FusedCloud& frame) {
+  if (!writer_->Error().empty()) return false;
+  const std::string bytes = protocol::Encode(frame);
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  const std::string topic = session_log::DataTopic(frame.sensor_id.empty() ? "fused" : frame.sensor_id);
+  // One chunk per frame: a crash mid-write loses only that frame.
+  if (!writer_->WriteEnvelope(topic, std::span(data, bytes.size()), frame.reference_ns, 0).Ok() ||
+      !writer_->Flush().Ok())
+    return false;
+  ++frames_;
+  return true;
+}
+
+std::vector<protocol::FusedCloud> ReadFusedRecord(const std::string& path, bool* truncated,
+                                                  std::vector<std::string>* problems) {
+  std::vector<protocol::FusedCloud> out;
+  uint64_t others = 0;
+  const auto result = session_log::Read(path, [&](const session_log::Entry& e) {
+    const auto d = protocol::Decode(std::string_view(reinterpret_cast<const char*>(e.data.data()), e.data.size()));
+    const auto* f = d.message ? std::get_if<protocol::FusedCloud>(&*d.message) : nullptr;
+    if (f) out.push_back(*f);
+    else ++others;
+  });
+  // No MCAP at all (garbage, an old-format record, no such file): nothing can be trusted.
+  if (!result.problems.empty() && result.stopped_at == 0 && out.empty())
+    throw std::runtime_error(result.problems.front().message);
+  if (truncated) *truncated = !result.complete;
+  if (problems)
+    for (const auto& p : result.problems) problems->push_back(p.message);
+  (void)others;
   return out;
 }
 
@@ -274,7 +286,11 @@ FusionModule::FusionModule(const config::SessionDef& session, const config::Node
   if (!node.fusion) throw config::ConfigError(session.file + ": node \"" + node.name + "\" has role fusion but no [node.fusion]");
   def_ = ReadFusionDef(*node.fusion);
   assembler_ = std::make_unique<FrameAssembler>(def_.sources, SToNs(def_.period_s), SToNs(def_.timeout_s));
-  if (!def_.record_path.empty()) recorder_ = std::make_unique<FusedRecorder>(def_.record_path);
+  if (!def_.record_path.empty()) {
+    recorder_ = std::make_unique<FusedRecorder>(def_.record_path);
+    if (recorder_->Path() != def_.record_path)
+      log_->warn("{} exists (an earlier run): recording fused frames to {} instead", def_.record_path, recorder_->Path());
+  }
   if (!def_.pcd_dir.empty()) std::filesystem::create_directories(def_.pcd_dir);
   for (const auto& b : session.scene.boxes)
     truth_.push_back(sensors::TruthObject{b.id, b.position_m + Vec3(0, 0, 0.5 * b.size_m.z()), b.size_m});
@@ -475,13 +491,23 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   msg.points = PackPointRecords(points);
   msg.motion_compensated = compensate;
   context.PublishData(msg);
-  if (recorder_) recorder_->Write(msg);
-  if (def_.pcd_every > 0 && sequence_ % static_cast<uint64_t>(def_.pcd_every) == 0) {
+  // Disk trouble (a full disk) stops the record or the PCD export with one error; fusion goes on.
+  if (recorder_ && !record_failed_ && !recorder_->Write(msg)) {
+    record_failed_ = true;
+    log_->error("fused-frame record stopped after {} frames: {}; the frames before stay readable, fusion goes on",
+                recorder_->Frames(), recorder_->Error());
+  }
+  if (def_.pcd_every > 0 && pcd_error_.empty() && sequence_ % static_cast<uint64_t>(def_.pcd_every) == 0) {
     const auto fmt_ = def_.pcd_binary ? sensors::PcdFormat::kBinary : sensors::PcdFormat::kAscii;
-    sensors::WritePcd(fmt::format("{}/fused_{:06d}.pcd", def_.pcd_dir, sequence_), points, fmt_);
-    for (const auto& c : in)
-      sensors::WritePcd(fmt::format("{}/{}_{:06d}.pcd", def_.pcd_dir, c.cloud->header.sensor_id, sequence_),
-                        UnpackPointRecords(c.cloud->points, c.cloud->point_count, c.cloud->point_stride), fmt_);
+    try {
+      sensors::WritePcd(fmt::format("{}/fused_{:06d}.pcd", def_.pcd_dir, sequence_), points, fmt_);
+      for (const auto& c : in)
+        sensors::WritePcd(fmt::format("{}/{}_{:06d}.pcd", def_.pcd_dir, c.cloud->header.sensor_id, sequence_),
+                          UnpackPointRecords(c.cloud->points, c.cloud->point_count, c.cloud->point_stride), fmt_);
+    } catch (const std::exception& e) {
+      pcd_error_ = e.what();
+      log_->error("PCD export stopped: {}; fusion goes on", pcd_error_);
+    }
   }
 
   auto& st = *stats_;
@@ -525,13 +551,15 @@ void FusionModule::Summarize(std::vector<std::string>& fields) const {
       "\"fusion\":{{\"frames\":{},\"clouds_in\":{},\"stale\":{},\"bad_input\":{},\"no_ego\":{},\"fuse_ms_p50\":{:.3f},"
       "\"fuse_ms_p99\":{:.3f},\"latency_ms_p50\":{:.3f},\"latency_ms_p99\":{:.3f},\"scored\":{},\"precision\":{:.3f},"
       "\"recall\":{:.3f},\"position_error_m\":{:.3f},\"recorded\":{},\"lockstep_waits\":{},\"lockstep_wait_ms_max\":{:.1f},"
-      "\"lockstep_wait_expired\":{},\"sources\":[{}],\"sources_per_frame\":[{}]}}",
+      "\"lockstep_wait_expired\":{},\"record_path\":{},\"record_error\":{},\"pcd_error\":{},\"sources\":[{}],"
+      "\"sources_per_frame\":[{}]}}",
       st.frames, st.clouds_in, st.stale, st.bad, st.no_ego, Percentile(st.fuse_ms, 50), Percentile(st.fuse_ms, 99),
       Percentile(st.latency_ms, 50), Percentile(st.latency_ms, 99), st.scored,
       st.scored ? st.precision_sum / static_cast<double>(st.scored) : 0.0,
       st.scored ? st.recall_sum / static_cast<double>(st.scored) : 0.0,
       st.scored ? st.position_error_sum / static_cast<double>(st.scored) : 0.0, recorder_ ? recorder_->Frames() : 0,
-      st.waits, st.wait_ms_max, st.wait_expired, per, counts));
+      st.waits, st.wait_ms_max, st.wait_expired, session_log::JsonQuote(recorder_ ? recorder_->Path() : ""),
+      session_log::JsonQuote(recorder_ ? recorder_->Error() : ""), session_log::JsonQuote(pcd_error_), per, counts));
 }
 
 }  // namespace platoon::node

@@ -80,7 +80,7 @@ struct Farm {
 
 TEST_CASE("fusion farm: kill -9 of a lidar host leaves 3 sources within a timeout, its restart brings 4 back, never mixed") {
   TempDir dir;
-  const std::string record = dir.Path() + "/fused.rec";
+  const std::string record = dir.Path() + "/fused.mcap";
   auto server = StartServer(dir);
   Farm farm{dir.Write("farm.toml", FarmSession(record)), server.control_port, {}};
   for (const char* n : {"ego", "lidar_front", "lidar_rear", "lidar_left", "lidar_right", "fusion"}) farm.Start(n);
@@ -149,7 +149,7 @@ TEST_CASE("fusion farm: kill -9 of a lidar host leaves 3 sources within a timeou
 
 TEST_CASE("fusion farm: platoon check lists the sensors and refuses a bad sensor table naming file, line and key") {
   TempDir dir;
-  const std::string good = dir.Write("farm.toml", FarmSession(dir.Path() + "/fused.rec"));
+  const std::string good = dir.Write("farm.toml", FarmSession(dir.Path() + "/fused.mcap"));
   auto ok = process::Child::Spawn({BinDir() + "/platoon", "check", good});
   const auto st = ok.WaitFor(20s);
   while (ok.ReadLine(0ms)) {
@@ -158,7 +158,7 @@ TEST_CASE("fusion farm: platoon check lists the sensors and refuses a bad sensor
   CHECK(*st == 0);
   CHECK(AnyLineContains(ok.Lines(), "sensor lidar_left"));
   CheckNoErrorLines(ok, "platoon check (good)");
-  std::string text = FarmSession(dir.Path() + "/fused.rec");
+  std::string text = FarmSession(dir.Path() + "/fused.mcap");
   text.replace(text.find("preset = \"vlp16\""), 16, "preset = \"vlp17\"");
   const std::string bad = dir.Write("bad.toml", text);
   auto ko = process::Child::Spawn({BinDir() + "/platoon", "check", bad});

@@ -198,42 +198,142 @@ TEST_CASE("fusion: a restarted source is taken again, and an old cloud never mix
   CHECK(f.meta[1].status == protocol::SourceStatus::kLate);
 }
 
-TEST_CASE("fusion: the frame record keeps every whole frame and names the file when corrupt") {
-  const std::string path = (std::filesystem::temp_directory_path() / ("fused_" + std::to_string(getpid()) + ".rec")).string();
-  std::filesystem::remove(path);
+namespace {
+protocol::FusedCloud RecordFrame(int i) {
+  protocol::FusedCloud f;
+  f.sensor_id = "fused";
+  f.sequence = static_cast<uint64_t>(i);
+  f.reference_ns = i * kPeriod;
+  f.sources = {protocol::FusedSource{"a", i * kPeriod - kPeriod, 10, protocol::SourceStatus::kOk, 1, 1}};
+  f.point_count = 2;
+  f.point_stride = sizeof(sensors::CloudPoint);
+  f.points.assign(2 * sizeof(sensors::CloudPoint), static_cast<char>(i));
+  return f;
+}
+
+// A file that accepts `budget` bytes, then fails like a full disk.
+class FillingDisk final : public mcap::Sink {
+ public:
+  FillingDisk(const std::string& path, size_t budget) : path_(path), budget_(budget) {
+    std::string error;
+    file_ = mcap::FileSink::Open(path, &error);
+    REQUIRE_MESSAGE(file_, error);
+  }
+  bool Write(const void* data, size_t size) override {
+    if (size > budget_) return false;
+    budget_ -= size;
+    return file_->Write(data, size);
+  }
+  bool Flush() override { return file_->Flush(); }
+  std::string Name() const override { return path_; }
+  std::string Error() const override { return "No space left on device"; }
+
+ private:
+  std::string path_;
+  size_t budget_;
+  std::unique_ptr<mcap::FileSink> file_;
+};
+}  // namespace
+
+TEST_CASE("fusion: the frame record keeps every whole frame, survives cuts and damage, and never appends") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("fused_rec_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "fused.mcap").string();
   {
     FusedRecorder rec(path);
-    for (int i = 1; i <= 3; ++i) {
-      protocol::FusedCloud f;
-      f.sensor_id = "fused";
-      f.sequence = static_cast<uint64_t>(i);
-      f.reference_ns = i * kPeriod;
-      f.sources = {protocol::FusedSource{"a", i * kPeriod - kPeriod, 10, protocol::SourceStatus::kOk, 1, 1}};
-      f.point_count = 2;
-      f.point_stride = sizeof(sensors::CloudPoint);
-      f.points.assign(2 * sizeof(sensors::CloudPoint), static_cast<char>(i));
-      rec.Write(f);
-    }
+    CHECK(rec.Path() == path);
+    for (int i = 1; i <= 3; ++i) CHECK(rec.Write(RecordFrame(i)));
     CHECK(rec.Frames() == 3);
   }
   bool truncated = true;
-  auto frames = ReadFusedRecord(path, &truncated);
+  std::vector<std::string> problems;
+  auto frames = ReadFusedRecord(path, &truncated, &problems);
   REQUIRE(frames.size() == 3);
   CHECK_FALSE(truncated);
+  CHECK(problems.empty());
   CHECK(frames[2].sequence == 3);
   CHECK(frames[1].points[0] == 2);
-  // A crash mid-write leaves a partial last frame: the whole frames are still there.
-  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 7);
-  frames = ReadFusedRecord(path, &truncated);
-  CHECK(frames.size() == 2);
+
+  // A restarted fusion node does not append to (or truncate) the earlier run's record.
+  const auto size_before = fs::file_size(path);
+  {
+    FusedRecorder again(path);
+    CHECK(again.Path() == (dir / "fused.1.mcap").string());
+    CHECK(again.Write(RecordFrame(9)));
+  }
+  CHECK(fs::file_size(path) == size_before);
+  CHECK(ReadFusedRecord((dir / "fused.1.mcap").string()).at(0).sequence == 9);
+
+  // A crash mid-write leaves a cut file: every frame before the cut is there.
+  const std::string cut = (dir / "cut.mcap").string();
+  fs::copy_file(path, cut);
+  fs::resize_file(cut, fs::file_size(cut) - 60);  // into the summary: the frames are intact
+  frames = ReadFusedRecord(cut, &truncated);
+  CHECK(frames.size() == 3);
   CHECK(truncated);
-  // Garbage is an error naming the file.
+  {
+    // What kill -9 mid-frame leaves: the earlier frames' chunks on disk, no summary, half a chunk.
+    FusedRecorder live((dir / "live.mcap").string());
+    for (int i = 1; i <= 3; ++i) CHECK(live.Write(RecordFrame(i)));
+    const std::string killed = (dir / "killed.mcap").string();
+    fs::copy_file(dir / "live.mcap", killed);  // before the recorder closes: as a killed process left it
+    fs::resize_file(killed, fs::file_size(killed) - 100);
+    frames = ReadFusedRecord(killed, &truncated);
+    CHECK(frames.size() == 2);
+    CHECK(truncated);
+  }
+  // One damaged byte inside the first frame's points: that frame is skipped and named, the others stay.
+  {
+    std::string bytes;
+    {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }
+    const auto at = bytes.find(std::string(2 * sizeof(sensors::CloudPoint), '\x01'));
+    REQUIRE(at != std::string::npos);
+    bytes[at + 5] ^= 0x40;
+    const std::string damaged = (dir / "damaged.mcap").string();
+    std::ofstream(damaged, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    problems.clear();
+    frames = ReadFusedRecord(damaged, &truncated, &problems);
+    CHECK(frames.size() == 2);
+    CHECK(frames[0].sequence == 2);
+    REQUIRE_FALSE(problems.empty());
+    CHECK(problems.front().find("damaged chunk") != std::string::npos);
+  }
+  // Garbage (or a record in the old length-prefixed format) is an error naming the file.
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write("\x10\x00\x00\x00garbagegarbage!!", 20);
   }
   CHECK_THROWS_WITH_AS(ReadFusedRecord(path), doctest::Contains(path.c_str()), std::runtime_error);
-  std::filesystem::remove(path);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("fusion: a full disk stops the frame record with an error naming the path and keeps the frames before") {
+  namespace fs = std::filesystem;
+  const std::string path = (fs::temp_directory_path() / ("fused_full_" + std::to_string(getpid()) + ".mcap")).string();
+  fs::remove(path);
+  uint64_t written = 0;
+  {
+    FillingDisk disk(path, 30'000);  // the embedded schema takes ~16 KB, each frame ~0.5 KB
+    FusedRecorder rec(disk);
+    int i = 1;
+    while (i < 1000 && rec.Write(RecordFrame(i))) ++i;
+    CHECK(i < 1000);
+    written = rec.Frames();
+    CHECK(written >= 3);
+    CHECK(rec.Error().find(path) != std::string::npos);
+    CHECK(rec.Error().find("No space left on device") != std::string::npos);
+    CHECK_FALSE(rec.Write(RecordFrame(i + 1)));  // stopped: no further write, no throw
+  }
+  bool truncated = false;
+  const auto frames = ReadFusedRecord(path, &truncated);
+  CHECK(frames.size() == written);
+  CHECK(truncated);
+  fs::remove(path);
 }
 
 TEST_CASE("fusion: config errors name the key") {

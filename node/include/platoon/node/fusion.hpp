@@ -9,6 +9,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/config/table.hpp"
 #include "platoon/node/module.hpp"
+#include "platoon/log/session_log.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/sensors/point_cloud.hpp"
 
@@ -110,23 +111,39 @@ class FrameAssembler {
   uint64_t stale_ = 0, replaced_ = 0;
 };
 
-/// Appends fused frames to a record file: each frame is a little-endian u32 length followed by the
-/// encoded FusedCloud message; flushed per frame, so a crash loses at most the frame being written.
+/// Writes fused frames to a record: a session log (MCAP, docs/RECORDING.md) with the frames on
+/// /platoon/data/<fusion stream id> at their reference time, each frame closing its own CRC-checked chunk,
+/// so a crash loses at most the frame being written and a damaged chunk costs only its frame. A record is
+/// never appended to or truncated: when `path` exists (a restarted fusion node), the next free
+/// `<stem>.1<ext>`, `<stem>.2<ext>`, ... is written instead (Path()). A failed write (a full disk) stops the
+/// recorder with Error() naming the path and the reason; it never throws after the file is open.
 class FusedRecorder {
  public:
-  explicit FusedRecorder(const std::string& path);  ///< Throws std::runtime_error naming the path.
-  void Write(const protocol::FusedCloud& frame);
+  /// Throws std::runtime_error naming the path when no record can be created there.
+  explicit FusedRecorder(const std::string& path);
+  /// Writes through `sink` instead of a file (tests: a disk that fills up).
+  explicit FusedRecorder(mcap::Sink& sink);
+  ~FusedRecorder();
+  /// Writes one frame; false once the recorder has stopped after a write error.
+  bool Write(const protocol::FusedCloud& frame);
+  /// Frames written.
   uint64_t Frames() const { return frames_; }
+  /// The file written (the path asked for, or the next free numbered one).
+  const std::string& Path() const { return path_; }
+  /// The first write error ("" while healthy), naming the path.
+  const std::string& Error() const { return writer_->Error(); }
 
  private:
   std::string path_;
-  std::ofstream out_;
+  std::unique_ptr<session_log::Writer> writer_;
   uint64_t frames_ = 0;
 };
 
-/// Reads a record file; a truncated last frame is ignored (reported in `truncated`); a corrupt frame
-/// throws std::runtime_error naming the file and the frame index.
-std::vector<protocol::FusedCloud> ReadFusedRecord(const std::string& path, bool* truncated = nullptr);
+/// Reads the fused frames of a record (a session log; every topic's fused clouds, in file order). A cut
+/// file gives every frame before the cut (`truncated` true); a damaged chunk is skipped and named in
+/// `problems`. Throws std::runtime_error naming the file when it is no readable record at all.
+std::vector<protocol::FusedCloud> ReadFusedRecord(const std::string& path, bool* truncated = nullptr,
+                                                  std::vector<std::string>* problems = nullptr);
 
 /// Lock-step: scan end of the newest cloud that a source measuring at whole multiples of `period_ns`
 /// (phase lock) has finished at or before sim time `t_ns`, i.e. floor(t / period) * period, in ns.
@@ -171,6 +188,8 @@ class FusionModule final : public Module {
   EgoTrack ego_;
   std::unique_ptr<FrameAssembler> assembler_;
   std::unique_ptr<FusedRecorder> recorder_;
+  bool record_failed_ = false;  // the record stopped after a write error (logged once)
+  std::string pcd_error_;       // the PCD export stopped after this error (logged once)
   std::unique_ptr<Stats> stats_;
   bool subscribed_ = false;
   uint64_t sequence_ = 0;
