@@ -8,6 +8,7 @@
 #include "platoon/node/fusion.hpp"
 #include "platoon/process/child.hpp"
 #include "platoon/sensors/sensor_config.hpp"
+#include "ctl_cmd.hpp"
 #include "replay_cmd.hpp"
 #include "validate_cmd.hpp"
 
@@ -187,6 +188,7 @@ int main(int argc, char** argv) {
                "                                                60 s of sim time in lock-step, as fast as the nodes go\n"
                "  platoon check lab.toml                        validate a session file\n"
                "  platoon replay recordings/drivers.mcap        serve a recorded session to viewers and sensor hosts\n"
+               "  platoon ctl status                            nodes and session of a running server (see platoon ctl --help)\n"
                "  platoon validate drive.mcap --sensor front    a sensor's object list against the recorded ground truth"};
   app.require_subcommand(1);
   std::string session_path, only, server_host, bin_dir;
@@ -208,11 +210,14 @@ int main(int argc, char** argv) {
   check->add_option("session", session_path, "Session file (TOML)")->required()->check(CLI::ExistingFile);
   platoon::launcher::ReplayOptions replay_options;
   auto* replay = platoon::launcher::AddReplayCommand(app, replay_options);
+  platoon::launcher::CtlOptions ctl_options;
+  auto* ctl = platoon::launcher::AddCtlCommand(app, ctl_options);
   platoon::launcher::ValidateOptions validate_options;
   auto* validate = platoon::launcher::AddValidateCommand(app, validate_options);
   if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
   if (validate->parsed()) return platoon::launcher::RunValidate(validate_options);
   if (replay->parsed()) return platoon::launcher::RunReplay(replay_options);
+  if (ctl->parsed()) return platoon::launcher::RunCtl(ctl_options);
 
   // check and run validate alike: nothing passes check and then fails at start for a config reason.
   platoon::config::SessionDef session;

@@ -421,8 +421,8 @@ void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
 std::vector<protocol::Parameter> WorldCore::ListParams(const std::string& prefix) const {
   std::vector<protocol::Parameter> out;
   for (const char* path :
-       {"session.name", "session.lockstep", "session.steps_granted", "server.broadcast_hz", "server.lost_timeout_s",
-        "server.status_interval_s", "server.stale_grace_s", "server.nodes", "server.entities",
+       {"session.name", "session.lockstep", "session.step", "session.steps_granted", "server.broadcast_hz",
+        "server.lost_timeout_s", "server.status_interval_s", "server.stale_grace_s", "server.nodes", "server.entities",
         "server.refused.undecodable", "server.refused.version", "server.refused.unknown_sender",
         "server.refused.foreign_entity", "server.refused.stale_update"}) {
     if (std::string(path).rfind(prefix, 0) == 0) out.push_back(GetParam(path).param);
@@ -439,6 +439,9 @@ protocol::ParamReply WorldCore::GetParam(const std::string& path) const {
   if (path == "session.name") return {true, {path, "\"" + session_.name + "\"", false, "Session name"}, {}};
   if (path == "session.lockstep")
     return {true, {path, session_.step.lockstep ? "true" : "false", false, "Lock-step session ([session] mode)"}, {}};
+  if (path == "session.step")
+    return {true, {path, std::to_string(current_step_), false, "Lock-step step granted last (0: none yet, or real time)"},
+            {}};
   if (path == "session.steps_granted")
     return {true, {path, std::to_string(steps_granted_), false, "Lock-step steps granted"}, {}};
   if (path == "server.broadcast_hz")

@@ -531,6 +531,24 @@ TEST_CASE("world core: lock-step pause stops granting, resume goes on") {
   CHECK(h.core.SimTimeAt(kT0 + 6 * kS) == 10 * kMs);
 }
 
+TEST_CASE("world core: parameter session.step is the lock-step step granted last, also while paused") {
+  using Command = protocol::SessionControl::Command;
+  Harness h(LockstepDef());
+  CHECK(h.core.GetParam("session.step").param.value == "0");
+  const uint32_t a = h.Join("a", kT0, true);
+  h.Start(kT0, kT0);
+  h.core.Poll(kT0);
+  h.State(a, {}, kT0 + kMs, 1);
+  h.core.Poll(kT0 + 2 * kMs);
+  REQUIRE(h.Grants().size() == 2);
+  h.core.Control({Command::kPause, 0, 0}, kT0 + 3 * kMs);
+  const auto step = h.core.GetParam("session.step");
+  CHECK(step.ok);
+  CHECK_FALSE(step.param.writable);
+  CHECK(step.param.value == "2");
+  CHECK(h.core.ListParams("session.step").size() == 2);  // session.step and session.steps_granted
+}
+
 TEST_CASE("world core: a lock-step session stops at end_s, broadcasts the stop and reports finished") {
   auto def = LockstepDef();
   def.step.end_s = 0.05;  // steps at 0, 10, ..., 50 ms: six grants

@@ -229,5 +229,55 @@ TEST_CASE("session client: the world tap gets each broadcast's bytes as received
   CHECK(r.client.Stats().world_received == 3);
 }
 
+TEST_CASE("session client: a tool keeps the answers to its commands and parameter requests, in order and bounded") {
+  ClientDef def = Rig::Def();
+  def.keep_replies = true;
+  Rig r(def);
+  // Parameter requests go out on the control socket at once, joined or not.
+  r.client.RequestParams(protocol::ParamGet{"server.broadcast_hz"});
+  r.client.RequestParams(protocol::ParamSet{"server.broadcast_hz", "30"});
+  r.client.RequestParams(protocol::ParamListRequest{"server."});
+  CHECK(r.client.NextDueNs() <= r.local.NowNs());
+  auto out = r.Poll();
+  CHECK(Rig::Count<protocol::ParamGet>(out) == 1);
+  CHECK(Rig::Count<protocol::ParamSet>(out) == 1);
+  CHECK(Rig::Count<protocol::ParamListRequest>(out) == 1);
+  for (const auto& [socket, m] : out) CHECK(socket == Socket::kControl);
+
+  r.Welcome();
+  const protocol::SessionStatus status{SessionPhase::kPaused, 3 * kS, 10 * kS, 0};
+  const protocol::ParamList list{{{"server.broadcast_hz", "60", true, "World-state broadcast rate, Hz"}}};
+  const protocol::ParamReply refused{false, {"server.broadcast_hz", "60", true, ""},
+                                     "server.broadcast_hz must be in [1, 1000]"};
+  r.Give(Socket::kControl, status);
+  r.Give(Socket::kControl, list);
+  r.Give(Socket::kControl, refused);
+  const auto replies = r.client.TakeReplies();
+  REQUIRE(replies.size() == 3);
+  CHECK(std::get<protocol::SessionStatus>(replies[0]) == status);
+  CHECK(std::get<protocol::ParamList>(replies[1]) == list);
+  CHECK(std::get<protocol::ParamReply>(replies[2]) == refused);
+  CHECK(r.client.TakeReplies().empty());
+  CHECK(r.client.Stats().bad_input == 0);
+
+  // A tool that stops taking them holds the newest kMaxKeptReplies.
+  for (int i = 0; i < static_cast<int>(kMaxKeptReplies) + 6; ++i)
+    r.Give(Socket::kControl, protocol::ParamReply{true, {"p" + std::to_string(i), "1", false, ""}, ""});
+  const auto kept = r.client.TakeReplies();
+  REQUIRE(kept.size() == kMaxKeptReplies);
+  CHECK(std::get<protocol::ParamReply>(kept.front()).param.path == "p6");
+}
+
+TEST_CASE("session client: without keep_replies a node keeps no replies, parameter replies count as bad input") {
+  Rig r;
+  r.Welcome();
+  r.Give(Socket::kControl, protocol::SessionStatus{SessionPhase::kRunning, 0, 0, 0});
+  CHECK(r.client.Stats().bad_input == 0);
+  r.Give(Socket::kControl, protocol::ParamReply{true, {"server.nodes", "1", false, ""}, ""});
+  r.Give(Socket::kControl, protocol::ParamList{});
+  CHECK(r.client.Stats().bad_input == 2);
+  CHECK(r.client.TakeReplies().empty());
+}
+
 }  // namespace
 }  // namespace platoon::session

@@ -152,7 +152,20 @@ void SessionClient::OnControl(const protocol::Message& m, int64_t local_ns) {
     OnWorld(*w, true, local_ns);
     return;
   }
-  if (std::holds_alternative<protocol::SessionStatus>(m)) return;  // reply to a command; the phase comes with the world
+  // Answers to this client's own commands and requests: kept for a tool, else the phase comes with the world.
+  if (def_.keep_replies) {
+    std::optional<ControlReply> reply;
+    if (const auto* s = std::get_if<protocol::SessionStatus>(&m)) reply = *s;
+    else if (const auto* l = std::get_if<protocol::ParamList>(&m)) reply = *l;
+    else if (const auto* p = std::get_if<protocol::ParamReply>(&m)) reply = *p;
+    if (reply) {
+      last_heard_ns_ = local_ns;
+      if (replies_.size() >= kMaxKeptReplies) replies_.erase(replies_.begin());
+      replies_.push_back(std::move(*reply));
+      return;
+    }
+  }
+  if (std::holds_alternative<protocol::SessionStatus>(m)) return;
   ++stats_.bad_input;
 }
 
@@ -215,6 +228,10 @@ void SessionClient::SendState(std::string bytes) {
 }
 
 void SessionClient::Control(protocol::SessionControl command) { pending_controls_.push_back(command); }
+
+void SessionClient::RequestParams(const ParamRequest& request) {
+  std::visit([&](const auto& r) { Queue(Socket::kControl, r); }, request);
+}
 
 void SessionClient::Leave(const std::string& reason) {
   if (joined_) Queue(Socket::kControl, protocol::Leave{node_id_, reason});

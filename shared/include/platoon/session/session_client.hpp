@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace platoon::session {
@@ -57,10 +58,20 @@ struct ClientDef {
   dr::TrackDef track = dr::DefaultTrackDef();       ///< Blending of corrections in the remote world.
   double stats_warmup_s = 0;                        ///< Latency and gap statistics start this long after construction, in s.
   double broadcast_hz = 60.0;                       ///< The server's periodic broadcast rate (gap histogram), in Hz.
+  /// Keep the server's answers to this client's commands and parameter requests for TakeReplies() (a
+  /// tool such as platoon ctl); false (nodes, viewers): session status replies are dropped as before.
+  bool keep_replies = false;
 };
 
 /// A ClientDef for `name` and `role` on this host and process (hostname, pid filled in).
 ClientDef DefaultClientDef(const std::string& name, protocol::Role role);
+
+/// A parameter request for the server (docs/PROTOCOL.md "Parameters").
+using ParamRequest = std::variant<protocol::ParamListRequest, protocol::ParamGet, protocol::ParamSet>;
+/// The server's answer to a session command (SessionStatus) or to a ParamRequest.
+using ControlReply = std::variant<protocol::SessionStatus, protocol::ParamList, protocol::ParamReply>;
+/// Replies kept for TakeReplies() at most; older ones are dropped first.
+inline constexpr size_t kMaxKeptReplies = 64;
 
 /// One message to send, already encoded.
 struct Outgoing {
@@ -107,6 +118,9 @@ class SessionClient {
   void SendState(std::string bytes);
   /// Queues a session command; a start without an instant starts now on the synced clock.
   void Control(protocol::SessionControl command);
+  /// Queues a parameter request for the control socket; no join is needed. With `keep_replies` the
+  /// answer comes back through TakeReplies().
+  void RequestParams(const ParamRequest& request);
   /// Queues a Leave (when joined) with `reason`.
   void Leave(const std::string& reason);
   /// Sets the data streams announced at the next join.
@@ -123,6 +137,9 @@ class SessionClient {
   ServerPorts Ports() const { return ports_; }
   /// True once after each Welcome: the client (re)joined; owners send all their entities afresh.
   bool TakeRejoined() { return std::exchange(rejoined_, false); }
+  /// Replies to this client's commands and parameter requests since the last call, oldest first
+  /// (only with `keep_replies`; at most kMaxKeptReplies are held).
+  std::vector<ControlReply> TakeReplies() { return std::exchange(replies_, {}); }
   /// The newest refusal while the client keeps retrying (retry_refused), empty once joined.
   const std::string& LastRefusal() const { return last_refusal_; }
   /// The refusal that ended the client (retry_refused false), if any.
@@ -190,6 +207,7 @@ class SessionClient {
   RemoteWorld world_;
   std::vector<Outgoing> out_;
   std::vector<protocol::SessionControl> pending_controls_;
+  std::vector<ControlReply> replies_;
 
   bool joined_ = false, rejoined_ = false;
   uint32_t node_id_ = 0;

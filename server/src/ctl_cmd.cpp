@@ -1,0 +1,525 @@
+// platoon ctl: steers a running session from the command line. It is a client of the session like the
+// viewer (session::SessionClient in a session::ClientLink loop): it joins as an observer that no
+// lock-step waits for, sends one command or request, waits for the server's answer and leaves.
+#include "ctl_cmd.hpp"
+
+#include "platoon/clock/oscillator.hpp"
+#include "platoon/config/cli.hpp"
+#include "platoon/config/session.hpp"
+#include "platoon/log/logging.hpp"
+#include "platoon/log/session_log.hpp"
+#include "platoon/session/client_link.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <optional>
+
+namespace platoon::launcher {
+namespace {
+
+using protocol::SessionControl;
+using protocol::SessionPhase;
+using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_ctl_stop{false};
+void OnCtlSignal(int) { g_ctl_stop.store(true); }
+
+constexpr const char* kMe = "platoon ctl";
+constexpr uint16_t kDefaultControlPort = 7400;
+
+double NsToS(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+int64_t SToNs(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
+std::string Quote(std::string_view s) { return session_log::JsonQuote(s); }
+std::string Phase(SessionPhase p) { return std::string(protocol::PhaseName(p)); }
+
+const char* CommandName(CtlCommand c) {
+  switch (c) {
+    case CtlCommand::kNone: return "";
+    case CtlCommand::kStatus: return "status";
+    case CtlCommand::kStart: return "start";
+    case CtlCommand::kPause: return "pause";
+    case CtlCommand::kResume: return "resume";
+    case CtlCommand::kStop: return "stop";
+    case CtlCommand::kSeek: return "seek";
+    case CtlCommand::kSpeed: return "speed";
+    case CtlCommand::kParamList: return "param list";
+    case CtlCommand::kParamGet: return "param get";
+    case CtlCommand::kParamSet: return "param set";
+  }
+  return "";
+}
+
+/// Where the server's control socket is.
+struct ServerAddress {
+  std::string host;
+  uint16_t port = 0;
+  std::string Text() const { return host + ":" + std::to_string(port); }
+};
+
+// "HOST:PORT" -> the address, or a message a user can act on.
+std::optional<ServerAddress> ParseServerAddress(const std::string& text, std::string& error) {
+  const std::string example = " (expected HOST:PORT, e.g. 127.0.0.1:7400 or lab-server:7400)";
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    error = "no port in \"" + text + "\"" + example;
+    return std::nullopt;
+  }
+  ServerAddress a{text.substr(0, colon), 0};
+  const std::string port = text.substr(colon + 1);
+  if (a.host.empty()) {
+    error = "no host in \"" + text + "\"" + example;
+    return std::nullopt;
+  }
+  if (a.host.find(':') != std::string::npos || a.host.find_first_of(" /") != std::string::npos) {
+    error = "\"" + a.host + "\" is no host name or IPv4 address" + example;
+    return std::nullopt;
+  }
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) {
+    error = "port \"" + port + "\" is not a number" + example;
+    return std::nullopt;
+  }
+  const int p = std::stoi(port);
+  if (p < 1 || p > 65535) {
+    error = "port " + port + " is out of range 1..65535";
+    return std::nullopt;
+  }
+  a.port = static_cast<uint16_t>(p);
+  return a;
+}
+
+// Prints the outcome of the one command: human lines on stdout, or one JSON object on stdout with
+// --json; failures also on stderr. Returns the exit code.
+class Report {
+ public:
+  Report(const CtlOptions& o, std::string server)
+      : json_(o.json), command_(CommandName(o.command)), server_(std::move(server)) {}
+
+  /// Success: `human` on stdout, or {"ok":true, ..., `json_fields`}.
+  int Ok(const std::string& human, const std::string& json_fields) const {
+    if (json_) std::printf("%s\n", Object(true, json_fields).c_str());
+    else std::printf("%s", human.c_str());
+    return 0;
+  }
+  /// The server refused the command (it answered, and said no).
+  int Refused(const std::string& message, const std::string& json_fields = {}) const {
+    return Fail("refused", message, json_fields);
+  }
+  /// The server did not answer in time, or a signal interrupted the wait.
+  int NoAnswer(const std::string& message) const {
+    if (g_ctl_stop.load()) return Fail("interrupted", "interrupted before the server answered", {});
+    return Fail("timeout", message, {});
+  }
+
+ private:
+  int Fail(const char* failure, const std::string& message, const std::string& json_fields) const {
+    std::fprintf(stderr, "%s %s: %s\n", kMe, command_.c_str(), message.c_str());
+    if (json_)
+      std::printf("%s\n", Object(false, ",\"failure\":\"" + std::string(failure) + "\",\"error\":" + Quote(message) +
+                                            json_fields)
+                              .c_str());
+    return 1;
+  }
+  std::string Object(bool ok, const std::string& fields) const {
+    return fmt::format("{{\"ok\":{},\"command\":{},\"server\":{}{}}}", ok ? "true" : "false", Quote(command_),
+                       Quote(server_), fields);
+  }
+
+  bool json_;
+  std::string command_, server_;
+};
+
+// The session client, its sockets, and the wait for what the server says. Single-threaded: the mutex
+// only satisfies ClientLink's interface.
+class CtlSession {
+ public:
+  CtlSession(const ServerAddress& a, session::ClientDef def, std::shared_ptr<spdlog::logger> logger)
+      : client_(std::move(def), local_, std::move(logger)), link_(context_, a.host, a.port, transport::FaultDef{}) {}
+
+  /// Turns the loop until `done()` holds (true), the deadline passes or a signal arrives (false).
+  bool Until(const std::function<bool()>& done, Clock::time_point deadline) {
+    while (true) {
+      if (done()) return true;
+      if (g_ctl_stop.load() || Clock::now() >= deadline) return false;
+      link_.Turn(client_, mutex_, {}, 10'000'000);
+      std::lock_guard guard(mutex_);
+      for (auto& r : client_.TakeReplies()) replies_.push_back(std::move(r));
+    }
+  }
+
+  /// The first reply of type T since the last ClearReplies(), if any.
+  template <class T>
+  const T* Reply() const {
+    for (const auto& r : replies_)
+      if (const auto* t = std::get_if<T>(&r)) return t;
+    return nullptr;
+  }
+  void ClearReplies() { replies_.clear(); }
+
+  /// Leaves the session (when joined) and lets the Leave go out.
+  void Leave() {
+    {
+      std::lock_guard guard(mutex_);
+      client_.Leave("platoon ctl done");
+    }
+    link_.Flush(client_, mutex_);
+  }
+
+  session::SessionClient& Client() { return client_; }
+
+ private:
+  clock::MonotonicOscillator local_;
+  zmq::context_t context_{1};
+  std::mutex mutex_;
+  session::SessionClient client_;
+  session::ClientLink link_;
+  std::vector<session::ControlReply> replies_;
+};
+
+// --- status ---------------------------------------------------------------------------------------
+
+int Status(CtlSession& s, const Report& report, const ServerAddress& address, Clock::time_point deadline) {
+  auto& c = s.Client();
+  // The client core asks for a snapshot (keyframe with the node table) as soon as it is welcomed.
+  if (!s.Until([&] { return c.Stats().snapshots > 0; }, deadline))
+    return report.NoAnswer("joined, but the server sent no snapshot in time");
+  // Lock-step: the step granted last, which the snapshot does not carry (a paused session grants none).
+  uint64_t step = 0;
+  if (c.StepNs() > 0) {
+    s.ClearReplies();
+    c.RequestParams(protocol::ParamGet{"session.step"});
+    if (!s.Until([&] { return s.Reply<protocol::ParamReply>() != nullptr; }, deadline))
+      return report.NoAnswer("the server did not say its lock-step step in time");
+    const auto& reply = *s.Reply<protocol::ParamReply>();
+    // An older server has no session.step: the newest grant seen will do.
+    step = reply.ok ? std::strtoull(reply.param.value.c_str(), nullptr, 10) : c.GrantedStep();
+  }
+
+  const auto& anchor = c.Anchor();
+  std::vector<protocol::NodeInfo> nodes;
+  for (const auto& n : c.Nodes())
+    if (n.node_id != c.NodeId()) nodes.push_back(n);  // not this ctl itself
+
+  // The session line.
+  std::string timing = c.StepNs() > 0 ? fmt::format("lock-step step {} ({:.1f} ms steps)", step,
+                                                    static_cast<double>(c.StepNs()) / 1e6)
+                                      : std::string("real time");
+  if (c.TimeControl()) timing += fmt::format(", replay at {:g}x", anchor.rate);
+  std::string human = fmt::format("session '{}' at {}: {}, sim time {:.3f} s, {}\n", c.SessionName(), address.Text(),
+                                  Phase(anchor.phase), NsToS(anchor.sim_ns), timing);
+  // The node table, as the server's status table shows it.
+  if (nodes.empty()) {
+    human += "no nodes joined\n";
+  } else {
+    human += fmt::format("  {:>3} {:<16} {:<9} {:<16} {:>10} {:>8} {:>8} {:>6}  {}\n", "id", "node", "role", "host",
+                         "offset us", "rtt us", "rate Hz", "loss", "state");
+    for (const auto& n : nodes)
+      human += fmt::format("  {:>3} {:<16} {:<9} {:<16} {:>+10.1f} {:>8.1f} {:>8.1f} {:>5.1f}%  {}\n", n.node_id,
+                           n.name, protocol::RoleName(n.role), n.host, static_cast<double>(n.clock_offset_ns) / 1e3,
+                           static_cast<double>(n.rtt_ns) / 1e3, n.update_rate_hz, 100.0 * n.loss_fraction,
+                           n.lost ? "LOST" : "ok");
+  }
+
+  std::string json = fmt::format(
+      ",\"session\":{{\"name\":{},\"phase\":{},\"sim_time_s\":{:.6f},\"lockstep\":{},\"step\":{},\"step_s\":{:.6f},"
+      "\"replay\":{},\"speed\":{}}},\"nodes\":[",
+      Quote(c.SessionName()), Quote(Phase(anchor.phase)), NsToS(anchor.sim_ns), c.StepNs() > 0 ? "true" : "false",
+      step, NsToS(c.StepNs()), c.TimeControl() ? "true" : "false", anchor.rate);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    json += fmt::format(
+        "{}{{\"id\":{},\"name\":{},\"role\":{},\"host\":{},\"pid\":{},\"offset_us\":{:.1f},\"rtt_us\":{:.1f},"
+        "\"rate_hz\":{:.2f},\"loss\":{:.4f},\"lost\":{}}}",
+        i ? "," : "", n.node_id, Quote(n.name), Quote(protocol::RoleName(n.role)), Quote(n.host), n.pid,
+        static_cast<double>(n.clock_offset_ns) / 1e3, static_cast<double>(n.rtt_ns) / 1e3, n.update_rate_hz,
+        n.loss_fraction, n.lost ? "true" : "false");
+  }
+  json += "]";
+  return report.Ok(human, json);
+}
+
+// --- session commands -------------------------------------------------------------------------------
+
+// The phase a command leads to; nullopt for seek and speed, which keep the phase.
+std::optional<SessionPhase> TargetPhase(CtlCommand c) {
+  switch (c) {
+    case CtlCommand::kStart: return SessionPhase::kRunning;
+    case CtlCommand::kPause: return SessionPhase::kPaused;
+    case CtlCommand::kResume: return SessionPhase::kRunning;
+    case CtlCommand::kStop: return SessionPhase::kStopped;
+    default: return std::nullopt;
+  }
+}
+
+// The server ignores a pause of a session that is not running and a resume of one that is not paused;
+// its reply then shows the phase unchanged. Returns why, or "" when the command took.
+std::string Refusal(CtlCommand c, SessionPhase after) {
+  if (c == CtlCommand::kPause && after != SessionPhase::kPaused)
+    return "the session is " + Phase(after) + ": only a running session can be paused";
+  if (c == CtlCommand::kResume && after != SessionPhase::kRunning)
+    return "the session is " + Phase(after) + ": only a paused session can be resumed";
+  if (c == CtlCommand::kStart && after != SessionPhase::kStarting && after != SessionPhase::kRunning)
+    return "the session is " + Phase(after) + " after the start";
+  return {};
+}
+
+int Control(CtlSession& s, const CtlOptions& o, const Report& report, const ServerAddress& address,
+            Clock::time_point deadline) {
+  auto& c = s.Client();
+  const bool time_command = o.command == CtlCommand::kSeek || o.command == CtlCommand::kSpeed;
+  // Seek and speed act on replays only; a live server would ignore them with a warning.
+  if (time_command && !c.TimeControl())
+    return report.Refused("session '" + c.SessionName() + "' at " + address.Text() +
+                          " is live, not a replay: seek and speed act on a replay server (platoon replay LOG.mcap)");
+  // The phase before the command, from the snapshot the client core asks for on joining.
+  if (!s.Until([&] { return c.Stats().snapshots > 0; }, deadline))
+    return report.NoAnswer("joined, but the server sent no snapshot in time");
+  const SessionPhase before = c.Phase();
+  SessionControl command;
+  switch (o.command) {
+    case CtlCommand::kStart:
+      command = SessionControl{SessionControl::Command::kStart, 0, SToNs(o.at_sim_s)};
+      // "Now" is stamped on the synced clock, which is set after a few time exchanges.
+      if (!s.Until([&] { return c.Clock().IsSet(); }, deadline))
+        return report.NoAnswer("the clock did not synchronise with the server in time");
+      break;
+    case CtlCommand::kPause: command.command = SessionControl::Command::kPause; break;
+    case CtlCommand::kResume: command.command = SessionControl::Command::kResume; break;
+    case CtlCommand::kStop: command.command = SessionControl::Command::kStop; break;
+    case CtlCommand::kSeek: command = SessionControl{SessionControl::Command::kSeek, 0, SToNs(o.seek_s)}; break;
+    case CtlCommand::kSpeed: command = SessionControl{SessionControl::Command::kSpeed, 0, 0, o.speed}; break;
+    default: return config::cli::kExitUsage;
+  }
+  s.ClearReplies();
+  c.Control(command);
+  const protocol::SessionStatus* status = nullptr;
+  if (!s.Until([&] { return (status = s.Reply<protocol::SessionStatus>()) != nullptr; }, deadline))
+    return report.NoAnswer(fmt::format("no reply from the server within {:g} s", o.timeout_s));
+  const protocol::SessionStatus st = *status;
+  if (const std::string why = Refusal(o.command, st.phase); !why.empty())
+    return report.Refused(why, ",\"phase\":" + Quote(Phase(st.phase)));
+
+  // Done once a world state built after the command shows it: the new phase, or the new speed.
+  const auto target = TargetPhase(o.command);
+  auto shown = [&] {
+    const auto& a = c.Anchor();
+    if (a.ref_ns < st.server_time_ns) return false;
+    if (target && a.phase != *target) return false;
+    return o.command != CtlCommand::kSpeed || a.rate == o.speed;
+  };
+  if (!s.Until(shown, deadline)) {
+    const std::string wanted = target ? "phase " + Phase(*target) : fmt::format("speed {:g}x", o.speed);
+    return report.NoAnswer(fmt::format("the server accepted the command, but no world state showed {} within {:g} s "
+                                       "(last seen: {}, {:g}x)",
+                                       wanted, o.timeout_s, Phase(c.Anchor().phase), c.Anchor().rate));
+  }
+  const auto& a = c.Anchor();
+  std::string human;
+  switch (o.command) {
+    case CtlCommand::kStart:
+      human = fmt::format("session started at sim time {:.3f} s\n", NsToS(SToNs(o.at_sim_s)));
+      break;
+    case CtlCommand::kSeek:
+      human = fmt::format("replay at sim time {:.3f} s ({})\n", NsToS(st.sim_time_ns), Phase(a.phase));
+      break;
+    case CtlCommand::kSpeed: human = fmt::format("replay speed {:g}x ({})\n", a.rate, Phase(a.phase)); break;
+    default:
+      human = fmt::format("session {} at sim time {:.3f} s{}\n", Phase(a.phase), NsToS(a.sim_ns),
+                          before == a.phase ? " (it was already " + Phase(before) + ")" : "");
+      break;
+  }
+  return report.Ok(human, fmt::format(",\"phase\":{},\"phase_before\":{},\"sim_time_s\":{:.6f},\"speed\":{}",
+                                      Quote(Phase(a.phase)), Quote(Phase(before)),
+                                      NsToS(o.command == CtlCommand::kSeek ? st.sim_time_ns : a.sim_ns), a.rate));
+}
+
+// --- parameters -------------------------------------------------------------------------------------
+
+std::string ParamJson(const protocol::Parameter& p) {
+  return fmt::format("{{\"path\":{},\"value\":{},\"writable\":{},\"description\":{}}}", Quote(p.path), Quote(p.value),
+                     p.writable ? "true" : "false", Quote(p.description));
+}
+
+int Params(CtlSession& s, const CtlOptions& o, const Report& report, Clock::time_point deadline) {
+  auto& c = s.Client();
+  s.ClearReplies();
+  if (o.command == CtlCommand::kParamList) c.RequestParams(protocol::ParamListRequest{o.prefix});
+  else if (o.command == CtlCommand::kParamGet) c.RequestParams(protocol::ParamGet{o.path});
+  else c.RequestParams(protocol::ParamSet{o.path, o.value});
+  auto answered = [&] { return s.Reply<protocol::ParamList>() || s.Reply<protocol::ParamReply>(); };
+  if (!s.Until(answered, deadline))
+    return report.NoAnswer(fmt::format("no reply from the server within {:g} s", o.timeout_s));
+
+  if (const auto* list = s.Reply<protocol::ParamList>()) {
+    // A table: path, value, rw/ro, description.
+    size_t width = 4, value_width = 5;
+    for (const auto& p : list->params) {
+      width = std::max(width, p.path.size());
+      value_width = std::max(value_width, p.value.size());
+    }
+    std::string human, json = ",\"params\":[";
+    if (list->params.empty())
+      human = o.prefix.empty() ? "the server has no parameters\n" : "no parameters under '" + o.prefix + "'\n";
+    for (size_t i = 0; i < list->params.size(); ++i) {
+      const auto& p = list->params[i];
+      human += fmt::format("{:<{}}  {:<{}}  {}  {}\n", p.path, width, p.value, value_width, p.writable ? "rw" : "ro",
+                           p.description);
+      json += (i ? "," : "") + ParamJson(p);
+    }
+    return report.Ok(human, json + "]");
+  }
+  const auto& reply = *s.Reply<protocol::ParamReply>();
+  if (!reply.ok) return report.Refused(reply.error);
+  const auto& p = reply.param;
+  return report.Ok(fmt::format("{} = {}\n", p.path, p.value), ",\"param\":" + ParamJson(p));
+}
+
+}  // namespace
+
+CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
+  auto* ctl = app.add_subcommand("ctl", "Steer a running session: status, start/pause/resume/stop, seek/speed of a "
+                                        "replay, parameters");
+  ctl->footer(
+      "Examples:\n"
+      "  platoon ctl status                                  nodes and session of the server at 127.0.0.1:7400\n"
+      "  platoon ctl --server lab-server:7400 status --json  the same as one JSON object, from another PC\n"
+      "  platoon ctl --config configs/demo.toml pause        the server named in that session file\n"
+      "  platoon ctl start --at-sim 10                       start the session at sim time 10 s\n"
+      "  platoon ctl pause                                   pause a running session, wait until it is paused\n"
+      "  platoon ctl resume                                  resume a paused session\n"
+      "  platoon ctl stop                                    stop the session\n"
+      "  platoon ctl seek 42.5                               a replay: jump to sim time 42.5 s\n"
+      "  platoon ctl speed 4                                 a replay: four sim seconds per real second\n"
+      "  platoon ctl param list server.                      parameters under a prefix, with values\n"
+      "  platoon ctl param get server.broadcast_hz\n"
+      "  platoon ctl param set server.broadcast_hz 30\n"
+      "Exit codes: 0 done; 1 the server refused or did not answer within --timeout (the message says which);\n"
+      "2 usage error. docs/EXPERIMENTS.md has the JSON output.");
+  ctl->require_subcommand(1);
+  ctl->add_option("--server", o.server,
+                  "HOST:PORT of the server's control socket (default: the --config file's server, else "
+                  "127.0.0.1:7400)");
+  ctl->add_option("--config", o.config_path,
+                  "Session file whose [session] server_host and [server] control_port to use")
+      ->check(CLI::ExistingFile);
+  ctl->add_flag("--json", o.json, "Print one JSON object on stdout (for scripts)");
+  ctl->add_option("--timeout", o.timeout_s, "Seconds to wait for the server's answers")
+      ->check(config::cli::Finite())
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  ctl->add_flag("-v,--verbose", o.verbose, "Log the session client's join and clock lines on stderr");
+
+  // Each command sets o.command when parsed; ctl's options may also follow the command.
+  auto command = [&](CLI::App* parent, const char* name, const char* help, CtlCommand which) {
+    auto* sub = parent->add_subcommand(name, help);
+    sub->fallthrough();
+    sub->callback([&o, which] { o.command = which; });
+    return sub;
+  };
+  command(ctl, "status", "The node table (id, name, role, host, clock offset, round trip, update rate, loss) and the "
+                         "session (name, phase, sim time, lock-step step, replay speed)",
+          CtlCommand::kStatus);
+  auto* start = command(ctl, "start", "Start (or restart) the session now; waits until it runs", CtlCommand::kStart);
+  start->add_option("--at-sim", o.at_sim_s, "Sim time the session starts from, in s")
+      ->check(config::cli::Finite())
+      ->check(CLI::Range(-1e7, 1e7));
+  command(ctl, "pause", "Pause a running session; waits until it is paused", CtlCommand::kPause);
+  command(ctl, "resume", "Resume a paused session; waits until it runs", CtlCommand::kResume);
+  command(ctl, "stop", "Stop the session; waits until it is stopped", CtlCommand::kStop);
+  command(ctl, "seek", "A replay: move sim time to S seconds (the phase stays)", CtlCommand::kSeek)
+      ->add_option("S", o.seek_s, "Target sim time, in s")
+      ->required()
+      ->check(config::cli::Finite())
+      ->check(CLI::Range(-1e7, 1e7));
+  command(ctl, "speed", "A replay: play X sim seconds per real second", CtlCommand::kSpeed)
+      ->add_option("X", o.speed, "Speed, in (0, 1000], e.g. 0.25 or 4")
+      ->required()
+      ->check(config::cli::Finite())
+      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(0.0, 1000.0));
+  auto* param = ctl->add_subcommand("param", "Parameters by path (docs/PROTOCOL.md \"Parameters\")");
+  param->fallthrough();
+  param->require_subcommand(1);
+  command(param, "list", "Every parameter (under PREFIX) with its value, writability and description",
+          CtlCommand::kParamList)
+      ->add_option("PREFIX", o.prefix, "Path prefix, e.g. server.");
+  command(param, "get", "One parameter's value", CtlCommand::kParamGet)
+      ->add_option("PATH", o.path, "Parameter path, e.g. server.broadcast_hz")
+      ->required();
+  auto* set = command(param, "set", "Set a writable parameter; the server checks the value", CtlCommand::kParamSet);
+  set->add_option("PATH", o.path, "Parameter path, e.g. server.broadcast_hz")->required();
+  set->add_option("VALUE", o.value, "New value as a TOML literal, e.g. 30")->required();
+  return ctl;
+}
+
+int RunCtl(const CtlOptions& o) {
+  // Where the server is: --server, else the session file's, else the default.
+  ServerAddress address{"127.0.0.1", kDefaultControlPort};
+  if (!o.server.empty()) {
+    std::string error;
+    const auto parsed = ParseServerAddress(o.server, error);
+    if (!parsed) {
+      std::fprintf(stderr, "%s: --server: %s\n", kMe, error.c_str());
+      return config::cli::kExitUsage;
+    }
+    address = *parsed;
+  } else if (!o.config_path.empty()) {
+    try {
+      const auto session = config::LoadSession(o.config_path);
+      address = ServerAddress{session.server_host, session.server.control_port};
+    } catch (const config::ConfigError& e) {
+      std::fprintf(stderr, "%s: %s\n", kMe, e.what());
+      return config::cli::kExitUsage;
+    }
+  }
+  const Report report(o, address.Text());
+
+  // An observer that no lock-step waits for, under a name unique to this process.
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  session::ClientDef def =
+      session::DefaultClientDef(fmt::format("ctl-{}-{}", host, getpid()), protocol::Role::kObserver);
+  def.lockstep_member = false;
+  def.retry_refused = false;
+  def.keep_replies = true;
+  def.clock.min_fit_span_s = 0.2;  // a start needs "now" on the server's clock, not a drift fit
+  auto logger = o.verbose ? log::MakeLogger("ctl", "info") : nullptr;
+
+  std::signal(SIGINT, OnCtlSignal);
+  std::signal(SIGTERM, OnCtlSignal);
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
+  CtlSession s(address, std::move(def), logger);
+  auto& c = s.Client();
+  int code = 1;
+  if (!s.Until([&] { return c.Joined() || c.Refused().has_value(); }, deadline)) {
+    code = report.NoAnswer(fmt::format("no answer from the server at {} within {:g} s (is platoon-server "
+                                                    "or platoon replay running there, on that control port?)",
+                                                    address.Text(), o.timeout_s));
+  } else if (c.Refused()) {
+    code = report.Refused("the server refused to let ctl join: " + *c.Refused());
+  } else {
+    switch (o.command) {
+      case CtlCommand::kStatus: code = Status(s, report, address, deadline); break;
+      case CtlCommand::kParamList:
+      case CtlCommand::kParamGet:
+      case CtlCommand::kParamSet: code = Params(s, o, report, deadline); break;
+      case CtlCommand::kNone: code = config::cli::kExitUsage; break;
+      default: code = Control(s, o, report, address, deadline); break;
+    }
+  }
+  std::fflush(stdout);
+  s.Leave();
+  return code;
+}
+
+}  // namespace platoon::launcher

@@ -1,0 +1,36 @@
+#pragma once
+// `platoon ctl`: steers a running session from the command line (server/src/ctl_cmd.cpp).
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace platoon::launcher {
+
+/// The command `platoon ctl` was given.
+enum class CtlCommand : uint8_t {
+  kNone, kStatus, kStart, kPause, kResume, kStop, kSeek, kSpeed, kParamList, kParamGet, kParamSet
+};
+
+/// Options of `platoon ctl`.
+struct CtlOptions {
+  std::string server;       ///< HOST:PORT of the server's control socket; "": --config's, else 127.0.0.1:7400.
+  std::string config_path;  ///< Session file whose server address is the default.
+  bool json = false;        ///< One JSON object on stdout instead of the human output.
+  double timeout_s = 5.0;   ///< How long to wait for the server's answers, in s. Typical 2-10.
+  bool verbose = false;     ///< Log the session client's join and clock lines on stderr.
+  CtlCommand command = CtlCommand::kNone;
+  double at_sim_s = 0;      ///< start: sim time the session starts from, in s.
+  double seek_s = 0;        ///< seek: target sim time, in s.
+  double speed = 1.0;       ///< speed: sim seconds per real second, in (0, 1000].
+  std::string prefix;       ///< param list: path prefix ("": every parameter).
+  std::string path;         ///< param get/set: parameter path, e.g. "server.broadcast_hz".
+  std::string value;        ///< param set: TOML literal, e.g. 30 or "text".
+};
+
+/// Adds the `ctl` subcommand (and its commands) to `app`, filling `options` when it is parsed.
+CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& options);
+/// Runs the parsed command. Exit code: 0 ok, 1 the server refused or did not answer in time, 2 usage.
+int RunCtl(const CtlOptions& options);
+
+}  // namespace platoon::launcher
