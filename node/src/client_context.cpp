@@ -94,7 +94,14 @@ void ClientModuleContext::SetDataChannels(transport::Channel* pub, transport::Ch
 
 void ClientModuleContext::Flush(uint64_t step_done, uint64_t next_step) {
   if (pending_.empty() && step_done == 0) return;
-  protocol::NodeState state{NodeId(), ++sequence_, std::move(pending_), step_done, next_step};
+  uint32_t id = 0;
+  uint64_t token = 0;
+  {
+    std::lock_guard lock(mutex_);
+    id = client_.NodeId();
+    token = client_.StateToken();
+  }
+  protocol::NodeState state{id, ++sequence_, std::move(pending_), step_done, next_step, token};
   pending_.clear();
   sent_entities_ += state.entities.size();
   ++sent_states_;

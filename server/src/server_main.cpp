@@ -164,9 +164,9 @@ int main(int argc, char** argv) {
   if (timer.joinable()) timer.join();
   const auto& c = server.Counters();
   log->info("served {} time requests, sent {} world states; refused: {} undecodable, {} version, {} unknown sender, "
-            "{} foreign entity, {} stale",
+            "{} foreign entity, {} stale, {} forged state, {} future stamp",
             c.time_replies, c.world_states_sent, c.decode_errors, c.version_refused, c.unknown_sender, c.foreign_entity,
-            c.stale_update);
+            c.stale_update, c.forged_state, c.future_stamp);
   PrintSummary(session, server, reference.NowNs());
   return 0;
 }

@@ -297,6 +297,10 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   w.state_port = session_.server.state_port;
   w.step_ns = StepNs();
   w.time_control = time_control_;
+  // A fresh token per join: only the process that received this Welcome can send the node's states
+  // (the state socket carries no sender identity of its own).
+  record->state_token = NewToken();
+  w.state_token = record->state_token;
   Reply(peer, w);
   Emit(NodeEvent{rejoined ? NodeEvent::Kind::kRejoined : NodeEvent::Kind::kJoined, record->info.node_id,
                  record->info.name, now});
@@ -424,7 +428,8 @@ std::vector<protocol::Parameter> WorldCore::ListParams(const std::string& prefix
        {"session.name", "session.lockstep", "session.step", "session.steps_granted", "server.broadcast_hz",
         "server.lost_timeout_s", "server.status_interval_s", "server.stale_grace_s", "server.nodes", "server.entities",
         "server.refused.undecodable", "server.refused.version", "server.refused.unknown_sender",
-        "server.refused.foreign_entity", "server.refused.stale_update"}) {
+        "server.refused.foreign_entity", "server.refused.stale_update", "server.refused.forged_state",
+        "server.refused.future_stamp"}) {
     if (std::string(path).rfind(prefix, 0) == 0) out.push_back(GetParam(path).param);
   }
   return out;
@@ -461,6 +466,10 @@ protocol::ParamReply WorldCore::GetParam(const std::string& path) const {
   if (path == "server.refused.foreign_entity")
     return counter(counters_.foreign_entity, "Entity updates from a node that does not own the entity");
   if (path == "server.refused.stale_update") return counter(counters_.stale_update, "Entity updates older than the merged state");
+  if (path == "server.refused.forged_state")
+    return counter(counters_.forged_state, "Node states without the token of the node they name");
+  if (path == "server.refused.future_stamp")
+    return counter(counters_.future_stamp, "Entity updates stamped more than 1 s ahead of the session clock");
   if (path == "server.stale_grace_s")
     return {true, {path, number(session_.server.stale_grace_s), true, "Dead-reckoning time of a lost node's entities, s"}, {}};
   return {false, {path, "", false, ""}, "no parameter named '" + path + "'"};
@@ -504,7 +513,26 @@ void WorldCore::OnState(const protocol::Decoded& d, int64_t now) {
     ++counters_.unexpected_message;
     return;
   }
+  // A node id on the state socket is never trusted on its own: the state must carry the token that
+  // node's Welcome gave it.
+  auto it = nodes_.find(ns->node_id);
+  if (it != nodes_.end() && ns->token != it->second.state_token) {
+    ++counters_.forged_state;
+    if (now - last_forged_log_ns_ >= 1'000'000'000) {
+      last_forged_log_ns_ = now;
+      log_->warn("refused {} node state(s) claiming node '{}' (id {}) without its token ({} in all)",
+                 counters_.forged_state - forged_logged_, it->second.info.name, ns->node_id, counters_.forged_state);
+      forged_logged_ = counters_.forged_state;
+    }
+    return;
+  }
   Merge(*ns, now);
+}
+
+uint64_t WorldCore::NewToken() {
+  uint64_t t = 0;
+  while (t == 0) t = token_rng_();
+  return t;
 }
 
 void WorldCore::Merge(const protocol::NodeState& ns, int64_t now) {
@@ -531,7 +559,15 @@ void WorldCore::Merge(const protocol::NodeState& ns, int64_t now) {
   node.info.loss_fraction = expected ? static_cast<float>(node.states_missed) / static_cast<float>(expected) : 0.f;
 
   // Entities first: a step's acknowledgement may ride on the state that carries the step's results.
+  const bool clock_live = phase_ == SessionPhase::kRunning || phase_ == SessionPhase::kPaused;
+  const int64_t latest_stamp = SimTimeAt(now) + kMaxFutureStampNs;
   for (const auto& e : ns.entities) {
+    // Newest stamp wins, so a stamp far ahead of the session clock would lock the owner's real updates
+    // out until sim time caught up with it: refused.
+    if (clock_live && e.kinematics.stamp_ns > latest_stamp) {
+      ++counters_.future_stamp;
+      continue;
+    }
     auto [slot, inserted] = entities_.try_emplace(e.id, MergedEntity{e});
     MergedEntity& merged = slot->second;
     if (!inserted) {

@@ -90,6 +90,7 @@ struct Welcome {
   statePort @7 :UInt16;
   stepNs @8 :Int64;             # lock-step period of the session in ns; 0: real time
   timeControl @9 :Bool;         # the server accepts seek and speed commands (a replay)
+  stateToken @10 :UInt64;       # random per join: every NodeState of this node must carry it
 }
 
 struct Refuse {
@@ -163,6 +164,7 @@ struct NodeState {
   entities @2 :List(EntityState);
   stepDone @3 :UInt64;          # lock-step: this node finished step stepDone (sent after its states); 0: real time
   nextStep @4 :UInt64;          # lock-step: the node computes nothing before this step (not waited for); 0: the next one
+  token @5 :UInt64;             # the stateToken of the node's Welcome: states without it are refused
 }
 
 struct NodeInfo {

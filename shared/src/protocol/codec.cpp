@@ -268,6 +268,7 @@ struct BodyWriter {
     b.setStatePort(m.state_port);
     b.setStepNs(m.step_ns);
     b.setTimeControl(m.time_control);
+    b.setStateToken(m.state_token);
   }
   void operator()(const Refuse& m) {
     auto b = body.initRefuse();
@@ -307,6 +308,7 @@ struct BodyWriter {
     PutList(b.initEntities(m.entities.size()), m.entities, [](auto x, const auto& e) { Put(x, e); });
     b.setStepDone(m.step_done);
     b.setNextStep(m.next_step);
+    b.setToken(m.token);
   }
   void operator()(const WorldState& m) {
     auto b = body.initWorldState();
@@ -438,7 +440,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
       auto r = body.getWelcome();
       return Welcome{r.getNodeId(),     r.getSessionName(), r.getHeartbeatIntervalNs(), r.getLostTimeoutNs(),
                      r.getServerTimeNs(), r.getTimePort(),  r.getWorldPort(),          r.getStatePort(),
-                     r.getStepNs(),     r.getTimeControl()};
+                     r.getStepNs(),     r.getTimeControl(),      r.getStateToken()};
     }
     case W::REFUSE: {
       auto r = body.getRefuse();
@@ -463,7 +465,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
     case W::NODE_STATE: {
       auto r = body.getNodeState();
       return NodeState{r.getNodeId(), r.getSequence(), GetList<EntityState>(r.getEntities()), r.getStepDone(),
-                       r.getNextStep()};
+                       r.getNextStep(), r.getToken()};
     }
     case W::WORLD_STATE: {
       auto r = body.getWorldState();

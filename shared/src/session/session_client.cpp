@@ -113,6 +113,7 @@ void SessionClient::OnControl(const protocol::Message& m, int64_t local_ns) {
     lost_timeout_ns_ = w->lost_timeout_ns;
     step_ns_ = w->step_ns;
     time_control_ = w->time_control;
+    state_token_ = w->state_token;
     ports_ = ServerPorts{w->time_port, w->world_port, w->state_port};
     if (log_)
       log_->info("{} session '{}' as node {} (time port {}, world port {}{})", joined_ ? "still in" : "joined",
@@ -219,7 +220,7 @@ void SessionClient::OnWorld(const protocol::WorldState& w, bool snapshot, int64_
 
 void SessionClient::Ack(uint64_t step) {
   if (!joined_) return;
-  protocol::NodeState ack{node_id_, 0, {}, step};
+  protocol::NodeState ack{node_id_, 0, {}, step, 0, state_token_};
   Queue(Socket::kState, ack);
 }
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +38,8 @@ struct ServerCounters {
   uint64_t unknown_sender = 0;       ///< Messages from peers that have not joined.
   uint64_t foreign_entity = 0;       ///< Entity updates from a node that does not own the entity.
   uint64_t stale_update = 0;         ///< Entity updates older than (or as old as) the merged state.
+  uint64_t forged_state = 0;         ///< Node states without the state token of the node they name.
+  uint64_t future_stamp = 0;         ///< Entity updates stamped more than kMaxFutureStampNs ahead of sim time.
   uint64_t unexpected_message = 0;   ///< Valid messages on the wrong socket.
   uint64_t join_refused = 0;         ///< Joins refused by a system (identity policy) or for an empty name.
   uint64_t time_replies = 0;         ///< Time requests answered.
@@ -47,6 +50,7 @@ struct ServerCounters {
 struct NodeRecord {
   protocol::NodeInfo info;
   std::string peer;              ///< ROUTER identity on the control socket.
+  uint64_t state_token = 0;      ///< Random per join, sent in the Welcome; node states must carry it.
   int64_t joined_ns = 0;         ///< Reference time of the (last) join, in ns.
   uint64_t states_received = 0;
   uint64_t last_state_sequence = 0;
@@ -144,6 +148,8 @@ class WorldCore {
  public:
   /// Wire-level re-grant period while a lock-step step is outstanding, in ns (a lost PUB grant cannot hang).
   static constexpr int64_t kRegrantPeriodNs = 200'000'000;
+  /// Entity stamps may run this far ahead of the session clock, in ns (clock offsets are microseconds).
+  static constexpr int64_t kMaxFutureStampNs = 1'000'000'000;
 
   /// `session` is copied (parameters may change it); `logger` receives every log line.
   WorldCore(const config::SessionDef& session, std::shared_ptr<spdlog::logger> logger);
@@ -233,6 +239,7 @@ class WorldCore {
     std::shared_ptr<WorldSystem> system;
   };
 
+  uint64_t NewToken();
   void HandleJoin(const std::string& peer, const std::string& peer_address, const protocol::Join& join,
                   uint16_t peer_version, int64_t now);
   void Reply(const std::string& peer, protocol::Message message);
@@ -298,6 +305,9 @@ class WorldCore {
   bool finished_ = false;
 
   ServerCounters counters_;
+  std::mt19937_64 token_rng_{std::random_device{}()};
+  int64_t last_forged_log_ns_ = INT64_MIN / 2;
+  uint64_t forged_logged_ = 0;
   int64_t last_error_log_ns_ = INT64_MIN / 2;
   uint64_t errors_since_log_ = 0;
 };

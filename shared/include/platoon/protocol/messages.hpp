@@ -75,6 +75,7 @@ struct Welcome {
   uint16_t state_port = 0;              ///< TCP port for node state upstream.
   int64_t step_ns = 0;                  ///< Lock-step period of the session, in ns; 0: real time.
   bool time_control = false;            ///< The server accepts seek and speed commands (a replay).
+  uint64_t state_token = 0;             ///< Random per join: every NodeState of this node carries it.
   bool operator==(const Welcome&) const = default;
 };
 
@@ -157,6 +158,7 @@ struct NodeState {
   std::vector<EntityState> entities;
   uint64_t step_done = 0;       ///< Lock-step: the node finished this step (sent after its states); 0 in real time.
   uint64_t next_step = 0;       ///< Lock-step: no module of the node is due before this step, so steps before it are not waited for; 0: the next step.
+  uint64_t token = 0;           ///< The state token of the node's Welcome; the server refuses states without it.
   bool operator==(const NodeState&) const = default;
 };
 

@@ -174,6 +174,8 @@ class SessionClient {
   int64_t StepNs() const { return step_ns_; }
   /// True when the server accepts seek and speed commands (it is a replay).
   bool TimeControl() const { return time_control_; }
+  /// The state token of the last Welcome: every NodeState this client's node sends carries it.
+  uint64_t StateToken() const { return state_token_; }
   /// Newest lock-step grant: step number (0: none) and its sim time.
   uint64_t GrantedStep() const { return granted_step_; }
   int64_t GrantedSimNs() const { return granted_sim_ns_; }
@@ -229,6 +231,7 @@ class SessionClient {
 
   int64_t step_ns_ = 0;
   bool time_control_ = false;
+  uint64_t state_token_ = 0;
   uint64_t granted_step_ = 0, step_done_ = 0;
   int64_t granted_sim_ns_ = 0;
 };
