@@ -366,6 +366,14 @@ void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
       Emit(SessionEvent{SessionEvent::Kind::kStartScheduled, c.sim_t0_ns, start_at_ns_, 0});
       break;
     case Command::kPause:
+      if (phase_ == SessionPhase::kStarting) {
+        // A pause before the start instant holds the session at T0 (a replay started with --paused).
+        anchor_ = session::SessionAnchor{SessionPhase::kPaused, anchor_.sim_ns, now, anchor_.rate};
+        phase_ = SessionPhase::kPaused;
+        log_->info("session paused at its start, sim time {:.3f} s", NsToS(anchor_.sim_ns));
+        Emit(SessionEvent{SessionEvent::Kind::kPaused, anchor_.sim_ns, now, current_step_});
+        break;
+      }
       if (phase_ != SessionPhase::kRunning) break;
       anchor_ = session::SessionAnchor{SessionPhase::kPaused, SimTimeAt(now), now, anchor_.rate};
       phase_ = SessionPhase::kPaused;

@@ -106,3 +106,17 @@ TEST_CASE("trust: a stamp an hour ahead of the session clock is refused and cann
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 3.0);
   CHECK(c.core.Counters().future_stamp == 1);
 }
+
+TEST_CASE("world core: a pause before the start instant holds the session at T0 until resumed") {
+  Core c;
+  c.Join("alpha", "peer-a", kT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0 + kS, 5 * kS}, kT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kPause, 0, 0}, kT0 + 100 * kMs);
+  c.core.Poll(kT0 + 2 * kS);  // past the start instant: still paused at T0
+  CHECK(c.core.Phase() == protocol::SessionPhase::kPaused);
+  CHECK(c.core.SimTimeAt(kT0 + 2 * kS) == 5 * kS);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kResume, 0, 0}, kT0 + 3 * kS);
+  c.core.Poll(kT0 + 3 * kS);
+  CHECK(c.core.Phase() == protocol::SessionPhase::kRunning);
+  CHECK(c.core.SimTimeAt(kT0 + 3500 * kMs) == 5500 * kMs);
+}
