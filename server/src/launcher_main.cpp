@@ -9,6 +9,7 @@
 #include "platoon/process/child.hpp"
 #include "platoon/sensors/sensor_config.hpp"
 #include "ctl_cmd.hpp"
+#include "export_cmd.hpp"
 #include "replay_cmd.hpp"
 #include "validate_cmd.hpp"
 
@@ -189,7 +190,9 @@ int main(int argc, char** argv) {
                "  platoon check lab.toml                        validate a session file\n"
                "  platoon replay recordings/drivers.mcap        serve a recorded session to viewers and sensor hosts\n"
                "  platoon ctl status                            nodes and session of a running server (see platoon ctl --help)\n"
-               "  platoon validate drive.mcap --sensor front    a sensor's object list against the recorded ground truth"};
+               "  platoon validate drive.mcap --sensor front    a sensor's object list against the recorded ground truth\n"
+               "  platoon export drive.mcap --csv out --rate 100\n"
+               "                                                the data-write columns of every recorded vehicle, one CSV each"};
   app.require_subcommand(1);
   std::string session_path, only, server_host, bin_dir;
   double duration_s = 0;
@@ -214,8 +217,11 @@ int main(int argc, char** argv) {
   auto* ctl = platoon::launcher::AddCtlCommand(app, ctl_options);
   platoon::launcher::ValidateOptions validate_options;
   auto* validate = platoon::launcher::AddValidateCommand(app, validate_options);
+  platoon::launcher::ExportOptions export_options;
+  auto* export_cmd = platoon::launcher::AddExportCommand(app, export_options);
   if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
   if (validate->parsed()) return platoon::launcher::RunValidate(validate_options);
+  if (export_cmd->parsed()) return platoon::launcher::RunExport(export_options);
   if (replay->parsed()) return platoon::launcher::RunReplay(replay_options);
   if (ctl->parsed()) return platoon::launcher::RunCtl(ctl_options);
 

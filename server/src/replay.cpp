@@ -11,6 +11,8 @@ namespace platoon::server {
 
 void ReplayLogBuilder::Add(const protocol::WorldState& w) {
   ++log_.world_states;
+  log_.last_world_ns = log_.world_states == 1 ? w.sim_time_ns : std::max(log_.last_world_ns, w.sim_time_ns);
+  for (const auto& n : w.nodes) log_.node_names[n.node_id] = n.name;
   for (const auto& e : w.entities) {
     log_.states.push_back(e);  // keyframes repeat states sent in deltas: Finish() keeps one of each
   }
@@ -78,6 +80,7 @@ ReplayLog LoadReplayLog(const std::string& path) {
   if (auto info = session_log::ParseSessionInfo(session_json)) {
     log.session_name = info->name;
     log.session_text = info->config;
+    log.session_path = info->config_path;
   }
   return log;
 }

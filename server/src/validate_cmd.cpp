@@ -4,6 +4,8 @@
 // scripts/validate_plot.py. docs/RECORDING.md, "Validation reports".
 #include "validate_cmd.hpp"
 
+#include "progress.hpp"
+
 #include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/log/session_log.hpp"
@@ -48,33 +50,6 @@ std::vector<double> ParseBins(const std::string& text, std::string* error) {
   }
   return out;
 }
-
-// A progress line on stderr with an ETA, once the work has run for a second: redrawn in place on a
-// terminal, a line every 5 s otherwise.
-class Progress {
- public:
-  explicit Progress(size_t total) : total_(total), tty_(isatty(STDERR_FILENO) != 0) {}
-  void Update(size_t done, const char* what) {
-    const auto now = Clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    if (elapsed < 1.0 || done == 0 || now - last_ < std::chrono::milliseconds(tty_ ? 250 : 5000)) return;
-    last_ = now;
-    const double eta = elapsed * static_cast<double>(total_ - std::min(done, total_)) / static_cast<double>(done);
-    std::fprintf(stderr, "%svalidate: %s, %zu / %zu (%.0f %%), ETA %.0f s%s", tty_ ? "\r" : "", what, done, total_,
-                 100.0 * static_cast<double>(done) / static_cast<double>(total_), eta, tty_ ? "   " : "\n");
-    printed_ = true;
-  }
-  void Done() {
-    if (printed_ && tty_) std::fprintf(stderr, "\n");
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  size_t total_;
-  bool tty_;
-  bool printed_ = false;
-  Clock::time_point start_ = Clock::now(), last_ = start_;
-};
 
 std::string_view Text(std::span<const uint8_t> data) {
   return std::string_view(reinterpret_cast<const char*>(data.data()), data.size());
@@ -256,7 +231,7 @@ int RunValidate(const ValidateOptions& o) {
   }
 
   // 2. Decode: the recorded world, then the sensor's cycles.
-  Progress progress(world_bytes.size() + 2 * sensor_bytes.size());
+  Progress progress("validate", world_bytes.size() + 2 * sensor_bytes.size());
   validation::RecordedWorld world;
   uint64_t bad = 0;
   for (size_t i = 0; i < world_bytes.size(); ++i) {

@@ -12,6 +12,13 @@ uint64_t VehicleId(const std::string& node_name, uint32_t index) {
   return (static_cast<uint64_t>(h) << 16) | (index & 0xffff);
 }
 
+std::string VehicleName(uint64_t id, std::span<const std::string> node_names) {
+  const uint32_t index = static_cast<uint32_t>(id & 0xffff);
+  for (const auto& name : node_names)
+    if (VehicleId(name, index) == id) return name + ":" + std::to_string(index);
+  return "";
+}
+
 uint64_t AttachedVehicleId(const std::string& attach_to) {
   // The index follows the last colon, so a node name may itself hold colons.
   const auto colon = attach_to.rfind(':');

@@ -1,6 +1,7 @@
 #include "platoon/validation/recorded_world.hpp"
 
 #include "platoon/dead_reckoning_kinds.hpp"
+#include "platoon/state_interpolation.hpp"
 
 #include <algorithm>
 #include <set>
@@ -18,21 +19,7 @@ std::optional<TruthMethod> TruthMethodFromName(std::string_view name) {
 }
 
 KinematicState InterpolateKinematics(const KinematicState& a, const KinematicState& b, int64_t t_ns) {
-  KinematicState k = a;
-  k.stamp_ns = t_ns;
-  const double h = NsToS(b.stamp_ns - a.stamp_ns);
-  if (h <= 0.0) return k;
-  const double s = std::clamp(NsToS(t_ns - a.stamp_ns) / h, 0.0, 1.0);
-  // Cubic Hermite basis: exact for motion of constant acceleration, smooth through both states.
-  const double s2 = s * s, s3 = s2 * s;
-  const double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s, h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
-  k.pose.position_m = h00 * a.pose.position_m + h10 * h * a.velocity_mps + h01 * b.pose.position_m +
-                      h11 * h * b.velocity_mps;
-  k.pose.orientation = a.pose.orientation.slerp(s, b.pose.orientation).normalized();
-  k.velocity_mps = (1 - s) * a.velocity_mps + s * b.velocity_mps;
-  k.acceleration_mps2 = (1 - s) * a.acceleration_mps2 + s * b.acceleration_mps2;
-  k.angular_velocity_radps = (1 - s) * a.angular_velocity_radps + s * b.angular_velocity_radps;
-  return k;
+  return platoon::InterpolateKinematics(a, b, t_ns);
 }
 
 void RecordedWorld::Record(const protocol::EntityState& e) {
@@ -68,17 +55,6 @@ void RecordedWorld::Add(const protocol::WorldState& world) {
   }
 }
 
-namespace {
-
-// True when `b` cannot follow from `a` by driving: a respawn or a teleport, not to be interpolated across.
-bool Jump(const KinematicState& a, const KinematicState& b) {
-  const double dt = NsToS(b.stamp_ns - a.stamp_ns);
-  const double reach = std::max(a.velocity_mps.norm(), b.velocity_mps.norm()) * dt + 1.0;
-  return (b.pose.position_m - a.pose.position_m).norm() > reach;
-}
-
-}  // namespace
-
 std::optional<protocol::EntityState> RecordedWorld::StateAt(uint64_t id, int64_t t_ns, TruthMethod method) const {
   const auto it = entities_.find(id);
   if (it == entities_.end() || broadcasts_ == 0 || t_ns > last_ns_ + kHorizonNs) return std::nullopt;
@@ -94,8 +70,8 @@ std::optional<protocol::EntityState> RecordedWorld::StateAt(uint64_t id, int64_t
   if (removal != h.removed_ns.end() && *removal <= t_ns) return std::nullopt;
   protocol::EntityState out = a;
   if (method == TruthMethod::kInterpolate && after != h.states.end() &&
-      (removal == h.removed_ns.end() || *removal > after->kinematics.stamp_ns) && !Jump(a.kinematics, after->kinematics)) {
-    out.kinematics = InterpolateKinematics(a.kinematics, after->kinematics, t_ns);
+      (removal == h.removed_ns.end() || *removal > after->kinematics.stamp_ns) && !IsJump(a.kinematics, after->kinematics)) {
+    out.kinematics = platoon::InterpolateKinematics(a.kinematics, after->kinematics, t_ns);
   } else {
     out.kinematics = dr::ExtrapolateState(dr::ModelForKind(a.kind), a.kinematics, t_ns);
   }

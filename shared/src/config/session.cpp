@@ -66,21 +66,11 @@ DataWriteDef ReadDataWriteDef(const Table& t, const std::string& node_name) {
     t.Fail("rate_hz", "expected a rate whose period is a whole number of 1 ms dynamics steps (1000 / rate_hz an integer: "
                       "1000, 500, 250, 200, 125, 100, 50, 40, 25, 20, 10, 5, 1, ... Hz), got " + fmt::format("{}", d.rate_hz));
   // Columns: sim_time first whether listed or not, then the listed ones in their order.
-  d.columns = {data::Column::kSimTime};
+  // (The same check as `platoon export --variables`: data::ColumnsFromVariables.)
+  d.columns = data::AllColumns();
   if (t.Has("variables")) {
-    const auto names = t.GetStringArray("variables", {});
-    if (names.empty()) t.Fail("variables", "expected at least one variable (leave the key out for all: " + data::ColumnNameList() + ")");
-    for (const auto& name : names) {
-      const auto c = data::FindColumn(name);
-      if (!c) t.Fail("variables", "unknown variable \"" + name + "\" (known: " + data::ColumnNameList() + ")");
-      if (*c == data::Column::kSimTime) continue;
-      if (std::find(d.columns.begin(), d.columns.end(), *c) != d.columns.end())
-        t.Fail("variables", "\"" + name + "\" is listed twice");
-      d.columns.push_back(*c);
-    }
-  } else {
-    for (const auto& info : data::Columns())
-      if (info.column != data::Column::kSimTime) d.columns.push_back(info.column);
+    const std::string error = data::ColumnsFromVariables(t.GetStringArray("variables", {}), d.columns);
+    if (!error.empty()) t.Fail("variables", error);
   }
   // The path, with {node} replaced; any other {...} is a typo.
   std::string path = t.GetString("path", d.path);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <iterator>
 
@@ -58,6 +59,26 @@ std::string ColumnNameList() {
   std::string out;
   for (const auto& c : kColumns) out += (out.empty() ? "" : ", ") + std::string(c.name);
   return out;
+}
+
+std::vector<Column> AllColumns() {
+  std::vector<Column> out;
+  for (const auto& c : kColumns) out.push_back(c.column);
+  return out;
+}
+
+std::string ColumnsFromVariables(std::span<const std::string> names, std::vector<Column>& out) {
+  if (names.empty()) return "expected at least one variable (known: " + ColumnNameList() + ")";
+  std::vector<Column> columns = {Column::kSimTime};
+  for (const auto& name : names) {
+    const auto c = FindColumn(name);
+    if (!c) return "unknown variable \"" + name + "\" (known: " + ColumnNameList() + ")";
+    if (*c == Column::kSimTime) continue;
+    if (std::find(columns.begin(), columns.end(), *c) != columns.end()) return "\"" + name + "\" is listed twice";
+    columns.push_back(*c);
+  }
+  out = std::move(columns);
+  return "";
 }
 
 std::string CsvHeader(std::span<const Column> columns) {

@@ -72,6 +72,7 @@ class RecordedWorld {
 
 /// Kinematics at `t_ns` between two states of one entity (a.stamp_ns <= t_ns <= b.stamp_ns): cubic
 /// Hermite position, slerped orientation, linearly blended velocity, acceleration and angular velocity.
+/// The shared platoon::InterpolateKinematics (platoon/state_interpolation.hpp), which export uses too.
 KinematicState InterpolateKinematics(const KinematicState& a, const KinematicState& b, int64_t t_ns);
 
 }  // namespace platoon::validation

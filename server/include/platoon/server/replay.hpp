@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ namespace platoon::server {
 struct ReplayLog {
   std::string session_name;                 ///< From /platoon/session ("" when absent).
   std::string session_text;                 ///< The recorded session file's text ("" when absent).
+  std::string session_path;                 ///< Where that file was when recorded ("" when absent).
   std::vector<protocol::EntityState> states;  ///< Every distinct recorded entity state, by stamp.
   struct Removal {
     int64_t sim_ns = 0;
@@ -29,6 +31,8 @@ struct ReplayLog {
   int64_t last_ns = 0;                      ///< Sim time of the last recorded state, in ns.
   uint32_t max_owner = 0;                   ///< Highest recorded owner node id.
   uint64_t world_states = 0;                ///< World states read.
+  int64_t last_world_ns = 0;                ///< Sim time of the last world state, in ns (0 before any).
+  std::map<uint32_t, std::string> node_names;  ///< Node id -> name, from the node tables of keyframes.
   size_t entity_count = 0;                  ///< Distinct entities.
   std::vector<std::string> problems;        ///< What the reader found wrong (a cut file: its cut).
 };

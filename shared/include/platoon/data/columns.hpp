@@ -61,6 +61,13 @@ const ColumnInfo& Info(Column c);
 std::optional<Column> FindColumn(std::string_view name);
 /// Every config name, comma separated, for error messages: "sim_time, x, y, ...".
 std::string ColumnNameList();
+/// Every column in table order (sim_time first): the columns when no `variables` are given.
+std::vector<Column> AllColumns();
+/// The file columns of a `variables` list (`[node.data_write] variables`, `platoon export --variables`):
+/// sim_time first whether listed or not, then the listed columns in their order, names or headers.
+/// Returns "" and fills `out`, or the reason: an empty list ("expected at least one variable"), an
+/// unknown name ("unknown variable \"gear\" (known: sim_time, x, ...)"), a column listed twice.
+std::string ColumnsFromVariables(std::span<const std::string> names, std::vector<Column>& out);
 
 /// One sample of every column. NaN is an empty field (no leader, off the road, ...).
 struct MetricsRow {

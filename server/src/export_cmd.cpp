@@ -1,0 +1,380 @@
+// `platoon export LOG.mcap --csv DIR --rate HZ`: for every entity of a session log, a CSV with the
+// columns of the driver seat's data write ([node.data_write]), computed by the same functions
+// (data::SampleOf, data::ComputeMetrics) on the recorded states at sim times k / HZ, and entities.csv
+// listing them. docs/RECORDING.md, "Export to CSV".
+#include "export_cmd.hpp"
+
+#include "progress.hpp"
+
+#include "platoon/config/cli.hpp"
+#include "platoon/config/session.hpp"
+#include "platoon/data/columns.hpp"
+#include "platoon/data/recorded_tracks.hpp"
+#include "platoon/entity_id.hpp"
+#include "platoon/road/session_road.hpp"
+#include "platoon/server/replay.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+namespace platoon::launcher {
+namespace {
+
+constexpr const char* kMe = "platoon export";
+constexpr int kExitNothing = 1;
+constexpr int kExitUsage = config::cli::kExitUsage;
+
+std::string_view KindName(protocol::EntityKind kind) {
+  switch (kind) {
+    case protocol::EntityKind::kCar: return "car";
+    case protocol::EntityKind::kTruck: return "truck";
+    case protocol::EntityKind::kMotorcycle: return "motorcycle";
+    case protocol::EntityKind::kBicycle: return "bicycle";
+    case protocol::EntityKind::kPedestrian: return "pedestrian";
+    case protocol::EntityKind::kStaticObject: return "static_object";
+    default: return "unknown";
+  }
+}
+
+std::string Hex(uint64_t id) { return fmt::format("{:016x}", id); }
+
+int64_t SecondsToNsClamped(double s) {
+  if (s <= -9e9) return INT64_MIN;
+  if (s >= 9e9) return INT64_MAX;
+  return SToNs(s);
+}
+
+std::string Seconds(int64_t ns) { return fmt::format("{:.6f}", NsToS(ns)); }
+
+// A file name from an entity name: letters, digits, '.', '-' and '_' kept, anything else '_'
+// ("robot:0" -> "robot_0").
+std::string FileStem(const std::string& name) {
+  std::string out = name;
+  for (char& c : out)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_')) c = '_';
+  if (out.empty() || out.front() == '.') out.insert(out.begin(), '_');
+  return out;
+}
+
+// One entity's output: its CSV, written in pieces (a recording of thousands of entities cannot keep a
+// file open for each, nor every row in memory).
+struct Output {
+  size_t track = 0;
+  std::string name;  // "robot:0", or "" when no node name made its id
+  std::string file;  // "robot_0.csv"
+  std::string buffer;
+  bool created = false;
+  uint64_t rows = 0;
+  int64_t first_row_ns = 0, last_row_ns = 0;
+};
+
+struct WriteError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Writes `text` to `path`, appended or from scratch.
+void WriteText(const std::string& path, const std::string& text, bool append) {
+  std::FILE* f = std::fopen(path.c_str(), append ? "ab" : "wb");
+  if (!f) throw WriteError("cannot write " + path + ": " + std::strerror(errno));
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int write_errno = errno;
+  const bool closed = std::fclose(f) == 0;
+  if (!ok || !closed) throw WriteError("writing " + path + ": " + std::strerror(ok ? errno : write_errno));
+}
+
+// Appends `out.buffer` to its file (created with `header` on the first piece).
+void Flush(Output& out, const std::filesystem::path& dir, const std::string& header) {
+  WriteText((dir / out.file).string(), out.created ? out.buffer : header + "\n" + out.buffer, out.created);
+  out.created = true;
+  out.buffer.clear();
+}
+
+}  // namespace
+
+CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "export",
+      "Write, for every entity of a session log, a CSV with the columns of the driver seat's data write "
+      "([node.data_write]: sim time, pose, speed, accelerations, controls, road id, s, lane, lane offset, headway, "
+      "time headway, TTC), computed by the same functions on the recorded states at sim times k / rate; "
+      "DIR/entities.csv lists the entities and their files.\n\n"
+      "  platoon export recordings/drivers.mcap --csv out --rate 100\n"
+      "  platoon export drive.mcap --csv out --rate 10 --entities robot,traffic:3 --variables speed,lane_offset,headway\n"
+      "  platoon export drive.mcap --csv out --from 10 --to 20 --config configs/drivers.toml\n"
+      "      the session (and its road) from that file, e.g. when the recorded road file is not on this PC\n\n"
+      "Exit codes: 0 written, 1 nothing to export (no entity states, or none in --from/--to), 2 usage error "
+      "(missing file, not a session log, bad option, a road that does not load).");
+  cmd->add_option("log", o.log_path, "Session log (.mcap) written by a recorder")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--csv", o.csv_dir, "Output directory, created if missing (one <entity>.csv per entity, entities.csv)")
+      ->required();
+  cmd->add_option("--rate", o.rate_hz, "Rows per second of sim time, in (0, 1000]; rows at sim times k / rate")
+      ->check(config::cli::Finite())
+      ->capture_default_str();
+  cmd->add_option("--entities", o.entities,
+                  "Only these entities, comma-separated: a name as entities.csv lists it (robot:0), its file stem "
+                  "(robot_0), a node name (all its vehicles) or an entity id (decimal or hex)")
+      ->delimiter(',');
+  cmd->add_option("--variables", o.variables,
+                  "Columns, comma-separated, as [node.data_write] variables (sim_time always first); default: all of " +
+                      data::ColumnNameList())
+      ->delimiter(',');
+  cmd->add_option("--from", o.from_s, "No rows before this sim time, in s (default: each entity's first state)")
+      ->check(config::cli::Finite())
+      ->check(CLI::Range(-1e7, 1e7));
+  cmd->add_option("--to", o.to_s, "No rows after this sim time, in s (default: each entity's end)")
+      ->check(config::cli::Finite())
+      ->check(CLI::Range(-1e7, 1e7));
+  cmd->add_option("--config", o.config_path,
+                  "Take the session (and its road) from this file instead of the one recorded in the log")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--method", o.method,
+                  "States between recorded ones: interpolate (Hermite/slerp between the two that bracket a row; "
+                  "default) or dead_reckon (from the newest, as receivers showed it)")
+      ->check(CLI::IsMember({"interpolate", "dead_reckon"}));
+  return cmd;
+}
+
+int RunExport(const ExportOptions& o) {
+  namespace fs = std::filesystem;
+  const auto t_start = std::chrono::steady_clock::now();
+  // 1. Options that need no log.
+  if (!(o.rate_hz > 0 && o.rate_hz <= 1000)) {
+    std::fprintf(stderr, "%s: --rate: expected rows per second of sim time in (0, 1000], got %g\n", kMe, o.rate_hz);
+    return kExitUsage;
+  }
+  std::vector<data::Column> columns = data::AllColumns();
+  if (!o.variables.empty()) {
+    const std::string error = data::ColumnsFromVariables(o.variables, columns);
+    if (!error.empty()) {
+      std::fprintf(stderr, "%s: --variables: %s\n", kMe, error.c_str());
+      return kExitUsage;
+    }
+  }
+  if (o.to_s < o.from_s) {
+    std::fprintf(stderr, "%s: --to (%.3f s) is before --from (%.3f s)\n", kMe, o.to_s, o.from_s);
+    return kExitUsage;
+  }
+  data::ExportDef def = data::DefaultExportDef();
+  def.rate_hz = o.rate_hz;
+  def.from_ns = SecondsToNsClamped(o.from_s);
+  def.to_ns = SecondsToNsClamped(o.to_s);
+  def.method = *data::TrackMethodFromName(o.method);
+  def.metrics.leader = std::any_of(columns.begin(), columns.end(), [](data::Column c) {
+    return c == data::Column::kHeadway || c == data::Column::kTimeHeadway || c == data::Column::kTtc;
+  });
+
+  // 2. The log: every distinct recorded entity state, removals, the node table, the session file.
+  std::error_code size_error;
+  const auto bytes = fs::file_size(o.log_path, size_error);
+  if (!size_error && bytes > (64u << 20))
+    std::fprintf(stderr, "%s: reading %s (%.0f MB)\n", kMe, o.log_path.c_str(), static_cast<double>(bytes) / 1e6);
+  server::ReplayLog log = server::LoadReplayLog(o.log_path);
+  if (log.world_states == 0) {
+    std::fprintf(stderr, "%s: %s is not a platoon session log%s%s\n", kMe, o.log_path.c_str(),
+                 log.problems.empty() ? "" : ": ", log.problems.empty() ? "" : log.problems.front().c_str());
+    return kExitUsage;
+  }
+  for (const auto& p : log.problems) std::fprintf(stderr, "%s: warning: %s\n", kMe, p.c_str());
+  if (log.states.empty()) {
+    std::fprintf(stderr, "%s: %s holds %llu world states but no entity state: nothing to export\n", kMe,
+                 o.log_path.c_str(), static_cast<unsigned long long>(log.world_states));
+    return kExitNothing;
+  }
+
+  // 3. The session, for the road and the node names: --config, else the recorded file's text, its
+  // relative road file looked up where the session file was when recorded.
+  config::SessionDef session;
+  bool have_session = false;
+  std::string session_source;
+  try {
+    if (!o.config_path.empty()) {
+      session_source = o.config_path;
+      session = config::LoadSession(o.config_path);
+      have_session = true;
+    } else if (!log.session_text.empty()) {
+      session_source = log.session_path.empty() ? o.log_path + " (recorded session)" : log.session_path + " (as recorded)";
+      session = config::LoadSessionText(log.session_text, log.session_path.empty() ? o.log_path : log.session_path);
+      have_session = true;
+    }
+  } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "%s: the session file %s does not load: %s\n%s", kMe, session_source.c_str(), e.what(),
+                 o.config_path.empty() ? "  give the session file with --config FILE to take the session and its road from there\n" : "");
+    return kExitUsage;
+  }
+  road::RoadNetwork roads;
+  std::string road_note;
+  if (!have_session) {
+    road_note = "none: the log carries no session file (give it with --config FILE); road_id .. ttc are empty";
+  } else if (!session.has_road) {
+    road_note = "none: the session has no [road]; road_id .. ttc are empty";
+  } else {
+    try {
+      roads = road::SessionRoadNetwork(session.road);
+    } catch (const config::ConfigError& e) {
+      std::fprintf(stderr, "%s: the road of the session does not load here: %s\n", kMe, e.what());
+      if (o.config_path.empty())
+        std::fprintf(stderr, "  (%s names road file \"%s\", looked up next to the session file as recorded); give the "
+                             "session file with --config FILE to take the session and its road from there\n",
+                     session_source.c_str(), session.road.file.c_str());
+      return kExitUsage;
+    }
+    road_note = session.road.file.empty() ? fmt::format("generated, {:.0f} m (from {})", session.road.generate_length_m, session_source)
+                                          : fmt::format("{} (from {})", session.road.file, session_source);
+  }
+
+  // 4. Tracks, and their names: "<node>:<index>" for a node's vehicle, else the hex id.
+  std::vector<data::TrackRemoval> removals;
+  removals.reserve(log.removals.size());
+  for (const auto& r : log.removals) removals.push_back({r.id, r.sim_ns});
+  const size_t state_count = log.states.size();
+  const data::RecordedTracks tracks(std::move(log.states), removals, log.last_world_ns);
+  log.states = {};
+  const auto& all = tracks.Tracks();
+  std::vector<std::string> node_names;
+  for (const auto& [id, name] : log.node_names) node_names.push_back(name);
+  if (have_session)
+    for (const auto& n : session.nodes) node_names.push_back(n.name);
+  std::sort(node_names.begin(), node_names.end());
+  node_names.erase(std::unique(node_names.begin(), node_names.end()), node_names.end());
+  std::vector<Output> outputs(all.size());
+  std::set<std::string> stems;
+  for (size_t i = 0; i < all.size(); ++i) {
+    Output& out = outputs[i];
+    out.track = i;
+    out.name = VehicleName(all[i].id, node_names);
+    std::string stem = out.name.empty() ? Hex(all[i].id) : FileStem(out.name);
+    if (stem == "entities" || stems.count(stem)) stem += "_" + Hex(all[i].id);
+    stems.insert(stem);
+    out.file = stem + ".csv";
+  }
+
+  // 5. The selection: names, file stems, node names, ids.
+  std::vector<size_t> selected;
+  if (o.entities.empty()) {
+    for (size_t i = 0; i < all.size(); ++i) selected.push_back(i);
+  } else {
+    std::set<size_t> chosen;
+    for (const auto& want : o.entities) {
+      bool found = false;
+      for (size_t i = 0; i < all.size(); ++i) {
+        const Output& out = outputs[i];
+        const std::string stem = out.file.substr(0, out.file.size() - 4);
+        const bool by_node = !out.name.empty() && out.name.substr(0, out.name.rfind(':')) == want;
+        std::string lower = want;
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+        const bool by_id = lower == std::to_string(all[i].id) || lower == Hex(all[i].id) ||
+                           lower == fmt::format("0x{:x}", all[i].id) || lower == fmt::format("{:x}", all[i].id);
+        if (want == out.name || want == stem || by_node || by_id) {
+          chosen.insert(i);
+          found = true;
+        }
+      }
+      if (!found) {
+        std::string known;
+        for (size_t i = 0; i < all.size() && i < 20; ++i)
+          known += (known.empty() ? "" : ", ") + (outputs[i].name.empty() ? Hex(all[i].id) : outputs[i].name);
+        if (all.size() > 20) known += fmt::format(", ... ({} in all)", all.size());
+        std::fprintf(stderr, "%s: --entities: %s has no entity \"%s\" (its entities: %s)\n", kMe, o.log_path.c_str(),
+                     want.c_str(), known.c_str());
+        return kExitUsage;
+      }
+    }
+    selected.assign(chosen.begin(), chosen.end());
+  }
+  int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
+  for (const auto& t : all) {
+    first_ns = std::min(first_ns, t.FirstNs());
+    last_ns = std::max(last_ns, t.end_ns);
+  }
+  std::printf("%s: %s: %zu entities, %zu states, sim time %.3f .. %.3f s; road: %s\n", kMe, o.log_path.c_str(),
+              all.size(), state_count, NsToS(first_ns), NsToS(last_ns), road_note.c_str());
+  const size_t with_rows = static_cast<size_t>(std::count_if(selected.begin(), selected.end(), [&](size_t i) {
+    return data::RowSpan(all[i], def).has_value();
+  }));
+  if (with_rows == 0) {
+    std::fprintf(stderr, "%s: none of the %zu selected entities exists at a row time (k / %g s) in %.3f .. %.3f s: nothing to export\n",
+                 kMe, selected.size(), o.rate_hz, std::max(NsToS(first_ns), o.from_s), std::min(NsToS(last_ns), o.to_s));
+    return kExitNothing;
+  }
+
+  // 6. The rows, time-major; each entity's CSV is written in pieces.
+  std::error_code ec;
+  fs::create_directories(o.csv_dir, ec);
+  if (ec || !fs::is_directory(o.csv_dir)) {
+    std::fprintf(stderr, "%s: --csv: cannot create directory %s%s%s\n", kMe, o.csv_dir.c_str(), ec ? ": " : "",
+                 ec ? ec.message().c_str() : "");
+    return kExitUsage;
+  }
+  const fs::path dir(o.csv_dir);
+  const std::string header = data::CsvHeader(columns);
+  // At most about 64 MiB buffered in all, at least 16 KiB per file between writes.
+  const size_t piece = std::clamp<size_t>((64u << 20) / with_rows, 16u << 10, 1u << 20);
+  std::optional<Progress> rows_progress;
+  uint64_t rows = 0;
+  try {
+    rows = data::ExportRows(
+        tracks, selected, roads, def,
+        [&](size_t i, const data::MetricsRow& row) {
+          Output& out = outputs[i];
+          const int64_t t = SToNs(row[data::Column::kSimTime]);
+          if (out.rows++ == 0) out.first_row_ns = t;
+          out.last_row_ns = t;
+          data::AppendCsvRow(row, columns, out.buffer);
+          if (out.buffer.size() >= piece) Flush(out, dir, header);
+        },
+        [&](int64_t done, int64_t total) {
+          if (!rows_progress) rows_progress.emplace("export", static_cast<size_t>(total));
+          rows_progress->Update(static_cast<size_t>(done), "row times");
+        });
+    for (size_t i : selected)
+      if (outputs[i].rows > 0) Flush(outputs[i], dir, header);
+  } catch (const WriteError& e) {
+    if (rows_progress) rows_progress->Done();
+    std::fprintf(stderr, "%s: %s\n", kMe, e.what());
+    return kExitUsage;
+  }
+  if (rows_progress) rows_progress->Done();
+
+  // 7. entities.csv: every recorded entity, selected or not, with its file and rows.
+  std::string index = "id,name,file,kind,owner,states,first_state_s,last_state_s,end_s,rows,first_row_s,last_row_s\n";
+  for (size_t i = 0; i < all.size(); ++i) {
+    const auto& t = all[i];
+    const Output& out = outputs[i];
+    const auto owner = log.node_names.find(t.owner_node);
+    index += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", t.id, out.name, out.rows > 0 ? out.file : "",
+                         KindName(t.kind), owner != log.node_names.end() ? owner->second : "", t.states.size(),
+                         Seconds(t.FirstNs()), Seconds(t.LastStateNs()), Seconds(t.end_ns), out.rows,
+                         out.rows > 0 ? Seconds(out.first_row_ns) : "", out.rows > 0 ? Seconds(out.last_row_ns) : "");
+  }
+  try {
+    WriteText((dir / "entities.csv").string(), index, false);
+  } catch (const WriteError& e) {
+    std::fprintf(stderr, "%s: %s\n", kMe, e.what());
+    return kExitUsage;
+  }
+  const size_t files = static_cast<size_t>(std::count_if(outputs.begin(), outputs.end(), [](const Output& out) { return out.rows > 0; }));
+  if (rows == 0) {
+    std::fprintf(stderr, "%s: the selected entities were removed at every row time in %.3f .. %.3f s: nothing to export\n",
+                 kMe, std::max(NsToS(first_ns), o.from_s), std::min(NsToS(last_ns), o.to_s));
+    return kExitNothing;
+  }
+  std::printf("%s: wrote %zu CSV file%s, %llu rows at %g Hz (%zu columns, rows by %s) to %s, listed in entities.csv, in %.1f s\n",
+              kMe, files, files == 1 ? "" : "s", static_cast<unsigned long long>(rows), o.rate_hz, columns.size(),
+              std::string(data::TrackMethodName(def.method)).c_str(), o.csv_dir.c_str(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace platoon::launcher
