@@ -571,7 +571,11 @@ void WorldCore::Merge(const protocol::NodeState& ns, int64_t now) {
   const int64_t latest_stamp = SimTimeAt(now) + kMaxFutureStampNs;
   for (const auto& e : ns.entities) {
     // Newest stamp wins, so a stamp far ahead of the session clock would lock the owner's real updates
-    // out until sim time caught up with it: refused.
+    // out until sim time caught up with it: refused (after ownership, the more basic reason).
+    if (auto held = entities_.find(e.id); held != entities_.end() && held->second.state.owner_node != node.info.node_id) {
+      ++counters_.foreign_entity;
+      continue;
+    }
     if (clock_live && e.kinematics.stamp_ns > latest_stamp) {
       ++counters_.future_stamp;
       continue;

@@ -234,7 +234,11 @@ TEST_CASE("server: updates to an entity owned by another node are refused and co
   forged.id = victim;
   forged.kind = protocol::EntityKind::kCar;
   forged.kinematics.stamp_ns = INT64_MAX / 2;  // newer than anything: only ownership can refuse it
-  for (int i = 1; i <= 20; ++i) state.send(zmq::buffer(protocol::Encode(protocol::NodeState{w.node_id, static_cast<uint64_t>(i), {forged}})));
+  // With the intruder's own token (it joined): refused by ownership. Without it: refused as forged.
+  for (int i = 1; i <= 20; ++i)
+    state.send(zmq::buffer(protocol::Encode(protocol::NodeState{w.node_id, static_cast<uint64_t>(i), {forged}, 0, 0, w.state_token})));
+  for (int i = 21; i <= 25; ++i)
+    state.send(zmq::buffer(protocol::Encode(protocol::NodeState{w.node_id, static_cast<uint64_t>(i), {forged}})));
   // Handshake: ask the server's counter over the control socket until all 20 are counted.
   std::string count;
   for (const auto deadline = Clock::now() + 10s; count != "20" && Clock::now() < deadline;) {
@@ -245,6 +249,15 @@ TEST_CASE("server: updates to an entity owned by another node are refused and co
     if (const auto* p = d.message ? std::get_if<protocol::ParamReply>(&*d.message) : nullptr) count = p->param.value;
   }
   CHECK(count == "20");
+  std::string forged_count;
+  for (const auto deadline = Clock::now() + 10s; forged_count != "5" && Clock::now() < deadline;) {
+    control.send(zmq::buffer(protocol::Encode(protocol::ParamGet{"server.refused.forged_state"})));
+    zmq::message_t r;
+    REQUIRE(control.recv(r));
+    const auto d = protocol::Decode(r.to_string());
+    if (const auto* p = d.message ? std::get_if<protocol::ParamReply>(&*d.message) : nullptr) forged_count = p->param.value;
+  }
+  CHECK(forged_count == "5");
   // The forgeries changed nothing: the entity still belongs to its owner.
   control.send(zmq::buffer(protocol::Encode(protocol::StatusRequest{})));
   zmq::message_t snap;
