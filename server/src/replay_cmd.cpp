@@ -171,12 +171,8 @@ int RunReplay(const ReplayOptions& o) {
   logger->info("session '{}' listening on {}: control {}, time {}, world {}, state {}", session.name,
                session.server.bind_address, ports.control, ports.time, ports.world, ports.state);
   if (!o.ready_file.empty()) {
-    FILE* f = std::fopen((o.ready_file + ".tmp").c_str(), "w");
-    const bool ok = f && std::fprintf(f, "{\"control\":%u,\"time\":%u,\"world\":%u,\"state\":%u}\n", ports.control,
-                                      ports.time, ports.world, ports.state) > 0;
-    if (f) std::fclose(f);
-    if (!ok || std::rename((o.ready_file + ".tmp").c_str(), o.ready_file.c_str()) != 0) {
-      std::fprintf(stderr, "%s: --ready-file: cannot write %s\n", me, o.ready_file.c_str());
+    if (const std::string error = server::WriteReadyFile(o.ready_file, ports); !error.empty()) {
+      std::fprintf(stderr, "%s: --ready-file: %s\n", me, error.c_str());
       return config::cli::kExitUsage;
     }
   }

@@ -20,23 +20,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
 
-// Writes the bound ports as JSON, atomically, so a waiting process never reads half a file.
-// Returns an empty string, or what went wrong.
-std::string WriteReadyFile(const std::string& path, const platoon::server::BoundPorts& p) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << "{\"control\":" << p.control << ",\"time\":" << p.time << ",\"world\":" << p.world
-      << ",\"state\":" << p.state << "}\n";
-    f.flush();
-    if (!f) return "cannot write " + tmp;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return "cannot rename " + tmp + " to " + path + ": " + ec.message();
-  return {};
-}
-
 // The machine-readable last line: session, sim time, steps and the hash of the merged world.
 void PrintSummary(const platoon::config::SessionDef& session, const platoon::server::SyncServer& server,
                   int64_t now_ns) {
@@ -136,7 +119,7 @@ int main(int argc, char** argv) {
             session.server.bind_address, ports.control, ports.time, ports.world, ports.state);
   if (session.faults.Enabled()) log->warn("fault injection is ON for received messages");
   if (!ready_file.empty()) {
-    const std::string error = WriteReadyFile(ready_file, ports);
+    const std::string error = platoon::server::WriteReadyFile(ready_file, ports);
     if (!error.empty()) {
       std::fprintf(stderr, "platoon-server: --ready-file: %s\n", error.c_str());
       return 2;

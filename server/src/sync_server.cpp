@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
+#include <fstream>
 
 namespace platoon::server {
 
@@ -89,6 +91,21 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
     }
   }
   log_->info("server stopping");
+}
+
+std::string WriteReadyFile(const std::string& path, const BoundPorts& p) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << "{\"control\":" << p.control << ",\"time\":" << p.time << ",\"world\":" << p.world
+      << ",\"state\":" << p.state << "}\n";
+    f.flush();
+    if (!f) return "cannot write " + tmp;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return "cannot rename " + tmp + " to " + path + ": " + ec.message();
+  return {};
 }
 
 }  // namespace platoon::server

@@ -254,11 +254,7 @@ TEST_CASE("ctl: a replay server accepts seek and speed, and status shows the new
       car.kinematics.pose.position_m = Vec3(0.1 * i, 0, 0);
       car.kinematics.velocity_mps = Vec3(1, 0, 0);
       world.entities = {car};
-      const std::string bytes = protocol::Encode(world);
-      REQUIRE(w->WriteEnvelope(session_log::kWorldTopic,
-                               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-                               world.sim_time_ns, world.server_time_ns)
-                  .Ok());
+      REQUIRE(w->WriteWorld(world).Ok());
     }
     REQUIRE(w->Close().Ok());
   }

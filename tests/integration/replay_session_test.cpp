@@ -46,11 +46,7 @@ void WriteDrive(const std::string& path, double ego_weave_m) {
       e.kinematics.velocity_mps = Vec3(15, k == 0 ? ego_weave_m * 1.5 * std::cos(1.5 * t) : 0.0, 0);
       world.entities.push_back(e);
     }
-    const std::string bytes = protocol::Encode(world);
-    REQUIRE(w->WriteEnvelope(session_log::kWorldTopic,
-                             std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-                             world.sim_time_ns, world.server_time_ns)
-                .Ok());
+    REQUIRE(w->WriteWorld(world).Ok());
   }
   REQUIRE(w->Close().Ok());
 }

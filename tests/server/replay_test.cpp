@@ -267,11 +267,7 @@ TEST_CASE("replay: an observer joined to a replay server receives every recorded
                        session_log::SessionInfoJson({"recorded", "[session]\nname = \"recorded\"\n", "x.toml", "rec"}), 0, 0)
               .Ok());
     for (const auto& world : rec.worlds) {
-      const std::string bytes = protocol::Encode(world);
-      CHECK(w->WriteEnvelope(session_log::kWorldTopic,
-                             std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-                             world.sim_time_ns, world.server_time_ns)
-                .Ok());
+      CHECK(w->WriteWorld(world).Ok());
     }
     CHECK(w->Close().Ok());
   }
@@ -354,11 +350,7 @@ TEST_CASE("replay: platoon replay refuses what is no session log and runs a log 
     auto w = session_log::Writer::Open(path, &error);
     REQUIRE(w);
     for (const auto& world : rec.worlds) {
-      const std::string bytes = protocol::Encode(world);
-      CHECK(w->WriteEnvelope(session_log::kWorldTopic,
-                             std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-                             world.sim_time_ns, world.server_time_ns)
-                .Ok());
+      CHECK(w->WriteWorld(world).Ok());
     }
     // No Close(): no summary or footer, as a recorder killed mid-session leaves it; it still replays.
     CHECK(w->Flush().Ok());

@@ -1,5 +1,7 @@
 #include "platoon/log/session_log.hpp"
 
+#include "platoon/protocol/codec.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -162,6 +164,12 @@ mcap::Status Writer::WriteEnvelope(std::string_view topic, std::span<const uint8
                                    int64_t publish_ns) {
   const uint16_t schema = SchemaId(kEnvelopeSchemaName, kCapnpEncoding, EnvelopeSchemaText());
   return Write(topic, schema, kCapnpEncoding, envelope, sim_ns, publish_ns);
+}
+
+mcap::Status Writer::WriteWorld(const protocol::WorldState& world) {
+  const std::string bytes = protocol::Encode(world);
+  return WriteEnvelope(kWorldTopic, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                       world.sim_time_ns, world.server_time_ns);
 }
 
 mcap::Status Writer::WriteJson(std::string_view topic, std::string_view schema_name, std::string_view json_schema,

@@ -18,6 +18,10 @@
 
 namespace platoon::server {
 
+/// Writes the bound ports as JSON ({"control":..,"time":..,"world":..,"state":..}) to `path`, atomically
+/// (a temporary file renamed), so a waiting process never reads half a file. Returns "" or what went wrong.
+std::string WriteReadyFile(const std::string& path, const BoundPorts& ports);
+
 /// The sync server.
 class SyncServer {
  public:

@@ -15,6 +15,7 @@
 /// the text of shared/schema/platoon.capnp, so a log can be decoded without platoon's sources.
 
 #include "platoon/log/mcap.hpp"
+#include "platoon/protocol/messages.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -69,6 +70,8 @@ class Writer {
   /// One Cap'n Proto Envelope (as encoded on the wire) on `topic`.
   mcap::Status WriteEnvelope(std::string_view topic, std::span<const uint8_t> envelope, int64_t sim_ns,
                              int64_t publish_ns);
+  /// One world state on /platoon/world, encoded as on the wire, at its sim time and server time.
+  mcap::Status WriteWorld(const protocol::WorldState& world);
   /// One JSON object on `topic`; `schema_name` names its JSON schema ("" = none; Foxglove schemas such as
   /// "foxglove.SceneUpdate" are recognised by Foxglove by name) and `json_schema` is its text ("" = none).
   mcap::Status WriteJson(std::string_view topic, std::string_view schema_name, std::string_view json_schema,
