@@ -252,6 +252,14 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
     return;
   }
   const bool rejoined = record != nullptr;
+  if (!rejoined && nodes_.size() >= static_cast<size_t>(session_.server.max_nodes)) {
+    ++counters_.join_refused;
+    const std::string reason = "the session is full: " + std::to_string(nodes_.size()) + " nodes (max_nodes = " +
+                               std::to_string(session_.server.max_nodes) + ")";
+    log_->warn("refused join of '{}' from {} (pid {}): {}", join.name, join.host, join.pid, reason);
+    Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
+    return;
+  }
   if (rejoined) {
     log_->info("node '{}' rejoined from {} (pid {}) as id {}", join.name, join.host, join.pid, record->info.node_id);
   } else {
@@ -437,7 +445,7 @@ std::vector<protocol::Parameter> WorldCore::ListParams(const std::string& prefix
         "server.lost_timeout_s", "server.status_interval_s", "server.stale_grace_s", "server.nodes", "server.entities",
         "server.refused.undecodable", "server.refused.version", "server.refused.unknown_sender",
         "server.refused.foreign_entity", "server.refused.stale_update", "server.refused.forged_state",
-        "server.refused.future_stamp"}) {
+        "server.refused.future_stamp", "server.refused.entity_limit"}) {
     if (std::string(path).rfind(prefix, 0) == 0) out.push_back(GetParam(path).param);
   }
   return out;
@@ -476,6 +484,8 @@ protocol::ParamReply WorldCore::GetParam(const std::string& path) const {
   if (path == "server.refused.stale_update") return counter(counters_.stale_update, "Entity updates older than the merged state");
   if (path == "server.refused.forged_state")
     return counter(counters_.forged_state, "Node states without the token of the node they name");
+  if (path == "server.refused.entity_limit")
+    return counter(counters_.entity_limit, "New entities beyond max_entities or max_entities_per_node");
   if (path == "server.refused.future_stamp")
     return counter(counters_.future_stamp, "Entity updates stamped more than 1 s ahead of the session clock");
   if (path == "server.stale_grace_s")
@@ -580,6 +590,15 @@ void WorldCore::Merge(const protocol::NodeState& ns, int64_t now) {
       ++counters_.future_stamp;
       continue;
     }
+    if (!entities_.count(e.id)) {
+      // A new entity: within the session's and the node's bounds (keyframes stay a bounded size).
+      if (entities_.size() >= static_cast<size_t>(session_.server.max_entities) ||
+          node.entities_owned >= static_cast<uint64_t>(session_.server.max_entities_per_node)) {
+        ++counters_.entity_limit;
+        continue;
+      }
+      ++node.entities_owned;
+    }
     auto [slot, inserted] = entities_.try_emplace(e.id, MergedEntity{e});
     MergedEntity& merged = slot->second;
     if (!inserted) {
@@ -648,6 +667,20 @@ void WorldCore::Expire(int64_t now) {
                count);
     Emit(NodeEvent{NodeEvent::Kind::kLost, id, n.info.name, now});
   }
+  // A lost node that owns nothing (a process that joined and died, or a flood of fake joins) leaves the
+  // table after forget_lost_s, so the table stays bounded; one that owns entities stays to reclaim them.
+  const int64_t forget = SecondsToNs(session_.server.forget_lost_s);
+  for (auto it = nodes_.begin(); it != nodes_.end();) {
+    const NodeRecord& n = it->second;
+    if (n.info.lost && n.entities_owned == 0 && now - n.info.last_seen_ns > timeout + forget) {
+      log_->info("node '{}' (id {}) forgotten: lost for {:.0f} s and owning nothing", n.info.name, it->first,
+                 NsToS(now - n.info.last_seen_ns));
+      ++counters_.nodes_forgotten;
+      it = nodes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   // Stale entities are dead-reckoned by every receiver for the grace period, then frozen or removed.
   const int64_t grace = SecondsToNs(session_.server.stale_grace_s);
   for (auto it = entities_.begin(); it != entities_.end();) {
@@ -659,6 +692,7 @@ void WorldCore::Expire(int64_t now) {
     if (session_.server.stale_remove) {
       removed_.push_back(it->first);
       changed_.erase(it->first);
+      ReleaseOwned(it->second.state.owner_node);
       it = entities_.erase(it);
       continue;
     }
@@ -706,8 +740,15 @@ void WorldCore::Inject(const protocol::EntityState& entity, int64_t now) {
   if (first_change_ns_ < 0) first_change_ns_ = now;
 }
 
+void WorldCore::ReleaseOwned(uint32_t owner) {
+  if (auto n = nodes_.find(owner); n != nodes_.end() && n->second.entities_owned > 0) --n->second.entities_owned;
+}
+
 void WorldCore::RemoveEntity(uint64_t id) {
-  if (entities_.erase(id) == 0) return;
+  auto it = entities_.find(id);
+  if (it == entities_.end()) return;
+  ReleaseOwned(it->second.state.owner_node);
+  entities_.erase(it);
   changed_.erase(id);
   removed_.push_back(id);
 }
@@ -718,6 +759,7 @@ void WorldCore::ClearEntities(int64_t now) {
   for (const auto& [id, e] : entities_) w.removed_entities.push_back(id);
   w.removed_entities.insert(w.removed_entities.end(), removed_.begin(), removed_.end());
   entities_.clear();
+  for (auto& [id, n] : nodes_) n.entities_owned = 0;
   ClearChanges();
   Broadcast(std::move(w), now);
 }

@@ -31,8 +31,9 @@ protocol::EntityState Car(uint64_t id, int64_t stamp_ns, double x_m) {
 }
 
 struct Core {
-  server::WorldCore core{config::SessionDef{}, std::make_shared<spdlog::logger>(
-                                                   "trust", std::make_shared<spdlog::sinks::null_sink_st>())};
+  explicit Core(config::SessionDef def = {})
+      : core(def, std::make_shared<spdlog::logger>("trust", std::make_shared<spdlog::sinks::null_sink_st>())) {}
+  server::WorldCore core;
   // Joins `name` from `peer`; returns the Welcome.
   protocol::Welcome Join(const std::string& name, const std::string& peer, int64_t now) {
     protocol::Join j;
@@ -119,4 +120,60 @@ TEST_CASE("world core: a pause before the start instant holds the session at T0 
   c.core.Poll(kT0 + 3 * kS);
   CHECK(c.core.Phase() == protocol::SessionPhase::kRunning);
   CHECK(c.core.SimTimeAt(kT0 + 3500 * kMs) == 5500 * kMs);
+}
+
+TEST_CASE("trust: the node table is bounded and forgets lost nodes that own nothing") {
+  config::SessionDef def;
+  def.server.max_nodes = 3;
+  def.server.forget_lost_s = 5;
+  Core c(def);
+  const auto a = c.Join("a", "peer-a", kT0);
+  c.Join("b", "peer-b", kT0);
+  c.Join("c", "peer-c", kT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0, 0}, kT0);
+  c.Send(a.node_id, a.state_token, {Car(1, 0, 1.0)}, kT0);
+  // A fourth is refused with the reason; the table does not grow.
+  protocol::Join j;
+  j.name = "d";
+  c.core.OnControl("peer-d", "127.0.0.1", Ok(j), kT0);
+  bool refused = false;
+  for (auto& o : c.core.TakeOutgoing())
+    if (const auto* r = std::get_if<protocol::Refuse>(&o.message)) refused = r->reason.find("max_nodes = 3") != std::string::npos;
+  CHECK(refused);
+  CHECK(c.core.Nodes().size() == 3);
+  // All go silent. After lost_timeout + forget_lost_s, b and c (owning nothing) are forgotten; a, which
+  // owns a car, stays so that it can come back for it.
+  c.core.Poll(kT0 + 3 * kS);
+  CHECK(c.core.Nodes().size() == 3);
+  c.core.Poll(kT0 + 7 * kS);
+  REQUIRE(c.core.Nodes().size() == 1);
+  CHECK(c.core.Nodes().begin()->second.info.name == "a");
+  CHECK(c.core.Counters().nodes_forgotten == 2);
+  // Room again.
+  CHECK(c.Join("d", "peer-d", kT0 + 8 * kS).node_id != 0);
+}
+
+TEST_CASE("trust: new entities beyond max_entities_per_node and max_entities are refused and counted") {
+  config::SessionDef def;
+  def.server.max_entities_per_node = 5;
+  def.server.max_entities = 8;
+  Core c(def);
+  const auto a = c.Join("a", "peer-a", kT0);
+  const auto b = c.Join("b", "peer-b", kT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0, 0}, kT0);
+  std::vector<protocol::EntityState> many;
+  for (uint64_t id = 1; id <= 10; ++id) many.push_back(Car(id, kMs, 1.0));
+  c.Send(a.node_id, a.state_token, many, kT0 + kMs);
+  CHECK(c.core.Entities().size() == 5);
+  CHECK(c.core.Counters().entity_limit == 5);
+  // a's five still update.
+  c.Send(a.node_id, a.state_token, {Car(1, 2 * kMs, 2.0)}, kT0 + 2 * kMs);
+  CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 2.0);
+  // b may add only up to the session's 8.
+  std::vector<protocol::EntityState> more;
+  for (uint64_t id = 101; id <= 105; ++id) more.push_back(Car(id, 3 * kMs, 1.0));
+  c.Send(b.node_id, b.state_token, more, kT0 + 3 * kMs);
+  CHECK(c.core.Entities().size() == 8);
+  CHECK(c.core.Counters().entity_limit == 7);
+  CHECK(c.core.GetParam("server.refused.entity_limit").param.value == "7");
 }

@@ -49,6 +49,10 @@ ServerDef ReadServerDef(const Table& t) {
   d.stale_grace_s = t.GetDouble("stale_grace_s", d.stale_grace_s, 0, 3600);
   d.stale_remove = t.GetString("stale_policy", "freeze", {"freeze", "remove"}) == "remove";
   d.log_level = t.GetString("log_level", d.log_level, kLogLevels);
+  d.max_nodes = static_cast<int>(t.GetInt("max_nodes", d.max_nodes, 1, 65535));
+  d.max_entities = static_cast<int>(t.GetInt("max_entities", d.max_entities, 1, 1'000'000));
+  d.max_entities_per_node = static_cast<int>(t.GetInt("max_entities_per_node", d.max_entities_per_node, 1, 1'000'000));
+  d.forget_lost_s = t.GetDouble("forget_lost_s", d.forget_lost_s, 1, 86400);
   if (d.lost_timeout_s <= d.heartbeat_interval_s)
     t.Fail("lost_timeout_s", "must be longer than heartbeat_interval_s (" + std::to_string(d.heartbeat_interval_s) +
                                  " s), got " + std::to_string(d.lost_timeout_s));

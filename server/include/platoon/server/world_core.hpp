@@ -40,6 +40,8 @@ struct ServerCounters {
   uint64_t stale_update = 0;         ///< Entity updates older than (or as old as) the merged state.
   uint64_t forged_state = 0;         ///< Node states without the state token of the node they name.
   uint64_t future_stamp = 0;         ///< Entity updates stamped more than kMaxFutureStampNs ahead of sim time.
+  uint64_t entity_limit = 0;         ///< New entities beyond max_entities or max_entities_per_node.
+  uint64_t nodes_forgotten = 0;      ///< Lost nodes owning nothing, dropped from the table after forget_lost_s.
   uint64_t unexpected_message = 0;   ///< Valid messages on the wrong socket.
   uint64_t join_refused = 0;         ///< Joins refused by a system (identity policy) or for an empty name.
   uint64_t time_replies = 0;         ///< Time requests answered.
@@ -51,6 +53,7 @@ struct NodeRecord {
   protocol::NodeInfo info;
   std::string peer;              ///< ROUTER identity on the control socket.
   uint64_t state_token = 0;      ///< Random per join, sent in the Welcome; node states must carry it.
+  uint64_t entities_owned = 0;   ///< Merged entities this node owns (bounded by max_entities_per_node).
   int64_t joined_ns = 0;         ///< Reference time of the (last) join, in ns.
   uint64_t states_received = 0;
   uint64_t last_state_sequence = 0;
@@ -240,6 +243,7 @@ class WorldCore {
   };
 
   uint64_t NewToken();
+  void ReleaseOwned(uint32_t owner);
   void HandleJoin(const std::string& peer, const std::string& peer_address, const protocol::Join& join,
                   uint16_t peer_version, int64_t now);
   void Reply(const std::string& peer, protocol::Message message);

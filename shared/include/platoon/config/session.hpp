@@ -41,6 +41,11 @@ struct ServerDef {
   double stale_grace_s = 2.0;        ///< A lost node's entities are dead-reckoned this long, in s.
   bool stale_remove = false;         ///< After the grace: remove the entities (true) or freeze them (false).
   std::string log_level = "info";    ///< trace, debug, info, warn, error, critical or off.
+  // Bounds: nothing a peer sends can grow the server's tables without limit.
+  int max_nodes = 256;               ///< Nodes in the table (lost ones included); further joins are refused.
+  int max_entities = 20000;          ///< Merged entities in all; new entities beyond it are refused.
+  int max_entities_per_node = 10000; ///< Entities one node may own; new ones beyond it are refused.
+  double forget_lost_s = 60.0;       ///< A lost node that owns no entity is dropped from the table after this long, in s.
 };
 
 /// Per-sample CSV of a driver's own vehicle ([node.data_write]; docs/RECORDING.md, "Data write").
