@@ -342,7 +342,8 @@ TEST_CASE("platoon export: usage errors exit 2, nothing to export exits 1, with 
 
 TEST_CASE("platoon export: a recorded drive agrees with the driver seat's own data write within a few cm of lane offset") {
   // configs/drivers.toml's robot seat (configs/inputs/lane_change.csv) with its road traffic and a
-  // recorder, 14 s through `platoon run` on free ports; the seat's data write and the log go into dir.
+  // recorder, 14 s of sim time in lock-step through `platoon run` on free ports (a loaded machine then
+  // still drives the whole stretch); the seat's data write and the log go into dir.
   TempDir dir;
   std::string text;
   {
@@ -364,7 +365,7 @@ TEST_CASE("platoon export: a recorded drive agrees with the driver seat's own da
   const std::string session = dir.Write("drivers.toml", text);
   std::filesystem::create_directories(dir.Path() + "/inputs");
   std::filesystem::copy_file(std::string(PLATOON_SOURCE_DIR) + "/configs/inputs/lane_change.csv", dir.Path() + "/inputs/lane_change.csv");
-  auto run = process::Child::Spawn({BinDir() + "/platoon", "run", session, "--only", "server,traffic,robot,recorder", "--duration", "14"});
+  auto run = process::Child::Spawn({BinDir() + "/platoon", "run", session, "--only", "server,traffic,robot,recorder", "--lockstep", "--duration", "14"});
   const auto status = RunToExit(run, 90s);
   std::string run_log;
   for (const auto& l : run.Lines()) run_log += l + "\n";
