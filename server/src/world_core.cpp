@@ -161,15 +161,39 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
     return;
   }
   if (const auto* r = std::get_if<protocol::ParamListRequest>(&m)) {
-    Reply(peer, protocol::ParamList{ListParams(r->prefix)});
+    Reply(peer, protocol::ParamList{ListParams(r->prefix), r->request_id, {}});
     return;
   }
   if (const auto* g = std::get_if<protocol::ParamGet>(&m)) {
-    Reply(peer, GetParam(g->path));
+    auto reply = GetParam(g->path);
+    reply.request_id = g->request_id;
+    Reply(peer, std::move(reply));
     return;
   }
   if (const auto* s = std::get_if<protocol::ParamSet>(&m)) {
-    Reply(peer, SetParam(s->path, s->value));
+    auto reply = SetParam(s->path, s->value);
+    reply.request_id = s->request_id;
+    Reply(peer, std::move(reply));
+    return;
+  }
+  if (const auto* mark = std::get_if<protocol::Mark>(&m)) {
+    protocol::EventList reply{{}, mark->request_id, {}};
+    if (mark->text.empty() || mark->text.size() > kMaxMarkerBytes) {
+      reply.error = fmt::format("a marker needs a text of 1 to {} bytes (got {})", kMaxMarkerBytes, mark->text.size());
+    } else {
+      const NodeRecord* from = FindByPeer(peer);
+      protocol::LoggedEvent e;
+      e.kind = protocol::LoggedEvent::Kind::kMarker;
+      e.sim_time_ns = mark->sim_time_ns != 0 ? mark->sim_time_ns : SimTimeAt(now);
+      e.source = from ? from->info.name : "ctl";
+      e.text = mark->text;
+      reply.events.push_back(LogEvent(std::move(e), now));
+    }
+    Reply(peer, std::move(reply));
+    return;
+  }
+  if (const auto* q = std::get_if<protocol::EventsRequest>(&m)) {
+    Reply(peer, protocol::EventList{EventsAfter(q->after_sequence), q->request_id, {}});
     return;
   }
   if (std::holds_alternative<protocol::StatusRequest>(m)) {
@@ -794,7 +818,29 @@ protocol::WorldState WorldCore::Stamped(int64_t now, bool keyframe) const {
   w.sim_rate = anchor_.rate;
   w.phase = phase_;
   w.keyframe = keyframe;
+  for (const auto& k : events_)
+    if (now - k.logged_ns < kEventRepeatNs) w.events.push_back(k.event);
   return w;
+}
+
+// ---- event log ----------------------------------------------------------------------------------
+
+protocol::LoggedEvent WorldCore::LogEvent(protocol::LoggedEvent event, int64_t now) {
+  event.sequence = ++event_sequence_;
+  if (events_.size() >= kMaxLoggedEvents) events_.pop_front();
+  events_.push_back(KeptEvent{event, now});
+  log_->info("event {} at sim {:.3f} s: {} '{}' from {}{}{}", event.sequence,
+             static_cast<double>(event.sim_time_ns) / 1e9, protocol::EventKindName(event.kind), event.text,
+             event.source, event.detail.empty() ? "" : " ", event.detail);
+  for (auto& slot : systems_) slot.system->OnLoggedEvent(event, now);
+  return event;
+}
+
+std::vector<protocol::LoggedEvent> WorldCore::EventsAfter(uint64_t sequence) const {
+  std::vector<protocol::LoggedEvent> out;
+  for (const auto& k : events_)
+    if (k.event.sequence > sequence) out.push_back(k.event);
+  return out;
 }
 
 protocol::WorldState WorldCore::Keyframe(int64_t now) const {

@@ -201,6 +201,7 @@ struct WorldState {
   nodes @7 :List(NodeInfo);
   step @8 :UInt64;              # lock-step: this state grants step `step` at simTimeNs; 0: real time
   simRate @9 :Float64;          # sim ns per reference ns while running (replay speed); 0 means 1
+  events @10 :List(LoggedEvent);  # events of the last second (repeated for loss); dedupe by sequence
 }
 
 # --- session control and parameters (control socket) ---
@@ -232,29 +233,83 @@ struct Parameter {
   value @1 :Text;               # TOML literal: 60, 0.5, true, "text"
   writable @2 :Bool;
   description @3 :Text;
+  type @4 :Text;                # "float", "int", "bool", "string" (empty: not stated)
+  unit @5 :Text;                # SI unit, e.g. "m/s"; empty: none
+  min @6 :Float64 = -inf;       # numeric range, inclusive; values outside it are refused
+  max @7 :Float64 = inf;
 }
 
+# requestId: chosen by the asker, copied into the answer. The server forwards node.<name>.* paths to the
+# node that owns them under a requestId of its own and answers the asker with the node's reply.
 struct ParamListRequest {
   prefix @0 :Text;
+  requestId @1 :UInt64;
 }
 
 struct ParamList {
   params @0 :List(Parameter);
+  requestId @1 :UInt64;
+  errors @2 :List(Text);        # nodes that did not answer in time, "node.<name>: <why>"
 }
 
 struct ParamGet {
   path @0 :Text;
+  requestId @1 :UInt64;
 }
 
 struct ParamSet {
   path @0 :Text;
   value @1 :Text;
+  requestId @2 :UInt64;
 }
 
 struct ParamReply {
   ok @0 :Bool;
   param @1 :Parameter;
   error @2 :Text;
+  requestId @3 :UInt64;
+}
+
+# --- session events: markers, parameter changes, scenario firings and actions ---
+
+# One entry of the session's event log, numbered by the server. World states carry the entries of the
+# last second (receivers drop sequences they have seen); the recorder writes them to /platoon/events.
+struct LoggedEvent {
+  sequence @0 :UInt64;          # 1, 2, ... per server run
+  simTimeNs @1 :Int64;          # session sim time of the event
+  kind @2 :Kind;
+  enum Kind {
+    marker @0;                  # a marker (platoon ctl mark, a key on a seat, a scenario action)
+    param @1;                   # a parameter changed: text "path = value"
+    fired @2;                   # a scenario event fired: text is its name
+    action @3;                  # a scenario action for node targetNode to carry out at simTimeNs
+    message @4;                 # a message to show in seat windows (targetNode 0: every seat)
+  }
+  source @3 :Text;              # who: "ctl", a node name, "event:<name>"
+  text @4 :Text;                # marker text, "path = value", event name, action name, message
+  detail @5 :Text;              # JSON object: the values that fired an event, an action's arguments
+  targetNode @6 :UInt32;        # action/message: the node that carries it out; 0: none or every node
+  entityId @7 :UInt64;          # the entity concerned; 0: none
+}
+
+# Client -> server (control socket): put a marker on the synced clock. Answered with an EventList
+# holding the logged marker.
+struct Mark {
+  text @0 :Text;
+  simTimeNs @1 :Int64;          # sim time of the marker; 0: the server's sim time on arrival
+  requestId @2 :UInt64;
+}
+
+# Client -> server: the logged events after `afterSequence`, oldest first (the server keeps the last 1000).
+struct EventsRequest {
+  afterSequence @0 :UInt64;
+  requestId @1 :UInt64;
+}
+
+struct EventList {
+  events @0 :List(LoggedEvent);
+  requestId @1 :UInt64;
+  error @2 :Text;               # a refused Mark says why
 }
 
 struct StatusRequest {}
@@ -413,5 +468,8 @@ struct Envelope {
     cameraFrame @23 :CameraFrame;
     fusedCloud @24 :FusedCloud;
     objectList @25 :ObjectList;
+    mark @26 :Mark;
+    eventsRequest @27 :EventsRequest;
+    eventList @28 :EventList;
   }
 }

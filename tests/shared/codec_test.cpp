@@ -38,6 +38,7 @@ std::vector<Message> OneOfEach() {
   w.entities = {SampleEntity(1), SampleEntity(2)};
   w.removed_entities = {9, 10};
   w.sim_rate = 2.5;  // a replay at 2.5x
+  w.events = {LoggedEvent{7, 1'000'000, LoggedEvent::Kind::kMarker, "ctl", "go", "", 0, 0}};
   w.nodes = {NodeInfo{3, "alpha", Role::kSensor, "pc-1", -1500, 80'000, 59.5f, 0.01f, 4'000'000'000, true,
                       {DataEndpoint{"lidar_front", StreamKind::kLidar, 41000, "10.0.0.5"}}, 777}};
   SensorHeader h{"lidar_front", StreamKind::kLidar, 3, 12, 1'000'000, 0xABCDEF, Vec3(3.7, 0, 1), Quat(0.5, 0.5, 0.5, 0.5), 99};
@@ -68,11 +69,13 @@ std::vector<Message> OneOfEach() {
       w,
       SessionControl{SessionControl::Command::kSpeed, 10, 20, 4.0},
       SessionStatus{SessionPhase::kPaused, 1, 2, 3},
-      ParamListRequest{"server."},
-      ParamList{{Parameter{"server.broadcast_hz", "60", true, "World-state rate, Hz"}}},
-      ParamGet{"server.broadcast_hz"},
-      ParamSet{"server.broadcast_hz", "30"},
-      ParamReply{false, Parameter{"x", "1", false, ""}, "read-only"},
+      ParamListRequest{"server.", 11},
+      ParamList{{Parameter{"server.broadcast_hz", "60", true, "World-state rate", "float", "Hz", 1.0, 1000.0}},
+                12,
+                {"node.seat: no reply in 500 ms"}},
+      ParamGet{"server.broadcast_hz", 13},
+      ParamSet{"server.broadcast_hz", "30", 14},
+      ParamReply{false, Parameter{"x", "1", false, ""}, "read-only", 15},
       StatusRequest{},
       cloud,
       radar,
@@ -81,6 +84,12 @@ std::vector<Message> OneOfEach() {
       camera,
       fused,
       objects,
+      Mark{"participant 3 starts", 1'500'000'000, 16},
+      EventsRequest{41, 17},
+      EventList{{LoggedEvent{42, 2'000'000'000, LoggedEvent::Kind::kAction, "event:brake", "brake",
+                             R"({"decel":6.0})", 3, 7}},
+                18,
+                "refused"},
   };
 }
 

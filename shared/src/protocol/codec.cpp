@@ -185,10 +185,32 @@ void Put(wire::Parameter::Builder b, const Parameter& p) {
   b.setValue(p.value);
   b.setWritable(p.writable);
   b.setDescription(p.description);
+  b.setType(p.type);
+  b.setUnit(p.unit);
+  b.setMin(p.min);
+  b.setMax(p.max);
 }
 
 Parameter Get(wire::Parameter::Reader r) {
-  return Parameter{r.getPath(), r.getValue(), r.getWritable(), r.getDescription()};
+  return Parameter{r.getPath(), r.getValue(), r.getWritable(), r.getDescription(),
+                   r.getType(), r.getUnit(), r.getMin(), r.getMax()};
+}
+
+void Put(wire::LoggedEvent::Builder b, const LoggedEvent& e) {
+  b.setSequence(e.sequence);
+  b.setSimTimeNs(e.sim_time_ns);
+  b.setKind(CastEnum<wire::LoggedEvent::Kind>(e.kind));
+  b.setSource(e.source);
+  b.setText(e.text);
+  b.setDetail(e.detail);
+  b.setTargetNode(e.target_node);
+  b.setEntityId(e.entity_id);
+}
+
+LoggedEvent Get(wire::LoggedEvent::Reader r) {
+  return LoggedEvent{r.getSequence(), r.getSimTimeNs(), CastEnum<LoggedEvent::Kind>(r.getKind()),
+                     r.getSource(),   r.getText(),      r.getDetail(),
+                     r.getTargetNode(), r.getEntityId()};
 }
 
 NodeInfo Get(wire::NodeInfo::Reader r);  // defined below, used by GetList
@@ -323,6 +345,8 @@ struct BodyWriter {
     PutList(b.initNodes(m.nodes.size()), m.nodes, [](auto x, const auto& n) { Put(x, n); });
     b.setStep(m.step);
     b.setSimRate(m.sim_rate == 1.0 ? 0.0 : m.sim_rate);  // 0 on the wire: 1 (peers that predate the field)
+    if (!m.events.empty())
+      PutList(b.initEvents(m.events.size()), m.events, [](auto x, const auto& e) { Put(x, e); });
   }
   void operator()(const SessionControl& m) {
     auto b = body.initSessionControl();
@@ -338,21 +362,51 @@ struct BodyWriter {
     b.setServerTimeNs(m.server_time_ns);
     b.setStartAtNs(m.start_at_ns);
   }
-  void operator()(const ParamListRequest& m) { body.initParamList().setPrefix(m.prefix); }
+  void operator()(const ParamListRequest& m) {
+    auto b = body.initParamList();
+    b.setPrefix(m.prefix);
+    b.setRequestId(m.request_id);
+  }
   void operator()(const ParamList& m) {
     auto b = body.initParamListReply();
     PutList(b.initParams(m.params.size()), m.params, [](auto x, const auto& p) { Put(x, p); });
+    b.setRequestId(m.request_id);
+    auto errors = b.initErrors(m.errors.size());
+    for (unsigned i = 0; i < m.errors.size(); ++i) errors.set(i, m.errors[i]);
   }
-  void operator()(const ParamGet& m) { body.initParamGet().setPath(m.path); }
+  void operator()(const ParamGet& m) {
+    auto b = body.initParamGet();
+    b.setPath(m.path);
+    b.setRequestId(m.request_id);
+  }
   void operator()(const ParamSet& m) {
     auto b = body.initParamSet();
     b.setPath(m.path);
     b.setValue(m.value);
+    b.setRequestId(m.request_id);
   }
   void operator()(const ParamReply& m) {
     auto b = body.initParamReply();
     b.setOk(m.ok);
     Put(b.initParam(), m.param);
+    b.setError(m.error);
+    b.setRequestId(m.request_id);
+  }
+  void operator()(const Mark& m) {
+    auto b = body.initMark();
+    b.setText(m.text);
+    b.setSimTimeNs(m.sim_time_ns);
+    b.setRequestId(m.request_id);
+  }
+  void operator()(const EventsRequest& m) {
+    auto b = body.initEventsRequest();
+    b.setAfterSequence(m.after_sequence);
+    b.setRequestId(m.request_id);
+  }
+  void operator()(const EventList& m) {
+    auto b = body.initEventList();
+    PutList(b.initEvents(m.events.size()), m.events, [](auto x, const auto& e) { Put(x, e); });
+    b.setRequestId(m.request_id);
     b.setError(m.error);
   }
   void operator()(const StatusRequest&) { body.initStatusRequest(); }
@@ -480,6 +534,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
       m.nodes = GetList<NodeInfo>(r.getNodes());
       m.step = r.getStep();
       m.sim_rate = r.getSimRate() == 0.0 ? 1.0 : r.getSimRate();
+      m.events = GetList<LoggedEvent>(r.getEvents());
       return m;
     }
     case W::SESSION_CONTROL: {
@@ -491,19 +546,39 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
       auto r = body.getSessionStatus();
       return SessionStatus{CastEnum<SessionPhase>(r.getPhase()), r.getSimTimeNs(), r.getServerTimeNs(), r.getStartAtNs()};
     }
-    case W::PARAM_LIST:
-      return ParamListRequest{body.getParamList().getPrefix()};
-    case W::PARAM_LIST_REPLY:
-      return ParamList{GetList<Parameter>(body.getParamListReply().getParams())};
-    case W::PARAM_GET:
-      return ParamGet{body.getParamGet().getPath()};
+    case W::PARAM_LIST: {
+      auto r = body.getParamList();
+      return ParamListRequest{r.getPrefix(), r.getRequestId()};
+    }
+    case W::PARAM_LIST_REPLY: {
+      auto r = body.getParamListReply();
+      ParamList m{GetList<Parameter>(r.getParams()), r.getRequestId(), {}};
+      for (auto e : r.getErrors()) m.errors.emplace_back(e);
+      return m;
+    }
+    case W::PARAM_GET: {
+      auto r = body.getParamGet();
+      return ParamGet{r.getPath(), r.getRequestId()};
+    }
     case W::PARAM_SET: {
       auto r = body.getParamSet();
-      return ParamSet{r.getPath(), r.getValue()};
+      return ParamSet{r.getPath(), r.getValue(), r.getRequestId()};
     }
     case W::PARAM_REPLY: {
       auto r = body.getParamReply();
-      return ParamReply{r.getOk(), Get(r.getParam()), r.getError()};
+      return ParamReply{r.getOk(), Get(r.getParam()), r.getError(), r.getRequestId()};
+    }
+    case W::MARK: {
+      auto r = body.getMark();
+      return Mark{r.getText(), r.getSimTimeNs(), r.getRequestId()};
+    }
+    case W::EVENTS_REQUEST: {
+      auto r = body.getEventsRequest();
+      return EventsRequest{r.getAfterSequence(), r.getRequestId()};
+    }
+    case W::EVENT_LIST: {
+      auto r = body.getEventList();
+      return EventList{GetList<LoggedEvent>(r.getEvents()), r.getRequestId(), r.getError()};
     }
     case W::STATUS_REQUEST:
       return StatusRequest{};

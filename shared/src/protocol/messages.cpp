@@ -7,12 +7,12 @@ namespace {
 constexpr std::array<std::string_view, 8> kRoleNames = {"unknown", "observer", "traffic", "driver",
                                                         "sensor",  "fusion",   "viewer",  "recorder"};
 constexpr std::array<std::string_view, 5> kPhaseNames = {"waiting", "starting", "running", "paused", "stopped"};
-constexpr std::array<std::string_view, 24> kMessageNames = {
+constexpr std::array<std::string_view, 27> kMessageNames = {
     "join",          "welcome",        "refuse",     "leave",     "heartbeat",  "time_request",
     "time_reply",    "node_state",     "world_state", "session_control", "session_status",
     "param_list",    "param_list_reply", "param_get", "param_set", "param_reply", "status_request",
     "point_cloud",   "radar_scan",     "imu_measurement", "gnss_measurement", "camera_frame", "fused_cloud",
-    "object_list"};
+    "object_list",   "mark",           "events_request", "event_list"};
 constexpr std::array<std::string_view, 8> kStreamKindNames = {"unknown", "lidar", "radar", "camera",
                                                               "imu",     "gnss",  "fused", "objects"};
 constexpr std::array<std::string_view, 3> kSourceStatusNames = {"ok", "late", "missing"};
@@ -57,5 +57,11 @@ std::string DataEndpoint::Endpoint() const {
 }
 
 std::string_view MessageName(const Message& message) { return kMessageNames[message.index()]; }
+
+std::string_view EventKindName(LoggedEvent::Kind kind) {
+  constexpr std::array<std::string_view, 5> kNames = {"marker", "param", "fired", "action", "message"};
+  const auto i = static_cast<size_t>(kind);
+  return i < kNames.size() ? kNames[i] : "unknown";
+}
 
 }  // namespace platoon::protocol

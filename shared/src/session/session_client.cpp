@@ -153,12 +153,20 @@ void SessionClient::OnControl(const protocol::Message& m, int64_t local_ns) {
     OnWorld(*w, true, local_ns);
     return;
   }
+  // Parameter requests the server forwards to this node.
+  if (on_param_request && (std::holds_alternative<protocol::ParamListRequest>(m) ||
+                           std::holds_alternative<protocol::ParamGet>(m) || std::holds_alternative<protocol::ParamSet>(m))) {
+    last_heard_ns_ = local_ns;
+    Queue(Socket::kControl, on_param_request(m));
+    return;
+  }
   // Answers to this client's own commands and requests: kept for a tool, else the phase comes with the world.
   if (def_.keep_replies) {
     std::optional<ControlReply> reply;
     if (const auto* s = std::get_if<protocol::SessionStatus>(&m)) reply = *s;
     else if (const auto* l = std::get_if<protocol::ParamList>(&m)) reply = *l;
     else if (const auto* p = std::get_if<protocol::ParamReply>(&m)) reply = *p;
+    else if (const auto* e = std::get_if<protocol::EventList>(&m)) reply = *e;
     if (reply) {
       last_heard_ns_ = local_ns;
       if (replies_.size() >= kMaxKeptReplies) replies_.erase(replies_.begin());
@@ -216,6 +224,15 @@ void SessionClient::OnWorld(const protocol::WorldState& w, bool snapshot, int64_
   }
   if (r.gap) ++stats_.world_gaps;
   if ((r.gap || r.reset) && snapshot_due_ns_ < 0) snapshot_due_ns_ = local_ns;
+  // Session events repeat in world states for a second: each is taken once. A restarted server numbers
+  // its events from 1 again.
+  if (r.reset) last_event_sequence_ = 0;
+  for (const auto& e : w.events) {
+    if (e.sequence <= last_event_sequence_) continue;
+    last_event_sequence_ = e.sequence;
+    if (events_.size() >= kMaxKeptEvents) events_.erase(events_.begin());
+    events_.push_back(e);
+  }
 }
 
 void SessionClient::Ack(uint64_t step) {

@@ -12,6 +12,7 @@
 #include <spdlog/logger.h>
 
 #include <cstdint>
+#include <deque>
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -144,6 +145,9 @@ class WorldSystem {
   /// Sim time stands at `sim_ns` before the world goes out: in real time at every Poll once the session
   /// started; in lock-step just before step k is granted at t_k, so what a system adds is in that grant.
   virtual void OnAdvance(int64_t /*sim_ns*/, int64_t /*now_ns*/) {}
+  /// An entry was added to the session's event log (a marker, a parameter change, a scenario firing or
+  /// action); `now_ns` is reference time.
+  virtual void OnLoggedEvent(const protocol::LoggedEvent& /*event*/, int64_t /*now_ns*/) {}
 };
 
 /// The world core. Single-threaded; every call takes the current reference time `now_ns`.
@@ -228,6 +232,20 @@ class WorldCore {
   void ClearEntities(int64_t now_ns);
   /// Node ids handed out from here on start at `first_id` (a replay keeps the recorded owners' ids free).
   void ReserveNodeIds(uint32_t first_id) { next_node_id_ = std::max(next_node_id_, first_id); }
+
+  // --- The session's event log (markers, parameter changes, scenario firings and actions) ---
+  /// Entries kept for EventsAfter(); older ones are dropped first.
+  static constexpr size_t kMaxLoggedEvents = 1000;
+  /// An entry rides in every world state for this long of reference time after it was logged, in ns,
+  /// so that a lost broadcast does not lose it; receivers keep each sequence once.
+  static constexpr int64_t kEventRepeatNs = 1'000'000'000;
+  /// Longest marker text accepted, in bytes.
+  static constexpr size_t kMaxMarkerBytes = 1024;
+  /// Numbers `event` (its sequence is set here), keeps it, logs a line, tells the systems and puts it in
+  /// the world states of the next kEventRepeatNs (in lock-step: in the next grant). Returns the entry.
+  protocol::LoggedEvent LogEvent(protocol::LoggedEvent event, int64_t now_ns);
+  /// Kept entries with a sequence above `sequence`, oldest first.
+  std::vector<protocol::LoggedEvent> EventsAfter(uint64_t sequence) const;
 
   /// Parameter list under `prefix` (server.*, session.*).
   std::vector<protocol::Parameter> ListParams(const std::string& prefix) const;
@@ -314,6 +332,13 @@ class WorldCore {
   uint64_t forged_logged_ = 0;
   int64_t last_error_log_ns_ = INT64_MIN / 2;
   uint64_t errors_since_log_ = 0;
+
+  struct KeptEvent {
+    protocol::LoggedEvent event;
+    int64_t logged_ns = 0;  // reference time it was logged
+  };
+  std::deque<KeptEvent> events_;
+  uint64_t event_sequence_ = 0;
 };
 
 }  // namespace platoon::server

@@ -5,6 +5,7 @@
 #include "platoon/geometry.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -179,6 +180,28 @@ struct NodeInfo {
   bool operator==(const NodeInfo&) const = default;
 };
 
+/// One entry of the session's event log (markers, parameter changes, scenario firings and actions),
+/// numbered by the server. World states carry the entries of the last second; receivers drop sequences
+/// they have seen.
+struct LoggedEvent {
+  enum class Kind : uint8_t {
+    kMarker,   ///< A marker (platoon ctl mark, a key on a seat, a scenario action).
+    kParam,    ///< A parameter changed: text "path = value".
+    kFired,    ///< A scenario event fired: text is its name, detail the values that fired it.
+    kAction,   ///< A scenario action for node `target_node` to carry out at sim_time_ns.
+    kMessage,  ///< A message to show in seat windows (target_node 0: every seat).
+  };
+  uint64_t sequence = 0;      ///< 1, 2, ... per server run.
+  int64_t sim_time_ns = 0;    ///< Session sim time of the event.
+  Kind kind = Kind::kMarker;
+  std::string source;         ///< "ctl", a node name, "event:<name>".
+  std::string text;           ///< Marker text, "path = value", event name, action name, message.
+  std::string detail;         ///< JSON object: values that fired an event, an action's arguments; may be empty.
+  uint32_t target_node = 0;   ///< Action/message: the node that carries it out; 0: none or every node.
+  uint64_t entity_id = 0;     ///< The entity concerned; 0: none.
+  bool operator==(const LoggedEvent&) const = default;
+};
+
 /// Server -> every node: the merged world.
 struct WorldState {
   uint64_t sequence = 0;
@@ -191,6 +214,7 @@ struct WorldState {
   std::vector<NodeInfo> nodes;
   uint64_t step = 0;            ///< Lock-step: grants step `step`, to be computed at sim_time_ns; 0 in real time.
   double sim_rate = 1.0;        ///< Sim ns per reference ns while running (a replay's speed); 1 live.
+  std::vector<LoggedEvent> events;  ///< Events of the last second (repeated for loss); dedupe by sequence.
   bool operator==(const WorldState&) const = default;
 };
 
@@ -214,34 +238,47 @@ struct SessionStatus {
   bool operator==(const SessionStatus&) const = default;
 };
 
-/// A virtual parameter (seed 004 §3.4): a path, a TOML literal value, and whether it can be set.
+/// A virtual parameter (seed 004 §3.4): a path, a TOML literal value, whether it can be set, and what
+/// values it takes.
 struct Parameter {
-  std::string path;         ///< e.g. "server.broadcast_hz".
+  std::string path;         ///< e.g. "server.broadcast_hz", "node.traffic.desired_speed".
   std::string value;        ///< TOML literal: 60, 0.5, true, "text".
   bool writable = false;
   std::string description;
+  std::string type;         ///< "float", "int", "bool", "string"; empty: not stated.
+  std::string unit;         ///< SI unit ("m/s", "Hz"); empty: none.
+  double min = -std::numeric_limits<double>::infinity();  ///< Inclusive numeric range.
+  double max = std::numeric_limits<double>::infinity();
   bool operator==(const Parameter&) const = default;
 };
+
+// request_id: chosen by the asker and copied into the answer (the server forwards node.<name>.* paths
+// to their node under an id of its own).
 
 /// Client -> server: list parameters under a prefix.
 struct ParamListRequest {
   std::string prefix;
+  uint64_t request_id = 0;
   bool operator==(const ParamListRequest&) const = default;
 };
 /// Server -> client: parameter list.
 struct ParamList {
   std::vector<Parameter> params;
+  uint64_t request_id = 0;
+  std::vector<std::string> errors;  ///< Nodes that did not answer in time: "node.<name>: <why>".
   bool operator==(const ParamList&) const = default;
 };
 /// Client -> server: read one parameter.
 struct ParamGet {
   std::string path;
+  uint64_t request_id = 0;
   bool operator==(const ParamGet&) const = default;
 };
 /// Client -> server: write one parameter.
 struct ParamSet {
   std::string path;
   std::string value;
+  uint64_t request_id = 0;
   bool operator==(const ParamSet&) const = default;
 };
 /// Server -> client: result of a get or set.
@@ -249,8 +286,31 @@ struct ParamReply {
   bool ok = false;
   Parameter param;
   std::string error;
+  uint64_t request_id = 0;
   bool operator==(const ParamReply&) const = default;
 };
+
+/// Client -> server: a marker on the synced clock; answered with an EventList holding the logged marker.
+struct Mark {
+  std::string text;
+  int64_t sim_time_ns = 0;    ///< Sim time of the marker; 0: the server's sim time on arrival.
+  uint64_t request_id = 0;
+  bool operator==(const Mark&) const = default;
+};
+/// Client -> server: the logged events after `after_sequence`, oldest first.
+struct EventsRequest {
+  uint64_t after_sequence = 0;
+  uint64_t request_id = 0;
+  bool operator==(const EventsRequest&) const = default;
+};
+/// Server -> client: logged events (the answer to Mark and EventsRequest).
+struct EventList {
+  std::vector<LoggedEvent> events;
+  uint64_t request_id = 0;
+  std::string error;          ///< Non-empty: the request was refused, and why.
+  bool operator==(const EventList&) const = default;
+};
+
 /// Client -> server: ask for the world state's node table and session status once.
 struct StatusRequest {
   bool operator==(const StatusRequest&) const = default;
@@ -392,9 +452,12 @@ struct ObjectList {
 using Message = std::variant<Join, Welcome, Refuse, Leave, Heartbeat, TimeRequest, TimeReply, NodeState,
                              WorldState, SessionControl, SessionStatus, ParamListRequest, ParamList,
                              ParamGet, ParamSet, ParamReply, StatusRequest, PointCloud, RadarScan,
-                             ImuMeasurement, GnssMeasurement, CameraFrame, FusedCloud, ObjectList>;
+                             ImuMeasurement, GnssMeasurement, CameraFrame, FusedCloud, ObjectList, Mark,
+                             EventsRequest, EventList>;
 
 /// Short name of the message's type, for logs ("join", "world_state", ...).
 std::string_view MessageName(const Message& message);
+/// Lower-case name of a logged event's kind ("marker", "param", "fired", "action", "message").
+std::string_view EventKindName(LoggedEvent::Kind kind);
 
 }  // namespace platoon::protocol

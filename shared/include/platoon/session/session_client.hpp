@@ -67,9 +67,14 @@ struct ClientDef {
 ClientDef DefaultClientDef(const std::string& name, protocol::Role role);
 
 /// A parameter request for the server (docs/PROTOCOL.md "Parameters").
-using ParamRequest = std::variant<protocol::ParamListRequest, protocol::ParamGet, protocol::ParamSet>;
+/// Markers and event-log reads go the same way.
+using ParamRequest = std::variant<protocol::ParamListRequest, protocol::ParamGet, protocol::ParamSet, protocol::Mark,
+                                  protocol::EventsRequest>;
 /// The server's answer to a session command (SessionStatus) or to a ParamRequest.
-using ControlReply = std::variant<protocol::SessionStatus, protocol::ParamList, protocol::ParamReply>;
+using ControlReply =
+    std::variant<protocol::SessionStatus, protocol::ParamList, protocol::ParamReply, protocol::EventList>;
+/// Session events kept for TakeEvents() at most; older ones are dropped first.
+inline constexpr size_t kMaxKeptEvents = 1000;
 /// Replies kept for TakeReplies() at most; older ones are dropped first.
 inline constexpr size_t kMaxKeptReplies = 64;
 
@@ -140,6 +145,9 @@ class SessionClient {
   /// Replies to this client's commands and parameter requests since the last call, oldest first
   /// (only with `keep_replies`; at most kMaxKeptReplies are held).
   std::vector<ControlReply> TakeReplies() { return std::exchange(replies_, {}); }
+  /// Session events (markers, parameter changes, scenario firings and actions) that arrived with world
+  /// states since the last call, each once, oldest first (at most kMaxKeptEvents).
+  std::vector<protocol::LoggedEvent> TakeEvents() { return std::exchange(events_, {}); }
   /// The newest refusal while the client keeps retrying (retry_refused), empty once joined.
   const std::string& LastRefusal() const { return last_refusal_; }
   /// The refusal that ended the client (retry_refused false), if any.
@@ -192,6 +200,11 @@ class SessionClient {
   /// (a node's network thread, under the client's mutex), so it must only copy and return: a recorder
   /// queues the bytes in a bounded queue of its own. Unset (the default): nothing is copied.
   std::function<void(std::string_view bytes, const protocol::WorldState& state, int64_t local_ns)> on_world_broadcast;
+  /// Node side of parameters by path: the server forwards node.<name>.* requests (ParamListRequest,
+  /// ParamGet, ParamSet) to the node that owns them; this answers one (a ParamList or ParamReply carrying
+  /// the request's request_id), and the client queues the answer on the control socket. Runs on the
+  /// thread that calls OnMessage. Unset: such requests are counted as bad input.
+  std::function<protocol::Message(const protocol::Message& request)> on_param_request;
 
  private:
   void OnControl(const protocol::Message& m, int64_t local_ns);
@@ -210,6 +223,8 @@ class SessionClient {
   std::vector<Outgoing> out_;
   std::vector<protocol::SessionControl> pending_controls_;
   std::vector<ControlReply> replies_;
+  std::vector<protocol::LoggedEvent> events_;
+  uint64_t last_event_sequence_ = 0;
 
   bool joined_ = false, rejoined_ = false;
   uint32_t node_id_ = 0;
