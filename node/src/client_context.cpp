@@ -128,8 +128,15 @@ void ClientModuleContext::ResolveSubscriptions() {
   });
 }
 
+std::vector<protocol::LoggedEvent> ClientModuleContext::TakeEvents() {
+  std::lock_guard lock(mutex_);
+  return client_.TakeEvents();
+}
+
 void ModuleScheduler::StepDue(std::vector<std::unique_ptr<Module>>& modules, int64_t now, ClientModuleContext& context,
                               bool flush_each) {
+  for (const auto& event : context.TakeEvents())
+    for (auto& m : modules) m->OnEvent(event, context);
   next_.resize(modules.size(), -1);
   last_.resize(modules.size(), -1);
   for (size_t i = 0; i < modules.size(); ++i) {

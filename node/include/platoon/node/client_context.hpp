@@ -47,6 +47,8 @@ class ClientModuleContext final : public ModuleContext {
   /// Sends what the step published, as one NodeState, to the outbox. In lock-step every step ends with
   /// one (`step_done` > 0), carrying the acknowledgement after the states.
   void Flush(uint64_t step_done = 0, uint64_t next_step = 0);
+  /// Session events that arrived with world states since the last call, each once, oldest first.
+  std::vector<protocol::LoggedEvent> TakeEvents();
   /// The newest truth of every owned entity, for the session hash.
   std::vector<protocol::EntityState> OwnedTruth() const;
   /// Node states and entity states sent so far.
@@ -87,7 +89,8 @@ class ClientModuleContext final : public ModuleContext {
 /// overruns skip slots, never burst.
 class ModuleScheduler {
  public:
-  /// Steps every module due at `sim_ns`; flushes the context after each module when `flush_each`
+  /// Hands the session events that arrived since the last call to every module (Module::OnEvent), then
+  /// steps every module due at `sim_ns`; flushes the context after each module when `flush_each`
   /// (real time), else the caller flushes once (lock-step: one NodeState per step).
   void StepDue(std::vector<std::unique_ptr<Module>>& modules, int64_t sim_ns, ClientModuleContext& context,
                bool flush_each = true);

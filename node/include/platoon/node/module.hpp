@@ -92,6 +92,11 @@ class Module {
   /// Once at shutdown, after the last step and before Summarize: removes the taps and finishes what
   /// Attach started (the recorder closes its file).
   virtual void Detach(ModuleContext& context) { (void)context; }
+  /// A session event (marker, parameter change, scenario firing, action, seat message) that arrived with
+  /// the world, each once, before the step that follows its arrival. In lock-step an event logged before
+  /// grant k arrives with grant k, so it is handled before step k on every run. Actions name the node
+  /// that carries them out (event.target_node == context.NodeId()) and the entity (event.entity_id).
+  virtual void OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) { (void)event; (void)context; }
   /// Once at shutdown: appends "key":value pairs (JSON fragments) for the node's SUMMARY line.
   virtual void Summarize(std::vector<std::string>& fields) const { (void)fields; }
 };
