@@ -1,0 +1,2 @@
+#pragma once
+/// platoon batch. (Being written: issue 13.)

@@ -1,0 +1,1 @@
+#include "platoon/server/scenario_system.hpp"

@@ -1,0 +1,1 @@
+#include "platoon/config/params.hpp"

@@ -1,0 +1,1 @@
+#include "platoon/config/scenario.hpp"

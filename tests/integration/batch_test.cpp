@@ -1,0 +1,1 @@
+// platoon batch (issue 13).

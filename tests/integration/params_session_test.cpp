@@ -1,0 +1,1 @@
+// Parameters by path in a live session (issue 13).

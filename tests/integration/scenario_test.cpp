@@ -1,0 +1,1 @@
+// Scenario events in sessions (issue 13).

@@ -1,0 +1,1 @@
+// Parameters by path (issue 13).

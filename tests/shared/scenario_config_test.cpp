@@ -1,0 +1,1 @@
+// [[event]] parsing (issue 13).
