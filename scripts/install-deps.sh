@@ -16,6 +16,12 @@ PACKAGES=(
   iproute2
   # tests only: ctest data_write_csv loads a driver's data-write CSV with pandas, as its users will
   python3-pandas
+  # the Python package platoon (python/): pybind11 bindings over the C++ session client and codec
+  pybind11-dev python3-pybind11
+  # the Python package's headers for the interpreter it is built for (Debian's python3)
+  python3-dev
+  # the Python package returns the world and logs as numpy arrays
+  python3-numpy
   # platoon validate draws its detection-rate and position-error plots with matplotlib
   # (scripts/validate_plot.py); without it the command still writes its CSVs
   python3-matplotlib

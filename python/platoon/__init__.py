@@ -1,0 +1,231 @@
+"""platoon from Python: join a running session, read and publish entities, steer the session, read logs.
+
+    import platoon
+    with platoon.Session("127.0.0.1:7400", name="py") as s:
+        world = s.entities()                      # dict of numpy arrays, one row per entity
+        s.publish(position=(0, 0, 0), yaw=0.0, velocity=(5, 0, 0))
+        s.set("server.broadcast_hz", 30)
+        s.mark("participant ready")
+    df = platoon.read_log("recordings/drivers-....mcap")   # pandas DataFrame of entity states
+
+The session client is platoon's own C++ core (the one platoon-node, platoon-viewer and platoon ctl use),
+running on a background thread; messages go through platoon's one codec. docs/EXPERIMENTS.md, "Python",
+has the whole API.
+"""
+import math
+import os
+
+from . import _platoon
+from ._platoon import KIND_NAMES, PROTOCOL_VERSION, Refused, free_ports, vehicle_id
+from .logs import read_csv, read_log, read_log_events, read_log_info
+
+__all__ = ["Session", "Refused", "ParamError", "KIND_NAMES", "PROTOCOL_VERSION", "free_ports", "vehicle_id",
+           "read_log", "read_log_events", "read_log_info", "read_csv", "to_toml", "from_toml"]
+
+#: The server refused a parameter request (the message is its reason); the same class as Refused.
+ParamError = Refused
+
+
+def to_toml(value):
+    """A Python value as the TOML literal a parameter takes: True -> true, 30 -> 30, "a" -> "a"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"parameter values must be finite, got {value}")
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    raise TypeError(f"parameter values are bool, int, float or str, got {type(value).__name__}")
+
+
+def from_toml(text):
+    """A parameter's TOML literal as a Python value: true -> True, 60 -> 60, 0.5 -> 0.5, "a" -> "a"."""
+    t = text.strip()
+    if t in ("true", "false"):
+        return t == "true"
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "\"'":
+        body = t[1:-1]
+        if t[0] == '"':
+            body = body.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+        return body
+    try:
+        return int(t.replace("_", ""))
+    except ValueError:
+        pass
+    try:
+        return float(t.replace("_", ""))
+    except ValueError:
+        return t
+
+
+class Session:
+    """One client of a running platoon session (a sync server, `platoon run`, or `platoon replay`).
+
+    server:  "HOST:PORT" of the server's control socket, e.g. "127.0.0.1:7400".
+    name:    node name, unique in the session (default "py-<pid>").
+    role:    role reported at join: "observer" (default), "traffic", "driver", ... The role only names
+             the node in the node table; any role may publish entities.
+    timeout: seconds to wait for the join (0: do not wait; check `joined` or call wait_joined).
+    verbose: log the session client's join and clock lines on stderr.
+
+    Joins on construction; raises ConnectionError when the server refuses or does not answer within
+    `timeout`. Use it as a context manager, or call close(), to leave the session.
+    """
+
+    def __init__(self, server="127.0.0.1:7400", name=None, role="observer", timeout=10.0, verbose=False):
+        self._c = _platoon.Session(server, name or f"py-{os.getpid()}", role, verbose)
+        self.timeout = 5.0  #: seconds to wait for the server's answers
+        if timeout and not self.wait_joined(timeout):
+            why = self._c.refusal()
+            self._c.close()
+            if why:
+                raise ConnectionError(f"the server at {server} refused the join: {why}")
+            raise ConnectionError(f"no answer from the server at {server} within {timeout:g} s "
+                                  "(is platoon-server or platoon run running there, on that control port?)")
+
+    # --- membership -------------------------------------------------------------------------------
+    def wait_joined(self, timeout=10.0):
+        """Waits until the server welcomed this client; True when joined."""
+        return self._c.wait_joined(timeout)
+
+    def close(self):
+        """Leaves the session and stops the client's thread (idempotent)."""
+        self._c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        return (f"platoon.Session(server={self.server!r}, name={self.name!r}, joined={self.joined}, "
+                f"phase={self.phase!r}, sim_time={self.sim_time:.3f})")
+
+    joined = property(lambda self: self._c.joined, doc="True while joined.")
+    node_id = property(lambda self: self._c.node_id, doc="Node id the server gave this client (owner of its entities).")
+    name = property(lambda self: self._c.name, doc="This client's node name.")
+    server = property(lambda self: self._c.server, doc="HOST:PORT of the server.")
+    session_name = property(lambda self: self._c.session_name, doc="Name of the session.")
+    phase = property(lambda self: self._c.phase,
+                     doc='Phase of the session: "waiting", "starting", "running", "paused", "stopped".')
+    sim_time = property(lambda self: self._c.sim_time_ns * 1e-9, doc="Session sim time now, in s.")
+    sim_time_ns = property(lambda self: self._c.sim_time_ns, doc="Session sim time now, in ns.")
+    lockstep = property(lambda self: self._c.step_ns > 0, doc="True in a lock-step session.")
+
+    def stats(self):
+        """What the client has seen of the world stream (world_received, world_gaps, snapshots, ...)."""
+        return self._c.stats()
+
+    def wait_sim_time(self, sim_time, timeout=None):
+        """Waits until session sim time reaches `sim_time` s (or the timeout); returns the sim time then."""
+        return self._c.wait_sim_time(float(sim_time), self.timeout if timeout is None else timeout)
+
+    # --- the world --------------------------------------------------------------------------------
+    def entities(self, dead_reckoned=False):
+        """Every entity of the session as numpy arrays, one row per entity, sorted by id.
+
+        Keys: id (uint64), kind (uint8, names in platoon.KIND_NAMES), owner (node id), stamp_ns, stamp (s),
+        position (N x 3, m), orientation (N x 4, w x y z), yaw (rad), yaw_rate (rad/s), velocity (N x 3,
+        m/s), speed (m/s), acceleration (N x 3, m/s^2), size (N x 3, length width height, m), steer,
+        throttle, brake, stale, own (published by this client, as the server echoed it back).
+        dead_reckoned: positions extrapolated to now, as a viewer shows them; else as last broadcast.
+        """
+        return self._c.entities(dead_reckoned)
+
+    def entities_frame(self, dead_reckoned=False):
+        """entities() as a pandas DataFrame (columns x, y, z, yaw, vx, vy, vz, speed, kind names, ...)."""
+        import pandas as pd
+        e = self.entities(dead_reckoned)
+        return pd.DataFrame({
+            "id": e["id"], "kind": [KIND_NAMES[k] for k in e["kind"]], "owner": e["owner"], "stamp": e["stamp"],
+            "x": e["position"][:, 0], "y": e["position"][:, 1], "z": e["position"][:, 2], "yaw": e["yaw"],
+            "vx": e["velocity"][:, 0], "vy": e["velocity"][:, 1], "vz": e["velocity"][:, 2], "speed": e["speed"],
+            "stale": e["stale"], "own": e["own"]})
+
+    def nodes(self):
+        """The server's node table: a list of dicts (id, name, role, host, pid, lost, rate_hz, loss, ...)."""
+        return self._c.nodes()
+
+    def publish(self, position, yaw=0.0, velocity=(0.0, 0.0, 0.0), *, index=0, entity_id=None, kind="car",
+                size=(4.5, 1.8, 1.5), acceleration=(0.0, 0.0, 0.0), yaw_rate=0.0, steer=0.0, throttle=0.0,
+                brake=0.0, stamp=None):
+        """Publishes the state of one entity this client owns; returns its id.
+
+        position (m, world frame), yaw (rad, about z), velocity (m/s, world frame). The entity is
+        `entity_id`, or this node's vehicle `index` (platoon.vehicle_id(name, index), as a node's
+        vehicles are numbered). stamp: sim time of the state in s (default: now). The state goes to the
+        server as a NodeState carrying this client's state token, as a node's modules send theirs;
+        entities() lists it (own = True) once the server broadcast it. Publish at least once a second:
+        the server freezes, then removes, entities whose owner falls silent.
+        """
+        eid = vehicle_id(self.name, index) if entity_id is None else int(entity_id)
+        stamp_ns = -1 if stamp is None else int(round(float(stamp) * 1e9))
+        return self._c.publish(eid, [float(v) for v in position], float(yaw), [float(v) for v in velocity], kind,
+                               [float(v) for v in size], [float(v) for v in acceleration], float(yaw_rate),
+                               float(steer), float(throttle), float(brake), stamp_ns)
+
+    # --- parameters ---------------------------------------------------------------------------------
+    def params(self, prefix=""):
+        """Parameters under `prefix` (e.g. "server."): a list of dicts with path, value (Python value),
+        literal (TOML text), writable, description, type, unit, min, max."""
+        out = []
+        for p in self._c.params(prefix, self.timeout):
+            p["literal"] = p["value"]
+            p["value"] = from_toml(p["literal"])
+            out.append(p)
+        return out
+
+    def get(self, path):
+        """The value of parameter `path` (e.g. "server.broadcast_hz") as a Python value.
+        Raises platoon.ParamError with the server's reason when there is no such parameter."""
+        return from_toml(self._c.get(path, self.timeout)["value"])
+
+    def param(self, path):
+        """Parameter `path` with its description, type, unit and range (a dict, as params() lists them)."""
+        p = self._c.get(path, self.timeout)
+        p["literal"] = p["value"]
+        p["value"] = from_toml(p["literal"])
+        return p
+
+    def set(self, path, value):
+        """Sets parameter `path` to `value` (bool, int, float, str; a str is sent as a TOML string) and
+        returns the value the server now holds. Raises platoon.ParamError with the server's reason when
+        it refuses (read-only, out of range, wrong type, unknown path)."""
+        return from_toml(self._c.set(path, to_toml(value), self.timeout)["value"])
+
+    # --- markers and the session event log ----------------------------------------------------------
+    def mark(self, text, sim_time=None):
+        """Logs a marker in the session's event log (at `sim_time` s, default: now on the server); returns
+        the logged event (dict: sequence, sim_time, kind, source, text, ...)."""
+        return self._c.mark(str(text), math.nan if sim_time is None else float(sim_time), self.timeout)
+
+    def events(self, after=0):
+        """The server's event log (markers, parameter changes, scenario firings, actions, messages) after
+        sequence `after`, oldest first, as a list of dicts."""
+        return self._c.events(int(after), self.timeout)
+
+    def new_events(self):
+        """Events that arrived with world states since the last call, each once (at most 1000 kept)."""
+        return self._c.take_events()
+
+    # --- session control ----------------------------------------------------------------------------
+    def start(self, at_sim=0.0):
+        """Starts (or restarts) the session now from sim time `at_sim` s; waits until it runs."""
+        return self._c.control("start", float(at_sim), self.timeout)
+
+    def pause(self):
+        """Pauses a running session; waits until it is paused. Raises platoon.Refused when not running."""
+        return self._c.control("pause", 0.0, self.timeout)
+
+    def resume(self):
+        """Resumes a paused session; waits until it runs. Raises platoon.Refused when not paused."""
+        return self._c.control("resume", 0.0, self.timeout)
+
+    def stop(self):
+        """Stops the session; waits until it is stopped."""
+        return self._c.control("stop", 0.0, self.timeout)

@@ -1,0 +1,105 @@
+"""Reading what a session leaves behind: session logs (MCAP, docs/RECORDING.md) and data-write CSVs.
+
+read_log(path)         entity states of the log's /platoon/world channel, one row per entity and stamp
+read_log_events(path)  the /platoon/events channel (session and node events, markers, parameter changes)
+read_log_info(path)    the /platoon/session record (session name, the session file's text, recorder)
+read_csv(path)         a driver's data-write CSV, with the unit of each column from its header suffix
+
+The MCAP file is read by platoon's own reader and codec (the compiled _platoon module). pandas is
+needed for DataFrames; without it, pass frame=False to get dicts of numpy arrays.
+"""
+import json
+
+from . import _platoon
+
+# Header suffix -> unit, as docs/RECORDING.md names the data-write columns ("speed_mps": m/s).
+_UNITS = {"_s": "s", "_m": "m", "_rad": "rad", "_mps": "m/s", "_mps2": "m/s^2", "_radps": "rad/s", "_norm": "1"}
+
+
+def _problems(path, problems, strict):
+    if problems and strict:
+        raise ValueError(f"{path}: " + "; ".join(problems))
+
+
+def read_log(path, frame=True, strict=False):
+    """Entity states of a session log: one row per entity and stamp (as the world broadcasts carried
+    them, each distinct state once), sorted by sim time then id.
+
+    Columns: sim_time (s, the state's stamp), stamp_ns, id, kind (name), owner (node id), owner_name,
+    x, y, z (m), yaw (rad), yaw_rate (rad/s), vx, vy, vz, speed (m/s), ax, ay, az (m/s^2), length,
+    width, height (m), steer, throttle, brake, stale.
+    DataFrame.attrs: node_names {id: name}, world_states, removals (dict of id, sim_time_ns arrays),
+    problems (what the reader found wrong: a log cut by a crash is read up to its cut). strict=True
+    raises ValueError on any problem. frame=False returns a dict of numpy arrays instead.
+    """
+    r = _platoon.read_log_states(str(path))
+    _problems(path, r["problems"], strict)
+    s = r["states"]
+    names = r["node_names"]
+    cols = {
+        "sim_time": s["stamp"], "stamp_ns": s["stamp_ns"], "id": s["id"],
+        "kind": [_platoon.KIND_NAMES[k] if k < len(_platoon.KIND_NAMES) else "unknown" for k in s["kind"]],
+        "owner": s["owner"], "owner_name": [names.get(int(o), "") for o in s["owner"]],
+        "x": s["position"][:, 0], "y": s["position"][:, 1], "z": s["position"][:, 2],
+        "yaw": s["yaw"], "yaw_rate": s["yaw_rate"],
+        "vx": s["velocity"][:, 0], "vy": s["velocity"][:, 1], "vz": s["velocity"][:, 2], "speed": s["speed"],
+        "ax": s["acceleration"][:, 0], "ay": s["acceleration"][:, 1], "az": s["acceleration"][:, 2],
+        "length": s["size"][:, 0], "width": s["size"][:, 1], "height": s["size"][:, 2],
+        "steer": s["steer"], "throttle": s["throttle"], "brake": s["brake"], "stale": s["stale"],
+    }
+    meta = {"node_names": names, "world_states": r["world_states"], "removals": r["removals"],
+            "problems": r["problems"]}
+    if not frame:
+        cols.update(meta)
+        return cols
+    import pandas as pd
+    df = pd.DataFrame(cols)
+    df.attrs.update(meta)
+    return df
+
+
+def read_log_events(path, frame=True, strict=False):
+    """The events of a session log (/platoon/events), one row per event in log order.
+
+    Every event has type ("session", "node", "param", "marker", ...), event, sim_time_ns,
+    server_time_ns and world_seq, then fields of its type (docs/RECORDING.md, "Channels"); a column a
+    type lacks is NaN. A column sim_time (s) is added. frame=False returns a list of dicts.
+    """
+    r = _platoon.read_log_json(str(path))
+    _problems(path, r["problems"], strict)
+    events = []
+    for text, log_ns in zip(r["events"], r["log_time_ns"]):
+        try:
+            e = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: /platoon/events at log time {int(log_ns)} ns is not JSON: {err}") from None
+        e.setdefault("sim_time_ns", int(log_ns))
+        e["sim_time"] = e["sim_time_ns"] * 1e-9
+        events.append(e)
+    if not frame:
+        return events
+    import pandas as pd
+    return pd.DataFrame(events)
+
+
+def read_log_info(path):
+    """The /platoon/session record of a log as a dict (name, config, config_path, recorder); {} if absent."""
+    r = _platoon.read_log_json(str(path))
+    return json.loads(r["session"][0]) if r["session"] else {}
+
+
+def read_csv(path):
+    """A data-write CSV (docs/RECORDING.md, "Data write") as a pandas DataFrame. The header names carry
+    their units ("speed_mps"); DataFrame.attrs["units"] maps each column to its unit ("m/s"; "" for
+    road_id and lane)."""
+    import pandas as pd
+    df = pd.read_csv(path)
+    units = {}
+    for c in df.columns:
+        units[c] = ""
+        for suffix in sorted(_UNITS, key=len, reverse=True):
+            if c.endswith(suffix):
+                units[c] = _UNITS[suffix]
+                break
+    df.attrs["units"] = units
+    return df

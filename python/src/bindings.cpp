@@ -1,0 +1,711 @@
+// platoon._platoon: the Python package's compiled core (docs/EXPERIMENTS.md, "Python"). A Session is a
+// session::SessionClient in a session::ClientLink loop on a background thread, as platoon ctl and the
+// viewer use them; messages go through the one codec (protocol::Encode/Decode). Logs are read through
+// session_log::Read. Everything that waits releases the GIL; the client is guarded by one mutex.
+#include "platoon/clock/oscillator.hpp"
+#include "platoon/entity_id.hpp"
+#include "platoon/log/session_log.hpp"
+#include "platoon/protocol/codec.hpp"
+#include "platoon/session/client_link.hpp"
+#include "platoon/transport/channel.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace platoon::python {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using protocol::EntityKind;
+using protocol::SessionControl;
+using protocol::SessionPhase;
+
+/// Replies and events held for Python at most; older ones are dropped first.
+constexpr size_t kMaxReplies = session::kMaxKeptReplies;
+constexpr size_t kMaxEvents = session::kMaxKeptEvents;
+/// Entities this client publishes, and own entities echoed by the server, at most.
+constexpr size_t kMaxOwned = 10000;
+
+/// The server refused a parameter request, a marker or a session command (its message is the reason).
+struct Refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// No answer in time.
+struct Timeout : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+constexpr const char* kKindNames[] = {"unknown", "car", "truck", "motorcycle", "bicycle", "pedestrian", "static_object"};
+
+EntityKind KindFromName(const std::string& name) {
+  for (size_t i = 0; i < std::size(kKindNames); ++i)
+    if (name == kKindNames[i]) return static_cast<EntityKind>(i);
+  std::string known;
+  for (const char* k : kKindNames) known += (known.empty() ? "" : ", ") + std::string(k);
+  throw py::value_error("kind: unknown entity kind \"" + name + "\" (expected one of " + known + ")");
+}
+
+/// Heading about z of a body-to-world rotation, in rad.
+double YawOf(const Quat& q) {
+  return std::atan2(2.0 * (q.w() * q.z() + q.x() * q.y()), 1.0 - 2.0 * (q.y() * q.y() + q.z() * q.z()));
+}
+
+int64_t SToNsChecked(double s, const char* what) {
+  if (!std::isfinite(s)) throw py::value_error(std::string(what) + ": must be finite");
+  return SToNs(s);
+}
+
+Vec3 ToVec3(const std::vector<double>& v, const char* what) {
+  if (v.size() != 3) throw py::value_error(std::string(what) + ": expected 3 numbers (x, y, z), got " + std::to_string(v.size()));
+  for (double x : v)
+    if (!std::isfinite(x)) throw py::value_error(std::string(what) + ": every number must be finite");
+  return Vec3(v[0], v[1], v[2]);
+}
+
+py::dict ParamDict(const protocol::Parameter& p) {
+  py::dict d;
+  d["path"] = p.path;
+  d["value"] = p.value;
+  d["writable"] = p.writable;
+  d["description"] = p.description;
+  d["type"] = p.type;
+  d["unit"] = p.unit;
+  d["min"] = p.min;
+  d["max"] = p.max;
+  return d;
+}
+
+py::dict EventDict(const protocol::LoggedEvent& e) {
+  py::dict d;
+  d["sequence"] = e.sequence;
+  d["sim_time"] = NsToS(e.sim_time_ns);
+  d["sim_time_ns"] = e.sim_time_ns;
+  d["kind"] = std::string(protocol::EventKindName(e.kind));
+  d["source"] = e.source;
+  d["text"] = e.text;
+  d["detail"] = e.detail;
+  d["target_node"] = e.target_node;
+  d["entity_id"] = e.entity_id;
+  return d;
+}
+
+template <class T>
+py::array_t<T> Column(const std::vector<T>& v) {
+  py::array_t<T> a(static_cast<py::ssize_t>(v.size()));
+  std::copy(v.begin(), v.end(), a.mutable_data());
+  return a;
+}
+
+py::array_t<double> Rows3(const std::vector<double>& flat) {
+  const auto n = static_cast<py::ssize_t>(flat.size() / 3);
+  py::array_t<double> a({n, py::ssize_t{3}});
+  std::copy(flat.begin(), flat.end(), a.mutable_data());
+  return a;
+}
+
+/// Entity states as columns: what Session.entities() and read_log() return.
+struct EntityColumns {
+  std::vector<uint64_t> id;
+  std::vector<uint8_t> kind;
+  std::vector<uint32_t> owner;
+  std::vector<int64_t> stamp_ns;
+  std::vector<double> position, orientation, velocity, acceleration, size;  // 3 or 4 per row
+  std::vector<double> yaw, yaw_rate, speed;
+  std::vector<float> steer, throttle, brake;
+  std::vector<bool> stale, own;
+
+  void Add(const protocol::EntityState& e, bool is_own) {
+    const auto& k = e.kinematics;
+    id.push_back(e.id);
+    kind.push_back(static_cast<uint8_t>(e.kind));
+    owner.push_back(e.owner_node);
+    stamp_ns.push_back(k.stamp_ns);
+    for (int i = 0; i < 3; ++i) {
+      position.push_back(k.pose.position_m[i]);
+      velocity.push_back(k.velocity_mps[i]);
+      acceleration.push_back(k.acceleration_mps2[i]);
+      size.push_back(e.box_size_m[i]);
+    }
+    const Quat& q = k.pose.orientation;
+    orientation.insert(orientation.end(), {q.w(), q.x(), q.y(), q.z()});
+    yaw.push_back(YawOf(q));
+    yaw_rate.push_back(k.angular_velocity_radps.z());
+    speed.push_back(k.velocity_mps.norm());
+    steer.push_back(e.controls.steer);
+    throttle.push_back(e.controls.throttle);
+    brake.push_back(e.controls.brake);
+    stale.push_back(e.stale);
+    own.push_back(is_own);
+  }
+
+  /// A dict of numpy arrays: N, N×3 (position, velocity, acceleration, size) and N×4 (orientation w, x, y, z).
+  py::dict ToDict() const {
+    py::dict d;
+    d["id"] = Column(id);
+    d["kind"] = Column(kind);
+    d["owner"] = Column(owner);
+    d["stamp_ns"] = Column(stamp_ns);
+    std::vector<double> t(stamp_ns.size());
+    for (size_t i = 0; i < t.size(); ++i) t[i] = NsToS(stamp_ns[i]);
+    d["stamp"] = Column(t);
+    d["position"] = Rows3(position);
+    const auto n = static_cast<py::ssize_t>(id.size());
+    py::array_t<double> o({n, py::ssize_t{4}});
+    std::copy(orientation.begin(), orientation.end(), o.mutable_data());
+    d["orientation"] = o;
+    d["yaw"] = Column(yaw);
+    d["yaw_rate"] = Column(yaw_rate);
+    d["velocity"] = Rows3(velocity);
+    d["speed"] = Column(speed);
+    d["acceleration"] = Rows3(acceleration);
+    d["size"] = Rows3(size);
+    d["steer"] = Column(steer);
+    d["throttle"] = Column(throttle);
+    d["brake"] = Column(brake);
+    py::array_t<bool> st(n), ow(n);
+    for (py::ssize_t i = 0; i < n; ++i) {
+      st.mutable_data()[i] = stale[static_cast<size_t>(i)];
+      ow.mutable_data()[i] = own[static_cast<size_t>(i)];
+    }
+    d["stale"] = st;
+    d["own"] = ow;
+    return d;
+  }
+};
+
+/// "HOST:PORT" -> host and port, or a ValueError naming what was expected.
+std::pair<std::string, uint16_t> ParseServer(const std::string& text) {
+  const std::string example = " (expected HOST:PORT, e.g. 127.0.0.1:7400)";
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw py::value_error("server: \"" + text + "\" has no host or port" + example);
+  const std::string port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
+    throw py::value_error("server: port \"" + port + "\" is not a number" + example);
+  const int p = std::stoi(port);
+  if (p < 1 || p > 65535) throw py::value_error("server: port " + port + " is out of range 1..65535");
+  return {text.substr(0, colon), static_cast<uint16_t>(p)};
+}
+
+/// One session client on a background thread.
+class Session {
+ public:
+  Session(const std::string& server, const std::string& name, const std::string& role, bool verbose)
+      : def_(MakeDef(name, role)),
+        client_(def_, local_, verbose ? MakeLogger(name) : nullptr),
+        link_(context_, ParseServer(server).first, ParseServer(server).second, transport::FaultDef{}),
+        server_(server) {
+    // The server's echo of this client's own entities (the client core's world skips them).
+    client_.on_world_broadcast = [this](std::string_view, const protocol::WorldState& w, int64_t) {
+      const uint32_t me = client_.NodeId();
+      if (w.keyframe) {
+        std::set<uint64_t> listed;
+        for (const auto& e : w.entities) listed.insert(e.id);
+        std::erase_if(own_seen_, [&](const auto& kv) { return !listed.count(kv.first); });
+      }
+      for (const auto& e : w.entities)
+        if (e.owner_node == me && (own_seen_.size() < kMaxOwned || own_seen_.count(e.id))) own_seen_[e.id] = e;
+      for (uint64_t id : w.removed_entities) own_seen_.erase(id);
+    };
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Session() { Close(); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// Leaves the session and stops the thread; idempotent.
+  void Close() {
+    if (closed_.exchange(true)) return;
+    {
+      std::lock_guard g(mutex_);
+      client_.Leave("python session closed");
+    }
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    link_.Flush(client_, mutex_);
+  }
+
+  bool WaitJoined(double timeout_s) {
+    std::unique_lock lk(mutex_);
+    return WaitUntil(lk, timeout_s, [&] { return client_.Joined() || client_.Refused().has_value(); }) &&
+           !client_.Refused() && client_.Joined();
+  }
+  std::string Refusal() {
+    std::lock_guard g(mutex_);
+    return client_.Refused().value_or("");
+  }
+  bool Joined() { return Locked([&] { return client_.Joined(); }); }
+  uint32_t NodeId() { return Locked([&] { return client_.NodeId(); }); }
+  std::string SessionName() { return Locked([&] { return client_.SessionName(); }); }
+  int64_t SimNowNs() { return Locked([&] { return client_.SimNowNs(); }); }
+  std::string Phase() { return Locked([&] { return std::string(protocol::PhaseName(client_.Phase())); }); }
+  int64_t StepNs() { return Locked([&] { return client_.StepNs(); }); }
+  const std::string& Name() const { return def_.name; }
+  const std::string& Server() const { return server_; }
+
+  py::dict Stats() {
+    session::ClientStats s;
+    {
+      std::lock_guard g(mutex_);
+      s = client_.Stats();
+    }
+    py::dict d;
+    d["world_received"] = s.world_received;
+    d["world_gaps"] = s.world_gaps;
+    d["snapshots"] = s.snapshots;
+    d["server_restarts"] = s.server_restarts;
+    d["bad_input"] = s.bad_input;
+    return d;
+  }
+
+  py::dict Entities(bool dead_reckoned) {
+    std::vector<protocol::EntityState> remote, own;
+    {
+      std::lock_guard g(mutex_);
+      remote = dead_reckoned ? client_.World().Displayed(client_.SimNowNs()) : client_.World().Received();
+      for (const auto& [id, e] : own_seen_) own.push_back(e);
+    }
+    std::vector<std::pair<const protocol::EntityState*, bool>> all;
+    for (const auto& e : remote) all.emplace_back(&e, false);
+    for (const auto& e : own) all.emplace_back(&e, true);
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first->id < b.first->id; });
+    EntityColumns c;
+    for (const auto& [e, is_own] : all) c.Add(*e, is_own);
+    return c.ToDict();
+  }
+
+  py::list Nodes() {
+    std::vector<protocol::NodeInfo> nodes;
+    {
+      std::lock_guard g(mutex_);
+      nodes = client_.Nodes();
+    }
+    py::list out;
+    for (const auto& n : nodes) {
+      py::dict d;
+      d["id"] = n.node_id;
+      d["name"] = n.name;
+      d["role"] = std::string(protocol::RoleName(n.role));
+      d["host"] = n.host;
+      d["pid"] = n.pid;
+      d["lost"] = n.lost;
+      d["rate_hz"] = n.update_rate_hz;
+      d["loss"] = n.loss_fraction;
+      d["offset_us"] = static_cast<double>(n.clock_offset_ns) / 1e3;
+      d["rtt_us"] = static_cast<double>(n.rtt_ns) / 1e3;
+      out.append(d);
+    }
+    return out;
+  }
+
+  /// Publishes one owned entity as a NodeState carrying the state token, as a node's modules do.
+  uint64_t Publish(uint64_t id, const std::vector<double>& position, double yaw, const std::vector<double>& velocity,
+                   const std::string& kind, const std::vector<double>& size, const std::vector<double>& acceleration,
+                   double yaw_rate, double steer, double throttle, double brake, int64_t stamp_ns) {
+    if (id == 0) throw py::value_error("entity id 0 is reserved (no entity)");
+    if (!std::isfinite(yaw) || !std::isfinite(yaw_rate)) throw py::value_error("yaw and yaw_rate must be finite");
+    protocol::EntityState e;
+    e.id = id;
+    e.kind = KindFromName(kind);
+    e.kinematics.pose.position_m = ToVec3(position, "position");
+    e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(yaw, Vec3::UnitZ()));
+    e.kinematics.velocity_mps = ToVec3(velocity, "velocity");
+    e.kinematics.acceleration_mps2 = ToVec3(acceleration, "acceleration");
+    e.kinematics.angular_velocity_radps = Vec3(0, 0, yaw_rate);
+    e.box_size_m = ToVec3(size, "size");
+    e.controls = protocol::Controls{static_cast<float>(std::clamp(steer, -1.0, 1.0)),
+                                    static_cast<float>(std::clamp(throttle, 0.0, 1.0)),
+                                    static_cast<float>(std::clamp(brake, 0.0, 1.0))};
+    e.lights.brake = brake > 0.05;
+    std::lock_guard g(mutex_);
+    if (!client_.Joined()) throw std::runtime_error("publish: not joined to the session at " + server_ + " (wait_joined first)");
+    if (!published_.count(id) && published_.size() >= kMaxOwned)
+      throw std::runtime_error("publish: at most " + std::to_string(kMaxOwned) + " entities per Python session");
+    // The server keeps the newest stamp of an entity: each update must be newer than the last.
+    int64_t stamp = stamp_ns >= 0 ? stamp_ns : client_.SimNowNs();
+    if (auto it = published_.find(id); it != published_.end()) stamp = std::max(stamp, it->second.kinematics.stamp_ns + 1);
+    e.kinematics.stamp_ns = stamp;
+    e.owner_node = client_.NodeId();
+    published_[id] = e;
+    SendLocked({e});
+    return id;
+  }
+
+  // --- parameters, markers, events -------------------------------------------------------------------
+  py::list Params(const std::string& prefix, double timeout_s) {
+    const auto list = Ask<protocol::ParamList>(protocol::ParamListRequest{prefix}, timeout_s, "param list");
+    py::list out;
+    for (const auto& p : list.params) out.append(ParamDict(p));
+    // Nodes that did not answer in time: their parameters are missing, say so.
+    if (!list.errors.empty()) {
+      std::string why;
+      for (const auto& e : list.errors) why += (why.empty() ? "" : "; ") + e;
+      PyErr_WarnEx(PyExc_RuntimeWarning, ("param list: " + why).c_str(), 1);
+    }
+    return out;
+  }
+  py::dict Get(const std::string& path, double timeout_s) {
+    const auto r = Ask<protocol::ParamReply>(protocol::ParamGet{path}, timeout_s, "get " + path);
+    if (!r.ok) throw Refused(r.error);
+    return ParamDict(r.param);
+  }
+  py::dict Set(const std::string& path, const std::string& value, double timeout_s) {
+    const auto r = Ask<protocol::ParamReply>(protocol::ParamSet{path, value}, timeout_s, "set " + path);
+    if (!r.ok) throw Refused(r.error);
+    return ParamDict(r.param);
+  }
+  py::dict Mark(const std::string& text, double sim_time_s, double timeout_s) {
+    const int64_t at = std::isnan(sim_time_s) ? 0 : SToNsChecked(sim_time_s, "sim_time");
+    const auto r = Ask<protocol::EventList>(protocol::Mark{text, at}, timeout_s, "mark");
+    if (!r.error.empty()) throw Refused(r.error);
+    if (r.events.empty()) throw Refused("mark: the server logged no marker");
+    return EventDict(r.events.front());
+  }
+  py::list Events(uint64_t after, double timeout_s) {
+    const auto r = Ask<protocol::EventList>(protocol::EventsRequest{after}, timeout_s, "events");
+    if (!r.error.empty()) throw Refused(r.error);
+    py::list out;
+    for (const auto& e : r.events) out.append(EventDict(e));
+    return out;
+  }
+  /// Events that arrived with world states since the last call, each once.
+  py::list TakeEvents() {
+    std::deque<protocol::LoggedEvent> events;
+    {
+      std::lock_guard g(mutex_);
+      events.swap(events_);
+    }
+    py::list out;
+    for (const auto& e : events) out.append(EventDict(e));
+    return out;
+  }
+
+  // --- session control -------------------------------------------------------------------------------
+  std::string Control(const std::string& command, double at_sim_s, double timeout_s) {
+    SessionControl c;
+    std::optional<SessionPhase> target;
+    if (command == "start") {
+      c = SessionControl{SessionControl::Command::kStart, 0, SToNsChecked(at_sim_s, "at_sim")};
+      target = SessionPhase::kRunning;
+    } else if (command == "pause") {
+      c.command = SessionControl::Command::kPause;
+      target = SessionPhase::kPaused;
+    } else if (command == "resume") {
+      c.command = SessionControl::Command::kResume;
+      target = SessionPhase::kRunning;
+    } else if (command == "stop") {
+      c.command = SessionControl::Command::kStop;
+      target = SessionPhase::kStopped;
+    } else {
+      throw py::value_error("unknown session command \"" + command + "\" (start, pause, resume, stop)");
+    }
+    std::unique_lock lk(mutex_);
+    if (!WaitUntil(lk, timeout_s, [&] { return client_.Joined() && client_.Stats().snapshots > 0; }))
+      throw Timeout(command + ": not joined to the session at " + server_ + " within the timeout");
+    // A start "now" is stamped on the synced clock.
+    if (command == "start" && !WaitUntil(lk, timeout_s, [&] { return client_.Clock().IsSet(); }))
+      throw Timeout("start: the clock did not synchronise with the server in time");
+    std::erase_if(replies_, [](const auto& r) { return std::holds_alternative<protocol::SessionStatus>(r); });
+    client_.Control(c);
+    std::optional<protocol::SessionStatus> status;
+    auto got = [&] {
+      for (const auto& r : replies_)
+        if (const auto* s = std::get_if<protocol::SessionStatus>(&r)) status = *s;
+      return status.has_value();
+    };
+    if (!WaitUntil(lk, timeout_s, got)) throw Timeout(command + ": no reply from the server within the timeout");
+    const SessionPhase after = status->phase;
+    const std::string now = std::string(protocol::PhaseName(after));
+    if (command == "pause" && after != SessionPhase::kPaused)
+      throw Refused("pause: the session is " + now + ": only a running session can be paused");
+    if (command == "resume" && after != SessionPhase::kRunning)
+      throw Refused("resume: the session is " + now + ": only a paused session can be resumed");
+    if (command == "start" && after != SessionPhase::kStarting && after != SessionPhase::kRunning)
+      throw Refused("start: the session is " + now + " after the start");
+    // Done once a world state built after the command shows the new phase.
+    auto shown = [&] { return client_.Anchor().ref_ns >= status->server_time_ns && client_.Phase() == *target; };
+    if (!WaitUntil(lk, timeout_s, shown))
+      throw Timeout(command + ": accepted, but no world state showed phase " + std::string(protocol::PhaseName(*target)) +
+                    " in time");
+    return std::string(protocol::PhaseName(client_.Phase()));
+  }
+
+  /// Waits until sim time reaches `sim_s` (or the timeout); returns the sim time then, in s.
+  double WaitSimTime(double sim_s, double timeout_s) {
+    const int64_t target = SToNsChecked(sim_s, "sim_time");
+    std::unique_lock lk(mutex_);
+    WaitUntil(lk, timeout_s, [&] { return client_.SimNowNs() >= target; });
+    return NsToS(client_.SimNowNs());
+  }
+
+ private:
+  static session::ClientDef MakeDef(const std::string& name, const std::string& role) {
+    const protocol::Role r = protocol::RoleFromName(role);
+    if (r == protocol::Role::kUnknown)
+      throw py::value_error("role: unknown role \"" + role + "\" (observer, traffic, driver, sensor, fusion, viewer, recorder)");
+    if (name.empty()) throw py::value_error("name: must not be empty");
+    session::ClientDef def = session::DefaultClientDef(name, r);
+    def.lockstep_member = false;  // Python steps nothing a lock-step has to wait for
+    def.retry_refused = false;
+    def.keep_replies = true;
+    def.clock.min_fit_span_s = 0.2;  // a start needs "now" on the server's clock soon, as platoon ctl does
+    return def;
+  }
+  static std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name);
+
+  template <class F>
+  auto Locked(F f) -> decltype(f()) {
+    std::lock_guard g(mutex_);
+    return f();
+  }
+
+  // Waits on the loop's notifications until `done()` or the timeout; `lk` holds the mutex. Python's GIL
+  // is released by the binding.
+  template <class F>
+  bool WaitUntil(std::unique_lock<std::mutex>& lk, double timeout_s, F done) {
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(std::clamp(timeout_s, 0.0, 1e6)));
+    while (!done()) {
+      if (closed_) return false;
+      if (cv_.wait_until(lk, deadline) == std::cv_status::timeout) return done();
+    }
+    return true;
+  }
+
+  // Sends one parameter request under a fresh id and waits for the answer carrying it.
+  template <class Reply, class Request>
+  Reply Ask(Request request, double timeout_s, const std::string& what) {
+    py::gil_scoped_release release;  // the loop thread answers while Python runs on
+    std::unique_lock lk(mutex_);
+    if (closed_) throw std::runtime_error(what + ": the session is closed");
+    request.request_id = ++next_request_id_;
+    client_.RequestParams(request);
+    std::optional<Reply> reply;
+    auto answered = [&] {
+      for (auto it = replies_.begin(); it != replies_.end(); ++it)
+        if (const auto* r = std::get_if<Reply>(&*it); r && r->request_id == request.request_id) {
+          reply = *r;
+          replies_.erase(it);
+          return true;
+        }
+      return false;
+    };
+    if (!WaitUntil(lk, timeout_s, answered))
+      throw Timeout(what + ": no reply from the server at " + server_ + " within " + std::to_string(timeout_s) + " s");
+    return *reply;
+  }
+
+  void SendLocked(std::vector<protocol::EntityState> entities) {
+    protocol::NodeState state{client_.NodeId(), ++state_sequence_, std::move(entities), 0, 0, client_.StateToken()};
+    client_.SendState(protocol::Encode(state));
+  }
+
+  void Loop() {
+    while (!stop_) {
+      link_.Turn(client_, mutex_, {}, 5'000'000);
+      {
+        std::lock_guard g(mutex_);
+        for (auto& r : client_.TakeReplies()) {
+          if (replies_.size() >= kMaxReplies) replies_.pop_front();
+          replies_.push_back(std::move(r));
+        }
+        for (auto& e : client_.TakeEvents()) {
+          if (events_.size() >= kMaxEvents) events_.pop_front();
+          events_.push_back(std::move(e));
+        }
+        // A rejoin (a restarted server, a lost link): the entities go out afresh under the new token.
+        if (client_.TakeRejoined() && !published_.empty()) {
+          std::vector<protocol::EntityState> all;
+          for (auto& [id, e] : published_) {
+            e.owner_node = client_.NodeId();
+            e.kinematics.stamp_ns = std::max(e.kinematics.stamp_ns + 1, client_.SimNowNs());
+            all.push_back(e);
+          }
+          SendLocked(std::move(all));
+        }
+      }
+      cv_.notify_all();
+    }
+    cv_.notify_all();
+  }
+
+  session::ClientDef def_;
+  clock::MonotonicOscillator local_;
+  zmq::context_t context_{1};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  session::SessionClient client_;
+  session::ClientLink link_;
+  std::string server_;
+  std::deque<session::ControlReply> replies_;
+  std::deque<protocol::LoggedEvent> events_;
+  std::map<uint64_t, protocol::EntityState> published_, own_seen_;
+  uint64_t next_request_id_ = 0, state_sequence_ = 0;
+  std::atomic<bool> stop_{false}, closed_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+}  // namespace platoon::python
+
+#include "platoon/log/logging.hpp"
+
+namespace platoon::python {
+namespace {
+
+std::shared_ptr<spdlog::logger> Session::MakeLogger(const std::string& name) { return log::MakeLogger("py." + name, "info"); }
+
+// --- session logs ------------------------------------------------------------------------------------
+
+/// Every distinct entity state of a log's /platoon/world channel (one row per entity and stamp, sorted by
+/// stamp then id), the node names of its node tables, the removals, and what the reader found wrong.
+py::dict ReadLogStates(const std::string& path) {
+  EntityColumns c;
+  std::map<uint32_t, std::string> names;
+  std::vector<uint64_t> removed_id;
+  std::vector<int64_t> removed_ns;
+  uint64_t world_states = 0, undecodable = 0;
+  std::vector<std::string> problems;
+  {
+    py::gil_scoped_release release;
+    std::vector<protocol::EntityState> states;
+    std::set<std::pair<uint64_t, int64_t>> seen;
+    const auto result = session_log::Read(path, [&](const session_log::Entry& entry) {
+      if (entry.topic != session_log::kWorldTopic) return;
+      auto decoded = protocol::Decode(
+          std::string_view(reinterpret_cast<const char*>(entry.data.data()), entry.data.size()));
+      const auto* w = decoded.message ? std::get_if<protocol::WorldState>(&*decoded.message) : nullptr;
+      if (!w) {
+        ++undecodable;
+        return;
+      }
+      ++world_states;
+      for (const auto& e : w->entities)
+        if (seen.emplace(e.id, e.kinematics.stamp_ns).second) states.push_back(e);
+      for (uint64_t id : w->removed_entities) {
+        removed_id.push_back(id);
+        removed_ns.push_back(w->sim_time_ns);
+      }
+      for (const auto& n : w->nodes) names[n.node_id] = n.name;
+    });
+    for (const auto& p : result.problems) problems.push_back(p.message);
+    if (undecodable) problems.push_back(std::to_string(undecodable) + " world state(s) could not be decoded");
+    std::stable_sort(states.begin(), states.end(), [](const auto& a, const auto& b) {
+      return a.kinematics.stamp_ns != b.kinematics.stamp_ns ? a.kinematics.stamp_ns < b.kinematics.stamp_ns : a.id < b.id;
+    });
+    for (const auto& e : states) c.Add(e, false);
+  }
+  py::dict d;
+  d["states"] = c.ToDict();
+  d["node_names"] = names;
+  py::dict removals;
+  removals["id"] = Column(removed_id);
+  removals["sim_time_ns"] = Column(removed_ns);
+  d["removals"] = removals;
+  d["world_states"] = world_states;
+  d["problems"] = problems;
+  return d;
+}
+
+/// The JSON texts of a log's /platoon/events and /platoon/session channels, with their log times.
+py::dict ReadLogJson(const std::string& path) {
+  std::vector<std::string> events, session;
+  std::vector<int64_t> times;
+  std::vector<std::string> problems;
+  {
+    py::gil_scoped_release release;
+    const auto result = session_log::Read(path, [&](const session_log::Entry& entry) {
+      const std::string text(reinterpret_cast<const char*>(entry.data.data()), entry.data.size());
+      if (entry.topic == session_log::kEventsTopic) {
+        events.push_back(text);
+        times.push_back(static_cast<int64_t>(entry.log_time_ns));
+      } else if (entry.topic == session_log::kSessionTopic) {
+        session.push_back(text);
+      }
+    });
+    for (const auto& p : result.problems) problems.push_back(p.message);
+  }
+  py::dict d;
+  d["events"] = events;
+  d["log_time_ns"] = Column(times);
+  d["session"] = session;
+  d["problems"] = problems;
+  return d;
+}
+
+}  // namespace
+}  // namespace platoon::python
+
+PYBIND11_MODULE(_platoon, m) {
+  using platoon::python::Session;
+  namespace pp = platoon::python;
+  m.doc() = "platoon's compiled core: the session client and the session-log reader (use the package `platoon`)";
+  py::register_exception<pp::Refused>(m, "Refused", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const pp::Timeout& e) {
+      PyErr_SetString(PyExc_TimeoutError, e.what());
+    }
+  });
+  m.attr("KIND_NAMES") = py::make_tuple("unknown", "car", "truck", "motorcycle", "bicycle", "pedestrian", "static_object");
+  m.attr("PROTOCOL_VERSION") = platoon::protocol::kProtocolVersion;
+
+  using R = py::call_guard<py::gil_scoped_release>;
+  py::class_<Session>(m, "Session")
+      .def(py::init<const std::string&, const std::string&, const std::string&, bool>(), py::arg("server"),
+           py::arg("name"), py::arg("role"), py::arg("verbose") = false)
+      .def("close", &Session::Close, R())
+      .def("wait_joined", &Session::WaitJoined, py::arg("timeout"), R())
+      .def("refusal", &Session::Refusal)
+      .def_property_readonly("joined", &Session::Joined)
+      .def_property_readonly("node_id", &Session::NodeId)
+      .def_property_readonly("session_name", &Session::SessionName)
+      .def_property_readonly("sim_time_ns", &Session::SimNowNs)
+      .def_property_readonly("phase", &Session::Phase)
+      .def_property_readonly("step_ns", &Session::StepNs)
+      .def_property_readonly("name", &Session::Name)
+      .def_property_readonly("server", &Session::Server)
+      .def("stats", &Session::Stats)
+      .def("entities", &Session::Entities, py::arg("dead_reckoned") = false)
+      .def("nodes", &Session::Nodes)
+      .def("publish", &Session::Publish, py::arg("entity_id"), py::arg("position"), py::arg("yaw"),
+           py::arg("velocity"), py::arg("kind"), py::arg("size"), py::arg("acceleration"), py::arg("yaw_rate"),
+           py::arg("steer"), py::arg("throttle"), py::arg("brake"), py::arg("stamp_ns"))
+            // These release the GIL while they wait (Ask) and build their results with it.
+      .def("params", &Session::Params, py::arg("prefix"), py::arg("timeout"))
+      .def("get", &Session::Get, py::arg("path"), py::arg("timeout"))
+      .def("set", &Session::Set, py::arg("path"), py::arg("value"), py::arg("timeout"))
+      .def("mark", &Session::Mark, py::arg("text"), py::arg("sim_time"), py::arg("timeout"))
+      .def("events", &Session::Events, py::arg("after"), py::arg("timeout"))
+      .def("take_events", &Session::TakeEvents)
+      .def("control", &Session::Control, py::arg("command"), py::arg("at_sim"), py::arg("timeout"), R())
+      .def("wait_sim_time", &Session::WaitSimTime, py::arg("sim_time"), py::arg("timeout"), R());
+
+  m.def("read_log_states", &pp::ReadLogStates, py::arg("path"));
+  m.def("read_log_json", &pp::ReadLogJson, py::arg("path"));
+  m.def("vehicle_id", &platoon::VehicleId, py::arg("node_name"), py::arg("index"),
+        "Session-wide id of a node's vehicle: FNV-1a(node name) << 16 | index");
+  m.def("free_ports", &platoon::transport::FreeLoopbackPorts, py::arg("count"),
+        "Free TCP ports on 127.0.0.1 (bound together and released)");
+}

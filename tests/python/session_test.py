@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""ctest python_session: the Python package `platoon` against a real session.
+
+    session_test.py PLATOON SOURCE_DIR WORK_DIR      (PYTHONPATH=build/python)
+
+Starts `platoon run` on a session written into WORK_DIR (four free loopback ports from
+platoon.free_ports; road traffic, a scripted driver seat with a data write, a recorder), then, from
+Python:
+  - joins, waits for the session to run and reads the traffic node's vehicles as numpy arrays
+    (as many as configured, each with the id VehicleId("traffic", i), owned by the traffic node);
+  - publishes a car for a stretch of sim time and sees it come back: in its own world (own = True,
+    the stamp and position it sent) and in a second client's world (owned by the first);
+  - lists, gets and sets a server parameter and reads it back; a refused set raises ParamError;
+  - sets a marker and finds it in the server's event log; pauses and resumes the session;
+  - stops the session and reads the recorder's log into a pandas DataFrame (rows, monotone sim time,
+    the traffic ids and the published car with the positions it was sent with), its events, and the
+    seat's data-write CSV.
+Exit 77 (ctest: skipped) when numpy or pandas is missing.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+try:
+    import numpy as np
+    import pandas as pd
+except ImportError as e:
+    print(f"SKIPPED: {e} (scripts/install-deps.sh installs python3-pandas)")
+    sys.exit(77)
+
+import platoon
+
+VEHICLES = 4          # traffic vehicles in the session
+CSV_RATE_HZ = 20      # the seat's data-write rate
+PUBLISH_HZ = 20       # how often the test publishes its car
+PUBLISH_S = 3.0       # sim seconds it publishes for
+
+
+def fail(why):
+    print(f"FAIL: {why}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, why):
+    if not cond:
+        fail(why)
+    print(f"ok: {why}")
+
+
+RUN = None       # the `platoon run` process and its log's path
+
+
+def wait_for(what, cond, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if RUN and RUN[0].poll() is not None:
+            with open(RUN[1]) as f:
+                tail = f.readlines()[-30:]
+            fail(f"platoon run exited with {RUN[0].returncode} while waiting for {what}:\n" + "".join(tail))
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.02)
+    fail(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def session_text(ports):
+    return f"""
+[session]
+name = "pytest"
+server_host = "127.0.0.1"
+
+[server]
+bind_address = "127.0.0.1"
+control_port = {ports[0]}
+time_port = {ports[1]}
+world_port = {ports[2]}
+state_port = {ports[3]}
+
+[road]
+generate_length_m = 1000
+seed = 1
+lanes = 2
+speed_limit_kmh = 80
+
+[[node]]
+name = "traffic"
+role = "traffic"
+traffic_model = "road"
+vehicles = {VEHICLES}
+speed_mps = 15
+
+[[node]]
+name = "robot"
+role = "driver"
+input = "scripted:inputs/lane_change.csv"
+start_s_m = 80
+start_lane = -2
+headless = true
+
+[node.data_write]
+rate_hz = {CSV_RATE_HZ}
+path = "data/{{node}}.csv"
+
+[[node]]
+name = "recorder"
+role = "recorder"
+path = "recordings/pytest.mcap"
+overwrite = true
+"""
+
+
+def main():
+    platoon_bin, source, work = sys.argv[1:4]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "inputs"))
+    shutil.copy(os.path.join(source, "configs/inputs/lane_change.csv"), os.path.join(work, "inputs"))
+    ports = platoon.free_ports(4)
+    config = os.path.join(work, "pytest.toml")
+    with open(config, "w") as f:
+        f.write(session_text(ports))
+    server = f"127.0.0.1:{ports[0]}"
+    log_path = os.path.join(work, "run.log")
+    log = open(log_path, "w")
+    t0 = time.monotonic()
+    run = subprocess.Popen([platoon_bin, "run", config], cwd=work, stdout=log, stderr=subprocess.STDOUT)
+    global RUN
+    RUN = (run, log_path)
+    try:
+        test_session(server)
+    finally:
+        # platoon run stops every process on SIGINT (the recorder closes its file).
+        if run.poll() is None:
+            run.send_signal(signal.SIGINT)
+        try:
+            run.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            fail("platoon run did not stop within 20 s of SIGINT")
+        log.close()
+    print(f"session done after {time.monotonic() - t0:.1f} s; platoon run exited with {run.returncode}")
+    check(run.returncode == 0, "platoon run exited cleanly")
+    # No process logged an error (spdlog: "HH:MM:SS.mmm error [logger] ...", relayed as "name | ...").
+    with open(log_path) as f:
+        errors = [l for l in f if re.search(r"\d\d:\d\d:\d\d\.\d+\s+(error|critical)\s", l) or "terminate called" in l]
+    check(not errors, "no process logged an error" + ("".join(["\n  " + l.rstrip() for l in errors])))
+    test_logs(work)
+    print(f"PASS in {time.monotonic() - t0:.1f} s")
+
+
+def test_session(server):
+    # Join once the server listens (platoon run starts it first).
+    wait_for("the server to listen", lambda: "listening on" in open(RUN[1]).read(), 20)
+    with platoon.Session(server, name="pytest-client", timeout=20) as s, \
+         platoon.Session(server, name="pytest-watcher", timeout=20) as w:
+        check(s.joined and s.node_id > 0 and s.session_name == "pytest", "joined the session 'pytest'")
+        # The server starts the session a second after the first join.
+        wait_for("the session to run", lambda: s.phase == "running", 20)
+        nodes = wait_for("the traffic node in the node table",
+                         lambda: {n["name"]: n for n in s.nodes() if n["name"] == "traffic"}, 20)
+        traffic_id = nodes["traffic"]["id"]
+
+        # The traffic node's vehicles, as numpy arrays.
+        def traffic_rows():
+            e = s.entities()
+            mask = e["owner"] == traffic_id
+            return e if mask.sum() == VEHICLES else None
+        e = wait_for(f"{VEHICLES} traffic vehicles", traffic_rows, 20)
+        mask = e["owner"] == traffic_id
+        ids = set(int(i) for i in e["id"][mask])
+        expected = {platoon.vehicle_id("traffic", i) for i in range(VEHICLES)}
+        check(ids == expected, f"the traffic vehicles carry the ids VehicleId('traffic', 0..{VEHICLES - 1})")
+        check(e["position"].shape == (len(e["id"]), 3) and e["velocity"].shape == (len(e["id"]), 3),
+              "positions and velocities come as N x 3 arrays")
+        check(all(platoon.KIND_NAMES[k] == "car" for k in e["kind"][mask]), "traffic vehicles are cars")
+        check(bool(np.all(np.isfinite(e["position"]))) and float(e["speed"][mask].max()) > 0.5,
+              "traffic vehicles have finite positions and move")
+
+        # Publish a car along x at 5 m/s; remember what was sent at each stamp.
+        sent = []
+        start = s.sim_time
+        my_id = platoon.vehicle_id(s.name, 0)
+        while s.sim_time < start + PUBLISH_S:
+            t = s.sim_time
+            x = 5.0 * (t - start)
+            check_id = s.publish(position=(x, 500.0, 0.0), yaw=0.0, velocity=(5.0, 0.0, 0.0), throttle=0.3)
+            sent.append((t, x))
+            time.sleep(1.0 / PUBLISH_HZ)
+        check(check_id == my_id, "publish returns VehicleId(name, 0)")
+
+        def echoed():
+            e = s.entities()
+            rows = np.nonzero((e["id"] == my_id) & e["own"])[0]
+            return (e, rows[0]) if len(rows) else None
+        e, i = wait_for("the published car in the world", echoed, 10)
+        check(int(e["owner"][i]) == s.node_id, "the published car is owned by this client")
+        xs = np.array([x for _, x in sent])
+        check(float(np.min(np.abs(xs - e["position"][i, 0]))) < 1e-6 and abs(e["position"][i, 1] - 500.0) < 1e-9,
+              "the echoed car is at a position it was sent with")
+        check(abs(float(e["velocity"][i, 0]) - 5.0) < 1e-9 and platoon.KIND_NAMES[e["kind"][i]] == "car",
+              "the echoed car has the velocity and kind it was sent with")
+
+        def seen_by_watcher():
+            e = w.entities()
+            rows = np.nonzero(e["id"] == my_id)[0]
+            return (e, rows[0]) if len(rows) else None
+        we, wi = wait_for("the published car in a second client's world", seen_by_watcher, 10)
+        check(int(we["owner"][wi]) == s.node_id and not we["own"][wi], "a second client sees the car, owned by the first")
+        df = w.entities_frame()
+        check(my_id in set(df["id"]) and set(df.columns) >= {"x", "y", "speed", "kind"}, "entities_frame() has the car")
+
+        # Parameters: list, get, set, read back, refusals.
+        params = {p["path"]: p for p in s.params("server.")}
+        check("server.broadcast_hz" in params and params["server.broadcast_hz"]["writable"],
+              "server.broadcast_hz is listed as writable")
+        old = s.get("server.broadcast_hz")
+        new = 40 if old != 40 else 50
+        check(s.set("server.broadcast_hz", new) == new, f"set server.broadcast_hz {old} -> {new}")
+        check(s.get("server.broadcast_hz") == new, "get reads the new value back")
+        try:
+            s.set("server.no_such_parameter", 1)
+            fail("a set of an unknown parameter was accepted")
+        except platoon.ParamError as err:
+            check("no_such_parameter" in str(err) or str(err), f"an unknown parameter is refused: {err}")
+        s.set("server.broadcast_hz", old)
+
+        # A marker, in the server's event log.
+        ev = s.mark("python test marker")
+        check(ev["kind"] == "marker" and ev["text"] == "python test marker" and ev["sequence"] > 0,
+              f"mark logged marker #{ev['sequence']} at sim time {ev['sim_time']:.3f} s")
+        logged = s.events(after=ev["sequence"] - 1)
+        check(any(x["sequence"] == ev["sequence"] and x["text"] == ev["text"] for x in logged),
+              "the marker is in the server's event log")
+
+        # Session control.
+        check(s.pause() == "paused" and w.phase in ("running", "paused"), "pause")
+        paused_at = s.sim_time
+        time.sleep(0.3)
+        check(abs(s.sim_time - paused_at) < 1e-3, "sim time stands still while paused")
+        check(s.resume() == "running", "resume")
+        check(s.resume() == "running", "a resume of a running session leaves it running")
+        # Some more sim time for the log, then stop.
+        s.wait_sim_time(s.sim_time + 1.0, timeout=10)
+        check(s.stop() == "stopped", "stop")
+        try:
+            s.pause()
+            fail("a pause of a stopped session was accepted")
+        except platoon.Refused as err:
+            check("stopped" in str(err), f"a pause of a stopped session is refused: {err}")
+        global PUBLISHED
+        PUBLISHED = (my_id, s.name, sent)
+
+
+def test_logs(work):
+    my_id, my_name, sent = PUBLISHED
+    path = os.path.join(work, "recordings", "pytest.mcap")
+    check(os.path.exists(path), f"the recorder wrote {path}")
+    df = platoon.read_log(path)
+    print(df.head())
+    check(len(df) > VEHICLES, f"the log holds {len(df)} entity states")
+    check(df.attrs["problems"] == [], "the log was read without problems")
+    check(bool(df["sim_time"].is_monotonic_increasing), "rows come in sim-time order")
+    traffic = {platoon.vehicle_id("traffic", i) for i in range(VEHICLES)}
+    check(traffic <= set(df["id"]), "every traffic vehicle is in the log")
+    check(set(df.loc[df["id"].isin(traffic), "owner_name"]) == {"traffic"}, "traffic states name their owner")
+    mine = df[df["id"] == my_id]
+    # Broadcasts (40-60 Hz) outpace the 20 Hz publishing, so nearly every state sent is recorded.
+    check(len(mine) >= len(sent) // 2 and set(mine["owner_name"]) == {my_name},
+          f"the published car is in the log ({len(mine)} of {len(sent)} states sent)")
+    xs = np.array([x for _, x in sent])
+    err = np.min(np.abs(mine["x"].to_numpy()[:, None] - xs[None, :]), axis=1)
+    check(float(err.max()) < 1e-6, "every logged state of the car is at a position it was sent with")
+    speeds = df[df["id"].isin(traffic)].groupby("id")["speed"].mean()
+    check(len(speeds) == VEHICLES and float(speeds.max()) > 1.0, "pandas: per-vehicle mean speed")
+
+    events = platoon.read_log_events(path)
+    check(len(events) > 0 and {"type", "event", "sim_time"} <= set(events.columns), f"{len(events)} logged events")
+    check(((events["type"] == "session") & (events["event"] == "pause")).any(), "the log has the pause")
+    info = platoon.read_log_info(path)
+    check(info.get("name") == "pytest" and info.get("recorder") == "recorder", "the log's session record")
+
+    csv = platoon.read_csv(os.path.join(work, "data", "robot.csv"))
+    check(len(csv) > 10 and csv.attrs["units"]["speed_mps"] == "m/s", f"the seat's data write: {len(csv)} rows")
+    t = csv["sim_time_s"].to_numpy()
+    check(bool(np.all(np.diff(t) > 0)) and abs(np.median(np.diff(t)) - 1.0 / CSV_RATE_HZ) < 1e-6,
+          f"data-write rows every {1000 / CSV_RATE_HZ:g} ms of sim time")
+
+
+if __name__ == "__main__":
+    main()
