@@ -1,2 +1,42 @@
 #pragma once
-/// platoon batch. (Being written: issue 13.)
+/// `platoon batch PLAN.toml`: a base session run many times with incremental variants (cartesian product
+/// or zip of listed values, times `repeat`) and seeded random variators (uniform, normal, choice), each
+/// run in lock-step in its own folder (session file, log, SUMMARY lines, session log, result row), with
+/// outputs computed from the run's session log by the export's metric code; results.csv gets one row per
+/// run. Interrupted batches resume; `--list` prints one self-contained command per run (GNU parallel,
+/// Slurm job arrays) and `--collect` merges their results. docs/EXPERIMENTS.md, "Batch runs".
+#include "platoon/config/session.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace platoon::launcher {
+
+/// Command-line settings of platoon batch.
+struct BatchOptions {
+  std::string plan_path;      ///< The plan (TOML).
+  std::string out_dir;        ///< Output folder; overrides the plan's [batch] out.
+  int run = 0;                ///< --run K: only run K (1-based); 0: every run.
+  bool list = false;          ///< --list: print one command per run and exit.
+  bool collect = false;       ///< --collect: merge the runs' result files into results.csv.
+  bool show = false;          ///< --show: print each run's varied values and exit (nothing runs).
+  int jobs = 0;               ///< Runs at a time on this PC; 0: the plan's [batch] jobs (default 1).
+  int stop_after = 0;         ///< Stop after this many runs were run (0: never); the batch resumes later.
+  bool force = false;         ///< Redo runs whose result is already there.
+  std::string bin_dir;        ///< Where platoon is (default: this executable's folder).
+};
+
+/// Checks a session as `platoon check` and `platoon run` do; throws config::ConfigError.
+using SessionValidator = std::function<void(const config::SessionDef&)>;
+
+/// Adds the `batch` subcommand to `app`.
+CLI::App* AddBatchCommand(CLI::App& app, BatchOptions& options);
+
+/// Runs `platoon batch`. Exit codes: 0 done, 1 runs failed or still to do (rerun to resume; --collect:
+/// result files missing), 2 usage error (bad plan, a variation the session loader refuses, bad option),
+/// 130 interrupted.
+int RunBatch(const BatchOptions& options, const SessionValidator& validate);
+
+}  // namespace platoon::launcher

@@ -8,6 +8,7 @@
 #include "platoon/node/fusion.hpp"
 #include "platoon/process/child.hpp"
 #include "platoon/sensors/sensor_config.hpp"
+#include "batch_cmd.hpp"
 #include "ctl_cmd.hpp"
 #include "export_cmd.hpp"
 #include "replay_cmd.hpp"
@@ -192,7 +193,8 @@ int main(int argc, char** argv) {
                "  platoon ctl status                            nodes and session of a running server (see platoon ctl --help)\n"
                "  platoon validate drive.mcap --sensor front    a sensor's object list against the recorded ground truth\n"
                "  platoon export drive.mcap --csv out --rate 100\n"
-               "                                                the data-write columns of every recorded vehicle, one CSV each"};
+               "                                                the data-write columns of every recorded vehicle, one CSV each\n"
+               "  platoon batch plan.toml                       a session run many times with varied parameters (see platoon batch --help)"};
   app.require_subcommand(1);
   std::string session_path, only, server_host, bin_dir;
   double duration_s = 0;
@@ -219,11 +221,14 @@ int main(int argc, char** argv) {
   auto* validate = platoon::launcher::AddValidateCommand(app, validate_options);
   platoon::launcher::ExportOptions export_options;
   auto* export_cmd = platoon::launcher::AddExportCommand(app, export_options);
+  platoon::launcher::BatchOptions batch_options;
+  auto* batch = platoon::launcher::AddBatchCommand(app, batch_options);
   if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
   if (validate->parsed()) return platoon::launcher::RunValidate(validate_options);
   if (export_cmd->parsed()) return platoon::launcher::RunExport(export_options);
   if (replay->parsed()) return platoon::launcher::RunReplay(replay_options);
   if (ctl->parsed()) return platoon::launcher::RunCtl(ctl_options);
+  if (batch->parsed()) return platoon::launcher::RunBatch(batch_options, Validate);
 
   // check and run validate alike: nothing passes check and then fails at start for a config reason.
   platoon::config::SessionDef session;
