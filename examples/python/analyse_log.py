@@ -57,7 +57,7 @@ def main():
             sys.exit("analyse_log: --plot needs matplotlib (Debian python3-matplotlib)")
         fig, ax = plt.subplots(figsize=(10, 5))
         for (owner, vid), g in df.groupby(["owner_name", "id"]):
-            ax.plot(g["sim_time"], g["speed"], lw=0.8, label=f"{owner}:{vid & 0xFFFF}")
+            ax.plot(g["sim_time"], g["speed"], lw=0.8, label=f"{owner}:{int(vid) & 0xFFFF}")
         ax.set_xlabel("sim time [s]")
         ax.set_ylabel("speed [m/s]")
         if df["id"].nunique() <= 12:

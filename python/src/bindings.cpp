@@ -236,12 +236,13 @@ class Session {
   /// Leaves the session and stops the thread; idempotent.
   void Close() {
     if (closed_.exchange(true)) return;
+    // The loop stops first: a client that has left would join again at its next turn.
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
     {
       std::lock_guard g(mutex_);
       client_.Leave("python session closed");
     }
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
     link_.Flush(client_, mutex_);
   }
 

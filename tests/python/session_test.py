@@ -147,6 +147,12 @@ def main():
     # No process logged an error (spdlog: "HH:MM:SS.mmm error [logger] ...", relayed as "name | ...").
     with open(log_path) as f:
         errors = [l for l in f if re.search(r"\d\d:\d\d:\d\d\.\d+\s+(error|critical)\s", l) or "terminate called" in l]
+    # Each client joined once and left on close (a client that rejoined after its Leave would be lost).
+    with open(log_path) as f:
+        text = f.read()
+    for name in ("pytest-client", "pytest-watcher"):
+        check(text.count(f"node '{name}' (observer) joined") == 1 and f"node '{name}' left" in text
+              and f"node '{name}' lost" not in text, f"{name} joined once and left on close")
     check(not errors, "no process logged an error" + ("".join(["\n  " + l.rstrip() for l in errors])))
     test_logs(work)
     print(f"PASS in {time.monotonic() - t0:.1f} s")
