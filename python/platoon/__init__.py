@@ -12,6 +12,7 @@ The session client is platoon's own C++ core (the one platoon-node, platoon-view
 running on a background thread; messages go through platoon's one codec. docs/EXPERIMENTS.md, "Python",
 has the whole API.
 """
+import json
 import math
 import os
 
@@ -37,7 +38,7 @@ def to_toml(value):
             raise ValueError(f"parameter values must be finite, got {value}")
         return repr(value)
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+        return json.dumps(value)  # JSON's string escapes are TOML basic-string escapes
     raise TypeError(f"parameter values are bool, int, float or str, got {type(value).__name__}")
 
 
@@ -47,10 +48,12 @@ def from_toml(text):
     if t in ("true", "false"):
         return t == "true"
     if len(t) >= 2 and t[0] == t[-1] and t[0] in "\"'":
-        body = t[1:-1]
         if t[0] == '"':
-            body = body.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
-        return body
+            try:
+                return json.loads(t)
+            except json.JSONDecodeError:
+                pass
+        return t[1:-1]
     try:
         return int(t.replace("_", ""))
     except ValueError:

@@ -361,7 +361,7 @@ class Session {
     if (!list.errors.empty()) {
       std::string why;
       for (const auto& e : list.errors) why += (why.empty() ? "" : "; ") + e;
-      PyErr_WarnEx(PyExc_RuntimeWarning, ("param list: " + why).c_str(), 1);
+      if (PyErr_WarnEx(PyExc_RuntimeWarning, ("param list: " + why).c_str(), 1) < 0) throw py::error_already_set();
     }
     return out;
   }

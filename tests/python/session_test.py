@@ -114,8 +114,28 @@ overwrite = true
 """
 
 
+def test_offline():
+    # Parameter values: Python <-> TOML literal, both ways.
+    for v in (True, False, 0, -7, 30, 0.25, -1e-3, "text", 'say "hi"\\', "a\\nb\n", "ü"):
+        check(platoon.from_toml(platoon.to_toml(v)) == v and type(platoon.from_toml(platoon.to_toml(v))) is type(v),
+              f"parameter value {v!r} survives to_toml/from_toml as {platoon.to_toml(v)}")
+    # Bad arguments name what was expected.
+    for bad, expected in (("nohost", "HOST:PORT"), ("127.0.0.1:99999", "1..65535")):
+        try:
+            platoon.Session(bad, timeout=0)
+            fail(f"server {bad!r} was accepted")
+        except ValueError as err:
+            check(expected in str(err), f"server {bad!r} is refused: {err}")
+    try:
+        platoon.Session("127.0.0.1:7400", role="pilot", timeout=0)
+        fail("role 'pilot' was accepted")
+    except ValueError as err:
+        check("observer" in str(err), f"an unknown role is refused: {err}")
+
+
 def main():
     platoon_bin, source, work = sys.argv[1:4]
+    test_offline()
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(os.path.join(work, "inputs"))
     shutil.copy(os.path.join(source, "configs/inputs/lane_change.csv"), os.path.join(work, "inputs"))
