@@ -133,8 +133,45 @@ std::vector<protocol::LoggedEvent> ClientModuleContext::TakeEvents() {
   return client_.TakeEvents();
 }
 
+protocol::Message NodeParams::Answer(const protocol::Message& request, bool apply_now) {
+  std::lock_guard lock(mutex_);
+  if (const auto* l = std::get_if<protocol::ParamListRequest>(&request))
+    return protocol::ParamList{registry_.List(l->prefix), l->request_id, {}};
+  if (const auto* g = std::get_if<protocol::ParamGet>(&request)) {
+    auto reply = registry_.Get(g->path);
+    reply.request_id = g->request_id;
+    return reply;
+  }
+  const auto& s = std::get<protocol::ParamSet>(request);
+  protocol::ParamReply reply = registry_.Get(s.path);
+  reply.request_id = s.request_id;
+  std::string error;
+  const auto value = registry_.Check(s.path, s.value, error);
+  if (!value || (!apply_now && queued_.size() >= kMaxQueued)) {
+    reply.ok = false;
+    reply.error = value ? s.path + ": " + std::to_string(kMaxQueued) + " sets already wait for the next step" : error;
+    return reply;
+  }
+  if (apply_now) {
+    registry_.Apply(s.path, *value);
+    reply.param.value = registry_.Get(s.path).param.value;
+  } else {
+    queued_.emplace_back(s.path, *value);
+    reply.param.value = config::FormatValue(*value);
+  }
+  return reply;
+}
+
+void NodeParams::ApplyQueued() {
+  std::lock_guard lock(mutex_);
+  for (const auto& [path, value] : queued_) registry_.Apply(path, value);
+  queued_.clear();
+}
+
 void ModuleScheduler::StepDue(std::vector<std::unique_ptr<Module>>& modules, int64_t now, ClientModuleContext& context,
                               bool flush_each) {
+  // Parameter sets that arrived since the last step take effect before it.
+  if (NodeParams* params = context.Params()) params->ApplyQueued();
   for (const auto& event : context.TakeEvents())
     for (auto& m : modules) m->OnEvent(event, context);
   next_.resize(modules.size(), -1);

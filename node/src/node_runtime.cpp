@@ -12,6 +12,7 @@
 #include "platoon/transport/channel.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -151,6 +152,14 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   ClientModuleContext module_context(client_, mutex_, to_server, options_.send_policy, options_.publish_every_step);
   module_context.SetDataChannels(endpoints->empty() ? nullptr : &data_pub, &data_sub);
   for (auto& m : modules_) m->Attach(module_context);
+  // Parameters by path: the server forwards node.<name>.* here (on this thread, the client locked).
+  NodeParams params;
+  RegisterParams(params.Registry());
+  module_context.SetParams(&params);
+  client_.on_param_request = [&](const protocol::Message& request) {
+    // Lock-step: this thread steps the modules, so a set applies at once; real time: before the next step.
+    return params.Answer(request, client_.StepNs() > 0);
+  };
 
   ClockMonitor monitor(client_.Clock(), options_.node.monitor_rate_hz, options_.truth_check, options_.truth_warmup_s);
   if (options_.truth_check) WatchNaiveError(monitor);
@@ -196,6 +205,17 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   data_messages_ = module_context.DataMessages();
   PrintSummary(monitor, module_context.SentStates(), module_context.SentEntities(), module_context.OwnedTruth());
   return exit_code;
+}
+
+void NodeRuntime::RegisterParams(config::ParamRegistry& registry) {
+  const std::string prefix = "node." + options_.node.name + ".";
+  // Read by the handler on the network thread with the client locked.
+  registry.AddString(prefix + "role", "Role of this node", [this] { return std::string(protocol::RoleName(options_.node.role)); });
+  registry.AddFloat(prefix + "sim_time_s", "s", config::Range{-INFINITY, INFINITY}, "This node's session sim time",
+                    [this] { return static_cast<double>(client_.SimNowNs()) / 1e9; });
+  registry.AddFloat(prefix + "module_rate_hz", "Hz", config::Range{0, 1e6}, "Step rate of the role's main module",
+                    [this] { return options_.node.module_rate_hz; });
+  for (auto& m : modules_) m->Params(registry, prefix);
 }
 
 void NodeRuntime::WatchNaiveError(ClockMonitor& monitor) {

@@ -53,6 +53,21 @@ void RoadTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
   }
 }
 
+void RoadTrafficModule::Params(config::ParamRegistry& registry, const std::string& prefix) {
+  namespace b = config::bounds;
+  auto* t = traffic_.get();
+  registry.AddFloat(prefix + "desired_speed_mps", "m/s", b::kTrafficSpeedMps,
+                    "Mean desired speed of the road traffic (each vehicle keeps its spread; at least 1 m/s)",
+                    [t] { return t->DesiredSpeed(); }, [t](double v) { t->SetDesiredSpeed(std::max(1.0, v)); });
+  registry.AddFloat(prefix + "speed_limit_kmh", "km/h", b::kSpeedLimitKmh,
+                    "Speed limit capping every desired speed (0: none)", [t] { return t->SpeedLimit() * 3.6; },
+                    [t](double v) { t->SetSpeedLimit(v / 3.6); });
+  registry.AddFloat(prefix + "time_headway_s", "s", b::kTimeHeadwayS, "IDM safe time headway T",
+                    [t] { return t->TimeHeadway(); }, [t](double v) { t->SetTimeHeadway(v); });
+  registry.AddInt(prefix + "vehicles", "", b::kVehicles, "Vehicles of this traffic (fixed at start)",
+                  [t] { return static_cast<int64_t>(t->Cars().size()); });
+}
+
 void RoadTrafficModule::Summarize(std::vector<std::string>& fields) const {
   char buf[256];
   std::snprintf(buf, sizeof buf,

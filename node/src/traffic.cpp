@@ -29,6 +29,15 @@ void TrafficModule::Step(const StepInfo& info, ModuleContext& context) {
   for (int i = 0; i < node_.vehicles; ++i) context.Publish(TrafficTruth(node_, static_cast<uint32_t>(i), info.sim_ns));
 }
 
+void TrafficModule::Params(config::ParamRegistry& registry, const std::string& prefix) {
+  namespace b = config::bounds;
+  registry.AddFloat(prefix + "speed_mps", "m/s", b::kTrafficSpeedMps,
+                    "Cruising speed on the stadium track (fixed: positions follow from it and sim time)",
+                    [this] { return node_.speed_mps; });
+  registry.AddInt(prefix + "vehicles", "", b::kVehicles, "Vehicles on the track (fixed at start)",
+                  [this] { return static_cast<int64_t>(node_.vehicles); });
+}
+
 void TrafficModule::Summarize(std::vector<std::string>& fields) const {
   fields.push_back("\"traffic_vehicles\":" + std::to_string(node_.vehicles));
   fields.push_back("\"traffic_steps\":" + std::to_string(steps_));

@@ -55,6 +55,8 @@ const char* CommandName(CtlCommand c) {
     case CtlCommand::kParamList: return "param list";
     case CtlCommand::kParamGet: return "param get";
     case CtlCommand::kParamSet: return "param set";
+    case CtlCommand::kMark: return "mark";
+    case CtlCommand::kEvents: return "events";
   }
   return "";
 }
@@ -345,8 +347,11 @@ int Control(CtlSession& s, const CtlOptions& o, const Report& report, const Serv
 // --- parameters -------------------------------------------------------------------------------------
 
 std::string ParamJson(const protocol::Parameter& p) {
-  return fmt::format("{{\"path\":{},\"value\":{},\"writable\":{},\"description\":{}}}", Quote(p.path), Quote(p.value),
-                     p.writable ? "true" : "false", Quote(p.description));
+  auto bound = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string("null"); };
+  return fmt::format("{{\"path\":{},\"value\":{},\"writable\":{},\"type\":{},\"unit\":{},\"min\":{},\"max\":{},"
+                     "\"description\":{}}}",
+                     Quote(p.path), Quote(p.value), p.writable ? "true" : "false", Quote(p.type), Quote(p.unit),
+                     bound(p.min), bound(p.max), Quote(p.description));
 }
 
 int Params(CtlSession& s, const CtlOptions& o, const Report& report, Clock::time_point deadline) {
@@ -371,16 +376,93 @@ int Params(CtlSession& s, const CtlOptions& o, const Report& report, Clock::time
       human = o.prefix.empty() ? "the server has no parameters\n" : "no parameters under '" + o.prefix + "'\n";
     for (size_t i = 0; i < list->params.size(); ++i) {
       const auto& p = list->params[i];
-      human += fmt::format("{:<{}}  {:<{}}  {}  {}\n", p.path, width, p.value, value_width, p.writable ? "rw" : "ro",
-                           p.description);
+      std::string range;
+      if (p.writable && (std::isfinite(p.min) || std::isfinite(p.max)))
+        range = fmt::format(" [{}, {}]", std::isfinite(p.min) ? fmt::format("{}", p.min) : "-inf",
+                            std::isfinite(p.max) ? fmt::format("{}", p.max) : "inf");
+      human += fmt::format("{:<{}}  {:<{}}  {}  {}{}{}\n", p.path, width, p.value, value_width, p.writable ? "rw" : "ro",
+                           p.description, p.unit.empty() ? "" : ", " + p.unit, range);
       json += (i ? "," : "") + ParamJson(p);
     }
+    json += "],\"errors\":[";
+    // Nodes that did not answer: the list is incomplete, and says so.
+    for (size_t i = 0; i < list->errors.size(); ++i) {
+      human += "incomplete: " + list->errors[i] + "\n";
+      json += (i ? "," : "") + Quote(list->errors[i]);
+    }
+    if (!list->errors.empty()) std::fprintf(stderr, "%s param list: %zu node(s) did not answer\n", kMe, list->errors.size());
     return report.Ok(human, json + "]");
   }
   const auto& reply = *s.Reply<protocol::ParamReply>();
   if (!reply.ok) return report.Refused(reply.error);
   const auto& p = reply.param;
   return report.Ok(fmt::format("{} = {}\n", p.path, p.value), ",\"param\":" + ParamJson(p));
+}
+
+// --- markers and the event log -------------------------------------------------------------------------
+
+std::string EventJson(const protocol::LoggedEvent& e) {
+  return fmt::format("{{\"sequence\":{},\"sim_time_s\":{:.6f},\"kind\":{},\"source\":{},\"text\":{},\"detail\":{}}}",
+                     e.sequence, NsToS(e.sim_time_ns), Quote(protocol::EventKindName(e.kind)), Quote(e.source),
+                     Quote(e.text), e.detail.empty() ? "null" : e.detail);
+}
+
+std::string EventLine(const protocol::LoggedEvent& e) {
+  return fmt::format("#{:<5} sim {:>10.3f} s  {:<7} {:<12} {}{}{}\n", e.sequence, NsToS(e.sim_time_ns),
+                     protocol::EventKindName(e.kind), e.source, e.text, e.detail.empty() ? "" : "  ", e.detail);
+}
+
+int Mark(CtlSession& s, const CtlOptions& o, const Report& report, Clock::time_point deadline) {
+  s.ClearReplies();
+  s.Client().RequestParams(protocol::Mark{o.mark_text, 0, 0});
+  if (!s.Until([&] { return s.Reply<protocol::EventList>() != nullptr; }, deadline))
+    return report.NoAnswer(fmt::format("no reply from the server within {:g} s", o.timeout_s));
+  const auto reply = *s.Reply<protocol::EventList>();
+  if (!reply.error.empty() || reply.events.empty())
+    return report.Refused(reply.error.empty() ? "the server logged no marker" : reply.error);
+  const auto& e = reply.events.front();
+  return report.Ok(fmt::format("marker #{} at sim time {:.3f} s: {}\n", e.sequence, NsToS(e.sim_time_ns), e.text),
+                   ",\"event\":" + EventJson(e));
+}
+
+int Events(CtlSession& s, const CtlOptions& o, const Report& report, Clock::time_point deadline) {
+  uint64_t after = o.after;
+  auto ask = [&](Clock::time_point until) -> std::optional<protocol::EventList> {
+    s.ClearReplies();
+    s.Client().RequestParams(protocol::EventsRequest{after, 0});
+    if (!s.Until([&] { return s.Reply<protocol::EventList>() != nullptr; }, until)) return std::nullopt;
+    return *s.Reply<protocol::EventList>();
+  };
+  auto first = ask(deadline);
+  if (!first) return report.NoAnswer(fmt::format("no reply from the server within {:g} s", o.timeout_s));
+  if (!first->error.empty()) return report.Refused(first->error);
+  if (!o.follow) {
+    std::string human, json = ",\"events\":[";
+    for (size_t i = 0; i < first->events.size(); ++i) {
+      human += EventLine(first->events[i]);
+      json += (i ? "," : "") + EventJson(first->events[i]);
+    }
+    if (first->events.empty()) human = fmt::format("no events after #{}\n", o.after);
+    return report.Ok(human, json + "]");
+  }
+  // --follow: one line (or JSON object) per event as it is logged, until interrupted.
+  auto print = [&](const std::vector<protocol::LoggedEvent>& events) {
+    for (const auto& e : events) {
+      if (e.sequence <= after) continue;
+      std::printf("%s", o.json ? (EventJson(e) + "\n").c_str() : EventLine(e).c_str());
+      after = e.sequence;
+    }
+    std::fflush(stdout);
+  };
+  print(first->events);
+  while (!g_ctl_stop.load()) {
+    s.Until([] { return g_ctl_stop.load(); }, Clock::now() + std::chrono::milliseconds(250));
+    if (g_ctl_stop.load()) break;
+    const auto more = ask(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s)));
+    if (!more) return report.NoAnswer(fmt::format("the server stopped answering (no reply within {:g} s)", o.timeout_s));
+    print(more->events);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -402,6 +484,11 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
       "  platoon ctl param list server.                      parameters under a prefix, with values\n"
       "  platoon ctl param get server.broadcast_hz\n"
       "  platoon ctl param set server.broadcast_hz 30\n"
+      "  platoon ctl param list node.city.                   a node's parameters (the server asks the node)\n"
+      "  platoon ctl param set node.city.desired_speed_mps 20\n"
+      "  platoon ctl mark \"braking starts\"                   a marker on the synced clock, in the event log\n"
+      "  platoon ctl events --after 12                       logged events (markers, parameter changes, ...)\n"
+      "  platoon ctl events --follow --json                  one JSON line per event as it is logged\n"
       "Exit codes: 0 done; 1 the server refused or did not answer within --timeout (the message says which);\n"
       "2 usage error. docs/EXPERIMENTS.md has the JSON output.");
   ctl->require_subcommand(1);
@@ -458,6 +545,14 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
   auto* set = command(param, "set", "Set a writable parameter; the server checks the value", CtlCommand::kParamSet);
   set->add_option("PATH", o.path, "Parameter path, e.g. server.broadcast_hz")->required();
   set->add_option("VALUE", o.value, "New value as a TOML literal, e.g. 30")->required();
+  command(ctl, "mark", "Log a marker on the synced clock (sim time of its arrival) in the session's event log",
+          CtlCommand::kMark)
+      ->add_option("TEXT", o.mark_text, "The marker's text, 1 to 1024 bytes")
+      ->required();
+  auto* events = command(ctl, "events", "The session's logged events (markers, parameter changes, scenario firings "
+                                        "and actions), oldest first", CtlCommand::kEvents);
+  events->add_option("--after", o.after, "Only events with a sequence number above N")->capture_default_str();
+  events->add_flag("--follow", o.follow, "Keep printing new events until Ctrl-C");
   return ctl;
 }
 
@@ -513,6 +608,8 @@ int RunCtl(const CtlOptions& o) {
       case CtlCommand::kParamList:
       case CtlCommand::kParamGet:
       case CtlCommand::kParamSet: code = Params(s, o, report, deadline); break;
+      case CtlCommand::kMark: code = Mark(s, o, report, deadline); break;
+      case CtlCommand::kEvents: code = Events(s, o, report, deadline); break;
       case CtlCommand::kNone: code = config::cli::kExitUsage; break;
       default: code = Control(s, o, report, address, deadline); break;
     }

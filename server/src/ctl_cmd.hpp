@@ -9,7 +9,7 @@ namespace platoon::launcher {
 
 /// The command `platoon ctl` was given.
 enum class CtlCommand : uint8_t {
-  kNone, kStatus, kStart, kPause, kResume, kStop, kSeek, kSpeed, kParamList, kParamGet, kParamSet
+  kNone, kStatus, kStart, kPause, kResume, kStop, kSeek, kSpeed, kParamList, kParamGet, kParamSet, kMark, kEvents
 };
 
 /// Options of `platoon ctl`.
@@ -26,6 +26,9 @@ struct CtlOptions {
   std::string prefix;       ///< param list: path prefix ("": every parameter).
   std::string path;         ///< param get/set: parameter path, e.g. "server.broadcast_hz".
   std::string value;        ///< param set: TOML literal, e.g. 30 or "text".
+  std::string mark_text;    ///< mark: the marker's text (1..1024 bytes).
+  uint64_t after = 0;       ///< events: only events with a sequence above this.
+  bool follow = false;      ///< events: keep printing new events until interrupted.
 };
 
 /// Adds the `ctl` subcommand (and its commands) to `app`, filling `options` when it is parsed.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cinttypes>
+#include <cmath>
 #include <sstream>
 
 #include <spdlog/fmt/fmt.h>
@@ -59,6 +60,7 @@ WorldCore::WorldCore(const config::SessionDef& session, std::shared_ptr<spdlog::
   assert(log_ && "WorldCore needs a logger");
   assert(session_.server.broadcast_hz > 0);
   assert(!session_.step.lockstep || session_.step.step_hz > 0);
+  RegisterParams();
 }
 
 void WorldCore::AddSystem(std::shared_ptr<WorldSystem> system, int priority) {
@@ -160,20 +162,14 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
     Reply(peer, protocol::SessionStatus{phase_, SimTimeAt(now), now, start_at_ns_});
     return;
   }
-  if (const auto* r = std::get_if<protocol::ParamListRequest>(&m)) {
-    Reply(peer, protocol::ParamList{ListParams(r->prefix), r->request_id, {}});
+  if (std::holds_alternative<protocol::ParamListRequest>(m) || std::holds_alternative<protocol::ParamGet>(m) ||
+      std::holds_alternative<protocol::ParamSet>(m)) {
+    HandleParamRequest(peer, m, now);
     return;
   }
-  if (const auto* g = std::get_if<protocol::ParamGet>(&m)) {
-    auto reply = GetParam(g->path);
-    reply.request_id = g->request_id;
-    Reply(peer, std::move(reply));
-    return;
-  }
-  if (const auto* s = std::get_if<protocol::ParamSet>(&m)) {
-    auto reply = SetParam(s->path, s->value);
-    reply.request_id = s->request_id;
-    Reply(peer, std::move(reply));
+  // A node's answer to a request the server forwarded to it.
+  if (std::holds_alternative<protocol::ParamList>(m) || std::holds_alternative<protocol::ParamReply>(m)) {
+    if (!HandleParamAnswer(peer, m, now)) ++counters_.unexpected_message;
     return;
   }
   if (const auto* mark = std::get_if<protocol::Mark>(&m)) {
@@ -462,88 +458,284 @@ void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
 
 // ---- parameters ---------------------------------------------------------------------------------
 
-std::vector<protocol::Parameter> WorldCore::ListParams(const std::string& prefix) const {
-  std::vector<protocol::Parameter> out;
-  for (const char* path :
-       {"session.name", "session.lockstep", "session.step", "session.steps_granted", "server.broadcast_hz",
-        "server.lost_timeout_s", "server.status_interval_s", "server.stale_grace_s", "server.nodes", "server.entities",
-        "server.refused.undecodable", "server.refused.version", "server.refused.unknown_sender",
-        "server.refused.foreign_entity", "server.refused.stale_update", "server.refused.forged_state",
-        "server.refused.future_stamp", "server.refused.entity_limit"}) {
-    if (std::string(path).rfind(prefix, 0) == 0) out.push_back(GetParam(path).param);
-  }
-  return out;
+void WorldCore::RegisterParams() {
+  using config::Range;
+  namespace b = config::bounds;
+  constexpr Range kCount{0, 1.8e19};
+  auto& r = params_;
+  auto& sv = session_.server;
+  r.AddString("session.name", "Session name", [this] { return session_.name; });
+  r.AddBool("session.lockstep", "Lock-step session ([session] mode)", [this] { return session_.step.lockstep; });
+  r.AddInt("session.step", "", kCount, "Lock-step step granted last (0: none yet, or real time)",
+           [this] { return static_cast<int64_t>(current_step_); });
+  r.AddInt("session.steps_granted", "", kCount, "Lock-step steps granted",
+           [this] { return static_cast<int64_t>(steps_granted_); });
+  r.AddFloat("server.broadcast_hz", "Hz", b::kBroadcastHz, "World-state broadcast rate",
+             [&sv] { return sv.broadcast_hz; }, [&sv](double v) { sv.broadcast_hz = v; });
+  r.AddFloat("server.heartbeat_interval_s", "s", Range{0.01, 60}, "Heartbeat period asked of nodes (fixed at join)",
+             [&sv] { return sv.heartbeat_interval_s; });
+  r.AddFloat("server.lost_timeout_s", "s", b::kLostTimeoutS, "Silence after which a node is marked lost",
+             [&sv] { return sv.lost_timeout_s; }, [&sv](double v) { sv.lost_timeout_s = v; });
+  r.AddCheck("server.lost_timeout_s", [&sv](const config::ParamValue& v) {
+    return std::get<double>(v) > sv.heartbeat_interval_s
+               ? std::string()
+               : fmt::format("must be longer than heartbeat_interval_s ({} s), got {}",
+                             config::FormatNumber(sv.heartbeat_interval_s), config::FormatValue(v));
+  });
+  r.AddFloat("server.status_interval_s", "s", b::kStatusIntervalS, "Status table period (0: off)",
+             [&sv] { return sv.status_interval_s; }, [&sv](double v) { sv.status_interval_s = v; });
+  r.AddFloat("server.stale_grace_s", "s", b::kStaleGraceS, "Dead-reckoning time of a lost node's entities",
+             [&sv] { return sv.stale_grace_s; }, [&sv](double v) { sv.stale_grace_s = v; });
+  r.AddString(
+      "server.stale_policy", "A lost node's entities after the grace: frozen in place or removed",
+      [&sv] { return std::string(sv.stale_remove ? "remove" : "freeze"); },
+      [&sv](const std::string& v) { sv.stale_remove = v == "remove"; }, {"freeze", "remove"});
+  r.AddInt("server.nodes", "", kCount, "Joined nodes", [this] { return static_cast<int64_t>(nodes_.size()); });
+  r.AddInt("server.entities", "", kCount, "Merged entities", [this] { return static_cast<int64_t>(entities_.size()); });
+  r.AddInt("server.events", "", kCount, "Entries of the session's event log so far",
+           [this] { return static_cast<int64_t>(event_sequence_); });
+  auto counter = [&](const char* path, const uint64_t& v, const char* what) {
+    r.AddInt(path, "", kCount, what, [&v] { return static_cast<int64_t>(v); });
+  };
+  counter("server.refused.undecodable", counters_.decode_errors, "Undecodable messages dropped");
+  counter("server.refused.version", counters_.version_refused, "Messages of another protocol version");
+  counter("server.refused.unknown_sender", counters_.unknown_sender, "Messages from unjoined peers");
+  counter("server.refused.foreign_entity", counters_.foreign_entity,
+          "Entity updates from a node that does not own the entity");
+  counter("server.refused.stale_update", counters_.stale_update, "Entity updates older than the merged state");
+  counter("server.refused.forged_state", counters_.forged_state, "Node states without the token of the node they name");
+  counter("server.refused.future_stamp", counters_.future_stamp,
+          "Entity updates stamped more than 1 s ahead of the session clock");
+  counter("server.refused.entity_limit", counters_.entity_limit,
+          "New entities beyond max_entities or max_entities_per_node");
 }
 
-protocol::ParamReply WorldCore::GetParam(const std::string& path) const {
-  auto number = [](double v) {
-    std::ostringstream os;
-    os << v;
-    return os.str();
-  };
-  if (path == "session.name") return {true, {path, "\"" + session_.name + "\"", false, "Session name"}, {}};
-  if (path == "session.lockstep")
-    return {true, {path, session_.step.lockstep ? "true" : "false", false, "Lock-step session ([session] mode)"}, {}};
-  if (path == "session.step")
-    return {true, {path, std::to_string(current_step_), false, "Lock-step step granted last (0: none yet, or real time)"},
-            {}};
-  if (path == "session.steps_granted")
-    return {true, {path, std::to_string(steps_granted_), false, "Lock-step steps granted"}, {}};
-  if (path == "server.broadcast_hz")
-    return {true, {path, number(session_.server.broadcast_hz), true, "World-state broadcast rate, Hz"}, {}};
-  if (path == "server.lost_timeout_s")
-    return {true, {path, number(session_.server.lost_timeout_s), true, "Silence before a node is lost, s"}, {}};
-  if (path == "server.status_interval_s")
-    return {true, {path, number(session_.server.status_interval_s), true, "Status table period, s (0: off)"}, {}};
-  if (path == "server.nodes") return {true, {path, std::to_string(nodes_.size()), false, "Joined nodes"}, {}};
-  if (path == "server.entities") return {true, {path, std::to_string(entities_.size()), false, "Merged entities"}, {}};
-  auto counter = [&](uint64_t v, const char* what) {
-    return protocol::ParamReply{true, {path, std::to_string(v), false, what}, {}};
-  };
-  if (path == "server.refused.undecodable") return counter(counters_.decode_errors, "Undecodable messages dropped");
-  if (path == "server.refused.version") return counter(counters_.version_refused, "Messages of another protocol version");
-  if (path == "server.refused.unknown_sender") return counter(counters_.unknown_sender, "Messages from unjoined peers");
-  if (path == "server.refused.foreign_entity")
-    return counter(counters_.foreign_entity, "Entity updates from a node that does not own the entity");
-  if (path == "server.refused.stale_update") return counter(counters_.stale_update, "Entity updates older than the merged state");
-  if (path == "server.refused.forged_state")
-    return counter(counters_.forged_state, "Node states without the token of the node they name");
-  if (path == "server.refused.entity_limit")
-    return counter(counters_.entity_limit, "New entities beyond max_entities or max_entities_per_node");
-  if (path == "server.refused.future_stamp")
-    return counter(counters_.future_stamp, "Entity updates stamped more than 1 s ahead of the session clock");
-  if (path == "server.stale_grace_s")
-    return {true, {path, number(session_.server.stale_grace_s), true, "Dead-reckoning time of a lost node's entities, s"}, {}};
-  return {false, {path, "", false, ""}, "no parameter named '" + path + "'"};
-}
+std::vector<protocol::Parameter> WorldCore::ListParams(const std::string& prefix) const { return params_.List(prefix); }
+
+protocol::ParamReply WorldCore::GetParam(const std::string& path) const { return params_.Get(path); }
 
 protocol::ParamReply WorldCore::SetParam(const std::string& path, const std::string& value) {
-  auto current = GetParam(path);
-  if (!current.ok) return current;
-  if (!current.param.writable) return {false, current.param, "parameter '" + path + "' is read-only"};
-  double v = 0;
-  try {
-    size_t used = 0;
-    v = std::stod(value, &used);
-    if (used != value.size()) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    return {false, current.param, "parameter '" + path + "' expects a number, got '" + value + "'"};
+  auto reply = params_.Set(path, value);
+  if (reply.ok) log_->info("parameter {} set to {}", path, reply.param.value);
+  return reply;
+}
+
+namespace {
+
+// "node.<name>.rest" -> "<name>"; empty when the path is not a node path.
+std::string NodeOfPath(const std::string& path) {
+  if (path.rfind("node.", 0) != 0) return {};
+  const auto dot = path.find('.', 5);
+  return path.substr(5, dot == std::string::npos ? std::string::npos : dot - 5);
+}
+
+}  // namespace
+
+void WorldCore::FinishParamSet(const std::string& peer, protocol::ParamReply reply, const std::string& source,
+                               int64_t now) {
+  if (reply.ok) {
+    protocol::LoggedEvent e;
+    e.kind = protocol::LoggedEvent::Kind::kParam;
+    e.sim_time_ns = SimTimeAt(now);
+    e.source = source;
+    e.text = reply.param.path + " = " + reply.param.value;
+    LogEvent(std::move(e), now);
+  } else if (peer.empty()) {
+    log_->warn("parameter set by {} refused: {}", source, reply.error);
   }
-  if (path == "server.broadcast_hz") {
-    if (!(v >= 1 && v <= 1000)) return {false, current.param, "server.broadcast_hz must be in [1, 1000]"};
-    session_.server.broadcast_hz = v;
-  } else if (path == "server.lost_timeout_s") {
-    if (!(v > session_.server.heartbeat_interval_s)) return {false, current.param, "must exceed the heartbeat interval"};
-    session_.server.lost_timeout_s = v;
-  } else if (path == "server.stale_grace_s") {
-    if (!(v >= 0)) return {false, current.param, "must be >= 0"};
-    session_.server.stale_grace_s = v;
-  } else if (path == "server.status_interval_s") {
-    if (!(v >= 0)) return {false, current.param, "must be >= 0"};
-    session_.server.status_interval_s = v;
+  if (!peer.empty()) Reply(peer, std::move(reply));
+}
+
+std::optional<protocol::ParamReply> WorldCore::RequestParamSet(const std::string& path, const std::string& value,
+                                                               const std::string& source, int64_t now) {
+  const size_t before = pending_params_.size();
+  // Answers to an empty peer go nowhere; what is refused is logged by FinishParamSet.
+  if (NodeOfPath(path).empty()) {
+    auto reply = SetParam(path, value);
+    FinishParamSet({}, reply, source, now);
+    return reply;
   }
-  log_->info("parameter {} set to {}", path, value);
-  return GetParam(path);
+  HandleParamRequest({}, protocol::ParamSet{path, value, 0}, now);
+  if (pending_params_.size() > before) {
+    pending_params_.rbegin()->second.source = source;
+    return std::nullopt;
+  }
+  // Not forwarded (no such node, table full): say why.
+  return protocol::ParamReply{false, {path, "", false, ""}, "could not forward to the node", 0};
+}
+
+void WorldCore::HandleParamRequest(const std::string& peer, const protocol::Message& m, int64_t now) {
+  const NodeRecord* from = peer.empty() ? nullptr : FindByPeer(peer);
+  const std::string source = from ? from->info.name : "ctl";
+  // Live nodes by name (a lost one cannot answer).
+  auto find_node = [&](const std::string& name) -> const NodeRecord* {
+    for (const auto& [id, n] : nodes_)
+      if (n.info.name == name) return &n;
+    return nullptr;
+  };
+  auto node_names = [&] {
+    std::string names;
+    for (const auto& [id, n] : nodes_) names += (names.empty() ? "" : ", ") + n.info.name;
+    return names.empty() ? std::string("none") : names;
+  };
+  // Sends `request` to `node` under a fresh id; false when the table is full.
+  auto forward = [&](const NodeRecord& node, protocol::Message request, uint64_t asker_id, uint64_t group) {
+    if (pending_params_.size() >= kMaxPendingParams) return false;
+    const uint64_t id = next_param_id_++;
+    std::visit(
+        [&](auto& r) {
+          if constexpr (requires { r.request_id; }) r.request_id = id;
+        },
+        request);
+    Reply(node.peer, request);
+    pending_params_.emplace(id, PendingParam{std::move(request), peer, asker_id, source, node.peer, node.info.name,
+                                             now + kParamTimeoutNs, group});
+    return true;
+  };
+  const std::string busy = fmt::format("server: {} parameter requests already wait for their nodes", kMaxPendingParams);
+
+  if (const auto* r = std::get_if<protocol::ParamListRequest>(&m)) {
+    protocol::ParamList own{ListParams(r->prefix), r->request_id, {}};
+    // Nodes whose parameters fall under the prefix: "", "node.", "node.ci" and "node.city.x" all reach "city".
+    std::vector<const NodeRecord*> targets;
+    for (const auto& [id, n] : nodes_) {
+      if (n.peer == peer) continue;  // the asker (a joined tool) does not ask itself
+      const std::string root = "node." + n.info.name + ".";
+      if (root.rfind(r->prefix, 0) == 0 || r->prefix.rfind(root, 0) == 0 || r->prefix == "node." + n.info.name)
+        targets.push_back(&n);
+    }
+    if (targets.empty()) {
+      if (peer.empty()) return;
+      Reply(peer, std::move(own));
+      return;
+    }
+    const uint64_t group = next_param_id_++;
+    ListGroup g{peer, r->request_id, std::move(own), 0};
+    for (const NodeRecord* n : targets) {
+      if (n->info.lost) {
+        g.merged.errors.push_back("node." + n->info.name + ": lost");
+      } else if (forward(*n, protocol::ParamListRequest{r->prefix, 0}, r->request_id, group)) {
+        ++g.outstanding;
+      } else {
+        g.merged.errors.push_back("node." + n->info.name + ": not asked (" + busy + ")");
+      }
+    }
+    list_groups_.emplace(group, std::move(g));
+    FinishListGroup(group);
+    return;
+  }
+
+  const bool is_set = std::holds_alternative<protocol::ParamSet>(m);
+  const std::string path = is_set ? std::get<protocol::ParamSet>(m).path : std::get<protocol::ParamGet>(m).path;
+  const uint64_t asker_id = is_set ? std::get<protocol::ParamSet>(m).request_id : std::get<protocol::ParamGet>(m).request_id;
+  auto answer = [&](protocol::ParamReply reply) {
+    reply.request_id = asker_id;
+    if (!peer.empty()) Reply(peer, std::move(reply));
+    else if (!reply.ok) log_->warn("parameter set by a system refused: {}", reply.error);
+  };
+  const std::string node_name = NodeOfPath(path);
+  if (node_name.empty()) {
+    if (!is_set) {
+      answer(GetParam(path));
+      return;
+    }
+    auto reply = SetParam(path, std::get<protocol::ParamSet>(m).value);
+    reply.request_id = asker_id;
+    FinishParamSet(peer, std::move(reply), source, now);
+    return;
+  }
+  const NodeRecord* node = find_node(node_name);
+  protocol::ParamReply refused{false, {path, "", false, ""}, "", 0};
+  if (!node) {
+    refused.error = fmt::format("{}: no node named '{}' in the session (nodes: {})", path, node_name, node_names());
+  } else if (node->info.lost) {
+    refused.error = fmt::format("node.{}: lost, cannot answer", node_name);
+  } else if (!forward(*node, m, asker_id, 0)) {
+    refused.error = busy;
+  } else {
+    return;
+  }
+  answer(std::move(refused));
+}
+
+bool WorldCore::HandleParamAnswer(const std::string& peer, const protocol::Message& m, int64_t now) {
+  const uint64_t id = std::visit(
+      [](const auto& a) -> uint64_t {
+        if constexpr (requires { a.request_id; }) return a.request_id;
+        return 0;
+      },
+      m);
+  auto it = pending_params_.find(id);
+  // Only the node the request went to may answer it.
+  if (it == pending_params_.end() || it->second.node_peer != peer) return false;
+  PendingParam p = std::move(it->second);
+  pending_params_.erase(it);
+  const std::string root = "node." + p.node_name + ".";
+  if (const auto* list = std::get_if<protocol::ParamList>(&m)) {
+    auto g = list_groups_.find(p.group);
+    if (g == list_groups_.end()) return true;
+    // A node answers for its own paths only.
+    for (const auto& param : list->params)
+      if (param.path.rfind(root, 0) == 0) g->second.merged.params.push_back(param);
+    for (const auto& e : list->errors) g->second.merged.errors.push_back(e);
+    --g->second.outstanding;
+    FinishListGroup(p.group);
+    return true;
+  }
+  const auto* reply = std::get_if<protocol::ParamReply>(&m);
+  if (!reply) return true;
+  protocol::ParamReply out = *reply;
+  out.request_id = p.asker_id;
+  if (std::holds_alternative<protocol::ParamSet>(p.request)) {
+    FinishParamSet(p.asker, std::move(out), p.source, now);
+  } else if (!p.asker.empty()) {
+    Reply(p.asker, std::move(out));
+  }
+  return true;
+}
+
+void WorldCore::FinishListGroup(uint64_t group) {
+  auto g = list_groups_.find(group);
+  if (g == list_groups_.end() || g->second.outstanding > 0) return;
+  protocol::ParamList list = std::move(g->second.merged);
+  list.request_id = g->second.asker_id;
+  std::sort(list.params.begin(), list.params.end(),
+            [](const protocol::Parameter& a, const protocol::Parameter& b) { return a.path < b.path; });
+  const std::string asker = g->second.asker;
+  list_groups_.erase(g);
+  if (!asker.empty()) Reply(asker, std::move(list));
+}
+
+void WorldCore::ExpireParamRequests(int64_t now) {
+  const auto ms = kParamTimeoutNs / 1'000'000;
+  for (auto it = pending_params_.begin(); it != pending_params_.end();) {
+    if (now < it->second.deadline_ns) {
+      ++it;
+      continue;
+    }
+    PendingParam p = std::move(it->second);
+    it = pending_params_.erase(it);
+    const std::string why = fmt::format("node.{}: no reply in {} ms", p.node_name, ms);
+    if (p.group != 0) {
+      auto g = list_groups_.find(p.group);
+      if (g == list_groups_.end()) continue;
+      g->second.merged.errors.push_back(why);
+      --g->second.outstanding;
+      FinishListGroup(p.group);
+      continue;
+    }
+    const std::string path = std::visit(
+        [](const auto& r) -> std::string {
+          if constexpr (requires { r.path; }) return r.path;
+          return {};
+        },
+        p.request);
+    if (p.asker.empty()) {
+      log_->warn("parameter set {} by {} got no answer: {}", path, p.source, why);
+      continue;
+    }
+    Reply(p.asker, protocol::ParamReply{false, {path, "", false, ""}, why, p.asker_id});
+  }
 }
 
 // ---- state socket: merge --------------------------------------------------------------------------
@@ -747,6 +939,7 @@ void WorldCore::Poll(int64_t now) {
     Emit(SessionEvent{SessionEvent::Kind::kRunning, SimTimeAt(now), now, 0});
   }
   Expire(now);
+  ExpireParamRequests(now);
   if (!session_.step.lockstep && phase_ != SessionPhase::kWaiting) {
     const int64_t sim_now = SimTimeAt(now);
     for (auto& s : systems_) s.system->OnAdvance(sim_now, now);
@@ -794,6 +987,8 @@ int64_t WorldCore::NextDueNs() const {
   if (!schedule_started_) return 0;
   int64_t due = INT64_MAX;
   if (phase_ == SessionPhase::kStarting) due = std::min(due, anchor_.ref_ns);
+  // Forwarded parameter requests time out on time.
+  for (const auto& [id, p] : pending_params_) due = std::min(due, p.deadline_ns);
   if (session_.step.lockstep && phase_ == SessionPhase::kRunning) {
     if (current_step_ < first_step_ || StepComplete(current_step_)) return 0;
     return std::min({due, next_regrant_ns_, next_late_check_ns_});

@@ -102,3 +102,31 @@ TEST_CASE("session events: one flat JSON object, common fields first, strings es
         R"({"type":"marker","event":"marker","sim_time_ns":0,"server_time_ns":0,"world_seq":0,"label":"lane change"})");
   CHECK(session_log::EventSchema().find("\"required\": [\"type\", \"event\", \"sim_time_ns\"") != std::string_view::npos);
 }
+
+TEST_CASE("session events: logged markers and parameter changes are written once each, with their own sim time") {
+  session_log::EventDeriver deriver;
+  protocol::LoggedEvent mark{1, 2'500'000'000, protocol::LoggedEvent::Kind::kMarker, "ctl", "brake now", "", 0, 0};
+  protocol::LoggedEvent set{2, 2'600'000'000, protocol::LoggedEvent::Kind::kParam, "ctl",
+                            "node.city.desired_speed_mps = 25", "", 0, 0};
+  protocol::WorldState w;
+  w.sequence = 10;
+  w.sim_time_ns = 2'700'000'000;
+  w.phase = SessionPhase::kRunning;
+  w.keyframe = false;
+  w.events = {mark};
+  deriver.OnWorld(w);  // the first state: "recording" and the marker
+  // The next states repeat the marker (a second of repeats) and bring the set.
+  w.sequence = 11;
+  w.events = {mark, set};
+  const auto second = deriver.OnWorld(w);
+  REQUIRE(second.size() == 1);
+  CHECK(second[0].type == "param");
+  CHECK(second[0].event == "set");
+  CHECK(second[0].sim_time_ns == set.sim_time_ns);
+  CHECK(second[0].world_seq == 11);
+  const std::string json = second[0].Json();
+  CHECK(json.find("\"text\":\"node.city.desired_speed_mps = 25\"") != std::string::npos);
+  CHECK(json.find("\"sequence\":2") != std::string::npos);
+  w.sequence = 12;
+  CHECK(deriver.OnWorld(w).empty());
+}

@@ -26,6 +26,7 @@ struct Node {
   std::unique_ptr<session::SessionClient> client;
   std::vector<std::unique_ptr<node::Module>> modules;
   std::unique_ptr<node::ClientModuleContext> context;
+  node::NodeParams params;  // node.<name>.*, answered between steps (lock-step: applied at once)
   node::ModuleScheduler scheduler;
   std::vector<std::string> states;     // NodeStates of the last step, in order
   std::vector<std::string> data;       // measurement digests of the last step, in order
@@ -34,8 +35,12 @@ struct Node {
 };
 
 std::vector<std::unique_ptr<node::Module>> MakeModules(const config::SessionDef& s, const config::NodeDef& d) {
-  if (d.role != protocol::Role::kTraffic && d.role != protocol::Role::kSensor && d.role != protocol::Role::kObserver)
-    throw std::invalid_argument("in-process sessions run traffic, sensor and observer nodes");
+  // A driver runs headless on a script or the driver model: no window, no live device.
+  const bool headless_driver = d.role == protocol::Role::kDriver && d.headless && d.input != "sdl";
+  if (d.role != protocol::Role::kTraffic && d.role != protocol::Role::kSensor && d.role != protocol::Role::kObserver &&
+      !headless_driver)
+    throw std::invalid_argument("in-process sessions run traffic, sensor and observer nodes, and headless drivers "
+                                "without a live input");
   auto m = node::roles::MakeModules(s, d, Quiet(d.name));
   m.push_back(std::make_unique<node::ViewMonitor>(s, d.name, Quiet(d.name)));
   return m;
@@ -97,6 +102,10 @@ InProcessResult RunInProcess(config::SessionDef session, int worker_threads, con
       raw->data.push_back(Digest(m));
       if (keep) raw->published.push_back(m);
     });
+    const std::string prefix = "node." + def.name + ".";
+    for (auto& m : n->modules) m->Params(n->params.Registry(), prefix);
+    n->context->SetParams(&n->params);
+    n->client->on_param_request = [raw](const protocol::Message& request) { return raw->params.Answer(request, true); };
     nodes.push_back(std::move(n));
   }
   auto find = [&](const std::string& peer) -> Node* {
@@ -108,6 +117,7 @@ InProcessResult RunInProcess(config::SessionDef session, int worker_threads, con
   // Hands every queued message to its receiver until nothing moves.
   auto deliver = [&] {
     const int64_t now = clock.NowNs();
+    if (options.on_poll) options.on_poll(core, now);
     for (bool moved = true; moved;) {
       moved = false;
       for (auto& n : nodes) {
@@ -131,6 +141,8 @@ InProcessResult RunInProcess(config::SessionDef session, int worker_threads, con
           for (auto& n : nodes) n->client->OnMessage(Socket::kWorld, bytes, now);
         } else if (Node* n = find(o.peer)) {
           n->client->OnMessage(Socket::kControl, bytes, now);
+        } else if (options.on_reply) {
+          options.on_reply(o.peer, o.message);
         }
       }
     }

@@ -44,6 +44,11 @@ struct InProcessOptions {
   std::function<void(const protocol::Message& measurement)> on_data;
   /// Called once with the server's core before any node joins: add systems (a replay) here.
   std::function<void(server::WorldCore& core)> setup_core;
+  /// Called before each round of message delivery with the core and the reference time, in ns: a test
+  /// acts as a tool here (core.OnControl from a peer that is not a node, core.RequestParamSet).
+  std::function<void(server::WorldCore& core, int64_t now_ns)> on_poll;
+  /// What the core sent to a peer that is no node (the tool of on_poll), by peer.
+  std::function<void(const std::string& peer, const protocol::Message& message)> on_reply;
 };
 
 /// Runs `session` (made lock-step; its end_s must be > 0) with every node in-process.

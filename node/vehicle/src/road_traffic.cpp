@@ -8,7 +8,7 @@
 namespace platoon::vehicle {
 
 RoadTraffic::RoadTraffic(const road::Road& road, const RoadTrafficDef& def)
-    : road_(road), def_(def), length_m_(road.Length()) {
+    : road_(road), def_(def), length_m_(road.Length()), speed_limit_mps_(road.Def().speed_limit_mps) {
   for (int l = 1; l <= road_.LanesRight(); ++l) lanes_.push_back(-l);
   if (lanes_.empty()) lanes_.push_back(1);  // a road with left lanes only: drive those
   std::mt19937_64 rng(def_.seed);
@@ -25,13 +25,33 @@ RoadTraffic::RoadTraffic(const road::Road& road, const RoadTrafficDef& def)
                           0.5 * spacing * static_cast<double>(static_cast<size_t>(i) % lanes_.size()),
                       length_m_);
     c.s_m = std::fmod(c.s_m + def_.start_offset_m + length_m_, length_m_);
-    c.desired_speed_mps = def_.idm.desired_speed_mps * (1.0 + spread(rng));
+    spread_.push_back(1.0 + spread(rng));
+    c.desired_speed_mps = def_.idm.desired_speed_mps * spread_.back();
     // The road's speed limit caps everybody's wish.
-    if (road_.Def().speed_limit_mps > 0) c.desired_speed_mps = std::min(c.desired_speed_mps, road_.Def().speed_limit_mps);
+    if (speed_limit_mps_ > 0) c.desired_speed_mps = std::min(c.desired_speed_mps, speed_limit_mps_);
     c.speed_mps = 0.5 * c.desired_speed_mps;
     c.cooldown_s = def_.lane_change_cooldown_s * (static_cast<double>(i % 7) / 7.0);
     cars_.push_back(c);
   }
+}
+
+void RoadTraffic::UpdateDesiredSpeeds() {
+  for (auto& c : cars_) {
+    // Vehicles added later (spawned) have no spread of their own: they take the mean.
+    const double f = c.index < spread_.size() ? spread_[c.index] : 1.0;
+    c.desired_speed_mps = def_.idm.desired_speed_mps * f;
+    if (speed_limit_mps_ > 0) c.desired_speed_mps = std::min(c.desired_speed_mps, speed_limit_mps_);
+  }
+}
+
+void RoadTraffic::SetDesiredSpeed(double mps) {
+  def_.idm.desired_speed_mps = mps;
+  UpdateDesiredSpeeds();
+}
+
+void RoadTraffic::SetSpeedLimit(double mps) {
+  speed_limit_mps_ = mps;
+  UpdateDesiredSpeeds();
 }
 
 double RoadTraffic::Wrap(double ds) const {

@@ -1,5 +1,7 @@
 #include "platoon/config/session.hpp"
 
+#include "platoon/config/params.hpp"
+
 #include "platoon/road/session_road.hpp"
 
 #include <fmt/format.h>
@@ -39,14 +41,14 @@ ServerDef ReadServerDef(const Table& t) {
   d.time_port = ReadPort(t, "time_port", follow(1));
   d.world_port = ReadPort(t, "world_port", follow(2));
   d.state_port = ReadPort(t, "state_port", follow(3));
-  d.broadcast_hz = t.GetDouble("broadcast_hz", d.broadcast_hz, 1, 1000);
+  d.broadcast_hz = t.GetDouble("broadcast_hz", d.broadcast_hz, bounds::kBroadcastHz.min, bounds::kBroadcastHz.max);
   d.max_forward_delay_ms = t.GetDouble("max_forward_delay_ms", d.max_forward_delay_ms, 0, 1000);
   d.min_forward_interval_ms = t.GetDouble("min_forward_interval_ms", d.min_forward_interval_ms, 0, 1000);
   d.heartbeat_interval_s = t.GetDouble("heartbeat_interval_s", d.heartbeat_interval_s, 0.01, 60);
-  d.lost_timeout_s = t.GetDouble("lost_timeout_s", d.lost_timeout_s, 0.05, 3600);
-  d.status_interval_s = t.GetDouble("status_interval_s", d.status_interval_s, 0, 3600);
+  d.lost_timeout_s = t.GetDouble("lost_timeout_s", d.lost_timeout_s, bounds::kLostTimeoutS.min, bounds::kLostTimeoutS.max);
+  d.status_interval_s = t.GetDouble("status_interval_s", d.status_interval_s, bounds::kStatusIntervalS.min, bounds::kStatusIntervalS.max);
   d.keyframe_interval_s = t.GetDouble("keyframe_interval_s", d.keyframe_interval_s, 0.01, 3600);
-  d.stale_grace_s = t.GetDouble("stale_grace_s", d.stale_grace_s, 0, 3600);
+  d.stale_grace_s = t.GetDouble("stale_grace_s", d.stale_grace_s, bounds::kStaleGraceS.min, bounds::kStaleGraceS.max);
   d.stale_remove = t.GetString("stale_policy", "freeze", {"freeze", "remove"}) == "remove";
   d.log_level = t.GetString("log_level", d.log_level, kLogLevels);
   d.max_nodes = static_cast<int>(t.GetInt("max_nodes", d.max_nodes, 1, 65535));
@@ -169,10 +171,10 @@ NodeDef ReadNodeDef(const Table& t) {
   d.role = protocol::RoleFromName(role);
   d.host = t.GetString("host", d.host);
   d.drift_ppm = t.GetDouble("drift_ppm", d.drift_ppm, -100000, 100000);
-  d.status_interval_s = t.GetDouble("status_interval_s", d.status_interval_s, 0, 3600);
+  d.status_interval_s = t.GetDouble("status_interval_s", d.status_interval_s, bounds::kStatusIntervalS.min, bounds::kStatusIntervalS.max);
   d.log_level = t.GetString("log_level", d.log_level, kLogLevels);
-  d.vehicles = static_cast<int>(t.GetInt("vehicles", d.vehicles, 0, 65535));
-  d.speed_mps = t.GetDouble("speed_mps", d.speed_mps, 0, 100);
+  d.vehicles = static_cast<int>(t.GetInt("vehicles", d.vehicles, static_cast<int64_t>(bounds::kVehicles.min), static_cast<int64_t>(bounds::kVehicles.max)));
+  d.speed_mps = t.GetDouble("speed_mps", d.speed_mps, bounds::kTrafficSpeedMps.min, bounds::kTrafficSpeedMps.max);
   d.module_rate_hz = t.GetDouble("module_rate_hz", d.module_rate_hz, 1, 10000);
   d.monitor_rate_hz = t.GetDouble("monitor_rate_hz", d.monitor_rate_hz, 1, 10000);
   d.traffic_model = t.GetString("traffic_model", d.traffic_model, {"stadium", "road"});

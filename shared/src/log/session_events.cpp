@@ -43,7 +43,39 @@ Event NodeEvent(std::string event, const protocol::NodeInfo& n, const protocol::
   return e;
 }
 
+const char* LoggedEventName(protocol::LoggedEvent::Kind kind) {
+  switch (kind) {
+    case protocol::LoggedEvent::Kind::kMarker: return "mark";
+    case protocol::LoggedEvent::Kind::kParam: return "set";
+    case protocol::LoggedEvent::Kind::kFired: return "fired";
+    case protocol::LoggedEvent::Kind::kAction: return "action";
+    case protocol::LoggedEvent::Kind::kMessage: return "message";
+  }
+  return "";
+}
+
 }  // namespace
+
+void EventDeriver::LoggedEvents(const protocol::WorldState& w, std::vector<Event>& out) {
+  for (const auto& l : w.events) {
+    // A server that restarted numbers from 1 again: far below what was seen means a new log.
+    if (l.sequence + kMaxLoggedBack < logged_seq_) logged_seq_ = 0;
+    // World states repeat an entry for a second: each sequence is written once.
+    if (l.sequence <= logged_seq_) continue;
+    logged_seq_ = l.sequence;
+    Event e;
+    e.type = std::string(protocol::EventKindName(l.kind));
+    e.event = LoggedEventName(l.kind);
+    e.sim_time_ns = l.sim_time_ns;  // the event's own sim time, not the state's that carried it
+    e.server_time_ns = w.server_time_ns;
+    e.world_seq = w.sequence;
+    e.Add("sequence", static_cast<int64_t>(l.sequence)).Add("source", l.source).Add("text", l.text);
+    if (!l.detail.empty()) e.Add("detail", l.detail);  // JSON object text, kept as a string (flat events)
+    if (l.target_node != 0) e.Add("target_node", static_cast<int64_t>(l.target_node));
+    if (l.entity_id != 0) e.Add("entity_id", static_cast<int64_t>(l.entity_id));
+    out.push_back(std::move(e));
+  }
+}
 
 std::string_view EventSchema() {
   static constexpr std::string_view kSchema = R"json({
@@ -51,7 +83,7 @@ std::string_view EventSchema() {
   "description": "A session, node, parameter or marker event of a platoon session log (docs/RECORDING.md)",
   "type": "object",
   "properties": {
-    "type": {"type": "string", "description": "session, node, param or marker"},
+    "type": {"type": "string", "description": "session, node, marker, param, fired, action or message"},
     "event": {"type": "string", "description": "what happened, e.g. pause, joined, lost"},
     "sim_time_ns": {"type": "integer", "description": "session sim time, ns"},
     "server_time_ns": {"type": "integer", "description": "server reference time, ns"},
@@ -106,6 +138,7 @@ std::vector<Event> EventDeriver::OnWorld(const protocol::WorldState& w) {
     out.push_back(std::move(e));
   }
   phase_ = w.phase;
+  LoggedEvents(w, out);
 
   // Node table: only keyframes (and states that carry one) hold it; a delta says nothing about nodes.
   if (!w.keyframe && w.nodes.empty()) return out;

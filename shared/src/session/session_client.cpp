@@ -153,11 +153,22 @@ void SessionClient::OnControl(const protocol::Message& m, int64_t local_ns) {
     OnWorld(*w, true, local_ns);
     return;
   }
-  // Parameter requests the server forwards to this node.
-  if (on_param_request && (std::holds_alternative<protocol::ParamListRequest>(m) ||
-                           std::holds_alternative<protocol::ParamGet>(m) || std::holds_alternative<protocol::ParamSet>(m))) {
+  // Parameter requests the server forwards to this node; a client without parameters (a tool, a viewer)
+  // says so at once rather than letting the asker wait for the server's timeout.
+  if (std::holds_alternative<protocol::ParamListRequest>(m) || std::holds_alternative<protocol::ParamGet>(m) ||
+      std::holds_alternative<protocol::ParamSet>(m)) {
     last_heard_ns_ = local_ns;
-    Queue(Socket::kControl, on_param_request(m));
+    if (on_param_request) {
+      Queue(Socket::kControl, on_param_request(m));
+    } else if (const auto* l = std::get_if<protocol::ParamListRequest>(&m)) {
+      Queue(Socket::kControl, protocol::ParamList{{}, l->request_id, {}});
+    } else {
+      const auto* g = std::get_if<protocol::ParamGet>(&m);
+      const auto* s = std::get_if<protocol::ParamSet>(&m);
+      const std::string path = g ? g->path : s->path;
+      Queue(Socket::kControl, protocol::ParamReply{false, {path, "", false, ""}, path + ": no such parameter",
+                                                   g ? g->request_id : s->request_id});
+    }
     return;
   }
   // Answers to this client's own commands and requests: kept for a tool, else the phase comes with the world.

@@ -4,6 +4,7 @@
 /// steps each module at its own rate. Used by the node runtime (module thread) and by in-process
 /// sessions (tests, batch runs), so both step modules the same way.
 
+#include "platoon/config/params.hpp"
 #include "platoon/dead_reckoning.hpp"
 #include "platoon/node/module.hpp"
 #include "platoon/session/session_client.hpp"
@@ -21,6 +22,28 @@
 #include <vector>
 
 namespace platoon::node {
+
+/// A node's parameters (node.<name>.*) and the sets waiting to be applied. Requests the server forwards
+/// arrive on the network thread while modules step on the module thread (real time): a set is checked at
+/// once and applied before the modules' next step (ApplyQueued), or at once when the caller steps the
+/// modules on the same thread (lock-step). Gets and sets are serialised by an internal mutex.
+class NodeParams {
+ public:
+  /// Sets waiting for the next step at most; further ones are refused.
+  static constexpr size_t kMaxQueued = 256;
+  /// Registers parameters (before any request arrives): Module::Params and the runtime's own.
+  config::ParamRegistry& Registry() { return registry_; }
+  /// Answers a forwarded ParamListRequest, ParamGet or ParamSet with a ParamList or ParamReply carrying
+  /// its request id. A set that passes the checks is applied now when `apply_now`, else queued.
+  protocol::Message Answer(const protocol::Message& request, bool apply_now);
+  /// Applies the queued sets, oldest first (the thread that steps the modules, before they step).
+  void ApplyQueued();
+
+ private:
+  std::mutex mutex_;
+  config::ParamRegistry registry_;
+  std::vector<std::pair<std::string, config::ParamValue>> queued_;
+};
 
 /// A ModuleContext over a SessionClient guarded by `mutex`. Lives on the module thread.
 class ClientModuleContext final : public ModuleContext {
@@ -49,6 +72,9 @@ class ClientModuleContext final : public ModuleContext {
   void Flush(uint64_t step_done = 0, uint64_t next_step = 0);
   /// Session events that arrived with world states since the last call, each once, oldest first.
   std::vector<protocol::LoggedEvent> TakeEvents();
+  /// The node's parameters, whose queued sets StepDue applies before the modules step (nullptr: none).
+  void SetParams(NodeParams* params) { params_ = params; }
+  NodeParams* Params() const { return params_; }
   /// The newest truth of every owned entity, for the session hash.
   std::vector<protocol::EntityState> OwnedTruth() const;
   /// Node states and entity states sent so far.
@@ -83,6 +109,7 @@ class ClientModuleContext final : public ModuleContext {
   std::optional<session::StreamConnector> connector_;
   std::vector<std::string> subscribed_;
   uint64_t nodes_seen_ = ~0ull;
+  NodeParams* params_ = nullptr;
 };
 
 /// Steps each module at its own rate on sim time: a module is due when sim time reaches its next slot;

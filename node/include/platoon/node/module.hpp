@@ -2,6 +2,7 @@
 /// Node modules (seed 004 §2): each runs at its own rate on the session's sim clock. Modules read the
 /// world through a const view and hand their owned entities to the runtime; they never touch sockets.
 
+#include "platoon/config/params.hpp"
 #include "platoon/protocol/messages.hpp"
 
 #include <spdlog/logger.h>
@@ -97,6 +98,10 @@ class Module {
   /// grant k arrives with grant k, so it is handled before step k on every run. Actions name the node
   /// that carries them out (event.target_node == context.NodeId()) and the entity (event.entity_id).
   virtual void OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) { (void)event; (void)context; }
+  /// Once before the node joins: registers what an experimenter may read or tune live under `prefix`
+  /// ("node.<name>."; a sensor's under "node.<name>.<sensor id>."). Setters run on the thread that steps
+  /// the module, between steps, so they may change the module's state directly.
+  virtual void Params(config::ParamRegistry& registry, const std::string& prefix) { (void)registry; (void)prefix; }
   /// Once at shutdown: appends "key":value pairs (JSON fragments) for the node's SUMMARY line.
   virtual void Summarize(std::vector<std::string>& fields) const { (void)fields; }
 };

@@ -63,6 +63,8 @@ class NodeRuntime {
   int MakeModules();
   std::optional<std::vector<protocol::DataEndpoint>> BindData(transport::Channel& pub);
   void WatchNaiveError(class ClockMonitor& monitor);
+  // node.<name>.* of the runtime and of every module (Module::Params).
+  void RegisterParams(config::ParamRegistry& registry);
   void LogStatus(const class ClockMonitor& monitor);
   void PrintSummary(const class ClockMonitor& monitor, uint64_t states_sent, uint64_t entities_sent,
                     std::vector<protocol::EntityState> owned);

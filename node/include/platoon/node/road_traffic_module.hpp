@@ -25,6 +25,8 @@ class RoadTrafficModule final : public Module {
   std::string Name() const override { return "road-traffic"; }
   double RateHz() const override { return rate_hz_; }
   void Step(const StepInfo& info, ModuleContext& context) override;
+  /// desired_speed_mps, speed_limit_kmh, time_headway_s (live), vehicles.
+  void Params(config::ParamRegistry& registry, const std::string& prefix) override;
   void Summarize(std::vector<std::string>& fields) const override;
 
  private:

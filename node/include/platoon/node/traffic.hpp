@@ -29,6 +29,8 @@ class TrafficModule final : public Module {
   std::string Name() const override { return "traffic"; }
   double RateHz() const override { return rate_hz_; }
   void Step(const StepInfo& info, ModuleContext& context) override;
+  /// speed_mps and vehicles (read-only: the track positions follow from them and sim time).
+  void Params(config::ParamRegistry& registry, const std::string& prefix) override;
   void Summarize(std::vector<std::string>& fields) const override;
 
  private:

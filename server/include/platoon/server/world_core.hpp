@@ -4,6 +4,7 @@
 /// socket. It is handed decoded messages and the reference time, and queues what to send; SyncServer is
 /// the I/O shell around it. Systems (WorldSystem) observe and steer it through named hooks.
 
+#include "platoon/config/params.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/protocol/messages.hpp"
@@ -247,12 +248,27 @@ class WorldCore {
   /// Kept entries with a sequence above `sequence`, oldest first.
   std::vector<protocol::LoggedEvent> EventsAfter(uint64_t sequence) const;
 
-  /// Parameter list under `prefix` (server.*, session.*).
+  // --- Parameters by path (docs/PROTOCOL.md "Parameters"): server.* and session.* live here, node.<name>.*
+  // on the node of that name; the core forwards those under a request id of its own ---
+  /// Forwarded requests waiting for their node's answer at most; further ones are refused.
+  static constexpr size_t kMaxPendingParams = 256;
+  /// A node that has not answered a forwarded request after this long is named in the answer, in ns.
+  static constexpr int64_t kParamTimeoutNs = 500'000'000;
+  /// The server's own parameters under `prefix` (server.*, session.*); node parameters are not included.
   std::vector<protocol::Parameter> ListParams(const std::string& prefix) const;
-  /// One parameter.
+  /// One of the server's own parameters.
   protocol::ParamReply GetParam(const std::string& path) const;
-  /// Sets a writable parameter; refuses out-of-range values with a message.
+  /// Sets one of the server's own writable parameters, checked like the config loader checks it; a
+  /// refusal names the path and the expected range, and changes nothing. Does not log an event.
   protocol::ParamReply SetParam(const std::string& path, const std::string& value);
+  /// Sets a parameter on behalf of a server-side system (a scenario action), server and node paths
+  /// alike: checked the same way, logged as a kParam event from `source` when it took. Returns the
+  /// answer for a server path (and for a node path that cannot be forwarded); nullopt when the request
+  /// went to the node (its answer is logged when it comes).
+  std::optional<protocol::ParamReply> RequestParamSet(const std::string& path, const std::string& value,
+                                                      const std::string& source, int64_t now_ns);
+  /// Forwarded parameter requests still waiting for their node.
+  size_t PendingParamRequests() const { return pending_params_.size(); }
 
  private:
   struct SystemSlot {
@@ -285,6 +301,13 @@ class WorldCore {
   int64_t StepSimNs(uint64_t step) const;
   void Emit(const SessionEvent& event);
   void Emit(const NodeEvent& event);
+  void RegisterParams();
+  // Parameters: requests from `peer` (empty: a system) and the nodes' answers to forwarded ones.
+  void HandleParamRequest(const std::string& peer, const protocol::Message& request, int64_t now);
+  bool HandleParamAnswer(const std::string& peer, const protocol::Message& answer, int64_t now);
+  void FinishParamSet(const std::string& peer, protocol::ParamReply reply, const std::string& source, int64_t now);
+  void ExpireParamRequests(int64_t now);
+  void FinishListGroup(uint64_t group);
 
   config::SessionDef session_;
   std::shared_ptr<spdlog::logger> log_;
@@ -339,6 +362,29 @@ class WorldCore {
   };
   std::deque<KeptEvent> events_;
   uint64_t event_sequence_ = 0;
+
+  config::ParamRegistry params_;  // server.* and session.*
+  // A request forwarded to a node, by the server's request id.
+  struct PendingParam {
+    protocol::Message request;   // as sent to the node (carrying the server's id)
+    std::string asker;           // control peer to answer; empty: a system (RequestParamSet)
+    uint64_t asker_id = 0;       // the asker's request id
+    std::string source;          // who set it, for the event log
+    std::string node_peer;       // the only peer whose answer is taken
+    std::string node_name;
+    int64_t deadline_ns = 0;
+    uint64_t group = 0;          // a list fanned out to several nodes; 0: none
+  };
+  std::map<uint64_t, PendingParam> pending_params_;
+  // A list fanned out to several nodes, merged as they answer.
+  struct ListGroup {
+    std::string asker;
+    uint64_t asker_id = 0;
+    protocol::ParamList merged;
+    size_t outstanding = 0;
+  };
+  std::map<uint64_t, ListGroup> list_groups_;
+  uint64_t next_param_id_ = 1;
 };
 
 }  // namespace platoon::server

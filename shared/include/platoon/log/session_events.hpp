@@ -5,7 +5,8 @@
 /// validate read them. Field layout and meanings: docs/RECORDING.md, "Channels".
 ///
 /// Every event object has the same five leading fields, then fields of its type:
-///   "type"            "session", "node"; later also "param", "marker" (written by others, same layout)
+///   "type"            "session", "node", or the kind of a logged event (protocol::EventKindName):
+///                     "marker", "param", "fired", "action", "message"
 ///   "event"           what happened (session: recording, start, running, pause, resume, stop, waiting;
 ///                     node: present, joined, left, lost, back, restarted)
 ///   "sim_time_ns"     session sim time of the world state that showed it, in ns
@@ -58,12 +59,20 @@ struct Event {
 ///            for each node of the first table seen, then "joined" (a new node id), "left" (gone from the
 ///            table), "lost" and "back" (its lost flag set and cleared), "restarted" (same id, new pid).
 ///            Fields "node_id", "name", "role", "host", "pid".
+///   logged:  the session's event log entries the state carries (markers, parameter changes, scenario
+///            firings, actions, seat messages), each sequence once: type = its kind, event "mark", "set",
+///            "fired", "action" or "message", sim_time_ns its own sim time; fields "sequence", "source",
+///            "text", and when set "detail" (JSON object text), "target_node", "entity_id".
 class EventDeriver {
  public:
   /// The events `state` shows, in order: session events first, then node events by node id.
   std::vector<Event> OnWorld(const protocol::WorldState& state);
 
  private:
+  // Logged entries this far below the newest written mean the server restarted and numbers afresh.
+  static constexpr uint64_t kMaxLoggedBack = 1000;
+  void LoggedEvents(const protocol::WorldState& state, std::vector<Event>& out);
+  uint64_t logged_seq_ = 0;
   bool phase_seen_ = false;
   protocol::SessionPhase phase_ = protocol::SessionPhase::kWaiting;
   bool nodes_seen_ = false;

@@ -87,6 +87,17 @@ class RoadTraffic {
   /// Lane changes completed by all vehicles.
   uint64_t LaneChanges() const;
 
+  // --- Live settings (parameters): take effect at the next Step ---
+  /// Mean desired speed, in m/s; each vehicle keeps its own spread around it (capped by the limit).
+  void SetDesiredSpeed(double mps);
+  double DesiredSpeed() const { return def_.idm.desired_speed_mps; }
+  /// Speed limit that caps every desired speed, in m/s (0: none). Starts at the road's.
+  void SetSpeedLimit(double mps);
+  double SpeedLimit() const { return speed_limit_mps_; }
+  /// IDM safe time headway T, in s.
+  void SetTimeHeadway(double s) { def_.idm.time_headway_s = s; }
+  double TimeHeadway() const { return def_.idm.time_headway_s; }
+
  private:
   struct Neighbour {
     int car = -1;        // index into cars_ (>= 0), an external car (<= -2: -2 - index), -1 none
@@ -100,6 +111,7 @@ class RoadTraffic {
   double Wrap(double ds) const;
   double Accel(const TrafficCar& car, const Neighbour& leader) const;
   void ConsiderLaneChange(size_t i);
+  void UpdateDesiredSpeeds();
 
   const road::Road& road_;
   RoadTrafficDef def_;
@@ -108,6 +120,8 @@ class RoadTraffic {
   std::vector<TrafficCar> cars_;
   std::vector<ExternalCar> external_;
   double min_accel_ = 0;
+  double speed_limit_mps_ = 0;
+  std::vector<double> spread_;  // per vehicle: its desired speed / the mean desired speed
 };
 
 }  // namespace platoon::vehicle
