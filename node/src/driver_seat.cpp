@@ -7,6 +7,7 @@
 #include "platoon/input/sdl_input.hpp"
 #include "platoon/node/stadium_track.hpp"
 #include "platoon/road/session_road.hpp"
+#include "platoon/vehicle/driver_models.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/seat_window.hpp"
 #include "platoon/viewer/viewer_app.hpp"
@@ -19,6 +20,7 @@
 #include <csignal>
 #include <cmath>
 #include <future>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -132,6 +134,13 @@ class DriverSeatModule::Seat {
     others_at_ = SteadyClock::now();
     sim_ns_ = sim_ns;
   }
+  // Module thread: a message shown on top of the view for `duration_s` of wall time.
+  void SetMessage(const std::string& text, double duration_s) {
+    std::lock_guard lock(mutex_);
+    message_ = text;
+    message_until_ = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                              std::chrono::duration<double>(std::clamp(duration_s, 0.0, 3600.0)));
+  }
   // Module thread: the latest command read from the live device (neutral until the first read).
   vehicle::VehicleInput Input() const {
     std::lock_guard lock(mutex_);
@@ -210,8 +219,10 @@ class DriverSeatModule::Seat {
         bool has_own;
         SteadyClock::time_point own_at, others_at;
         int64_t sim_ns;
+        std::string message;
         {
           std::lock_guard lock(mutex_);
+          if (SteadyClock::now() < message_until_) message = message_;
           own = own_;
           own_input = own_input_;
           has_own = has_own_;
@@ -226,10 +237,12 @@ class DriverSeatModule::Seat {
         const Pose body = has_own ? Ahead(own.kinematics, SecondsBetween(own_at, t0)) : Pose{};
         const Pose eye{body.position_m + body.orientation * setup_.eye_m, body.orientation};
         const double speed = own.kinematics.velocity_mps.norm();
-        window->Render(eye, {fmt::format("{:.0f} km/h   sim {:.1f} s", speed * 3.6, NsToS(sim_ns)),
+        std::vector<std::string> lines = {fmt::format("{:.0f} km/h   sim {:.1f} s", speed * 3.6, NsToS(sim_ns)),
                              fmt::format("steer {:+.2f}  throttle {:.2f}  brake {:.2f}", own_input.steer,
                                          own_input.throttle, own_input.brake),
-                             fmt::format("{} other vehicles", others.size()), device_line});
+                             fmt::format("{} other vehicles", others.size()), device_line};
+        if (!message.empty()) lines.insert(lines.begin(), ">>> " + message + " <<<");
+        window->Render(eye, lines);
         const double ms = 1e3 * SecondsBetween(t0, SteadyClock::now());
         frames_.fetch_add(1);
         render_total_ms_.store(render_total_ms_.load() + ms);
@@ -264,6 +277,8 @@ class DriverSeatModule::Seat {
   std::vector<protocol::EntityState> others_;
   int64_t sim_ns_ = 0;
   vehicle::VehicleInput live_input_;
+  std::string message_;                  // the seat message and until when it shows
+  SteadyClock::time_point message_until_{};
 };
 
 // --- The module ---
@@ -279,6 +294,7 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   state_.x_m = cg.x();
   state_.y_m = cg.y();
   state_.yaw_rad = std::atan2(forward.y(), forward.x());
+  state_.vx_mps = node.start_speed_mps;
   ground_z_m_ = start.position_m.z();
 
   Seat::Setup setup;
@@ -290,10 +306,21 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
       throw config::ConfigError(std::string("node \"") + node.name + "\" input: " + e.what());
     }
     log_->info("driver input: script {} ({} rows, {:.1f} s)", script_->Source(), script_->Rows().size(), script_->EndS());
+  } else if (node.input == "model:follow") {
+    // The driver model keeps its start lane on the session road (straight ahead without one).
+    model_ = true;
+    model_def_ = node.driver_model;
+    model_lane_ = node.start_lane;
+    if (session.has_road) {
+      model_road_ = std::make_unique<road::Road>(road::SessionRoad(session.road));
+      model_roads_ = road::SessionRoadNetwork(session.road);
+    }
+    log_->info("driver input: model (IDM to {:.1f} m/s, time gap {:.2f} s, reaction {:.2f} s)", model_def_.desired_speed_mps,
+               model_def_.time_gap_s, model_def_.reaction_time_s);
   } else if (node.input == "sdl") {
     setup.live = node.input_mapping ? input::ReadAxisMapping(*node.input_mapping) : input::DefaultAxisMappingDef();
   } else {
-    throw config::ConfigError("node \"" + node.name + "\": input must be \"sdl\" or \"scripted:<file>\", got \"" + node.input + "\"");
+    throw config::ConfigError("node \"" + node.name + "\": input must be \"sdl\", \"scripted:<file>\" or \"model:follow\", got \"" + node.input + "\"");
   }
 
   setup.window = !node.headless;
@@ -364,7 +391,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     n = kMaxCatchUpSteps;
   }
   for (int64_t i = 0; i < n; ++i) {
-    input_ = script_ ? script_->At(NsToS(vehicle_ns_ - script_t0_ns_)) : live;
+    input_ = script_ ? script_->At(NsToS(vehicle_ns_ - script_t0_ns_)) : model_ ? ModelInput(vehicle_ns_) : live;
     state_ = vehicle::Step(def_, state_, input_, NsToS(kDriverStepNs));
     vehicle_ns_ += kDriverStepNs;
     ++dynamics_steps_;
@@ -380,6 +407,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     next_remote_ns_ = info.sim_ns + kRemotePeriodNs;
     const std::vector<RemoteEntity> remote = context.RemoteEntities(info.sim_ns);
     TrackRemote(remote);
+    if (model_) Perceive(remote, info.sim_ns);
     if (seat_ && seat_->HasWindow()) {
       std::vector<protocol::EntityState> others;
       others.reserve(remote.size());
@@ -423,6 +451,77 @@ void DriverSeatModule::SampleIfDue(ModuleContext& context) {
   sample_wall_max_us_ = std::max(sample_wall_max_us_, us);
 }
 
+void DriverSeatModule::Perceive(const std::vector<RemoteEntity>& remote, int64_t sim_ns) {
+  // The vehicle ahead as the data write measures it (same lane, bumper to bumper), where this node shows it.
+  std::vector<data::VehicleSample> others;
+  for (const auto& r : remote)
+    if (r.state.id != id_ && data::IsVehicle(r.state.kind)) others.push_back(data::SampleOf(r.state, r.displayed));
+  uint64_t leader = 0;
+  const road::RoadNetwork& roads = model_roads_;
+  const data::MetricsRow row = data::ComputeMetrics(sim_ns, data::SampleOf(Truth()), others, roads,
+                                                    data::DefaultMetricsDef(), &leader);
+  SeenAhead seen{sim_ns, row[data::Column::kHeadway], 0};
+  for (const auto& o : others)
+    if (o.id == leader) seen.speed_mps = std::hypot(o.velocity_mps.x(), o.velocity_mps.y());
+  // Keep what the reaction time still needs (and a bound).
+  const int64_t keep_ns = static_cast<int64_t>((model_def_.reaction_time_s + 1.0) * 1e9);
+  size_t drop = 0;
+  while (drop < perceived_.size() && (perceived_[drop].sim_ns < sim_ns - keep_ns || perceived_.size() - drop > 2000)) ++drop;
+  perceived_.erase(perceived_.begin(), perceived_.begin() + static_cast<long>(drop));
+  perceived_.push_back(seen);
+}
+
+vehicle::VehicleInput DriverSeatModule::ModelInput(int64_t sim_ns) const {
+  vehicle::VehicleInput in;
+  const double v = state_.vx_mps;
+  // Car following (IDM) on what was seen a reaction time ago; a free road before anything was seen.
+  vehicle::IdmDef idm = vehicle::DefaultIdmDef();
+  idm.desired_speed_mps = model_def_.desired_speed_mps;
+  idm.time_headway_s = model_def_.time_gap_s;
+  idm.min_gap_m = model_def_.min_gap_m;
+  idm.max_accel_mps2 = model_def_.max_accel_mps2;
+  idm.comfort_decel_mps2 = model_def_.comfort_decel_mps2;
+  const int64_t seen_at = sim_ns - static_cast<int64_t>(model_def_.reaction_time_s * 1e9);
+  const SeenAhead* seen = nullptr;
+  for (const auto& p : perceived_)
+    if (p.sim_ns <= seen_at) seen = &p;
+  double accel = 0;
+  if (seen && std::isfinite(seen->gap_m)) accel = vehicle::IdmAccel(idm, v, std::max(seen->gap_m, 0.01), v - seen->speed_mps);
+  else accel = vehicle::IdmAccel(idm, v, std::numeric_limits<double>::infinity(), 0);
+  // Pedals from the force the acceleration needs against drag and rolling resistance.
+  const double force = def_.mass_kg * accel + 0.5 * def_.air_density_kgm3 * def_.drag_area_m2 * v * v +
+                       def_.rolling_resistance * def_.mass_kg * 9.80665;
+  if (force >= 0) in.throttle = std::clamp(force / std::max(vehicle::MaxDriveForceN(def_, v), 1.0), 0.0, 1.0);
+  else in.brake = std::clamp(-force / (def_.max_brake_torque_nm / def_.wheel_radius_m), 0.0, 1.0);
+  if (v < 0.05 && accel < 0) in.brake = std::max(in.brake, 0.3);  // hold at rest
+  // Lane keeping: pure pursuit of the lane centre a look-ahead ahead of the rear axle.
+  if (model_road_) {
+    const Vec3 forward(std::cos(state_.yaw_rad), std::sin(state_.yaw_rad), 0);
+    const Vec3 rear = Vec3(state_.x_m, state_.y_m, 0) - def_.cg_to_rear_m * forward;
+    const double s = model_road_->Project(rear).s_m;
+    const double ld = vehicle::LookaheadM(vehicle::DefaultPurePursuitDef(), std::abs(v));
+    const double along = model_lane_ < 0 ? ld : -ld;  // left lanes run against s
+    const Vec3 goal = model_road_->LaneCenter(std::clamp(s + along, 0.0, model_road_->Length()), model_lane_);
+    const Vec3 d = goal - rear;
+    const double gx = std::cos(state_.yaw_rad) * d.x() + std::sin(state_.yaw_rad) * d.y();
+    const double gy = -std::sin(state_.yaw_rad) * d.x() + std::cos(state_.yaw_rad) * d.y();
+    const double steer_rad = vehicle::PurePursuitSteerRad(gx, gy, def_.WheelbaseM());
+    in.steer = std::clamp(steer_rad / def_.max_steer_rad, -1.0, 1.0);
+  }
+  return in;
+}
+
+void DriverSeatModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) {
+  if (event.kind != protocol::LoggedEvent::Kind::kMessage) return;
+  if (event.target_node != 0 && event.target_node != context.NodeId()) return;
+  ++messages_;
+  double duration_s = 4.0;
+  if (const auto at = event.detail.find("\"duration_s\":"); at != std::string::npos)
+    duration_s = std::strtod(event.detail.c_str() + at + 13, nullptr);
+  log_->info("seat message at sim {:.3f} s from {}: {}", NsToS(event.sim_time_ns), event.source, event.text);
+  if (seat_) seat_->SetMessage(event.text, duration_s);
+}
+
 void DriverSeatModule::TrackRemote(const std::vector<RemoteEntity>& remote) {
   size_t count = 0;
   for (const auto& r : remote) {
@@ -460,12 +559,12 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
       "\"driver_dynamics_steps\":{},\"driver_dynamics_hz\":{:.1f},\"driver_skipped_steps\":{},\"driver_distance_m\":{:.3f},"
       "\"driver_x_m\":{:.3f},\"driver_y_m\":{:.3f},\"driver_yaw_rad\":{:.4f},\"driver_speed_mps\":{:.3f},"
       "\"driver_window\":{},\"driver_frames\":{},\"driver_render_mean_ms\":{:.2f},\"driver_render_max_ms\":{:.2f},"
-      "\"driver_remote_max\":{},\"driver_remote\":[{}]",
+      "\"driver_remote_max\":{},\"driver_messages\":{},\"driver_remote\":[{}]",
       id_, steps_, span_s > 0 ? static_cast<double>(steps_ - 1) / span_s : 0.0, NsToS(max_step_gap_ns_) * 1e3,
       dynamics_steps_, span_s > 0 ? static_cast<double>(dynamics_steps_) / span_s : 0.0, skipped_steps_, state_.distance_m,
       k.pose.position_m.x(), k.pose.position_m.y(), state_.yaw_rad, std::hypot(state_.vx_mps, state_.vy_mps),
       seat_ && seat_->HasWindow() ? "true" : "false", seat_ ? seat_->Frames() : 0, seat_ ? seat_->RenderMeanMs() : 0.0,
-      seat_ ? seat_->RenderMaxMs() : 0.0, remote_max_, remote) + step_fields);
+      seat_ ? seat_->RenderMaxMs() : 0.0, remote_max_, messages_, remote) + step_fields);
   if (writer_) {
     writer_->Close();  // the last Step is done: write what is queued, so the counts are final
     const data::CsvWriterStats w = writer_->Stats();

@@ -95,8 +95,10 @@ int main(int argc, char** argv) {
       }
     }
     if (!input.empty()) {
-      if (input != "sdl" && (input.rfind("scripted:", 0) != 0 || input.size() == std::string("scripted:").size())) {
-        std::fprintf(stderr, "platoon-node: --input \"%s\": expected sdl or scripted:<input script file>\n", input.c_str());
+      if (input != "sdl" && input != "model:follow" &&
+          (input.rfind("scripted:", 0) != 0 || input.size() == std::string("scripted:").size())) {
+        std::fprintf(stderr, "platoon-node: --input \"%s\": expected sdl, scripted:<input script file> or model:follow\n",
+                     input.c_str());
         return kExitUsage;
       }
       opt.node.input = input;

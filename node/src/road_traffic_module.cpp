@@ -4,6 +4,7 @@
 #include "platoon/road/session_road.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace platoon::node {
 
@@ -19,6 +20,12 @@ RoadTrafficModule::RoadTrafficModule(const config::SessionDef& session, const co
   def.seed = h;
   // Several traffic nodes on one road start at different places.
   def.start_offset_m = static_cast<double>(h % 1000) / 1000.0 * road_->Length();
+  // start_s_m / start_lane / start_speed_mps place the first vehicle (a scenario's lead car).
+  if (node.start_given) {
+    def.first_s_m = node.start_s_m;
+    def.first_lane = node.start_lane;
+    def.first_speed_mps = node.start_speed_mps > 0 ? node.start_speed_mps : node.speed_mps;
+  }
   traffic_ = std::make_unique<vehicle::RoadTraffic>(*road_, def);
 }
 
@@ -68,6 +75,84 @@ void RoadTrafficModule::Params(config::ParamRegistry& registry, const std::strin
                   [t] { return static_cast<int64_t>(t->Cars().size()); });
 }
 
+namespace {
+
+// The numbers after "key": in a flat JSON object (an action's arguments): one number, or the elements
+// of an array of numbers. Empty when the key is missing.
+std::vector<double> JsonNumbers(const std::string& json, const std::string& key) {
+  std::vector<double> out;
+  const std::string k = "\"" + key + "\":";
+  const auto at = json.find(k);
+  if (at == std::string::npos) return out;
+  const char* p = json.c_str() + at + k.size();
+  const bool array = *p == '[';
+  if (array) ++p;
+  while (*p) {
+    char* end = nullptr;
+    const double v = std::strtod(p, &end);
+    if (end == p) break;
+    out.push_back(v);
+    p = end;
+    if (!array || *p != ',') break;
+    ++p;
+  }
+  return out;
+}
+
+double JsonNumber(const std::string& json, const std::string& key, double fallback) {
+  const auto v = JsonNumbers(json, key);
+  return v.empty() ? fallback : v.front();
+}
+
+}  // namespace
+
+void RoadTrafficModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) {
+  if (event.kind != protocol::LoggedEvent::Kind::kAction || event.target_node == 0 ||
+      event.target_node != context.NodeId())
+    return;
+  const std::string& a = event.text;
+  const std::string& d = event.detail;
+  bool ok = false;
+  if (a == "spawn") {
+    ok = traffic_->Spawn(JsonNumber(d, "s_m", 0), static_cast<int>(JsonNumber(d, "lane", -1)),
+                         JsonNumber(d, "speed_mps", 0)).has_value();
+  } else {
+    // The vehicle: VehicleId(name, index) of this node.
+    const uint64_t base = VehicleId(name_, 0);
+    if ((event.entity_id >> 16) != (base >> 16)) {
+      ++actions_refused_;
+      return;
+    }
+    const auto index = static_cast<uint32_t>(event.entity_id & 0xffff);
+    if (a == "brake") {
+      ok = traffic_->Brake(index, JsonNumber(d, "decel_mps2", 6), JsonNumber(d, "duration_s", 0));
+    } else if (a == "stop") {
+      ok = traffic_->Stop(index, JsonNumber(d, "decel_mps2", 4));
+    } else if (a == "resume") {
+      ok = traffic_->Resume(index);
+    } else if (a == "remove") {
+      ok = traffic_->Remove(index);
+    } else if (a == "change_lane") {
+      const vehicle::TrafficCar* car = traffic_->Find(index);
+      int lane = static_cast<int>(JsonNumber(d, "lane", 0));
+      if (car && lane == 0) {
+        // One lane left (+1) or right (-1) among the driving lanes, inner first: left is toward the inner lane.
+        const auto& lanes = traffic_->Lanes();
+        const auto at = std::find(lanes.begin(), lanes.end(), car->lane) - lanes.begin();
+        const long k = at - static_cast<long>(JsonNumber(d, "direction", 0));
+        if (k >= 0 && k < static_cast<long>(lanes.size())) lane = lanes[static_cast<size_t>(k)];
+      }
+      ok = car && lane != 0 && traffic_->ChangeLane(index, lane);
+    } else if (a == "speed_profile") {
+      const auto p = JsonNumbers(d, "points");
+      std::vector<std::pair<double, double>> points;
+      for (size_t i = 0; i + 1 < p.size(); i += 2) points.emplace_back(p[i], p[i + 1]);
+      ok = traffic_->FollowProfile(index, std::move(points));
+    }
+  }
+  ++(ok ? actions_done_ : actions_refused_);
+}
+
 void RoadTrafficModule::Summarize(std::vector<std::string>& fields) const {
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -76,6 +161,8 @@ void RoadTrafficModule::Summarize(std::vector<std::string>& fields) const {
                 traffic_->Cars().size(), road_->Length(), static_cast<unsigned long long>(traffic_->LaneChanges()),
                 worst_.overlaps, worst_.min_gap_m > 1e8 ? -1.0 : worst_.min_gap_m, max_external_);
   fields.push_back(buf);
+  fields.push_back("\"road_actions\":" + std::to_string(actions_done_) + ",\"road_actions_refused\":" +
+                   std::to_string(actions_refused_));
 }
 
 }  // namespace platoon::node

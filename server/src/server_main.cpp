@@ -3,6 +3,7 @@
 #include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
+#include "platoon/server/scenario_system.hpp"
 #include "platoon/server/sync_server.hpp"
 #include "platoon/session/world_hash.hpp"
 
@@ -107,6 +108,9 @@ int main(int argc, char** argv) {
 
   platoon::clock::MonotonicOscillator reference;
   platoon::server::SyncServer server(session, log, reference);
+  // Scenario events ([[event]]): evaluated on the merged world before each grant / at each poll.
+  if (platoon::server::InstallScenario(server.Core(), log))
+    log->info("scenario: {} event(s)", session.events.size());
   platoon::server::BoundPorts ports;
   try {
     ports = server.Bind();

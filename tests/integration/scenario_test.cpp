@@ -1,1 +1,284 @@
-// Scenario events in sessions (issue 13).
+// Scenario events in sessions (server/src/scenario_system.cpp, the road traffic's and the seat's
+// OnEvent): the headway stimulus in lock-step fires at the same sim time in two runs, the lead car then
+// decelerates at the commanded rate; sim-time, marker, delay, once and repeat; in real time a firing
+// follows the state that made its condition true at the next poll.
+#include "../support/in_process_session.hpp"
+
+#include "platoon/config/session.hpp"
+#include "platoon/entity_id.hpp"
+#include "platoon/road/session_road.hpp"
+#include "platoon/server/scenario_system.hpp"
+
+#include <doctest/doctest.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace platoon::testing {
+namespace {
+
+std::shared_ptr<spdlog::logger> Quiet() {
+  return std::make_shared<spdlog::logger>("scenario-test", std::make_shared<spdlog::sinks::null_sink_mt>());
+}
+
+const char* kHeadway = R"(
+[session]
+name = "headway"
+mode = "lockstep"
+step_hz = 100
+end_s = 16
+
+[road]
+generate_length_m = 2000
+seed = 1
+lanes = 1
+
+[[node]]
+name = "lead"
+role = "traffic"
+traffic_model = "road"
+vehicles = 1
+start_s_m = 80
+start_lane = -1
+start_speed_mps = 20
+
+[[node]]
+name = "driver"
+role = "driver"
+input = "model:follow"
+start_s_m = 40
+start_lane = -1
+start_speed_mps = 22
+headless = true
+[node.driver_model]
+desired_speed_mps = 28
+time_gap_s = 1.0
+reaction_time_s = 0.8
+
+[[event]]
+name = "lead_brakes"
+when = { entity = "driver", quantity = "time_headway", below = 1.5 }
+do = [ { action = "brake", target = "ahead", decel_mps2 = 6.0, duration_s = 2.0 },
+       { action = "message", text = "brake!" } ]
+)";
+
+// What one in-process run leaves: the server's firings, every logged event (by sequence) and the lead
+// car's speed at each step's world state.
+struct Run {
+  std::vector<server::ScenarioFiring> firings;
+  std::map<uint64_t, protocol::LoggedEvent> events;
+  std::vector<std::pair<int64_t, double>> lead_speed;  // (sim ns, m/s)
+  InProcessResult result;
+};
+
+Run RunSession(const std::string& text) {
+  Run run;
+  std::shared_ptr<server::ScenarioSystem> system;
+  InProcessOptions options;
+  options.publish_every_step = true;
+  options.setup_core = [&](server::WorldCore& core) { system = server::InstallScenario(core, Quiet()); };
+  const uint64_t lead = VehicleId("lead", 0);
+  options.on_world = [&](const protocol::WorldState& w, const std::string&) {
+    for (const auto& e : w.events) run.events.emplace(e.sequence, e);
+    for (const auto& e : w.entities)
+      if (e.id == lead && w.step > 0) run.lead_speed.emplace_back(e.kinematics.stamp_ns, e.kinematics.velocity_mps.norm());
+  };
+  const config::SessionDef session = config::LoadSessionText(text, "headway.toml");
+  config::ValidateSession(session);
+  run.result = RunInProcess(session, 1, options);
+  REQUIRE(system);
+  run.firings.assign(system->Firings().begin(), system->Firings().end());
+  return run;
+}
+
+TEST_CASE("scenario: the headway stimulus fires at the same sim time in two lock-step runs") {
+  const Run a = RunSession(kHeadway);
+  const Run b = RunSession(kHeadway);
+  REQUIRE(a.firings.size() == 1);
+  REQUIRE(b.firings.size() == 1);
+  CHECK(a.firings[0].name == "lead_brakes");
+  // The model driver closes in from 1.6 s of headway; the same step both times.
+  CHECK(a.firings[0].sim_time_ns > 0);
+  CHECK(a.firings[0].sim_time_ns == b.firings[0].sim_time_ns);
+  CHECK(a.firings[0].detail == b.firings[0].detail);
+  CHECK(a.result.server_hash == b.result.server_hash);
+  // The values that fired it: a time headway just below 1.5 s, the lead car ahead.
+  CHECK(a.firings[0].detail.find("\"quantity\":\"time_headway\"") != std::string::npos);
+  CHECK(a.firings[0].detail.find("\"ahead\":" + std::to_string(VehicleId("lead", 0))) != std::string::npos);
+  const auto at = a.firings[0].detail.find("\"value\":");
+  REQUIRE(at != std::string::npos);
+  const double thw = std::atof(a.firings[0].detail.c_str() + at + 8);
+  CHECK(thw < 1.5);
+  CHECK(thw > 1.3);
+
+  // The firing and its actions are in the event log that went out with the world, at the firing's sim time.
+  int fired = 0, brake = 0, message = 0;
+  for (const auto& [seq, e] : a.events) {
+    if (e.kind == protocol::LoggedEvent::Kind::kFired && e.text == "lead_brakes") ++fired;
+    if (e.kind == protocol::LoggedEvent::Kind::kAction && e.text == "brake") {
+      ++brake;
+      CHECK(e.entity_id == VehicleId("lead", 0));
+      CHECK(e.target_node != 0);
+      CHECK(e.source == "event:lead_brakes");
+      CHECK(e.sim_time_ns == a.firings[0].sim_time_ns);
+    }
+    if (e.kind == protocol::LoggedEvent::Kind::kMessage) ++message;
+  }
+  CHECK(fired == 1);
+  CHECK(brake == 1);
+  CHECK(message == 1);
+}
+
+TEST_CASE("scenario: the lead car decelerates at the commanded rate, then drives on") {
+  const Run run = RunSession(kHeadway);
+  REQUIRE(run.firings.size() == 1);
+  const int64_t t0 = run.firings[0].sim_time_ns;
+  // Its speed 0.5 s and 1.5 s into the 2 s of braking (the action rides in the grant of the firing).
+  auto speed_at = [&](int64_t t) {
+    double v = -1;
+    for (const auto& [ns, s] : run.lead_speed)
+      if (ns <= t) v = s;
+    return v;
+  };
+  const double v1 = speed_at(t0 + 500'000'000), v2 = speed_at(t0 + 1'500'000'000);
+  REQUIRE(v1 > 0);
+  CHECK((v1 - v2) / 1.0 == doctest::Approx(6.0).epsilon(0.03));
+  // Before the firing it cruised; 3 s after it, it accelerates again.
+  CHECK(speed_at(t0 - 100'000'000) == doctest::Approx(20.0).epsilon(0.05));
+  CHECK(speed_at(t0 + 4'000'000'000) > speed_at(t0 + 2'100'000'000));
+}
+
+TEST_CASE("scenario: sim-time and marker conditions, delay, once and repeat") {
+  const std::string text = R"(
+[session]
+mode = "lockstep"
+step_hz = 100
+end_s = 4
+
+[road]
+generate_length_m = 1000
+lanes = 2
+
+[[node]]
+name = "lead"
+role = "traffic"
+traffic_model = "road"
+vehicles = 2
+
+[[event]]
+name = "first_tick"
+when = { sim_time = 1.0 }
+do = [ { action = "mark", text = "tick" } ]
+[[event]]
+name = "second_tick"
+when = { sim_time = 2.0 }
+do = [ { action = "mark", text = "tick" } ]
+[[event]]
+name = "every_tick"
+when = { marker = "tick" }
+repeat = true
+do = [ { action = "mark", text = "tock" } ]
+[[event]]
+name = "once_tick"
+when = { marker = "tick" }
+do = [ { action = "mark", text = "tock once" } ]
+[[event]]
+name = "later"
+when = { sim_time = 1.0 }
+delay_s = 0.5
+do = [ { action = "stop", target = "lead:1", decel_mps2 = 3.0 } ]
+)";
+  const Run run = RunSession(text);
+  std::map<std::string, std::vector<int64_t>> fired;
+  for (const auto& f : run.firings) fired[f.name].push_back(f.sim_time_ns);
+  REQUIRE(fired["first_tick"].size() == 1);
+  CHECK(fired["first_tick"][0] == 1'000'000'000);
+  REQUIRE(fired["second_tick"].size() == 1);
+  CHECK(fired["second_tick"][0] == 2'000'000'000);
+  // A marker is seen at the evaluation after it was logged: the next step.
+  REQUIRE(fired["every_tick"].size() == 2);
+  CHECK(fired["every_tick"][0] == 1'010'000'000);
+  CHECK(fired["every_tick"][1] == 2'010'000'000);
+  CHECK(fired["once_tick"].size() == 1);
+  // The delayed action comes 0.5 s after its firing (logged at 1.0 s).
+  REQUIRE(fired["later"].size() == 1);
+  CHECK(fired["later"][0] == 1'000'000'000);
+  int stops = 0, tocks = 0;
+  for (const auto& [seq, e] : run.events) {
+    if (e.kind == protocol::LoggedEvent::Kind::kAction && e.text == "stop") {
+      ++stops;
+      CHECK(e.sim_time_ns == 1'500'000'000);
+      CHECK(e.entity_id == VehicleId("lead", 1));
+    }
+    if (e.kind == protocol::LoggedEvent::Kind::kMarker && e.text == "tock") ++tocks;
+  }
+  CHECK(stops == 1);
+  CHECK(tocks == 2);
+}
+
+TEST_CASE("scenario: in real time a firing follows the state that made it true at the next poll") {
+  config::SessionDef session = config::LoadSessionText(R"(
+[road]
+generate_length_m = 1000
+lanes = 2
+
+[[node]]
+name = "a"
+role = "traffic"
+traffic_model = "road"
+[[node]]
+name = "b"
+role = "traffic"
+traffic_model = "road"
+
+[[event]]
+name = "close"
+when = { entity = "a", quantity = "gap", below = 20 }
+do = [ { action = "mark", text = "close" } ]
+)", "rt.toml");
+  server::WorldCore core(session, Quiet());
+  auto system = server::InstallScenario(core, Quiet());
+  REQUIRE(system);
+  const road::Road road = road::SessionRoad(session.road);
+  const int64_t t0 = 10'000'000'000;
+  core.Poll(t0);
+  core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, t0, 0, 1.0}, t0);
+  core.Poll(t0);
+  // Two cars in lane -1 at 10 m/s: b ahead of a by `gap` metres of road.
+  auto place = [&](uint64_t id, double s_m, int64_t now) {
+    protocol::EntityState e;
+    e.id = id;
+    e.kind = protocol::EntityKind::kCar;
+    e.kinematics.stamp_ns = core.SimTimeAt(now);
+    e.kinematics.pose.position_m = road.LaneCenter(s_m, -1);
+    const double h = road.Heading(s_m);
+    e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(h, Vec3::UnitZ()));
+    core.Inject(e, now);
+  };
+  const uint64_t a = VehicleId("a", 0), b = VehicleId("b", 0);
+  int64_t now = t0 + 10'000'000;
+  place(a, 100, now);
+  place(b, 150, now);
+  core.Poll(now);
+  CHECK(system->Firings().empty());
+  // Step after step the gap closes; the firing comes at the poll of the state that brought it below 20 m.
+  int64_t true_at = -1;
+  for (int k = 1; k <= 40 && system->Firings().empty(); ++k) {
+    now += 10'000'000;
+    const double ahead = 150 - k;
+    place(b, ahead, now);
+    if (true_at < 0 && ahead - 100 - 4.5 < 20) true_at = core.SimTimeAt(now);
+    core.Poll(now);
+  }
+  REQUIRE(system->Firings().size() == 1);
+  CHECK(system->Firings()[0].sim_time_ns == true_at);
+  const auto events = core.EventsAfter(0);
+  bool marked = false;
+  for (const auto& e : events) marked = marked || (e.kind == protocol::LoggedEvent::Kind::kMarker && e.text == "close");
+  CHECK(marked);
+}
+
+}  // namespace
+}  // namespace platoon::testing

@@ -33,6 +33,133 @@ RoadTraffic::RoadTraffic(const road::Road& road, const RoadTrafficDef& def)
     c.cooldown_s = def_.lane_change_cooldown_s * (static_cast<double>(i % 7) / 7.0);
     cars_.push_back(c);
   }
+  next_index_ = static_cast<uint32_t>(n);
+  // A placed first vehicle (a lead car): everybody moves with it, so the spacing stays as it was.
+  if (def_.first_s_m >= 0 && !cars_.empty()) {
+    const double shift = def_.first_s_m - cars_[0].s_m;
+    for (auto& c : cars_) c.s_m = Wrap(c.s_m + shift);
+    if (std::find(lanes_.begin(), lanes_.end(), def_.first_lane) != lanes_.end())
+      cars_[0].lane = cars_[0].target_lane = def_.first_lane;
+    if (def_.first_speed_mps >= 0) {
+      cars_[0].desired_speed_mps = std::max(def_.first_speed_mps, 0.1);
+      cars_[0].speed_mps = def_.first_speed_mps;
+    }
+    cars_[0].cooldown_s = def_.lane_change_cooldown_s;
+  }
+}
+
+const TrafficCar* RoadTraffic::Find(uint32_t index) const {
+  for (const auto& c : cars_)
+    if (c.index == index) return &c;
+  return nullptr;
+}
+
+const CarCommand* RoadTraffic::CommandOf(uint32_t index) const {
+  const auto it = commands_.find(index);
+  return it == commands_.end() ? nullptr : &it->second;
+}
+
+bool RoadTraffic::Brake(uint32_t index, double decel_mps2, double duration_s) {
+  if (!Find(index)) return false;
+  CarCommand c;
+  c.kind = CarCommand::Kind::kBrake;
+  c.decel_mps2 = std::abs(decel_mps2);
+  c.start_s = time_s_;
+  c.until_s = duration_s > 0 ? time_s_ + duration_s : std::numeric_limits<double>::infinity();
+  commands_[index] = c;
+  return true;
+}
+
+bool RoadTraffic::Stop(uint32_t index, double decel_mps2) {
+  if (!Find(index)) return false;
+  CarCommand c;
+  c.kind = CarCommand::Kind::kStop;
+  c.decel_mps2 = std::abs(decel_mps2);
+  c.start_s = time_s_;
+  commands_[index] = c;
+  return true;
+}
+
+bool RoadTraffic::FollowProfile(uint32_t index, std::vector<std::pair<double, double>> points) {
+  if (!Find(index) || points.empty()) return false;
+  CarCommand c;
+  c.kind = CarCommand::Kind::kProfile;
+  c.start_s = time_s_;
+  c.profile = std::move(points);
+  commands_[index] = std::move(c);
+  return true;
+}
+
+bool RoadTraffic::Resume(uint32_t index) {
+  if (!Find(index)) return false;
+  commands_.erase(index);
+  return true;
+}
+
+bool RoadTraffic::ChangeLane(uint32_t index, int lane) {
+  for (auto& c : cars_) {
+    if (c.index != index) continue;
+    if (lane == c.lane || std::find(lanes_.begin(), lanes_.end(), lane) == lanes_.end()) return false;
+    c.target_lane = lane;
+    c.lane_change_progress = 0;
+    c.cooldown_s = def_.lane_change_cooldown_s;
+    return true;
+  }
+  return false;
+}
+
+std::optional<uint32_t> RoadTraffic::Spawn(double s_m, int lane, double speed_mps) {
+  if (cars_.size() >= kMaxVehicles || std::find(lanes_.begin(), lanes_.end(), lane) == lanes_.end())
+    return std::nullopt;
+  TrafficCar c;
+  c.index = next_index_++;
+  c.lane = c.target_lane = lane;
+  c.s_m = Wrap(s_m);
+  c.speed_mps = speed_mps;
+  c.desired_speed_mps = speed_mps > 0 ? speed_mps : def_.idm.desired_speed_mps;
+  c.cooldown_s = def_.lane_change_cooldown_s;
+  if (spread_.size() <= c.index) spread_.resize(c.index + 1, c.desired_speed_mps / std::max(def_.idm.desired_speed_mps, 0.1));
+  cars_.push_back(c);
+  return c.index;
+}
+
+bool RoadTraffic::Remove(uint32_t index) {
+  const auto it = std::find_if(cars_.begin(), cars_.end(), [&](const TrafficCar& c) { return c.index == index; });
+  if (it == cars_.end()) return false;
+  cars_.erase(it);
+  commands_.erase(index);
+  return true;
+}
+
+double RoadTraffic::CommandedAccel(TrafficCar& car, double idm_accel, double dt_s) {
+  const auto it = commands_.find(car.index);
+  if (it == commands_.end()) return idm_accel;
+  CarCommand& cmd = it->second;
+  switch (cmd.kind) {
+    case CarCommand::Kind::kBrake:
+      // Ends at its time, or at standstill when it had none; never brakes less than IDM wants.
+      if (time_s_ >= cmd.until_s || (std::isinf(cmd.until_s) && car.speed_mps <= 0)) break;
+      return std::min(idm_accel, -cmd.decel_mps2);
+    case CarCommand::Kind::kStop:
+      return car.speed_mps > 0 ? std::min(idm_accel, -cmd.decel_mps2) : -cmd.decel_mps2;
+    case CarCommand::Kind::kProfile: {
+      // The speed the profile asks for at the end of this step, linear between points.
+      const double t = time_s_ - cmd.start_s + dt_s;
+      const auto& p = cmd.profile;
+      if (t > p.back().first + dt_s) break;
+      double v = p.back().second;
+      if (t <= p.front().first) v = p.front().second;
+      for (size_t k = 1; k < p.size(); ++k)
+        if (t <= p[k].first) {
+          const double u = (t - p[k - 1].first) / (p[k].first - p[k - 1].first);
+          v = p[k - 1].second + u * (p[k].second - p[k - 1].second);
+          break;
+        }
+      return std::clamp((v - car.speed_mps) / dt_s, -10.0, 6.0);
+    }
+  }
+  commands_.erase(it);
+  return idm_accel;
 }
 
 void RoadTraffic::UpdateDesiredSpeeds() {
@@ -192,8 +319,8 @@ void RoadTraffic::Step(double dt_s) {
   }
   for (size_t i = 0; i < cars_.size(); ++i) {
     TrafficCar& c = cars_[i];
-    // Ballistic update that never reverses (the standard IDM integration).
-    const double a = accel[i];
+    // Ballistic update that never reverses (the standard IDM integration); a scenario command overrides IDM.
+    const double a = CommandedAccel(c, accel[i], dt_s);
     c.accel_mps2 = a;
     min_accel_ = std::min(min_accel_, a);
     if (c.speed_mps + a * dt_s < 0) {
@@ -213,7 +340,9 @@ void RoadTraffic::Step(double dt_s) {
       }
     }
   }
-  for (size_t i = 0; i < cars_.size(); ++i) ConsiderLaneChange(i);
+  time_s_ += dt_s;
+  for (size_t i = 0; i < cars_.size(); ++i)
+    if (!commands_.count(cars_[i].index)) ConsiderLaneChange(i);
 }
 
 double RoadTraffic::LateralOffsetM(const TrafficCar& c) const {

@@ -1,1 +1,306 @@
 #include "platoon/config/scenario.hpp"
+
+#include "platoon/config/session.hpp"
+#include "platoon/entity_id.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <set>
+
+namespace platoon::config {
+namespace {
+
+const std::vector<std::string> kQuantities = {"speed", "region", "gap", "time_headway", "ttc", "lane", "lane_offset"};
+const std::vector<std::string> kActions = {"set_param", "brake", "stop", "change_lane", "speed_profile", "resume",
+                                           "spawn", "remove", "message", "mark"};
+
+// Checks an entity reference's form: "<node>", "<node>:<index>", "id:<n>".
+void CheckEntityRef(const Table& t, const std::string& key, const std::string& ref, bool allow_ahead) {
+  if (ref.empty()) t.Fail(key, "expected \"<node>\", \"<node>:<index>\" or \"id:<n>\", got \"\"");
+  if (allow_ahead && (ref == "ahead" || ref == "self")) return;
+  if (EntityRefId(ref) == 0)
+    t.Fail(key, std::string("expected ") + (allow_ahead ? "\"ahead\", \"self\", " : "") +
+                    "\"<node>\", \"<node>:<index 0..65535>\" or \"id:<n>\", got \"" + ref + "\"");
+}
+
+// A parameter value as TOML literal text: strings quoted, numbers and booleans as written.
+std::string ReadValueText(const Table& t) {
+  if (!t.Has("value")) t.Fail("value", "is required (a number, true/false or a string)");
+  try {
+    return "\"" + t.GetString("value", "") + "\"";
+  } catch (const ConfigError&) {
+  }
+  try {
+    return fmt::format("{}", t.GetDouble("value", 0));
+  } catch (const ConfigError&) {
+  }
+  try {
+    return t.GetBool("value", false) ? "true" : "false";
+  } catch (const ConfigError&) {
+  }
+  t.Fail("value", "expected a number, true/false or a string");
+}
+
+ConditionDef ReadCondition(const Table& t) {
+  ConditionDef c;
+  const int kinds = (t.Has("sim_time") ? 1 : 0) + (t.Has("marker") ? 1 : 0) + (t.Has("key") ? 1 : 0) +
+                    (t.Has("entity") ? 1 : 0);
+  if (kinds != 1)
+    t.Fail("", "expected exactly one of sim_time = <s>, marker = \"<text>\", key = \"<key>\" or entity = \"<node>\" "
+               "(with quantity and below/above), got " + std::to_string(kinds));
+  if (t.Has("sim_time")) {
+    c.kind = ConditionDef::Kind::kSimTime;
+    c.sim_time_s = t.GetDouble("sim_time", 0, 0, 1e7);
+  } else if (t.Has("marker")) {
+    c.kind = ConditionDef::Kind::kMarker;
+    c.text = t.GetString("marker", "");
+    if (c.text.empty()) t.Fail("marker", "expected the marker text, got \"\"");
+  } else if (t.Has("key")) {
+    c.kind = ConditionDef::Kind::kKey;
+    c.text = t.GetString("key", "");
+    if (c.text.empty() || c.text.find_first_of(" \t") != std::string::npos)
+      t.Fail("key", "expected a key name without spaces (\"space\", \"b\", \"1\"), got \"" + c.text + "\"");
+    c.seat = t.GetString("seat", "");
+  } else {
+    c.kind = ConditionDef::Kind::kQuantity;
+    c.entity = t.GetString("entity", "");
+    CheckEntityRef(t, "entity", c.entity, false);
+    const std::string q = t.RequireString("quantity", kQuantities);
+    for (size_t i = 0; i < kQuantities.size(); ++i)
+      if (kQuantities[i] == q) c.quantity = static_cast<Quantity>(i);
+    c.other = t.GetString("other", "");
+    if (!c.other.empty()) {
+      CheckEntityRef(t, "other", c.other, false);
+      if (c.quantity != Quantity::kGap && c.quantity != Quantity::kTimeHeadway && c.quantity != Quantity::kTtc)
+        t.Fail("other", "is for the pair quantities gap, time_headway and ttc, got quantity \"" + q + "\"");
+    }
+    if (c.quantity == Quantity::kRegion) {
+      const bool box = t.Has("box"), circle = t.Has("center") || t.Has("radius_m");
+      if (box == circle)
+        t.Fail("quantity", "a region needs box = [x_min, y_min, x_max, y_max] or center = [x, y] with radius_m (in m)");
+      if (box) {
+        const auto b = t.GetDoubleArray("box", {}, 4, -1e7, 1e7);
+        if (!(b[0] < b[2] && b[1] < b[3]))
+          t.Fail("box", fmt::format("expected x_min < x_max and y_min < y_max, got [{}, {}, {}, {}]", b[0], b[1], b[2], b[3]));
+        for (int i = 0; i < 4; ++i) c.box_m[i] = b[static_cast<size_t>(i)];
+      } else {
+        c.circle = true;
+        if (!t.Has("center") || !t.Has("radius_m")) t.Fail("quantity", "a circle region needs both center = [x, y] and radius_m");
+        const auto ctr = t.GetDoubleArray("center", {}, 2, -1e7, 1e7);
+        c.center_m[0] = ctr[0];
+        c.center_m[1] = ctr[1];
+        c.radius_m = t.GetDouble("radius_m", 0, 0, 1e7);
+        if (c.radius_m <= 0) t.Fail("radius_m", "expected a radius > 0, in m");
+      }
+    } else if (c.quantity == Quantity::kLane) {
+      if (!t.Has("equals")) t.Fail("quantity", "a lane condition needs equals = <lane> (-1 the first right of the reference line)");
+      c.lane = static_cast<int>(t.GetInt("equals", 0, -8, 8));
+    } else {
+      if (t.Has("below")) c.below = t.GetDouble("below", 0);
+      if (t.Has("above")) c.above = t.GetDouble("above", 0);
+      if (!c.below && !c.above) t.Fail("quantity", "a " + q + " condition needs below = <value> and/or above = <value>");
+      if (c.below && c.above && *c.above >= *c.below)
+        t.Fail("above", fmt::format("expected above < below (a band), got above = {} and below = {}", *c.above, *c.below));
+    }
+  }
+  t.RejectUnknownKeys();
+  return c;
+}
+
+ActionDef ReadAction(const Table& t) {
+  ActionDef a;
+  a.where = t.Where() + ": " + t.Path();
+  a.name = t.RequireString("action", kActions);
+  using K = ActionDef::Kind;
+  const K kinds[] = {K::kSetParam, K::kBrake, K::kStop, K::kChangeLane, K::kSpeedProfile, K::kResume,
+                     K::kSpawn, K::kRemove, K::kMessage, K::kMark};
+  for (size_t i = 0; i < kActions.size(); ++i)
+    if (kActions[i] == a.name) a.kind = kinds[i];
+  const bool on_vehicle = a.kind == K::kBrake || a.kind == K::kStop || a.kind == K::kChangeLane ||
+                          a.kind == K::kSpeedProfile || a.kind == K::kResume || a.kind == K::kRemove;
+  if (on_vehicle) {
+    a.target = t.RequireString("target");
+    CheckEntityRef(t, "target", a.target, true);
+  }
+  switch (a.kind) {
+    case K::kSetParam:
+      a.path = t.RequireString("path");
+      if (a.path.empty() || a.path.find_first_of(" \t") != std::string::npos)
+        t.Fail("path", "expected a parameter path such as \"server.broadcast_hz\", got \"" + a.path + "\"");
+      a.value = ReadValueText(t);
+      break;
+    case K::kBrake:
+      a.decel_mps2 = t.GetDouble("decel_mps2", a.decel_mps2, 0.1, 15);
+      a.duration_s = t.GetDouble("duration_s", 0, 0, 3600);
+      break;
+    case K::kStop:
+      a.decel_mps2 = t.GetDouble("decel_mps2", 4.0, 0.1, 15);
+      break;
+    case K::kChangeLane: {
+      const bool has_lane = t.Has("lane"), has_dir = t.Has("direction");
+      if (has_lane == has_dir) t.Fail("action", "change_lane needs lane = <lane> or direction = \"left\"/\"right\"");
+      if (has_lane) {
+        a.lane = static_cast<int>(t.GetInt("lane", 0, -8, 8));
+        if (a.lane == 0) t.Fail("lane", "expected a lane -8..-1 or 1..8, got 0");
+      } else {
+        a.direction = t.GetString("direction", "", {"left", "right"}) == "left" ? 1 : -1;
+      }
+      break;
+    }
+    case K::kSpeedProfile: {
+      if (!t.Has("points")) t.Fail("action", "speed_profile needs points = [t0, v0, t1, v1, ...] (s since firing, m/s)");
+      const auto p = t.GetDoubleArray("points", {}, 0, 0, 1e6);
+      if (p.size() < 2 || p.size() % 2 != 0 || p.size() / 2 > kMaxProfilePoints)
+        t.Fail("points", "expected pairs t_s, speed_mps (1 to " + std::to_string(kMaxProfilePoints) + " of them), got " +
+                             std::to_string(p.size()) + " numbers");
+      for (size_t i = 0; i < p.size(); i += 2) {
+        if (i > 0 && !(p[i] > p[i - 2]))
+          t.Fail("points", fmt::format("times must increase, got {} after {}", p[i], p[i - 2]));
+        if (p[i + 1] > 100) t.Fail("points", fmt::format("expected speeds in [0, 100] m/s, got {}", p[i + 1]));
+        a.profile.emplace_back(p[i], p[i + 1]);
+      }
+      break;
+    }
+    case K::kSpawn:
+      a.node = t.RequireString("node");
+      a.s_m = t.GetDouble("s_m", 0, 0, 1e7);
+      a.lane = static_cast<int>(t.GetInt("lane", -1, -8, 8));
+      if (a.lane == 0) t.Fail("lane", "expected a lane -8..-1 or 1..8, got 0");
+      a.speed_mps = t.GetDouble("speed_mps", 0, 0, 100);
+      break;
+    case K::kMessage:
+      a.text = t.RequireString("text");
+      a.node = t.GetString("seat", "");
+      a.duration_s = t.GetDouble("duration_s", 4.0, 0.1, 3600);
+      break;
+    case K::kMark:
+      a.text = t.RequireString("text");
+      break;
+    case K::kResume:
+    case K::kRemove:
+      break;
+  }
+  if ((a.kind == K::kMessage || a.kind == K::kMark) && (a.text.empty() || a.text.size() > 1024))
+    t.Fail("text", "expected 1 to 1024 bytes of text, got " + std::to_string(a.text.size()));
+  t.RejectUnknownKeys();
+  return a;
+}
+
+}  // namespace
+
+const char* QuantityName(Quantity q) {
+  const auto i = static_cast<size_t>(q);
+  return i < kQuantities.size() ? kQuantities[i].c_str() : "?";
+}
+
+uint64_t EntityRefId(const std::string& ref) {
+  if (ref.rfind("id:", 0) == 0) {
+    const std::string n = ref.substr(3);
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 20) return 0;
+    return std::strtoull(n.c_str(), nullptr, 10);
+  }
+  if (ref.empty() || ref.find_first_of(" \t/\\") != std::string::npos) return 0;
+  try {
+    return AttachedVehicleId(ref);
+  } catch (const ConfigError&) {
+    return 0;
+  }
+}
+
+std::vector<EventDef> ReadEvents(const Table& root) {
+  std::vector<EventDef> out;
+  std::set<std::string> names;
+  const std::vector<Table> tables = root.TableArray("event");
+  if (tables.size() > kMaxEvents)
+    tables[kMaxEvents].Fail("", "at most " + std::to_string(kMaxEvents) + " [[event]] tables in a session");
+  for (const Table& t : tables) {
+    EventDef e;
+    e.where = t.Where() + ": " + t.Path();
+    e.name = t.RequireString("name");
+    if (e.name.empty() || e.name.size() > 128 || e.name.find_first_of(" \t\"\\") != std::string::npos)
+      t.Fail("name", "expected a name of 1..128 characters without spaces or quotes, got \"" + e.name + "\"");
+    if (!names.insert(e.name).second) t.Fail("name", "duplicate event name \"" + e.name + "\"");
+    const auto when = t.Sub("when");
+    if (!when)
+      t.Fail("when", "is required: when = { sim_time = <s> }, { marker = \"<text>\" }, { key = \"<key>\" } or "
+                     "{ entity = \"<node>\", quantity = \"time_headway\", below = 1.5 }");
+    e.when = ReadCondition(*when);
+    e.delay_s = t.GetDouble("delay_s", 0, 0, 1e6);
+    e.repeat = t.GetBool("repeat", false);
+    e.min_interval_s = t.GetDouble("min_interval_s", 0, 0, 1e6);
+    if (t.Has("min_interval_s") && !e.repeat) t.Fail("min_interval_s", "is for repeat = true events");
+    const std::vector<Table> actions = t.TableArray("do");
+    if (actions.empty())
+      t.Fail("do", "expected at least one action: do = [ { action = \"brake\", target = \"ahead\", decel_mps2 = 6.0 } ]");
+    if (actions.size() > kMaxActionsPerEvent)
+      t.Fail("do", "at most " + std::to_string(kMaxActionsPerEvent) + " actions per event, got " + std::to_string(actions.size()));
+    for (const Table& a : actions) {
+      e.actions.push_back(ReadAction(a));
+      // "ahead" and "self" need a condition entity to be relative to.
+      const ActionDef& back = e.actions.back();
+      if ((back.target == "ahead" || back.target == "self") && e.when.kind != ConditionDef::Kind::kQuantity)
+        a.Fail("target", "\"" + back.target + "\" is relative to the condition's entity: it needs when = { entity = ... }");
+    }
+    t.RejectUnknownKeys();
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void ValidateEvents(const SessionDef& session) {
+  // What names nodes must name a node of this session with the right role.
+  auto node_of = [&](const std::string& ref) -> std::string {
+    if (ref.empty() || ref == "ahead" || ref == "self" || ref.rfind("id:", 0) == 0) return {};
+    const auto colon = ref.rfind(':');
+    return session.FindNode(ref) || colon == std::string::npos ? ref : ref.substr(0, colon);
+  };
+  auto vehicle_nodes = [&] {
+    std::string known;
+    for (const auto& n : session.nodes)
+      if (n.role == protocol::Role::kTraffic || n.role == protocol::Role::kDriver)
+        known += (known.empty() ? "" : ", ") + n.name;
+    return known.empty() ? std::string("none") : known;
+  };
+  auto check_vehicle = [&](const std::string& where, const std::string& key, const std::string& ref) {
+    const std::string name = node_of(ref);
+    if (name.empty()) return;
+    const NodeDef* n = session.FindNode(name);
+    if (!n || (n->role != protocol::Role::kTraffic && n->role != protocol::Role::kDriver))
+      throw ConfigError(where + "." + key + ": \"" + ref + "\" names no vehicle of this session (nodes with vehicles: " +
+                        vehicle_nodes() + ")");
+  };
+  for (const auto& e : session.events) {
+    if (e.when.kind == ConditionDef::Kind::kQuantity) {
+      check_vehicle(e.where + ".when", "entity", e.when.entity);
+      check_vehicle(e.where + ".when", "other", e.when.other);
+    }
+    if (e.when.kind == ConditionDef::Kind::kKey && !e.when.seat.empty()) {
+      const NodeDef* n = session.FindNode(e.when.seat);
+      if (!n || n->role != protocol::Role::kDriver)
+        throw ConfigError(e.where + ".when.seat: \"" + e.when.seat + "\" is not a driver node of this session");
+    }
+    for (const auto& a : e.actions) {
+      check_vehicle(a.where, "target", a.target);
+      // Vehicle commands are carried out by road traffic: a seat's car is driven by its driver.
+      const std::string target_node = node_of(a.target);
+      if (const NodeDef* n = target_node.empty() ? nullptr : session.FindNode(target_node);
+          n && a.kind != ActionDef::Kind::kRemove && (n->role != protocol::Role::kTraffic || n->traffic_model != "road"))
+        throw ConfigError(a.where + ".target: \"" + a.target + "\": " + a.name +
+                          " acts on road traffic vehicles (a traffic node with traffic_model = \"road\"), and \"" +
+                          n->name + "\" is not one");
+      if (a.kind == ActionDef::Kind::kSpawn) {
+        const NodeDef* n = session.FindNode(a.node);
+        if (!n || n->role != protocol::Role::kTraffic || n->traffic_model != "road")
+          throw ConfigError(a.where + ".node: spawn needs a traffic node with traffic_model = \"road\", got \"" + a.node + "\"");
+      }
+      if (a.kind == ActionDef::Kind::kMessage && !a.node.empty()) {
+        const NodeDef* n = session.FindNode(a.node);
+        if (!n || n->role != protocol::Role::kDriver)
+          throw ConfigError(a.where + ".seat: \"" + a.node + "\" is not a driver node of this session");
+      }
+    }
+  }
+}
+
+}  // namespace platoon::config

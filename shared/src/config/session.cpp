@@ -93,17 +93,39 @@ DataWriteDef ReadDataWriteDef(const Table& t, const std::string& node_name) {
 // silently does nothing.
 void ReadDriverKeys(const Table& t, NodeDef& d) {
   const bool driver = d.role == protocol::Role::kDriver;
+  // Road traffic takes start_s_m, start_lane and start_speed_mps for its first vehicle (a lead car).
+  const bool road_traffic = d.role == protocol::Role::kTraffic && d.traffic_model == "road";
   const char* driver_keys[] = {"input", "input_mapping", "start_s_m", "start_lane", "eye", "view_hfov_deg",
-                               "view_width_px", "view_height_px", "view_fps", "headless", "data_write"};
+                               "view_width_px", "view_height_px", "view_fps", "headless", "data_write",
+                               "start_speed_mps", "driver_model"};
+  const std::string start_keys = "start_s_m start_lane start_speed_mps";
   if (!driver)
     for (const char* key : driver_keys)
-      if (t.Has(key)) t.Fail(key, "is a driver key: it needs role = \"driver\", got \"" +
-                                      std::string(protocol::RoleName(d.role)) + "\"");
+      if (t.Has(key) && !(road_traffic && start_keys.find(key) != std::string::npos))
+        t.Fail(key, "is a driver key: it needs role = \"driver\"" +
+                        std::string(start_keys.find(key) != std::string::npos ? " (or a traffic node with traffic_model = \"road\")" : "") +
+                        ", got \"" + std::string(protocol::RoleName(d.role)) + "\"");
+  d.start_given = t.Has("start_s_m") || t.Has("start_lane") || t.Has("start_speed_mps");
+  d.start_speed_mps = t.GetDouble("start_speed_mps", d.start_speed_mps, 0, 100);
   d.input = t.GetString("input", d.input);
-  if (d.input != "sdl") {
+  if (d.input.rfind("model:", 0) == 0) {
+    if (d.input != "model:follow") t.Fail("input", "the driver model is \"model:follow\", got \"" + d.input + "\"");
+    if (auto m = t.Sub("driver_model")) {
+      DriverModelDef& dm = d.driver_model;
+      dm.desired_speed_mps = m->GetDouble("desired_speed_mps", dm.desired_speed_mps, 0.5, 100);
+      dm.time_gap_s = m->GetDouble("time_gap_s", dm.time_gap_s, 0.1, 10);
+      dm.min_gap_m = m->GetDouble("min_gap_m", dm.min_gap_m, 0.1, 50);
+      dm.max_accel_mps2 = m->GetDouble("max_accel_mps2", dm.max_accel_mps2, 0.1, 10);
+      dm.comfort_decel_mps2 = m->GetDouble("comfort_decel_mps2", dm.comfort_decel_mps2, 0.1, 10);
+      dm.reaction_time_s = m->GetDouble("reaction_time_s", dm.reaction_time_s, 0, 5);
+      m->RejectUnknownKeys();
+    }
+  } else if (t.Has("driver_model")) {
+    t.Fail("driver_model", "is for input = \"model:follow\", got input = \"" + d.input + "\"");
+  } else if (d.input != "sdl") {
     const std::string prefix = "scripted:";
     if (d.input.rfind(prefix, 0) != 0 || d.input.size() == prefix.size())
-      t.Fail("input", "expected \"sdl\" or \"scripted:<input script file>\", got \"" + d.input + "\"");
+      t.Fail("input", "expected \"sdl\", \"scripted:<input script file>\" or \"model:follow\", got \"" + d.input + "\"");
     // A relative script is found next to the session file, wherever the process runs.
     const std::string file = d.input.substr(prefix.size());
     const auto slash = t.File().rfind('/');
@@ -263,6 +285,7 @@ SessionDef ReadSession(const Table& root) {
     if (!names.insert(n.name).second) t.Fail("name", "duplicate node name \"" + n.name + "\"");
     s.nodes.push_back(std::move(n));
   }
+  s.events = ReadEvents(root);
   root.RejectUnknownKeys();
   return s;
 }
@@ -391,6 +414,7 @@ void ValidateSession(const SessionDef& session) {
     if (!n.attach_to.empty()) CheckAttachTo(session, n);
     if (n.role == protocol::Role::kRecorder) CheckRecorderPath(session, n);
   }
+  ValidateEvents(session);
   // The road every road user loads at start: a missing or unreadable file, a bad value in it and a
   // road_id it lacks all fail here, with the road file's own file:line:key.
   if (session.has_road) {

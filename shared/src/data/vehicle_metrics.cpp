@@ -99,8 +99,10 @@ VehicleSample SampleOf(const protocol::EntityState& e, const Pose& displayed) {
 }
 
 MetricsRow ComputeMetrics(int64_t sim_ns, const VehicleSample& own, std::span<const VehicleSample> others,
-                          const road::RoadNetwork& roads, const MetricsDef& def) {
+                          const road::RoadNetwork& roads, const MetricsDef& def, uint64_t* leader_id) {
   MetricsRow row;
+  uint64_t best_id = 0;
+  if (leader_id) *leader_id = 0;
   // (M1) The vehicle's own state; accelerations turned into the body frame by -yaw.
   const double c = std::cos(own.yaw_rad), s = std::sin(own.yaw_rad);
   const double speed = std::hypot(own.velocity_mps.x(), own.velocity_mps.y());
@@ -161,10 +163,12 @@ MetricsRow ComputeMetrics(int64_t sim_ns, const VehicleSample& own, std::span<co
     const double gap = ahead - own_front - near_end;
     if (gap < best_gap) {
       best_gap = gap;
+      best_id = o.id;
       best_closing = own_v - o.velocity_mps.dot(along_lane(it.heading_rad));
     }
   }
   if (!(best_gap <= def.leader_range_m)) return row;
+  if (leader_id) *leader_id = best_id;
   // (M7) Time headway on the own speed, TTC on the closing speed along the lane.
   row[Column::kHeadway] = best_gap;
   if (speed >= def.standstill_speed_mps) row[Column::kTimeHeadway] = best_gap / speed;

@@ -59,6 +59,9 @@ class DriverSeatModule final : public Module {
   std::string Name() const override { return "driver"; }
   double RateHz() const override { return 1e9 / static_cast<double>(kDriverStepNs); }
   void Step(const StepInfo& info, ModuleContext& context) override;
+  /// Seat messages (kMessage for this node or every seat): shown in the window for their duration_s
+  /// and logged.
+  void OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) override;
   /// Appends the driver's figures and, with data write, its counts. Called once at shutdown after the
   /// last Step: it closes the data writer first, so the counts are final and the file complete.
   void Summarize(std::vector<std::string>& fields) const override;
@@ -81,6 +84,9 @@ class DriverSeatModule final : public Module {
   protocol::EntityState Truth() const;
   void TrackRemote(const std::vector<RemoteEntity>& remote);
   void SampleIfDue(ModuleContext& context);
+  // input = "model:follow": what the model sees of the vehicle ahead, and the command it drives with.
+  void Perceive(const std::vector<RemoteEntity>& remote, int64_t sim_ns);
+  vehicle::VehicleInput ModelInput(int64_t sim_ns) const;
 
   std::shared_ptr<spdlog::logger> log_;
   uint64_t id_;
@@ -118,6 +124,22 @@ class DriverSeatModule final : public Module {
   };
   std::map<uint64_t, Seen> seen_;
   size_t remote_max_ = 0;
+
+  // The driver model (input = "model:follow"): settings, the road it keeps its lane on, and what it saw
+  // of the vehicle ahead (sim time, gap, leader speed; gap NaN: none), newest last, bounded.
+  bool model_ = false;
+  config::DriverModelDef model_def_;
+  std::unique_ptr<road::Road> model_road_;
+  road::RoadNetwork model_roads_;  // the same road as a network, for data::ComputeMetrics
+  int model_lane_ = -1;
+  struct SeenAhead {
+    int64_t sim_ns = 0;
+    double gap_m = 0;
+    double speed_mps = 0;
+  };
+  std::vector<SeenAhead> perceived_;
+  // Seat messages shown so far (kMessage events for this seat).
+  uint64_t messages_ = 0;
 };
 
 }  // namespace platoon::node

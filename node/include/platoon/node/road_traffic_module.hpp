@@ -25,6 +25,9 @@ class RoadTrafficModule final : public Module {
   std::string Name() const override { return "road-traffic"; }
   double RateHz() const override { return rate_hz_; }
   void Step(const StepInfo& info, ModuleContext& context) override;
+  /// Scenario actions for this node (kAction with target_node == its id): brake, stop, change_lane,
+  /// speed_profile, resume, spawn, remove (docs/PROTOCOL.md, "Scenario actions").
+  void OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) override;
   /// desired_speed_mps, speed_limit_kmh, time_headway_s (live), vehicles.
   void Params(config::ParamRegistry& registry, const std::string& prefix) override;
   void Summarize(std::vector<std::string>& fields) const override;
@@ -37,6 +40,7 @@ class RoadTrafficModule final : public Module {
   vehicle::TrafficCheck worst_;
   size_t max_external_ = 0;
   int64_t next_check_ns_ = 0;
+  uint64_t actions_done_ = 0, actions_refused_ = 0;  // scenario actions carried out / not (no such vehicle, bad lane)
 };
 
 }  // namespace platoon::node

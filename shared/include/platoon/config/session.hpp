@@ -4,6 +4,7 @@
 /// processes by name. Format and examples: docs/DEPLOYMENT.md and configs/demo.toml.
 
 #include "platoon/clock/slewed_clock.hpp"
+#include "platoon/config/scenario.hpp"
 #include "platoon/config/table.hpp"
 #include "platoon/data/columns.hpp"
 #include "platoon/protocol/messages.hpp"
@@ -80,6 +81,18 @@ struct RecorderDef {
 std::string RecordingPath(const RecorderDef& def, const std::string& session_name, const std::string& node_name,
                           int64_t start_unix_s);
 
+/// driver, input = "model:follow": a driver model that drives the seat's car without a person (batches,
+/// tests): IDM car following of the vehicle ahead, lane keeping by pure pursuit, with a reaction time
+/// ([node.driver_model]; docs/EXPERIMENTS.md, "Scenario events"). Deterministic: no wall clock.
+struct DriverModelDef {
+  double desired_speed_mps = 25.0;   ///< Free-road speed, in m/s. Typical 15..35.
+  double time_gap_s = 1.0;           ///< Desired time gap to the vehicle ahead, in s. Typical 0.8..2.
+  double min_gap_m = 2.0;            ///< Gap kept at standstill, in m.
+  double max_accel_mps2 = 2.0;       ///< Largest acceleration it asks for, in m/s^2.
+  double comfort_decel_mps2 = 3.0;   ///< Comfortable deceleration, in m/s^2 (IDM b).
+  double reaction_time_s = 0.8;      ///< It sees the vehicle ahead as it was this long ago, in s. Typical 0.5..1.5.
+};
+
 /// One node process of the session ([[node]]).
 struct NodeDef {
   std::string name;                  ///< Unique name; the launcher and `platoon-node --name` use it.
@@ -103,11 +116,15 @@ struct NodeDef {
 
   // driver (seed 004 §5.9, §5.11): one vehicle driven by a person (or a script), seen from its seat.
   /// driver: where the driver's commands come from: "sdl" (wheel, pedals, gamepad, keyboard fallback) or
-  /// "scripted:<file>" (an input script, docs/INPUTS.md; a relative path is found next to the session file).
+  /// "scripted:<file>" (an input script, docs/INPUTS.md; a relative path is found next to the session file)
+  /// or "model:follow" (DriverModelDef).
   std::string input = "sdl";
+  DriverModelDef driver_model;       ///< driver, input = "model:follow": the [node.driver_model] table.
+  double start_speed_mps = 0.0;      ///< driver: initial speed, in m/s; traffic (road): the first vehicle's speed (also its desired speed).
+  bool start_given = false;          ///< traffic (road): start_s_m / start_lane were given: the first vehicle starts there.
   std::optional<Table> input_mapping; ///< driver: the [node.input_mapping] table (the keys of an [input] table, docs/INPUTS.md).
-  double start_s_m = 20.0;           ///< driver: start this far along the session road (or the stadium track without [road]), in m.
-  int start_lane = -1;               ///< driver: start lane on the session road: -1 the first lane right of the reference line, +1 the first left.
+  double start_s_m = 20.0;           ///< driver: start this far along the session road (or the stadium track without [road]), in m; traffic (road): the first vehicle.
+  int start_lane = -1;               ///< driver: start lane on the session road: -1 the first lane right of the reference line, +1 the first left; traffic (road): the first vehicle.
   Vec3 eye_m = Vec3(1.2, 0.35, 1.2); ///< driver: eye point in the vehicle frame (origin at the rear-axle centre, x forward, y left), in m.
   double view_hfov_deg = 70.0;       ///< driver: horizontal field of view of the seat window, in deg. Typical 60..100.
   uint32_t view_width_px = 1280;     ///< driver: seat window width, in px.
@@ -174,6 +191,7 @@ struct SessionDef {
   bool has_road = false;             ///< Whether the file has a [road] table.
   SceneDef scene;                    ///< Static sensor scene ([scene]).
   std::vector<NodeDef> nodes;
+  std::vector<EventDef> events;      ///< Scenario events ([[event]]), evaluated by the server.
 
   /// The node named `name`, or nullptr.
   const NodeDef* FindNode(const std::string& name) const;

@@ -48,8 +48,10 @@ MetricsDef DefaultMetricsDef();
 /// Every column for `own` at sim time `sim_ns`: its state (M1), its place on the nearest road of
 /// `roads` (M2-M3; empty for an empty network or beyond a road's ends) and its leader among `others`
 /// (M4-M7; `own` itself, if listed, is skipped). Cost: one road projection for `own` and one for each
-/// other vehicle within leader range (straight-line pre-filter).
+/// other vehicle within leader range (straight-line pre-filter). `leader_id`, when given, receives the
+/// leader's id (0: none).
 MetricsRow ComputeMetrics(int64_t sim_ns, const VehicleSample& own, std::span<const VehicleSample> others,
-                          const road::RoadNetwork& roads, const MetricsDef& def = DefaultMetricsDef());
+                          const road::RoadNetwork& roads, const MetricsDef& def = DefaultMetricsDef(),
+                          uint64_t* leader_id = nullptr);
 
 }  // namespace platoon::data

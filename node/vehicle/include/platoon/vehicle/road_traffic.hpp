@@ -8,6 +8,7 @@
 #include "platoon/vehicle/driver_models.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <utility>
 #include <string>
@@ -27,6 +28,11 @@ struct RoadTrafficDef {
   double vehicle_width_m = 1.8;      ///< Width of every vehicle, in m.
   uint64_t seed = 1;                 ///< Random seed (desired speeds, initial placement).
   double start_offset_m = 0.0;       ///< Shifts the initial placement along the road, in m (several traffic nodes on one road).
+  /// The first vehicle starts at first_s_m (the others keep their spacing behind and around it), in m;
+  /// < 0: placed like the others. A lead car for a scenario.
+  double first_s_m = -1.0;
+  int first_lane = -1;               ///< The first vehicle's lane, when first_s_m >= 0 (a driving lane).
+  double first_speed_mps = -1.0;     ///< The first vehicle's start and desired speed, in m/s; < 0: as the others.
 };
 /// Default road traffic settings.
 inline RoadTrafficDef DefaultRoadTrafficDef() { return RoadTrafficDef{}; }
@@ -43,6 +49,20 @@ struct TrafficCar {
   double desired_speed_mps = 0;  ///< Own free-road speed, in m/s.
   double cooldown_s = 0;         ///< Time left before another lane change may start, in s.
   uint64_t lane_changes = 0;     ///< Lane changes completed.
+};
+
+/// A scenario command that overrides a vehicle's own driving (docs/EXPERIMENTS.md, "Scenario events").
+struct CarCommand {
+  enum class Kind : uint8_t {
+    kBrake,    ///< Brake at decel_mps2 until until_s (infinity: until it stands), then drive on.
+    kStop,     ///< Brake at decel_mps2 to a stop and stay there until Resume.
+    kProfile,  ///< Follow `profile` (time since start_s -> speed), then drive on.
+  };
+  Kind kind = Kind::kBrake;
+  double decel_mps2 = 0;          ///< Deceleration, in m/s^2 (positive).
+  double start_s = 0;             ///< Traffic time the command began, in s.
+  double until_s = 0;             ///< kBrake: traffic time it ends, in s.
+  std::vector<std::pair<double, double>> profile;  ///< kProfile: (s since start, m/s), time ascending.
 };
 
 /// A vehicle this traffic does not drive (a human driver, another node's traffic) on one of its lanes.
@@ -87,6 +107,31 @@ class RoadTraffic {
   /// Lane changes completed by all vehicles.
   uint64_t LaneChanges() const;
 
+  // --- Scenario commands (take effect at the next Step; false when no vehicle has `index`) ---
+  /// Brakes vehicle `index` at `decel_mps2` for `duration_s` (0: until it stands), then it drives on.
+  bool Brake(uint32_t index, double decel_mps2, double duration_s);
+  /// Brakes vehicle `index` at `decel_mps2` to a stop; it stays there until Resume.
+  bool Stop(uint32_t index, double decel_mps2);
+  /// Vehicle `index` follows the speed profile (s since now, m/s; time ascending), then drives on.
+  bool FollowProfile(uint32_t index, std::vector<std::pair<double, double>> points);
+  /// Vehicle `index` drops its command and drives on (IDM, MOBIL).
+  bool Resume(uint32_t index);
+  /// Vehicle `index` changes to `lane` (a driving lane other than its own); false otherwise.
+  bool ChangeLane(uint32_t index, int lane);
+  /// Adds a vehicle at (s_m, lane) with `speed_mps` (also its desired speed; 0: the traffic's). Returns
+  /// its index, or nullopt when the lane is no driving lane or the traffic has kMaxVehicles.
+  std::optional<uint32_t> Spawn(double s_m, int lane, double speed_mps);
+  /// Removes vehicle `index`.
+  bool Remove(uint32_t index);
+  /// The vehicle with `index`, or nullptr.
+  const TrafficCar* Find(uint32_t index) const;
+  /// The command vehicle `index` follows, or nullptr.
+  const CarCommand* CommandOf(uint32_t index) const;
+  /// The driving lanes, inner first.
+  const std::vector<int>& Lanes() const { return lanes_; }
+  /// Most vehicles of one traffic (spawns beyond it are refused).
+  static constexpr size_t kMaxVehicles = 65535;
+
   // --- Live settings (parameters): take effect at the next Step ---
   /// Mean desired speed, in m/s; each vehicle keeps its own spread around it (capped by the limit).
   void SetDesiredSpeed(double mps);
@@ -120,6 +165,10 @@ class RoadTraffic {
   std::vector<TrafficCar> cars_;
   std::vector<ExternalCar> external_;
   double min_accel_ = 0;
+  double time_s_ = 0;                        // traffic time: the sum of Step's dt, in s
+  uint32_t next_index_ = 0;                  // index of the next spawned vehicle
+  std::map<uint32_t, CarCommand> commands_;  // by vehicle index
+  double CommandedAccel(TrafficCar& car, double idm_accel, double dt_s);
   double speed_limit_mps_ = 0;
   std::vector<double> spread_;  // per vehicle: its desired speed / the mean desired speed
 };
