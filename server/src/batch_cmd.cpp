@@ -343,7 +343,15 @@ Scalar Draw(const Variator& v, uint64_t seed, int run, size_t index) {
     const double u1 = 1.0 - rng.Uniform(), u2 = rng.Uniform();
     x = v.mean + v.stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
   }
-  if (v.round_to > 0) x = std::round(x / v.round_to) * v.round_to;
+  if (v.round_to > 0) {
+    // Rounded, then written with round_to's decimals and read back: 1.15, not 1.1500000000000001.
+    x = std::round(x / v.round_to) * v.round_to;
+    int decimals = 0;  // the decimals of round_to itself (0.25: 2)
+    while (decimals < 12 && std::abs(v.round_to * std::pow(10.0, decimals) - std::round(v.round_to * std::pow(10.0, decimals))) >
+                                1e-6 * std::pow(10.0, decimals) * v.round_to)
+      ++decimals;
+    x = std::stod(fmt::format("{:.{}f}", x, decimals));
+  }
   if (v.integer) return Scalar(static_cast<int64_t>(std::llround(x)));
   return Scalar(x);
 }
@@ -415,15 +423,36 @@ std::string SetPath(toml::table& root, const std::string& path, const Scalar& va
                          names.empty() ? "none" : names);
     i = 2;
   }
-  for (; i + 1 < parts.size(); ++i) {
-    auto* next = (*cur)[parts[i]].as_table();
-    if (!next) {
-      if (cur->contains(parts[i])) return "\"" + parts[i] + "\" in " + path + " is not a table in the session";
-      next = cur->insert_or_assign(parts[i], toml::table{}).first->second.as_table();
+  // Tables by key, arrays by index ("event.lead_brakes.do.0.decel_mps2": the first action).
+  toml::node* node = cur;
+  for (; i < parts.size(); ++i) {
+    const bool last = i + 1 == parts.size();
+    if (auto* arr = node->as_array()) {
+      const bool digits = !parts[i].empty() && parts[i].find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || parts[i].size() > 6 || std::stoul(parts[i]) >= arr->size())
+        return fmt::format("\"{}\" in {}: expected an index 0..{} of that array", parts[i], path,
+                           arr->empty() ? 0 : arr->size() - 1);
+      toml::node& elem = (*arr)[std::stoul(parts[i])];
+      if (last) {
+        if (elem.is_table() || elem.is_array()) return path + " is a table or array in the session, not a value";
+        std::visit([&](const auto& v) { arr->replace(arr->cbegin() + static_cast<std::ptrdiff_t>(std::stoul(parts[i])), v); }, value);
+        return "";
+      }
+      node = &elem;
+      continue;
     }
-    cur = next;
+    auto* table = node->as_table();
+    if (!table) return "\"" + parts[i - 1] + "\" in " + path + " is a value in the session, not a table or array";
+    if (last) {
+      if (auto* existing = table->get(parts[i]); existing && (existing->is_table() || existing->is_array()))
+        return path + " is a table or array in the session, not a value";
+      std::visit([&](const auto& v) { table->insert_or_assign(parts[i], v); }, value);
+      return "";
+    }
+    toml::node* next = table->get(parts[i]);
+    if (!next) next = &table->insert_or_assign(parts[i], toml::table{}).first->second;
+    node = next;
   }
-  std::visit([&](const auto& v) { cur->insert_or_assign(parts.back(), v); }, value);
   return "";
 }
 
@@ -470,6 +499,7 @@ std::string RunSessionText(const Plan& p, const RunSpec& run, const std::vector<
       if (role == "recorder") {
         t->insert_or_assign("path", have_recorder ? std::string("{node}.mcap") : std::string("session.mcap"));
         t->insert_or_assign("overwrite", true);
+        t->insert_or_assign("foxglove", false);  // the outputs need the world only; Foxglove costs time
         have_recorder = true;
       }
     }

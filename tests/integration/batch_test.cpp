@@ -1,1 +1,250 @@
-// platoon batch (issue 13).
+// platoon batch end to end: a plan of three short lock-step runs of a small session (road traffic and a
+// scripted seat) run directly, interrupted after one run and resumed, and spread as --list commands then
+// merged with --collect: the three results.csv are the same bytes. Variators drawn per run number are
+// reproducible and within their range; bad plans are usage errors that name the plan line and key.
+#include "../support/session_fixture.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace platoon;
+using namespace platoon::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kSession = R"(
+[session]
+name = "batch-small"
+
+[road]
+generate_length_m = 1200
+seed = 2
+lanes = 2
+
+[[node]]
+name = "traffic"
+role = "traffic"
+traffic_model = "road"
+vehicles = 4
+speed_mps = 14
+
+[[node]]
+name = "robot"
+role = "driver"
+input = "scripted:)" + std::string(PLATOON_SOURCE_DIR) + R"(/configs/inputs/lane_change.csv"
+start_s_m = 60
+start_lane = -1
+headless = true
+)";
+
+std::string Plan(const std::string& extra = "") {
+  return R"(
+[batch]
+session = "session.toml"
+seed = 11
+
+[stop]
+duration_s = 3
+
+[outputs]
+subject = "robot"
+list = ["stop_time", "distance", "max_speed", "min_headway", "max_lane_offset", "collisions"]
+
+[[vary]]
+path = "node.traffic.speed_mps"
+values = [10, 13.5, 17]
+
+[[random]]
+path = "node.robot.start_s_m"
+dist = "uniform"
+min = 40
+max = 90
+round_to = 0.25
+)" + extra;
+}
+
+struct Run {
+  int status = -1;
+  std::string output;
+};
+
+Run Batch(const std::vector<std::string>& args, std::chrono::seconds timeout = 180s) {
+  std::vector<std::string> argv = {BinDir() + "/platoon", "batch"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto c = process::Child::Spawn(argv);
+  Run r;
+  r.status = RunToExit(c, timeout).value_or(-1);
+  for (const auto& l : c.Lines()) r.output += l + "\n";
+  return r;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string l; std::getline(ss, l);)
+    if (!l.empty()) out.push_back(l);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("batch: the same plan twice, an interrupted and resumed batch, and --list with --collect give the same results") {
+  TempDir dir;
+  dir.Write("session.toml", kSession);
+  const std::string plan = dir.Write("plan.toml", Plan());
+  const std::string a = dir.Path() + "/a", b = dir.Path() + "/b", c = dir.Path() + "/c";
+
+  // 1. The whole batch.
+  const Run first = Batch({plan, "--out", a});
+  REQUIRE_MESSAGE(first.status == 0, first.output << ReadAll(a + "/run_001/run.log"));
+  const std::string results = ReadAll(a + "/results.csv");
+  const auto rows = Lines(results);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0] == "run,node.traffic.speed_mps,node.robot.start_s_m,stop_time_s,distance_m,max_speed_mps,min_headway_m,"
+                   "max_abs_lane_offset_m,collisions");
+  CHECK(rows[1].rfind("1,10,", 0) == 0);
+  CHECK(rows[2].rfind("2,13.5,", 0) == 0);
+  CHECK(rows[3].rfind("3,17,", 0) == 0);
+  for (int run = 1; run <= 3; ++run) {
+    const std::string rd = a + "/run_00" + std::to_string(run);
+    CHECK(std::filesystem::exists(rd + "/session.toml"));
+    CHECK(std::filesystem::exists(rd + "/session.mcap"));
+    CHECK(ReadAll(rd + "/summary.jsonl").find("\"node\":\"robot\"") != std::string::npos);
+    // Each row: stop at the duration, the seat moved.
+    const std::string row = rows[static_cast<size_t>(run)];
+    CHECK(row.find(",3.000000,") != std::string::npos);
+  }
+  CHECK(first.output.find("x real time") != std::string::npos);
+
+  // 2. Interrupted after one run, then resumed: only runs 2 and 3 run again, same bytes.
+  const Run stopped = Batch({plan, "--out", b, "--stop-after", "1"});
+  CHECK_MESSAGE(stopped.status == 1, stopped.output);
+  CHECK(std::filesystem::exists(b + "/run_001/result.csv"));
+  CHECK_FALSE(std::filesystem::exists(b + "/run_002"));
+  CHECK_FALSE(std::filesystem::exists(b + "/results.csv"));
+  const auto run1_time = std::filesystem::last_write_time(b + "/run_001/session.mcap");
+  const Run resumed = Batch({plan, "--out", b});
+  REQUIRE_MESSAGE(resumed.status == 0, resumed.output);
+  CHECK(resumed.output.find("1 of 3 runs already have their result") != std::string::npos);
+  CHECK(std::filesystem::last_write_time(b + "/run_001/session.mcap") == run1_time);
+  CHECK(ReadAll(b + "/results.csv") == results);
+
+  // 3. One command per run (what GNU parallel or a Slurm array runs), then --collect.
+  const Run list = Batch({plan, "--out", c, "--list"});
+  REQUIRE(list.status == 0);
+  const auto commands = Lines(list.output);
+  REQUIRE(commands.size() == 3);
+  const Run early = Batch({plan, "--out", c, "--collect"});
+  CHECK(early.status == 1);
+  CHECK(early.output.find("runs 1, 2, 3") != std::string::npos);
+  for (const auto& command : commands) {
+    CHECK(command.find("--run") != std::string::npos);
+    auto sh = process::Child::Spawn({"/bin/sh", "-c", command});
+    const auto st = RunToExit(sh, 120s);
+    std::string log;
+    for (const auto& l : sh.Lines()) log += l + "\n";
+    REQUIRE_MESSAGE(st == std::optional<int>(0), log);
+  }
+  const Run collected = Batch({plan, "--out", c, "--collect"});
+  REQUIRE_MESSAGE(collected.status == 0, collected.output);
+  CHECK(ReadAll(c + "/results.csv") == results);
+}
+
+TEST_CASE("batch: random variators are drawn from the plan seed and the run number, within their range") {
+  TempDir dir;
+  dir.Write("session.toml", kSession);
+  const std::string extra = R"(
+[[random]]
+path = "node.traffic.vehicles"
+dist = "choice"
+values = [2, 3, 5]
+
+[[random]]
+path = "road.seed"
+dist = "normal"
+mean = 100
+stddev = 10
+integer = true
+)";
+  const std::string plan = dir.Write("plan.toml", Plan(extra + "\n"));
+  const Run one = Batch({plan, "--show"}), two = Batch({plan, "--show"});
+  REQUIRE_MESSAGE(one.status == 0, one.output);
+  CHECK(one.output == two.output);
+  auto text = Plan(extra);
+  text.replace(text.find("seed = 11"), 9, "seed = 12");
+  const Run other = Batch({dir.Write("plan2.toml", text), "--show"});
+  REQUIRE(other.status == 0);
+  CHECK(other.output != one.output);
+  const auto rows = Lines(one.output);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0] == "run,node.traffic.speed_mps,node.robot.start_s_m,node.traffic.vehicles,road.seed");
+  std::set<std::string> starts;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    std::stringstream ss(rows[i]);
+    std::vector<std::string> f;
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    REQUIRE(f.size() == 5);
+    const double start = std::stod(f[2]);
+    CHECK(start >= 40);
+    CHECK(start <= 90);
+    CHECK(std::fmod(start, 0.25) == 0.0);
+    starts.insert(f[2]);
+    CHECK((f[3] == "2" || f[3] == "3" || f[3] == "5"));
+    CHECK(f[4].find('.') == std::string::npos);  // integer = true
+    CHECK(std::abs(std::stod(f[4]) - 100) < 60);
+  }
+  CHECK(starts.size() > 1);
+  // A run's values do not depend on which runs the plan has before it: with a fourth value in the
+  // [[vary]] list, runs 1..3 draw the same.
+  auto longer = Plan(extra);
+  longer.replace(longer.find("values = [10, 13.5, 17]"), 23, "values = [10, 13.5, 17, 20]");
+  const Run more = Batch({dir.Write("plan3.toml", longer), "--show"});
+  REQUIRE(more.status == 0);
+  const auto more_rows = Lines(more.output);
+  REQUIRE(more_rows.size() == 5);
+  for (size_t i = 1; i < 4; ++i) CHECK(more_rows[i] == rows[i]);
+}
+
+TEST_CASE("batch: bad plans are usage errors naming the plan line and key") {
+  TempDir dir;
+  dir.Write("session.toml", kSession);
+  struct Case {
+    std::string name, from, to, expect;
+  };
+  const std::vector<Case> cases = {
+      {"unknown node", "node.traffic.speed_mps", "node.trafic.speed_mps", "no [[node]] named \"trafic\""},
+      {"unknown key", "round_to = 0.25", "round_to = 0.25\nsigma = 3", "random[0].sigma: unknown key"},
+      {"bad distribution", "dist = \"uniform\"", "dist = \"gauss\"", "random[0].dist"},
+      {"value the session refuses", "values = [10, 13.5, 17]", "values = [10, -13.5]", "run 2: the varied session is refused"},
+      {"unknown output", "\"collisions\"]", "\"crashes\"]", "unknown output \"crashes\""},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    auto text = Plan();
+    REQUIRE(text.find(c.from) != std::string::npos);
+    text.replace(text.find(c.from), c.from.size(), c.to);
+    const std::string plan = dir.Write("bad.toml", text);
+    const Run r = Batch({plan, "--out", dir.Path() + "/out"});
+    CHECK_MESSAGE(r.status == 2, r.output);
+    CHECK_MESSAGE(r.output.find(c.expect) != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("bad.toml:") != std::string::npos, r.output);
+    CHECK_FALSE(std::filesystem::exists(dir.Path() + "/out/run_001"));
+  }
+  // No [batch] table.
+  const Run none = Batch({dir.Write("empty.toml", "[outputs]\nsubject = \"robot\"\n")});
+  CHECK(none.status == 2);
+  CHECK(none.output.find("missing [batch]") != std::string::npos);
+}
