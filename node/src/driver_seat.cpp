@@ -534,6 +534,24 @@ void DriverSeatModule::TrackRemote(const std::vector<RemoteEntity>& remote) {
   remote_max_ = std::max(remote_max_, count);
 }
 
+void DriverSeatModule::Params(config::ParamRegistry& registry, const std::string& prefix) {
+  namespace b = config::bounds;
+  registry.AddFloat(prefix + "vehicle_mass_kg", "kg", b::kVehicleMassKg, "Total mass of the driven vehicle",
+                    [this] { return def_.mass_kg; }, [this](double v) { def_.mass_kg = v; });
+  registry.AddFloat(prefix + "tyre_mu", "", b::kTyreFriction, "Road friction scale (1 dry asphalt, ~0.5 wet, ~0.1 ice)",
+                    [this] { return def_.mu; }, [this](double v) { def_.mu = v; });
+  // The same check the vehicle definition passes at start, on the definition as it would become.
+  auto check = [this](void (*apply)(vehicle::VehicleDef&, double)) {
+    return [this, apply](const config::ParamValue& v) {
+      vehicle::VehicleDef d = def_;
+      apply(d, std::get<double>(v));
+      return vehicle::ValidateVehicleDef(d);
+    };
+  };
+  registry.AddCheck(prefix + "vehicle_mass_kg", check([](vehicle::VehicleDef& d, double v) { d.mass_kg = v; }));
+  registry.AddCheck(prefix + "tyre_mu", check([](vehicle::VehicleDef& d, double v) { d.mu = v; }));
+}
+
 void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
   const double span_s = start_ns_ >= 0 ? NsToS(last_step_ns_ - start_ns_) : 0.0;
   const KinematicState k = vehicle::ToKinematic(def_, state_, vehicle_ns_);

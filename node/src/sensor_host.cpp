@@ -341,6 +341,16 @@ void SensorHostModule::Measure(Sensor& s, int64_t t_ns, ModuleContext& context) 
   s.compute_s += SecondsSince(t0);
 }
 
+void SensorHostModule::Params(config::ParamRegistry& registry, const std::string& prefix) {
+  for (auto& s : sensors_) {
+    const std::string p = prefix + s->spec.id + ".";
+    registry.AddFloat(p + "rate_hz", "Hz", config::Range{0, 1e6}, "Measurement rate (fixed at start)",
+                      [raw = s.get()] { return raw->spec.rate_hz; });
+    registry.AddString(p + "kind", "Sensor kind", [raw = s.get()] { return std::string(protocol::StreamKindName(raw->spec.kind)); });
+    s->instance->Params(registry, p);
+  }
+}
+
 void SensorHostModule::Summarize(std::vector<std::string>& fields) const {
   std::string list;
   for (const auto& s : sensors_) {

@@ -8,6 +8,9 @@
 namespace platoon::sensors::kinds {
 namespace {
 
+// Bounds of the noise keys, for the config reader and the live parameters alike.
+constexpr config::Range kHorizontalSigmaM{0, 1000}, kVerticalSigmaM{0, 1000}, kVelocitySigmaMps{0, 100};
+
 class GnssSensor final : public SensorInstance {
  public:
   explicit GnssSensor(const SensorSpec& spec) : spec_(spec), rng_(spec.seed) {}
@@ -25,6 +28,16 @@ class GnssSensor final : public SensorInstance {
     return Measurement{std::move(msg), 0};
   }
 
+  void Params(config::ParamRegistry& r, const std::string& prefix) override {
+    auto& g = spec_.gnss;
+    r.AddFloat(prefix + "horizontal_sigma_m", "m", kHorizontalSigmaM, "Position noise sigma per horizontal axis",
+               [&g] { return g.horizontal_sigma_m; }, [&g](double v) { g.horizontal_sigma_m = v; });
+    r.AddFloat(prefix + "vertical_sigma_m", "m", kVerticalSigmaM, "Position noise sigma on up",
+               [&g] { return g.vertical_sigma_m; }, [&g](double v) { g.vertical_sigma_m = v; });
+    r.AddFloat(prefix + "velocity_sigma_mps", "m/s", kVelocitySigmaMps, "Velocity noise sigma per axis",
+               [&g] { return g.velocity_sigma_mps; }, [&g](double v) { g.velocity_sigma_mps = v; });
+  }
+
  private:
   SensorSpec spec_;
   std::mt19937_64 rng_;
@@ -35,9 +48,9 @@ class GnssSensor final : public SensorInstance {
 void ReadGnss(const config::Table& t, SensorSpec& s) {
   GnssDef d = DefaultGnssDef();
   d.rate_hz = t.GetDouble("rate_hz", d.rate_hz, 0.01, 1000);
-  d.horizontal_sigma_m = t.GetDouble("horizontal_sigma_m", d.horizontal_sigma_m, 0, 1000);
-  d.vertical_sigma_m = t.GetDouble("vertical_sigma_m", d.vertical_sigma_m, 0, 1000);
-  d.velocity_sigma_mps = t.GetDouble("velocity_sigma_mps", d.velocity_sigma_mps, 0, 100);
+  d.horizontal_sigma_m = t.GetDouble("horizontal_sigma_m", d.horizontal_sigma_m, kHorizontalSigmaM.min, kHorizontalSigmaM.max);
+  d.vertical_sigma_m = t.GetDouble("vertical_sigma_m", d.vertical_sigma_m, kVerticalSigmaM.min, kVerticalSigmaM.max);
+  d.velocity_sigma_mps = t.GetDouble("velocity_sigma_mps", d.velocity_sigma_mps, kVelocitySigmaMps.min, kVelocitySigmaMps.max);
   d.origin.latitude_deg = t.GetDouble("origin_lat_deg", d.origin.latitude_deg, -90, 90);
   d.origin.longitude_deg = t.GetDouble("origin_lon_deg", d.origin.longitude_deg, -180, 180);
   d.origin.altitude_m = t.GetDouble("origin_alt_m", d.origin.altitude_m, -1e4, 1e5);

@@ -62,6 +62,8 @@ class DriverSeatModule final : public Module {
   /// Seat messages (kMessage for this node or every seat): shown in the window for their duration_s
   /// and logged.
   void OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) override;
+  /// vehicle_mass_kg and tyre_mu (live, checked like the vehicle definition at start).
+  void Params(config::ParamRegistry& registry, const std::string& prefix) override;
   /// Appends the driver's figures and, with data write, its counts. Called once at shutdown after the
   /// last Step: it closes the data writer first, so the counts are final and the file complete.
   void Summarize(std::vector<std::string>& fields) const override;

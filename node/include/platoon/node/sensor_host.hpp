@@ -93,6 +93,8 @@ class SensorHostModule final : public Module {
   double RateHz() const override { return rate_hz_; }
   void Step(const StepInfo& info, ModuleContext& context) override;
   std::vector<protocol::DataEndpoint> Streams() const override;
+  /// Per sensor under "<prefix><sensor id>.": rate_hz and kind (read-only), and its kind's noise figures.
+  void Params(config::ParamRegistry& registry, const std::string& prefix) override;
   void Summarize(std::vector<std::string>& fields) const override;
 
  private:

@@ -5,6 +5,7 @@
 /// (sensor id, sequence, mounting, host epoch) and the socket. Made by the kind's registry row
 /// (sensor_registry.hpp).
 
+#include "platoon/config/params.hpp"
 #include "platoon/geometry.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/sensors/scene.hpp"
@@ -69,6 +70,9 @@ class SensorInstance {
   /// Appends kind-specific JSON members, each starting with ',', to the sensor's summary object
   /// (e.g. a camera's ,"images":12,"mean_render_ms":3.1).
   virtual void Summarize(std::string& json_members) const { (void)json_members; }
+  /// Registers what may be tuned live (noise figures) under `prefix` ("node.<name>.<sensor id>."), with
+  /// the bounds its [[node.sensor]] keys are read with. Setters run between measurements.
+  virtual void Params(config::ParamRegistry& registry, const std::string& prefix) { (void)registry; (void)prefix; }
 };
 
 /// Ground-truth label of an entity in points, ROIs and radar objects: the low 32 bits of its 48-bit id.
