@@ -833,7 +833,8 @@ std::string FinishRun(const Plan& p, Active& a, int status, const std::string& h
   } catch (const std::exception& e) {
     return e.what();
   }
-  sim_s = std::strtod(out["stop_time"].c_str(), nullptr);
+  // The run simulated its whole duration (the outputs may end earlier, at a stop condition).
+  sim_s = p.duration_s;
   std::string row = std::to_string(a.run->number);
   for (const auto& [path, value] : a.run->values) row += "," + CsvField(ScalarText(value));
   for (const auto& name : p.outputs) row += "," + CsvField(out[name]);
