@@ -155,6 +155,22 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   // Parameters by path: the server forwards node.<name>.* here (on this thread, the client locked).
   NodeParams params;
   RegisterParams(params.Registry());
+  // node.<name>.faults.*: the data socket's faults change on the thread that steps the modules (it reads
+  // that socket); the session sockets' on this thread, at its next turn.
+  transport::FaultDef live_faults = session.faults, handed_faults;
+  std::atomic<bool> faults_changed{false};
+  std::mutex faults_mutex;  // guards handed_faults, the copy this thread takes
+  config::AddFaultParams(params.Registry(), "node." + options_.node.name + ".faults.", live_faults, [&] {
+    data_sub.SetFaults(live_faults);
+    std::lock_guard lock(faults_mutex);
+    handed_faults = live_faults;
+    faults_changed.store(true);
+  });
+  const auto follow_faults = [&] {
+    if (!faults_changed.exchange(false)) return;
+    std::lock_guard lock(faults_mutex);
+    link.SetFaults(handed_faults);
+  };
   module_context.SetParams(&params);
   client_.on_param_request = [&](const protocol::Message& request) {
     // Lock-step: this thread steps the modules, so a set applies at once; real time: before the next step.
@@ -180,6 +196,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   int exit_code = kExitOk;
   ModuleScheduler lockstep_scheduler;
   while (!stop.load(std::memory_order_relaxed) && local_.NowNs() < end) {
+    follow_faults();
     link.Turn(client_, mutex_, extra, 50'000'000, forward_states);
     // The acknowledgement leaves at once, not after the next wait.
     if (StepGranted(modules_, client_, mutex_, module_context, lockstep_scheduler)) link.SendPending(client_, mutex_);

@@ -80,6 +80,11 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
     t = reference_.NowNs();
     core_.Poll(t);
     Flush();
+    // server.faults.* changed: the receiving sockets take the new faults.
+    if (core_.FaultsVersion() != faults_version_) {
+      faults_version_ = core_.FaultsVersion();
+      for (transport::Channel* c : inputs) c->SetFaults(core_.Session().faults);
+    }
     if (status_period() > 0 && t >= next_status) {
       for (const auto& line : core_.StatusLines(t)) log_->info("{}", line);
       next_status = t + status_period();

@@ -490,6 +490,7 @@ void WorldCore::RegisterParams() {
       "server.stale_policy", "A lost node's entities after the grace: frozen in place or removed",
       [&sv] { return std::string(sv.stale_remove ? "remove" : "freeze"); },
       [&sv](const std::string& v) { sv.stale_remove = v == "remove"; }, {"freeze", "remove"});
+  config::AddFaultParams(r, "server.faults.", session_.faults, [this] { ++faults_version_; });
   r.AddInt("server.nodes", "", kCount, "Joined nodes", [this] { return static_cast<int64_t>(nodes_.size()); });
   r.AddInt("server.entities", "", kCount, "Merged entities", [this] { return static_cast<int64_t>(entities_.size()); });
   r.AddInt("server.events", "", kCount, "Entries of the session's event log so far",

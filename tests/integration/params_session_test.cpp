@@ -263,3 +263,34 @@ TEST_CASE("params session: RequestParamSet checks and logs server paths like a t
   REQUIRE(none);
   CHECK_FALSE(none->ok);
 }
+
+TEST_CASE("params session: a node in real time applies a set before its next step, and bounds the sets waiting") {
+  double speed = 10;
+  node::NodeParams params;
+  params.Registry().AddFloat("node.n.speed", "m/s", config::Range{0, 100}, "speed", [&] { return speed; },
+                             [&](double v) { speed = v; });
+  // Checked at once and answered with the value it will have; applied by the thread that steps the modules.
+  const auto reply = std::get<protocol::ParamReply>(params.Answer(protocol::ParamSet{"node.n.speed", "20", 7}, false));
+  CHECK(reply.ok);
+  CHECK(reply.request_id == 7);
+  CHECK(reply.param.value == "20");
+  CHECK(speed == 10);
+  params.ApplyQueued();
+  CHECK(speed == 20);
+  // A refused set is not queued.
+  const auto bad = std::get<protocol::ParamReply>(params.Answer(protocol::ParamSet{"node.n.speed", "-1", 8}, false));
+  CHECK_FALSE(bad.ok);
+  params.ApplyQueued();
+  CHECK(speed == 20);
+  // The queue is bounded.
+  for (size_t i = 0; i < node::NodeParams::kMaxQueued; ++i)
+    CHECK(std::get<protocol::ParamReply>(params.Answer(protocol::ParamSet{"node.n.speed", "30", i}, false)).ok);
+  const auto full = std::get<protocol::ParamReply>(params.Answer(protocol::ParamSet{"node.n.speed", "40", 9}, false));
+  CHECK_FALSE(full.ok);
+  CHECK(full.error.find("wait for the next step") != std::string::npos);
+  params.ApplyQueued();
+  CHECK(speed == 30);
+  // Lock-step: applied at once.
+  CHECK(std::get<protocol::ParamReply>(params.Answer(protocol::ParamSet{"node.n.speed", "5", 10}, true)).ok);
+  CHECK(speed == 5);
+}

@@ -139,3 +139,18 @@ TEST_CASE("params: values format as TOML literals that read back") {
   CHECK(config::FormatValue(config::ParamValue{int64_t{-3}}) == "-3");
   CHECK(std::stod(config::FormatNumber(1.0 / 3.0)) == 1.0 / 3.0);
 }
+
+TEST_CASE("params: fault injector settings use the [faults] bounds and the fault definition's own check") {
+  transport::FaultDef faults;
+  int changes = 0;
+  ParamRegistry r;
+  config::AddFaultParams(r, "node.a.faults.", faults, [&] { ++changes; });
+  CHECK(r.Set("node.a.faults.drop", "0.25").ok);
+  CHECK(faults.drop_probability == 0.25);
+  CHECK(changes == 1);
+  const auto reorder = r.Set("node.a.faults.reorder", "0.6");
+  CHECK(reorder.error == "node.a.faults.reorder: expected a number in [0, 0.5], got 0.6");
+  CHECK(r.Set("node.a.faults.delay_ms", "nan").error == "node.a.faults.delay_ms: expected a number in [0, 60000] ms, got nan");
+  CHECK(faults.reorder_probability == 0);
+  CHECK(changes == 1);
+}

@@ -229,4 +229,39 @@ protocol::ParamReply ParamRegistry::Set(const std::string& path, const std::stri
   return Get(path);
 }
 
+void AddFaultParams(ParamRegistry& r, const std::string& prefix, transport::FaultDef& faults,
+                    std::function<void()> changed) {
+  namespace b = bounds;
+  struct Key {
+    const char* name;
+    double transport::FaultDef::*field;
+    Range range;
+    const char* unit;
+    const char* description;
+  };
+  const Key keys[] = {
+      {"drop", &transport::FaultDef::drop_probability, b::kProbability, "", "Independent loss per received message"},
+      {"duplicate", &transport::FaultDef::duplicate_probability, b::kProbability, "", "Chance a message arrives twice"},
+      {"reorder", &transport::FaultDef::reorder_probability, b::kReorderFraction, "", "Fraction delivered after their successor"},
+      {"delay_ms", &transport::FaultDef::delay_ms, b::kFaultDelayMs, "ms", "Added one-way delay"},
+      {"jitter_ms", &transport::FaultDef::jitter_ms, b::kFaultDelayMs, "ms", "Delay varies by +- this"},
+      {"burst_every_s", &transport::FaultDef::burst_every_s, b::kBurstEveryS, "s", "Mean time between burst outages (0: none)"},
+      {"burst_length_ms", &transport::FaultDef::burst_length_ms, b::kBurstLengthMs, "ms", "Length of each burst outage"},
+  };
+  for (const Key& k : keys) {
+    const std::string path = prefix + k.name;
+    r.AddFloat(path, k.unit, k.range, k.description, [&faults, f = k.field] { return faults.*f; },
+               [&faults, f = k.field, changed](double v) {
+                 faults.*f = v;
+                 if (changed) changed();
+               });
+    // The whole definition must stay valid (transport::ValidateFaultDef, as the config loader checks it).
+    r.AddCheck(path, [&faults, f = k.field](const ParamValue& v) {
+      transport::FaultDef d = faults;
+      d.*f = std::get<double>(v);
+      return transport::ValidateFaultDef(d);
+    });
+  }
+}
+
 }  // namespace platoon::config

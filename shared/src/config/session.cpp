@@ -308,13 +308,13 @@ clock::ClockDef ReadClockDef(const Table& t) {
 
 transport::FaultDef ReadFaultDef(const Table& t) {
   transport::FaultDef d;
-  d.drop_probability = t.GetDouble("drop", d.drop_probability, 0, 1);
-  d.duplicate_probability = t.GetDouble("duplicate", d.duplicate_probability, 0, 1);
-  d.reorder_probability = t.GetDouble("reorder", d.reorder_probability, 0, 0.5);
-  d.delay_ms = t.GetDouble("delay_ms", d.delay_ms, 0, 60000);
-  d.jitter_ms = t.GetDouble("jitter_ms", d.jitter_ms, 0, 60000);
-  d.burst_every_s = t.GetDouble("burst_every_s", d.burst_every_s, 0, 1e6);
-  d.burst_length_ms = t.GetDouble("burst_length_ms", d.burst_length_ms, 0, 1e7);
+  d.drop_probability = t.GetDouble("drop", d.drop_probability, bounds::kProbability.min, bounds::kProbability.max);
+  d.duplicate_probability = t.GetDouble("duplicate", d.duplicate_probability, bounds::kProbability.min, bounds::kProbability.max);
+  d.reorder_probability = t.GetDouble("reorder", d.reorder_probability, bounds::kReorderFraction.min, bounds::kReorderFraction.max);
+  d.delay_ms = t.GetDouble("delay_ms", d.delay_ms, bounds::kFaultDelayMs.min, bounds::kFaultDelayMs.max);
+  d.jitter_ms = t.GetDouble("jitter_ms", d.jitter_ms, bounds::kFaultDelayMs.min, bounds::kFaultDelayMs.max);
+  d.burst_every_s = t.GetDouble("burst_every_s", d.burst_every_s, bounds::kBurstEveryS.min, bounds::kBurstEveryS.max);
+  d.burst_length_ms = t.GetDouble("burst_length_ms", d.burst_length_ms, bounds::kBurstLengthMs.min, bounds::kBurstLengthMs.max);
   d.seed = static_cast<uint64_t>(t.GetInt("seed", static_cast<int64_t>(d.seed), 0));
   if (auto err = transport::ValidateFaultDef(d); !err.empty()) t.Fail("", err);
   t.RejectUnknownKeys();

@@ -16,6 +16,12 @@ ClientLink::ClientLink(zmq::context_t& context, std::string server_host, uint16_
   control_.Connect(control_endpoint_);
 }
 
+void ClientLink::SetFaults(const transport::FaultDef& faults) {
+  control_.SetFaults(faults);
+  time_.SetFaults(faults);
+  world_.SetFaults(faults);
+}
+
 void ClientLink::Follow(const ServerPorts& ports) {
   // (Re)connect the other sockets to the ports the server announced (a restarted server may move them).
   auto follow = [&](transport::Channel& c, uint16_t& current, uint16_t port) {

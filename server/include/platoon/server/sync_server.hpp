@@ -71,6 +71,7 @@ class SyncServer {
   WorldCore core_;
   zmq::context_t context_{1};
   transport::Channel control_, time_, world_, state_;
+  uint64_t faults_version_ = 0;  // the core's FaultsVersion() the sockets follow
 };
 
 }  // namespace platoon::server

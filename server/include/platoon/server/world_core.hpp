@@ -269,6 +269,8 @@ class WorldCore {
                                                       const std::string& source, int64_t now_ns);
   /// Forwarded parameter requests still waiting for their node.
   size_t PendingParamRequests() const { return pending_params_.size(); }
+  /// Bumped by every set of server.faults.*: the shell hands Session().faults to its sockets when it changes.
+  uint64_t FaultsVersion() const { return faults_version_; }
 
  private:
   struct SystemSlot {
@@ -385,6 +387,7 @@ class WorldCore {
   };
   std::map<uint64_t, ListGroup> list_groups_;
   uint64_t next_param_id_ = 1;
+  uint64_t faults_version_ = 0;
 };
 
 }  // namespace platoon::server

@@ -6,6 +6,7 @@
 /// below are the one definition both use.
 
 #include "platoon/protocol/messages.hpp"
+#include "platoon/transport/fault_injector.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -38,6 +39,10 @@ inline constexpr Range kTyreFriction{0.05, 2.0};     ///< Tyre-road friction coe
 inline constexpr Range kSensorRateHz{0.1, 1000};     ///< Sensor output rate, in Hz.
 inline constexpr Range kNoiseSigma{0, 100};          ///< A noise standard deviation (m, m/s^2, rad/s, ...).
 inline constexpr Range kProbability{0, 1};           ///< A probability or fraction.
+inline constexpr Range kReorderFraction{0, 0.5};     ///< [faults] reorder, a fraction of messages.
+inline constexpr Range kFaultDelayMs{0, 60000};      ///< [faults] delay_ms and jitter_ms, in ms.
+inline constexpr Range kBurstEveryS{0, 1e6};         ///< [faults] burst_every_s, in s.
+inline constexpr Range kBurstLengthMs{0, 1e7};       ///< [faults] burst_length_ms, in ms.
 }  // namespace bounds
 
 /// A parsed parameter value.
@@ -103,6 +108,13 @@ class ParamRegistry {
   void Add(ParamEntry entry);
   std::map<std::string, ParamEntry> entries_;
 };
+
+/// Registers the fault injector's settings under `prefix` ("node.<name>.faults.", "server.faults."): drop,
+/// duplicate, reorder, delay_ms, jitter_ms, burst_every_s, burst_length_ms, with the [faults] bounds and
+/// transport::ValidateFaultDef on the result. A set changes `faults` and then calls `changed` (which hands
+/// the new settings to the channels on the thread that owns them).
+void AddFaultParams(ParamRegistry& registry, const std::string& prefix, transport::FaultDef& faults,
+                    std::function<void()> changed);
 
 /// What the value of a parameter of this type looks like, with its range and unit, for messages:
 /// "a number in [1, 70] m/s", "an integer in [0, 65535]", "true or false", "one of \"freeze\", \"remove\"".

@@ -38,6 +38,9 @@ class ClientLink {
   /// "tcp://host:port" of the server's control socket.
   const std::string& ControlEndpoint() const { return control_endpoint_; }
 
+  /// Replaces the receive-path faults of the control, time and world sockets (a live parameter).
+  void SetFaults(const transport::FaultDef& faults);
+
  private:
   void Follow(const ServerPorts& ports);
   void Send(std::vector<Outgoing> out);
