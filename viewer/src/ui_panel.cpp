@@ -52,6 +52,7 @@ void DrawSession(const WorldSnapshot& s, UiState& state, UiActions& actions) {
               s.clock.offset_ns / 1e3, static_cast<double>(s.clock.min_delay_ns) / 1e3,
               static_cast<unsigned long long>(s.world.LastSequence()), static_cast<unsigned long long>(s.world_gaps));
   ImGui::BeginDisabled(!s.joined);
+  ImGui::Checkbox("parameters", &state.show_params);
   if (ImGui::Button("Start")) actions.session = Command::kStart;
   ImGui::SameLine();
   if (s.phase == SessionPhase::kPaused) {

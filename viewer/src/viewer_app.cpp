@@ -2,6 +2,7 @@
 
 #include "platoon/viewer/camera_manipulators.hpp"
 #include "platoon/viewer/image.hpp"
+#include "platoon/viewer/param_panel.hpp"
 #include "platoon/viewer/pinhole_camera.hpp"
 #include "platoon/viewer/plot_buffer.hpp"
 #include "sdl_window.hpp"
@@ -127,6 +128,8 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
   else free_cam->LookAt(Vec3(g.centre_x_m - 60, g.centre_y_m - 60, 40), Vec3(g.centre_x_m, g.centre_y_m, 0));
   top_cam->SetCentre(Vec3(g.centre_x_m, g.centre_y_m, 0));
   UiState ui;
+  ParamPanelModel param_model;
+  ParamPanelState param_state;
   ui.camera = def.camera;
   ui.selected = def.follow;
   ui.point_size_px = def.point_size_px;
@@ -220,7 +223,13 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
 
     window.BeginUi();
     const UiActions actions = DrawPanel(ui, snap, entities, plots);
+    // The parameter panel: answers first (every frame, so none pile up), then what the user asked.
+    for (const auto& reply : client.TakeReplies()) param_model.OnReply(reply);
+    param_state.open = ui.show_params;
+    const ParamPanelActions param_actions = DrawParamPanel(param_state, param_model);
+    ui.show_params = param_state.open;
     window.EndUi();
+    if (param_actions.request) client.SendRequest(*param_actions.request);
     if (actions.session) {
       protocol::SessionControl c;
       c.command = *actions.session;

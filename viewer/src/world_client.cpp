@@ -14,6 +14,7 @@ session::ClientDef MakeClientDef(const WorldClientDef& def) {
   d.rejoin_interval_s = def.rejoin_interval_s;
   d.server_silence_s = def.server_silence_s;
   d.retry_refused = true;  // a viewer keeps trying, and shows the refusal
+  d.keep_replies = true;   // the parameter panel reads the answers (TakeReplies)
   return d;
 }
 
@@ -73,6 +74,16 @@ void WorldClient::SendControl(const protocol::SessionControl& command) {
   log_->info("sending session command '{}'", kNames[static_cast<int>(command.command)]);
   std::lock_guard lock(mutex_);
   client_.Control(command);
+}
+
+void WorldClient::SendRequest(const session::ParamRequest& request) {
+  std::lock_guard lock(mutex_);
+  client_.RequestParams(request);
+}
+
+std::vector<session::ControlReply> WorldClient::TakeReplies() {
+  std::lock_guard lock(mutex_);
+  return client_.TakeReplies();
 }
 
 void WorldClient::Run() {

@@ -38,6 +38,7 @@ struct UiState {
   size_t points_drawn = 0;                ///< Points drawn in the last frame (shown in the panel).
   size_t radar_drawn = 0;                 ///< Radar markers drawn in the last frame.
   double seek_input_s = 0;                ///< Replay: the sim time typed into the seek field, in s.
+  bool show_params = false;               ///< The "Parameters" window (param_panel.hpp) is open.
 };
 
 /// What the user asked for in this frame.

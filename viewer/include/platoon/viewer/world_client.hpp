@@ -100,6 +100,10 @@ class WorldClient {
   int64_t SimNowNs() const;
   /// Queues a session command for the server (start, pause, resume, stop).
   void SendControl(const protocol::SessionControl& command);
+  /// Queues a parameter request (list, get, set), a marker or an events request for the server.
+  void SendRequest(const session::ParamRequest& request);
+  /// The server's answers to this viewer's commands and requests since the last call, oldest first.
+  std::vector<session::ControlReply> TakeReplies();
 
  private:
   void Run();
