@@ -794,7 +794,7 @@ class BatchProgress {
     const double eta = elapsed / static_cast<double>(ran_) * static_cast<double>(total_ - done_);
     if (tty_) {
       const int width = 30, filled = static_cast<int>(width * done_ / std::max<size_t>(total_, 1));
-      std::fprintf(stderr, "\r%s: [%s%s] %zu/%zu runs, %.0fx real time, ETA %.0f s   ", kMe,
+      std::fprintf(stderr, "\r%s: [%s%s] %zu/%zu runs, %.1fx real time, ETA %.0f s   ", kMe,
                    std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done_, total_,
                    elapsed > 0 ? sim_s_ / elapsed : 0.0, eta);
       if (done_ == total_) std::fprintf(stderr, "\n");
