@@ -461,8 +461,18 @@ void DriverSeatModule::Perceive(const std::vector<RemoteEntity>& remote, int64_t
   const data::MetricsRow row = data::ComputeMetrics(sim_ns, data::SampleOf(Truth()), others, roads,
                                                     data::DefaultMetricsDef(), &leader);
   SeenAhead seen{sim_ns, row[data::Column::kHeadway], 0};
-  for (const auto& o : others)
-    if (o.id == leader) seen.speed_mps = std::hypot(o.velocity_mps.x(), o.velocity_mps.y());
+  // Its speed now: the last state's velocity moved on by its acceleration (owners send on thresholds, so
+  // a braking leader's last state may be a while old), never reversing.
+  for (const auto& r : remote)
+    if (r.state.id == leader && leader != 0) {
+      const KinematicState& k = r.state.kinematics;
+      const double dt = std::clamp(NsToS(sim_ns - k.stamp_ns), 0.0, 1.0);
+      const Vec3 v = k.velocity_mps + k.acceleration_mps2 * dt;
+      seen.speed_mps = v.dot(k.velocity_mps) < 0 ? 0.0 : std::hypot(v.x(), v.y());
+      seen.accel_mps2 = seen.speed_mps > 0 && k.velocity_mps.norm() > 1e-6
+                            ? k.acceleration_mps2.dot(k.velocity_mps.normalized()) : 0.0;
+    }
+  seen.own_speed_mps = state_.vx_mps;
   // Keep what the reaction time still needs (and a bound).
   const int64_t keep_ns = static_cast<int64_t>((model_def_.reaction_time_s + 1.0) * 1e9);
   size_t drop = 0;
@@ -486,7 +496,14 @@ vehicle::VehicleInput DriverSeatModule::ModelInput(int64_t sim_ns) const {
   for (const auto& p : perceived_)
     if (p.sim_ns <= seen_at) seen = &p;
   double accel = 0;
-  if (seen && std::isfinite(seen->gap_m)) accel = vehicle::IdmAccel(idm, v, std::max(seen->gap_m, 0.01), v - seen->speed_mps);
+  if (seen && std::isfinite(seen->gap_m)) {
+    // What it saw, carried forward to now as a driver anticipates: the leader keeps its acceleration
+    // (stopping at rest), the gap changes by the mean speed difference since.
+    const double dt = NsToS(sim_ns - seen->sim_ns);
+    const double lead_now = std::max(0.0, seen->speed_mps + seen->accel_mps2 * dt);
+    const double gap_now = seen->gap_m + 0.5 * (seen->speed_mps + lead_now - seen->own_speed_mps - v) * dt;
+    accel = vehicle::IdmAccel(idm, v, std::max(gap_now, 0.01), v - lead_now);
+  }
   else accel = vehicle::IdmAccel(idm, v, std::numeric_limits<double>::infinity(), 0);
   // Pedals from the force the acceleration needs against drag and rolling resistance.
   const double force = def_.mass_kg * accel + 0.5 * def_.air_density_kgm3 * def_.drag_area_m2 * v * v +

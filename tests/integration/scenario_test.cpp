@@ -40,7 +40,7 @@ name = "lead"
 role = "traffic"
 traffic_model = "road"
 vehicles = 1
-start_s_m = 80
+start_s_m = 100
 start_lane = -1
 start_speed_mps = 20
 
@@ -50,10 +50,10 @@ role = "driver"
 input = "model:follow"
 start_s_m = 40
 start_lane = -1
-start_speed_mps = 22
+start_speed_mps = 24
 headless = true
 [node.driver_model]
-desired_speed_mps = 28
+desired_speed_mps = 30
 time_gap_s = 1.0
 reaction_time_s = 0.8
 
@@ -70,6 +70,8 @@ struct Run {
   std::vector<server::ScenarioFiring> firings;
   std::map<uint64_t, protocol::LoggedEvent> events;
   std::vector<std::pair<int64_t, double>> lead_speed;  // (sim ns, m/s)
+  std::vector<std::pair<int64_t, double>> driver_speed;
+  double min_distance_m = 1e9;  // between the two cars' reference points
   InProcessResult result;
 };
 
@@ -79,11 +81,16 @@ Run RunSession(const std::string& text) {
   InProcessOptions options;
   options.publish_every_step = true;
   options.setup_core = [&](server::WorldCore& core) { system = server::InstallScenario(core, Quiet()); };
-  const uint64_t lead = VehicleId("lead", 0);
+  const uint64_t lead = VehicleId("lead", 0), driver = VehicleId("driver", 0);
+  std::map<uint64_t, Vec3> positions;
   options.on_world = [&](const protocol::WorldState& w, const std::string&) {
     for (const auto& e : w.events) run.events.emplace(e.sequence, e);
-    for (const auto& e : w.entities)
+    for (const auto& e : w.entities) {
       if (e.id == lead && w.step > 0) run.lead_speed.emplace_back(e.kinematics.stamp_ns, e.kinematics.velocity_mps.norm());
+      if (e.id == driver && w.step > 0) run.driver_speed.emplace_back(e.kinematics.stamp_ns, e.kinematics.velocity_mps.norm());
+      positions[e.id] = e.kinematics.pose.position_m;
+    }
+    if (positions.size() == 2) run.min_distance_m = std::min(run.min_distance_m, (positions[lead] - positions[driver]).norm());
   };
   const config::SessionDef session = config::LoadSessionText(text, "headway.toml");
   config::ValidateSession(session);
@@ -99,7 +106,7 @@ TEST_CASE("scenario: the headway stimulus fires at the same sim time in two lock
   REQUIRE(a.firings.size() == 1);
   REQUIRE(b.firings.size() == 1);
   CHECK(a.firings[0].name == "lead_brakes");
-  // The model driver closes in from 1.6 s of headway; the same step both times.
+  // The model driver closes in from 2.3 s of headway; the same step both times.
   CHECK(a.firings[0].sim_time_ns > 0);
   CHECK(a.firings[0].sim_time_ns == b.firings[0].sim_time_ns);
   CHECK(a.firings[0].detail == b.firings[0].detail);
@@ -136,18 +143,26 @@ TEST_CASE("scenario: the lead car decelerates at the commanded rate, then drives
   REQUIRE(run.firings.size() == 1);
   const int64_t t0 = run.firings[0].sim_time_ns;
   // Its speed 0.5 s and 1.5 s into the 2 s of braking (the action rides in the grant of the firing).
-  auto speed_at = [&](int64_t t) {
+  auto speed_in = [&](const std::vector<std::pair<int64_t, double>>& series, int64_t t) {
     double v = -1;
-    for (const auto& [ns, s] : run.lead_speed)
+    for (const auto& [ns, s] : series)
       if (ns <= t) v = s;
     return v;
   };
+  auto speed_at = [&](int64_t t) { return speed_in(run.lead_speed, t); };
   const double v1 = speed_at(t0 + 500'000'000), v2 = speed_at(t0 + 1'500'000'000);
   REQUIRE(v1 > 0);
   CHECK((v1 - v2) / 1.0 == doctest::Approx(6.0).epsilon(0.03));
   // Before the firing it cruised; 3 s after it, it accelerates again.
   CHECK(speed_at(t0 - 100'000'000) == doctest::Approx(20.0).epsilon(0.05));
   CHECK(speed_at(t0 + 4'000'000'000) > speed_at(t0 + 2'100'000'000));
+  // The model driver behind brakes only after its reaction time (0.8 s), then hard enough not to hit it.
+  // (Its speed loss in the 0.7 s after the firing is that of the 0.7 s before; a second later it brakes hard.)
+  auto driver_at = [&](int64_t dt) { return speed_in(run.driver_speed, t0 + dt); };
+  const double before = driver_at(-700'000'000) - driver_at(0), during = driver_at(0) - driver_at(700'000'000);
+  CHECK(during < before + 0.3);
+  CHECK(driver_at(1'000'000'000) - driver_at(2'000'000'000) > 2.0);
+  CHECK(run.min_distance_m > 5.0);  // reference points more than a car length apart: no crash
 }
 
 TEST_CASE("scenario: sim-time and marker conditions, delay, once and repeat") {

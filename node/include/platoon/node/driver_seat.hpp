@@ -137,7 +137,9 @@ class DriverSeatModule final : public Module {
   struct SeenAhead {
     int64_t sim_ns = 0;
     double gap_m = 0;
-    double speed_mps = 0;
+    double speed_mps = 0;      // the leader's speed
+    double accel_mps2 = 0;     // the leader's acceleration along its velocity
+    double own_speed_mps = 0;  // own speed then
   };
   std::vector<SeenAhead> perceived_;
   // Seat messages shown so far (kMessage events for this seat).
