@@ -556,13 +556,22 @@ std::optional<protocol::ParamReply> WorldCore::RequestParamSet(const std::string
     FinishParamSet({}, reply, source, now);
     return reply;
   }
+  const std::string name = NodeOfPath(path);
+  const auto node = std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& n) { return n.second.info.name == name; });
+  protocol::ParamReply refused{false, {path, "", false, ""}, "", 0};
+  if (node == nodes_.end()) refused.error = fmt::format("{}: no node named '{}' in the session", path, name);
+  else if (node->second.info.lost) refused.error = fmt::format("node.{}: lost, cannot answer", name);
+  if (!refused.error.empty()) {
+    log_->warn("parameter set by {} refused: {}", source, refused.error);
+    return refused;
+  }
   HandleParamRequest({}, protocol::ParamSet{path, value, 0}, now);
   if (pending_params_.size() > before) {
     pending_params_.rbegin()->second.source = source;
     return std::nullopt;
   }
-  // Not forwarded (no such node, table full): say why.
-  return protocol::ParamReply{false, {path, "", false, ""}, "could not forward to the node", 0};
+  refused.error = fmt::format("server: {} parameter requests already wait for their nodes", kMaxPendingParams);
+  return refused;
 }
 
 void WorldCore::HandleParamRequest(const std::string& peer, const protocol::Message& m, int64_t now) {

@@ -262,6 +262,27 @@ TEST_CASE("params session: RequestParamSet checks and logs server paths like a t
   const auto none = core.RequestParamSet("node.ghost.x", "1", "event:brake", now);
   REQUIRE(none);
   CHECK_FALSE(none->ok);
+  CHECK(none->error == "node.ghost.x: no node named 'ghost' in the session");
+  CHECK(core.EventsAfter(0).size() == 1);
+
+  // A node path goes to the node; its answer is logged with the system as the source.
+  protocol::Join j;
+  j.name = "city";
+  j.role = protocol::Role::kTraffic;
+  j.host = "test";
+  core.OnControl("peer-city", "127.0.0.1", Ok(j), now);
+  core.TakeOutgoing();
+  CHECK_FALSE(core.RequestParamSet("node.city.desired_speed_mps", "20", "event:brake", now));
+  uint64_t id = 0;
+  for (auto& o : core.TakeOutgoing())
+    if (const auto* set = std::get_if<protocol::ParamSet>(&o.message); set && o.peer == "peer-city") id = set->request_id;
+  REQUIRE(id != 0);
+  core.OnControl("peer-city", "127.0.0.1",
+                 Ok(protocol::ParamReply{true, {"node.city.desired_speed_mps", "20", true, ""}, "", id}), now + kMs);
+  const auto after = core.EventsAfter(1);
+  REQUIRE(after.size() == 1);
+  CHECK(after[0].text == "node.city.desired_speed_mps = 20");
+  CHECK(after[0].source == "event:brake");
 }
 
 TEST_CASE("params session: a node in real time applies a set before its next step, and bounds the sets waiting") {
