@@ -277,6 +277,15 @@ int main(int argc, char** argv) {
       if (lockstep) args.push_back("--lockstep");
       // In lock-step the server ends the session at a sim time; the launcher then stops the nodes.
       if (session.step.lockstep && duration_s > 0) args.insert(args.end(), {"--end", std::to_string(duration_s)});
+      // In lock-step the session starts once every node started here joined, however long that takes on a
+      // loaded machine: every node computes from step 1 (the same run twice gives the same result), and a
+      // short run does not wait out a fixed countdown.
+      if (session.step.lockstep) {
+        std::string names;
+        for (const auto& n : session.nodes)
+          if (selected(n.name)) names += (names.empty() ? "" : ",") + n.name;
+        if (!names.empty() && wanted.empty()) args.insert(args.end(), {"--wait-for", names});
+      }
       procs.push_back({"server", platoon::process::Child::Spawn(args)});
       // Handshake: nodes start once the server listens (they would retry anyway, but logs read better).
       auto& server = procs.back().child;

@@ -7,6 +7,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
 #include "platoon/server/replay.hpp"
+#include "platoon/server/start_when_joined.hpp"
 #include "platoon/server/sync_server.hpp"
 
 #include <atomic>
@@ -22,33 +23,6 @@ namespace {
 
 std::atomic<bool> g_replay_stop{false};
 void OnReplaySignal(int) { g_replay_stop.store(true); }
-
-// Starts the replay once every named node joined (a re-measurement that must see the first step).
-class StartWhenJoined final : public server::WorldSystem {
- public:
-  StartWhenJoined(server::WorldCore& core, std::vector<std::string> names, int64_t from_ns, double speed, bool paused)
-      : core_(core), waiting_(names.begin(), names.end()), from_ns_(from_ns), speed_(speed), paused_(paused) {}
-  void OnNodeEvent(const server::NodeEvent& e) override {
-    if (started_ || (e.kind != server::NodeEvent::Kind::kJoined && e.kind != server::NodeEvent::Kind::kRejoined)) return;
-    waiting_.erase(e.name);
-    if (!waiting_.empty()) return;
-    started_ = true;
-    using Command = protocol::SessionControl::Command;
-    // A short countdown, so that the last node's clock exchange is done before sim time runs.
-    const int64_t at = e.ref_ns + 200'000'000;
-    core_.Control(protocol::SessionControl{Command::kStart, at, from_ns_}, e.ref_ns);
-    if (speed_ != 1.0) core_.Control(protocol::SessionControl{Command::kSpeed, at, 0, speed_}, e.ref_ns);
-    if (paused_) core_.Control(protocol::SessionControl{Command::kPause, at, 0}, e.ref_ns);
-  }
-
- private:
-  server::WorldCore& core_;
-  std::set<std::string> waiting_;
-  int64_t from_ns_;
-  double speed_;
-  bool paused_;
-  bool started_ = false;
-};
 
 double NsToS(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 int64_t SToNs(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
@@ -178,7 +152,8 @@ int RunReplay(const ReplayOptions& o) {
   }
   // Start now (or once the awaited nodes joined) at --from, at --speed; paused when asked.
   if (!o.wait_for.empty()) {
-    server.Core().AddSystem(std::make_shared<StartWhenJoined>(server.Core(), o.wait_for, from_ns, o.speed, o.paused),
+    server.Core().AddSystem(std::make_shared<server::StartWhenJoined>(
+                                server.Core(), server::StartWhenJoinedDef{o.wait_for, from_ns, o.speed, o.paused}),
                             server::system_priority::kPolicy);
     std::string names;
     for (const auto& n : o.wait_for) names += (names.empty() ? "" : ", ") + n;

@@ -4,6 +4,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
 #include "platoon/server/scenario_system.hpp"
+#include "platoon/server/start_when_joined.hpp"
 #include "platoon/server/sync_server.hpp"
 #include "platoon/session/world_hash.hpp"
 
@@ -70,6 +71,12 @@ int main(int argc, char** argv) {
                  "Lock-step: stop the session at this sim time, in s, and exit 0 (overrides [session] end_s; 0: never)")
       ->check(platoon::config::cli::Finite())
       ->check(CLI::Range(0.0, 1e7));
+  std::vector<std::string> wait_for;
+  app.add_option("--wait-for", wait_for,
+                 "Start the session once these nodes joined (comma-separated names), 0.2 s after the last of them, "
+                 "instead of --autostart; platoon run passes every node in lock-step")
+      ->delimiter(',')
+      ->excludes("--autostart");
   if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
   if (control_port > platoon::config::kMaxControlPort) {
     // The time, world and state sockets bind the next three ports: 65535 would wrap to ports 1 and 2.
@@ -134,7 +141,17 @@ int main(int argc, char** argv) {
               session.step.deadline_s, session.step.drop_late ? "drop late members" : "wait",
               session.step.end_s > 0 ? fmt::format("at {:.3f} s", session.step.end_s) : std::string("never"));
 
-  server.SetAutostart(autostart_s);
+  if (!wait_for.empty()) {
+    server.SetAutostart(-1);
+    server.Core().AddSystem(std::make_shared<platoon::server::StartWhenJoined>(
+                                server.Core(), platoon::server::StartWhenJoinedDef{wait_for}),
+                            platoon::server::system_priority::kPolicy);
+    std::string names;
+    for (const auto& n : wait_for) names += (names.empty() ? "" : ", ") + n;
+    log->info("the session starts once {} joined", names);
+  } else {
+    server.SetAutostart(autostart_s);
+  }
 
   std::thread timer;
   if (exit_after_s > 0) {

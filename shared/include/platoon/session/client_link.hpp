@@ -32,8 +32,9 @@ class ClientLink {
   /// Sends what the client queued now, without waiting for input (e.g. a lock-step acknowledgement).
   void SendPending(SessionClient& client, std::mutex& lock);
 
-  /// Sends what the client queued (e.g. a Leave) and waits up to `linger_ms` for it to leave.
-  void Flush(SessionClient& client, std::mutex& lock, int linger_ms = 200);
+  /// Sends what the client queued (e.g. a Leave) and waits up to `linger_ms` for it to leave (the wait
+  /// ends as soon as it has left; on a loaded machine ZeroMQ's I/O thread may need most of a second).
+  void Flush(SessionClient& client, std::mutex& lock, int linger_ms = 1000);
 
   /// "tcp://host:port" of the server's control socket.
   const std::string& ControlEndpoint() const { return control_endpoint_; }
