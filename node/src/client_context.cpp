@@ -86,6 +86,18 @@ void ClientModuleContext::TapWorld(WorldTap tap) {
   client_.on_world_broadcast = std::move(tap);
 }
 
+void ClientModuleContext::Mark(const std::string& text) {
+  {
+    std::lock_guard lock(mutex_);
+    // The node's sim time now, so the marker sits at the call; before the session clock is known the
+    // server stamps it on arrival (sim time 0 means that on the wire).
+    const bool clock_known = client_.Clock().IsSet() || client_.StepNs() > 0;
+    const int64_t sim_ns = clock_known ? std::max<int64_t>(client_.SimNowNs(), 0) : 0;
+    client_.RequestParams(protocol::Mark{text, sim_ns, ++markers_});
+  }
+  if (wake_) wake_();
+}
+
 void ClientModuleContext::SetDataChannels(transport::Channel* pub, transport::Channel* sub) {
   data_pub_ = pub;
   data_sub_ = sub;

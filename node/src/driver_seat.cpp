@@ -1,5 +1,6 @@
 #include "platoon/node/driver_seat.hpp"
 
+#include "platoon/config/scenario.hpp"
 #include "platoon/data/csv_writer.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/input/axis_mapping.hpp"
@@ -18,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cctype>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -100,6 +102,7 @@ class DriverSeatModule::Seat {
     road::RoadNetwork roads;
     Vec3 eye_m = Vec3::Zero();
     double fps = 60;
+    viewer::SeatWindow::KeyCallback on_key;     // seat keys pressed in the window (seat thread)
   };
 
   // Starts the thread and waits until it has opened what it needs. Throws std::runtime_error when the
@@ -167,6 +170,7 @@ class DriverSeatModule::Seat {
         scene = std::make_unique<viewer::SceneGraph>();
         if (!setup_.roads.Roads().empty()) scene->SetRoads(setup_.roads);
         window = std::make_unique<viewer::SeatWindow>(setup_.window_def, *scene);
+        window->SetKeyCallback(setup_.on_key);
         log_->info("seat window {} x {} px, {:.0f} deg, OpenGL: {}", setup_.window_def.width_px,
                    setup_.window_def.height_px, setup_.window_def.hfov_deg, window->GlInfo());
         has_window_.store(true);
@@ -319,6 +323,12 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
                model_def_.time_gap_s, model_def_.reaction_time_s);
   } else if (node.input == "sdl") {
     setup.live = node.input_mapping ? input::ReadAxisMapping(*node.input_mapping) : input::DefaultAxisMappingDef();
+    // The keys that drive the car send no marker (SDL's names in lower case, as seat keys are named).
+    for (const std::string* k : {&setup.live->key_left, &setup.live->key_right, &setup.live->key_throttle, &setup.live->key_brake}) {
+      std::string lower = *k;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      driving_keys_.insert(lower);
+    }
   } else {
     throw config::ConfigError("node \"" + node.name + "\": input must be \"sdl\", \"scripted:<file>\" or \"model:follow\", got \"" + node.input + "\"");
   }
@@ -331,6 +341,7 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   setup.window_def.hfov_deg = node.view_hfov_deg;
   setup.eye_m = node.eye_m;
   setup.fps = node.view_fps;
+  setup.on_key = [this](const std::string& key) { OnSeatKey(key); };
   if (setup.window || setup.live) {
     seat_ = std::make_unique<Seat>(std::move(setup), log_);
     seat_->SetOwn(Truth(), input_);  // the view from the start until the session runs
@@ -380,6 +391,18 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     last_step_ns_ = info.sim_ns;
   }
   ++steps_;
+
+  // Seat keys pressed since the last step: one marker each, at this step's sim time.
+  std::vector<std::string> keys;
+  {
+    std::lock_guard lock(keys_mutex_);
+    keys.swap(keys_);
+  }
+  for (const auto& key : keys) {
+    context.Mark(config::SeatKeyMarker(key));
+    ++key_markers_;
+    log_->info("seat key {} at sim {:.3f} s", key, NsToS(info.sim_ns));
+  }
 
   // Dynamics in fixed 1 ms steps up to this step's sim time; a script is read at each step's own time,
   // so a scripted run is the same whatever the module's wake-up jitter.
@@ -537,6 +560,13 @@ void DriverSeatModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext
     duration_s = std::strtod(event.detail.c_str() + at + 13, nullptr);
   log_->info("seat message at sim {:.3f} s from {}: {}", NsToS(event.sim_time_ns), event.source, event.text);
   if (seat_) seat_->SetMessage(event.text, duration_s);
+}
+
+void DriverSeatModule::OnSeatKey(const std::string& key) {
+  if (key.empty() || driving_keys_.count(key)) return;
+  std::lock_guard lock(keys_mutex_);
+  // A bounded queue: a module thread that does not step (paused session) cannot make it grow for ever.
+  if (keys_.size() < 64) keys_.push_back(key);
 }
 
 void DriverSeatModule::TrackRemote(const std::vector<RemoteEntity>& remote) {

@@ -151,6 +151,10 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   };
   ClientModuleContext module_context(client_, mutex_, to_server, options_.send_policy, options_.publish_every_step);
   module_context.SetDataChannels(endpoints->empty() ? nullptr : &data_pub, &data_sub);
+  // A marker from the module thread (a key on a seat): an empty message wakes this thread to send it.
+  module_context.SetWake([&] {
+    if (std::this_thread::get_id() != network_thread) outbox.Send(std::string());
+  });
   for (auto& m : modules_) m->Attach(module_context);
   // Parameters by path: the server forwards node.<name>.* here (on this thread, the client locked).
   NodeParams params;
@@ -188,6 +192,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   const int64_t end = options_.exit_after_s > 0 ? local_.NowNs() + static_cast<int64_t>(options_.exit_after_s * 1e9) : INT64_MAX;
   const auto forward_states = [&] {
     while (auto p = inbox.TryReceive()) {
+      if (p->data.empty()) continue;  // a wake-up: a marker is queued on the client
       std::lock_guard lock(mutex_);
       client_.SendState(std::move(p->data));
     }

@@ -70,7 +70,7 @@ bool ScenarioSystem::Evaluate(size_t i, int64_t sim_ns, std::string& detail, uin
       return sim_ns >= static_cast<int64_t>(std::llround(c.sim_time_s * 1e9));
     case ConditionDef::Kind::kMarker:
     case ConditionDef::Kind::kKey: {
-      const std::string want = c.kind == ConditionDef::Kind::kKey ? "key:" + c.text : c.text;
+      const std::string want = c.kind == ConditionDef::Kind::kKey ? config::SeatKeyMarker(c.text) : c.text;
       for (const auto& m : markers_)
         if (m.text == want && (c.seat.empty() || m.source == c.seat)) {
           detail = fmt::format("{{\"marker\":{},\"source\":{},\"marker_sequence\":{}}}", JsonString(m.text),

@@ -93,6 +93,7 @@ InProcessResult RunInProcess(config::SessionDef session, int worker_threads, con
     cd.clock = session.clock;
     n->client = std::make_unique<session::SessionClient>(cd, clock, nullptr);
     n->modules = MakeModules(session, def);
+    if (options.on_modules) options.on_modules(def, n->modules);
     Node* raw = n.get();
     n->context = std::make_unique<node::ClientModuleContext>(
         *n->client, n->mutex, [raw](std::string b) { raw->states.push_back(std::move(b)); }, dr::DefaultSendPolicyDef(),

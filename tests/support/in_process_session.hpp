@@ -47,6 +47,9 @@ struct InProcessOptions {
   /// Called before each round of message delivery with the core and the reference time, in ns: a test
   /// acts as a tool here (core.OnControl from a peer that is not a node, core.RequestParamSet).
   std::function<void(server::WorldCore& core, int64_t now_ns)> on_poll;
+  /// Called once per node with its modules, before it joins: a test keeps a pointer to one to drive it
+  /// from on_poll (a key on a seat), or adds one.
+  std::function<void(const config::NodeDef& node, std::vector<std::unique_ptr<node::Module>>& modules)> on_modules;
   /// What the core sent to a peer that is no node (the tool of on_poll), by peer.
   std::function<void(const std::string& peer, const protocol::Message& message)> on_reply;
 };

@@ -1,6 +1,7 @@
 #include "platoon/viewer/seat_window.hpp"
 
 #include "platoon/viewer/pinhole_camera.hpp"
+#include "platoon/viewer/seat_keys.hpp"
 #include "platoon/viewer/viewer_app.hpp"
 #include "sdl_window.hpp"
 
@@ -22,6 +23,7 @@ struct SeatWindow::Impl {
   osg::ref_ptr<osgViewer::GraphicsWindowEmbedded> gw;
   int width = 0, height = 0;
   std::string gl_info;
+  KeyCallback on_key;
 
   // The pinhole of the window's current size (square pixels, centred principal point).
   void SetProjection() {
@@ -72,6 +74,8 @@ SeatWindow::~SeatWindow() {
   impl_->window.reset();
 }
 
+void SeatWindow::SetKeyCallback(KeyCallback on_key) { impl_->on_key = std::move(on_key); }
+
 bool SeatWindow::PollEvents() {
   Impl& m = *impl_;
   bool open = true;
@@ -80,6 +84,9 @@ bool SeatWindow::PollEvents() {
     ImGui_ImplSDL2_ProcessEvent(&ev);
     if (ev.type == SDL_QUIT) open = false;
     if (ev.type == SDL_KEYDOWN && ev.key.keysym.sym == SDLK_ESCAPE) open = false;
+    // A seat key: one call per press (SDL repeats a held key; those are dropped).
+    if (ev.type == SDL_KEYDOWN && m.on_key)
+      if (const std::string key = SeatKeyName(ev.key.keysym.sym, ev.key.repeat != 0); !key.empty()) m.on_key(key);
     if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
       m.window->DrawableSize(&m.width, &m.height);
       m.gw->resized(0, 0, m.width, m.height);

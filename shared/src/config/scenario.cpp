@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -14,6 +15,15 @@ namespace {
 const std::vector<std::string> kQuantities = {"speed", "region", "gap", "time_headway", "ttc", "lane", "lane_offset"};
 const std::vector<std::string> kActions = {"set_param", "brake", "stop", "change_lane", "speed_profile", "resume",
                                            "spawn", "remove", "message", "mark"};
+
+// The seat keys: every name once, in the order the docs list them.
+std::vector<std::string> MakeSeatKeyNames() {
+  std::vector<std::string> names = {"space", "return"};
+  for (char c = 'a'; c <= 'z'; ++c) names.emplace_back(1, c);
+  for (char c = '0'; c <= '9'; ++c) names.emplace_back(1, c);
+  for (int f = 1; f <= 12; ++f) names.push_back("f" + std::to_string(f));
+  return names;
+}
 
 // Checks an entity reference's form: "<node>", "<node>:<index>", "id:<n>".
 void CheckEntityRef(const Table& t, const std::string& key, const std::string& ref, bool allow_ahead) {
@@ -59,8 +69,9 @@ ConditionDef ReadCondition(const Table& t) {
   } else if (t.Has("key")) {
     c.kind = ConditionDef::Kind::kKey;
     c.text = t.GetString("key", "");
-    if (c.text.empty() || c.text.find_first_of(" \t") != std::string::npos)
-      t.Fail("key", "expected a key name without spaces (\"space\", \"b\", \"1\"), got \"" + c.text + "\"");
+    if (!IsSeatKeyName(c.text))
+      t.Fail("key", "expected a key a seat sends: \"space\", \"return\", \"a\"..\"z\", \"0\"..\"9\" or \"f1\"..\"f12\" "
+                    "(lower case), got \"" + c.text + "\"");
     c.seat = t.GetString("seat", "");
   } else {
     c.kind = ConditionDef::Kind::kQuantity;
@@ -188,6 +199,18 @@ ActionDef ReadAction(const Table& t) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& SeatKeyNames() {
+  static const std::vector<std::string> names = MakeSeatKeyNames();
+  return names;
+}
+
+bool IsSeatKeyName(std::string_view name) {
+  const auto& names = SeatKeyNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string SeatKeyMarker(std::string_view name) { return "key:" + std::string(name); }
 
 const char* QuantityName(Quantity q) {
   const auto i = static_cast<size_t>(q);

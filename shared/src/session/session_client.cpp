@@ -185,7 +185,8 @@ void SessionClient::OnControl(const protocol::Message& m, int64_t local_ns) {
       return;
     }
   }
-  if (std::holds_alternative<protocol::SessionStatus>(m)) return;
+  // A node's own marker (ModuleContext::Mark) is answered too: the entry also comes with the world.
+  if (std::holds_alternative<protocol::SessionStatus>(m) || std::holds_alternative<protocol::EventList>(m)) return;
   ++stats_.bad_input;
 }
 

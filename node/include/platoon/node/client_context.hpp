@@ -62,7 +62,15 @@ class ClientModuleContext final : public ModuleContext {
   std::vector<protocol::NodeInfo> Nodes() const override;
   int64_t StepNs() const override;
   void TapWorld(WorldTap tap) override;
+  /// Queues a protocol::Mark on the client's control socket, stamped with the client's sim time now
+  /// (0 before the session clock is known: the server stamps it on arrival).
+  void Mark(const std::string& text) override;
+  /// Markers sent so far.
+  uint64_t Markers() const { return markers_; }
 
+  /// Called after a marker is queued on the client (nullptr: none): platoon-node wakes its network thread,
+  /// which sends it at once instead of at its next turn (up to 50 ms later).
+  void SetWake(std::function<void()> wake) { wake_ = std::move(wake); }
   /// The data PUB socket (nullptr: none) and SUB socket (nullptr: none) modules use.
   void SetDataChannels(transport::Channel* pub, transport::Channel* sub);
   /// In-process sessions: data messages go to `sink` instead of a socket.
@@ -110,6 +118,8 @@ class ClientModuleContext final : public ModuleContext {
   std::vector<std::string> subscribed_;
   uint64_t nodes_seen_ = ~0ull;
   NodeParams* params_ = nullptr;
+  uint64_t markers_ = 0;
+  std::function<void()> wake_;
 };
 
 /// Steps each module at its own rate on sim time: a module is due when sim time reaches its next slot;

@@ -26,7 +26,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +69,14 @@ class DriverSeatModule final : public Module {
   /// Appends the driver's figures and, with data write, its counts. Called once at shutdown after the
   /// last Step: it closes the data writer first, so the counts are final and the file complete.
   void Summarize(std::vector<std::string>& fields) const override;
+
+  /// A seat key pressed (viewer::SeatKeyName: "space", "b", "f5"; the seat window's thread calls it, a
+  /// test may): queued, and the next Step sends the marker "key:<name>" once (ModuleContext::Mark, at
+  /// that step's sim time), which a scenario `key` condition waits for. Ignores "" and the keys that
+  /// drive the car (input = "sdl": the mapping's key_left/right/throttle/brake). Thread-safe.
+  void OnSeatKey(const std::string& key);
+  /// Key markers sent so far.
+  uint64_t KeyMarkers() const { return key_markers_; }
 
   /// The vehicle's entity id: VehicleId(node name, 0).
   uint64_t EntityId() const { return id_; }
@@ -144,6 +154,12 @@ class DriverSeatModule final : public Module {
   std::vector<SeenAhead> perceived_;
   // Seat messages shown so far (kMessage events for this seat).
   uint64_t messages_ = 0;
+  // Seat keys pressed and not yet sent (seat thread -> module thread), the keys that drive the car (lower
+  // case), and the key markers sent.
+  std::mutex keys_mutex_;
+  std::vector<std::string> keys_;
+  std::set<std::string> driving_keys_;
+  uint64_t key_markers_ = 0;
 };
 
 }  // namespace platoon::node

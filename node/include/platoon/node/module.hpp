@@ -62,6 +62,11 @@ class ModuleContext {
   /// server's grants; typical 10'000'000); 0 in real time.
   virtual int64_t StepNs() const { return 0; }
 
+  /// Puts a marker with `text` (1 to 1000 bytes; "key:space") on the synced clock at this node's sim time
+  /// now, so it sits at the instant of the call, not at its arrival at the server; the server logs it with
+  /// this node's name as source (docs/EXPERIMENTS.md, "Markers and events"). Default: dropped.
+  virtual void Mark(const std::string& text) { (void)text; }
+
   /// Hands every world-state broadcast this node receives to `tap` (nullptr: none), as it arrives:
   /// its envelope bytes as received, the decoded state and the local receive time in ns. `tap` runs
   /// on the network thread and must only copy and return (session::SessionClient::on_world_broadcast).

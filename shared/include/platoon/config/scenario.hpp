@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,15 @@ inline constexpr size_t kMaxEvents = 256;
 inline constexpr size_t kMaxActionsPerEvent = 32;
 /// Most points of one speed profile.
 inline constexpr size_t kMaxProfilePoints = 1000;
+
+/// Key names a seat window sends (one marker "key:<name>" per press) and a `key` condition accepts: SDL's
+/// key names in lower case, "space", "return", "a".."z", "0".."9", "f1".."f12" (docs/EXPERIMENTS.md,
+/// "Scenario events").
+const std::vector<std::string>& SeatKeyNames();
+/// True when `name` is one of SeatKeyNames() ("space", "b", "f5").
+bool IsSeatKeyName(std::string_view name);
+/// The marker text a seat logs for a press of key `name`: "key:<name>".
+std::string SeatKeyMarker(std::string_view name);
 
 /// What a quantity condition measures of its entity (data::ComputeMetrics, so the numbers are the
 /// ones a data write records).

@@ -8,6 +8,7 @@
 #include "platoon/viewer/scene.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,8 +37,13 @@ class SeatWindow {
   SeatWindow(const SeatWindow&) = delete;
   SeatWindow& operator=(const SeatWindow&) = delete;
 
-  /// Handles the window's pending events (resize, close); false once the user closed the window or
-  /// pressed Esc. Does not consume joystick state, so platoon::input::SdlInput keeps working.
+  /// Called by PollEvents, on this thread, once per press of a seat key (SeatKeyName, seat_keys.hpp:
+  /// "space", "return", "a".."z", "0".."9", "f1".."f12"; auto-repeats and other keys are not passed).
+  using KeyCallback = std::function<void(const std::string& key)>;
+  /// Sets the key callback (nullptr: keys are not passed on).
+  void SetKeyCallback(KeyCallback on_key);
+  /// Handles the window's pending events (resize, close, seat keys); false once the user closed the
+  /// window or pressed Esc. Does not consume joystick state, so platoon::input::SdlInput keeps working.
   bool PollEvents();
   /// Draws the scene seen by a camera whose body frame (x forward, y left, z up) is at `eye_world`, and
   /// `hud` as lines of text at the top left, then swaps.
