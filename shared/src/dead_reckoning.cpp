@@ -23,6 +23,11 @@ constexpr double kRetargetRad = 0.001;
 constexpr double kMaxRunawayRatio = 1.5;
 /// Relative slack on the send-rate cap, so ticks at exactly max_rate_hz pass despite rounding.
 constexpr double kRateSlack = 1e-6;
+/// CCA takes the body's forward axis as the direction of travel below this speed, in m/s.
+constexpr double kCcaDirectionMps = 1e-6;
+/// CCA divides the yaw rate by at least this speed to get the path curvature, in m/s; a car this
+/// slow turns on the spot by no more than its yaw rate allows.
+constexpr double kCcaMinSpeedMps = 0.2;
 
 bool Finite(const Vec3& v) { return v.allFinite(); }
 
@@ -84,6 +89,56 @@ KinematicState Rvb(const KinematicState& last, double dt_s) {
   return out;
 }
 
+/// CCA: constant path curvature and constant tangential acceleration, stopping at zero speed (see
+/// docs/ARCHITECTURE.md, "Dead reckoning"). A car turns by distance travelled, not by time: its yaw
+/// rate is speed times the path curvature, which the road and the steering fix. So the curvature
+/// k = w / |v0| is held, and the distance s(t) = |v0| t + at t^2 / 2 along the track, with
+/// at = a0 . u0 (u0 = v0 / |v0|), ends where the speed reaches zero: braking never runs backwards.
+/// With the rotation R(s) = exp([k] s) that turns u0 along the path:
+///   p(t) = p0 + (int_0^s R ds') u0 = p0 + (s I + c1 [k] + c2 [k]^2) u0,   q(t) = R(s) q0
+///   v(t) = R(s) u0 (|v0| + at t),   w(t) = k |v(t)|,   a(t) = w(t) x v(t) + at R(s) u0
+/// with c1, c2 those of RVB for rate |k| over s. The rest of a0, a side-slip change, is carried as RVB
+/// carries its tangential acceleration. At constant speed this is RVB: exact on circles.
+KinematicState Cca(const KinematicState& last, double dt_s) {
+  const Vec3& v0 = last.velocity_mps;
+  const double speed_mps = v0.norm();
+  // Direction of travel; at a standstill the body's forward axis, where a pull-away goes.
+  const Vec3 u0 = speed_mps > kCcaDirectionMps ? Vec3(v0 / speed_mps) : Vec3(last.pose.orientation * Vec3::UnitX());
+  const double at = last.acceleration_mps2.dot(u0);
+  // Time actually moved: the speed |v0| + at t must not cross zero, forwards or backwards in time.
+  const double zero_s = at != 0.0 ? -speed_mps / at : 0.0;  // when the speed would reach zero
+  const bool stopped = (dt_s > 0 && at < 0 && zero_s <= dt_s) || (dt_s < 0 && at > 0 && zero_s >= dt_s);
+  const double moved_s = stopped ? zero_s : dt_s;
+  const double s_m = speed_mps * moved_s + 0.5 * at * moved_s * moved_s;
+  const double speed_out = stopped ? 0.0 : speed_mps + at * dt_s;
+  // Curvature per metre; below kCcaMinSpeedMps the yaw rate is divided by that floor instead.
+  const Vec3 k = last.angular_velocity_radps / std::max(speed_mps, kCcaMinSpeedMps);
+  const RvbWeights c = ComputeRvbWeights(k.norm(), s_m);
+  const Vec3 ku = k.cross(u0);
+  // The rest of the acceleration, neither along the track nor the turn's (a side-slip change), is
+  // held in the turning frame as RVB holds it, for the time moved.
+  const Vec3& w = last.angular_velocity_radps;
+  const Vec3 side = last.acceleration_mps2 - w.cross(v0) - at * u0;
+  const RvbWeights ks = ComputeRvbWeights(w.norm(), moved_s);
+  const Vec3 ws = w.cross(side);
+  KinematicState out = last;
+  out.pose.position_m += s_m * u0 + c.c1 * ku + c.c2 * k.cross(ku) + ks.d0 * side + ks.d1 * ws + ks.d2 * w.cross(ws);
+  const Quat turn = QuatFromAngularVelocity(k, s_m);
+  out.pose.orientation = (turn * last.pose.orientation).normalized();
+  const Vec3 u = turn * u0;
+  const Quat side_turn = QuatFromAngularVelocity(w, moved_s);
+  out.angular_velocity_radps = speed_out * k;
+  if (stopped) {
+    out.velocity_mps.setZero();
+    out.acceleration_mps2.setZero();
+  } else {
+    out.velocity_mps = speed_out * u + side_turn * side * moved_s;
+    out.acceleration_mps2 = out.angular_velocity_radps.cross(speed_out * u) + at * u + w.cross(side_turn * side * moved_s) +
+                            side_turn * side;
+  }
+  return out;
+}
+
 }  // namespace
 
 Model ModelFromName(std::string_view name) {
@@ -91,8 +146,9 @@ Model ModelFromName(std::string_view name) {
   if (name == "fpw") return Model::kFpw;
   if (name == "rvw") return Model::kRvw;
   if (name == "rvb") return Model::kRvb;
+  if (name == "cca") return Model::kCca;
   throw std::invalid_argument("unknown dead-reckoning model '" + std::string(name) +
-                              "'; expected one of: static, fpw, rvw, rvb");
+                              "'; expected one of: static, fpw, rvw, rvb, cca");
 }
 
 std::string_view ModelName(Model model) {
@@ -101,6 +157,7 @@ std::string_view ModelName(Model model) {
     case Model::kFpw: return "fpw";
     case Model::kRvw: return "rvw";
     case Model::kRvb: return "rvb";
+    case Model::kCca: return "cca";
   }
   assert(false && "unhandled dead-reckoning model");
   return "?";
@@ -132,6 +189,9 @@ KinematicState ExtrapolateState(Model model, const KinematicState& last, int64_t
     }
     case Model::kRvb:
       out = Rvb(last, dt_s);
+      break;
+    case Model::kCca:
+      out = Cca(last, dt_s);
       break;
   }
   out.stamp_ns = t_ns;
@@ -290,6 +350,10 @@ std::string ValidateSendPolicyDef(const SendPolicyDef& def) {
     err << "angle_threshold_rad must be > 0, got " << def.angle_threshold_rad;
   } else if (!(std::isfinite(def.lead_time_s) && def.lead_time_s >= 0)) {
     err << "lead_time_s must be >= 0, got " << def.lead_time_s;
+  } else if (!(std::isfinite(def.horizon_s) && def.horizon_s >= 0)) {
+    err << "horizon_s must be >= 0, got " << def.horizon_s;
+  } else if (!FinitePositive(def.horizon_threshold_m)) {
+    err << "horizon_threshold_m must be > 0, got " << def.horizon_threshold_m;
   } else if (!FinitePositive(def.heartbeat_s)) {
     err << "heartbeat_s must be > 0, got " << def.heartbeat_s;
   } else if (!FinitePositive(def.max_rate_hz)) {
@@ -330,6 +394,15 @@ SendReason SendPolicy::Evaluate(const KinematicState& truth, int64_t now_ns) con
   for (int i = 1; i <= def_.loss_cover; ++i) {
     if (i >= sent_count_ || Drift(sent_[i], truth, truth_ahead) != SendReason::kNone) return SendReason::kCover;
   }
+  // Through an outage receivers keep extrapolating the last send; its estimate horizon_s ahead must
+  // stay near what the current state would predict there, or an outage starting now would show the gap.
+  if (def_.horizon_s > 0) {
+    const int64_t horizon_ns = truth.stamp_ns + SToNs(def_.horizon_s);
+    const double gap_m = (Extrapolate(def_.model, sent_[0], horizon_ns).position_m -
+                          Extrapolate(def_.model, truth, horizon_ns).position_m)
+                             .norm();
+    if (gap_m > def_.horizon_threshold_m) return SendReason::kHorizon;
+  }
   return SendReason::kNone;
 }
 
@@ -342,6 +415,7 @@ void SendPolicy::MarkSent(const KinematicState& sent) {
     case SendReason::kPosition: ++stats_.position; break;
     case SendReason::kAngle: ++stats_.angle; break;
     case SendReason::kCover: ++stats_.cover; break;
+    case SendReason::kHorizon: ++stats_.horizon; break;
   }
   std::move_backward(sent_.begin(), sent_.end() - 1, sent_.end());
   sent_[0] = sent;

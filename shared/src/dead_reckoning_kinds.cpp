@@ -10,9 +10,9 @@ Model ModelForKind(protocol::EntityKind kind) {
     case protocol::EntityKind::kTruck:
     case protocol::EntityKind::kMotorcycle:
     case protocol::EntityKind::kBicycle:
-    case protocol::EntityKind::kUnknown: return Model::kRvb;
+    case protocol::EntityKind::kUnknown: return Model::kCca;
   }
-  return Model::kRvb;
+  return Model::kCca;
 }
 
 }  // namespace platoon::dr

@@ -242,7 +242,7 @@ double Distance(const Pose& a, const Pose& b) { return (a.position_m - b.positio
 // ------------------------------------------------------------------------------------------------
 
 TEST_CASE("dead reckoning: model names round-trip and unknown names are rejected") {
-  for (Model m : {Model::kStatic, Model::kFpw, Model::kRvw, Model::kRvb}) {
+  for (Model m : {Model::kStatic, Model::kFpw, Model::kRvw, Model::kRvb, Model::kCca}) {
     CHECK(dr::ModelFromName(dr::ModelName(m)) == m);
   }
   CHECK(dr::ModelName(Model::kRvw) == "rvw");
@@ -253,7 +253,7 @@ TEST_CASE("dead reckoning: model names round-trip and unknown names are rejected
   } catch (const std::invalid_argument& e) {
     const std::string msg = e.what();
     CHECK(msg.find("'drm9'") != std::string::npos);
-    CHECK(msg.find("static, fpw, rvw, rvb") != std::string::npos);
+    CHECK(msg.find("static, fpw, rvw, rvb, cca") != std::string::npos);
   }
 }
 
@@ -330,6 +330,60 @@ TEST_CASE("dead reckoning: rvb is exact on a circle and matches rvw on straight 
   CHECK(Distance(rvb, rvw) < 1e-12);
 }
 
+TEST_CASE("dead reckoning: cca is exact on a circle and on a straight constant-acceleration run") {
+  const KinematicState s0 = CircleTruth(SToNs(1.0));
+  for (double t : {1.0, 1.001, 1.3, 2.0, 5.0, 21.0}) {
+    const KinematicState p = dr::ExtrapolateState(Model::kCca, s0, SToNs(t));
+    const KinematicState truth = CircleTruth(SToNs(t));
+    CAPTURE(t);
+    CHECK((p.pose.position_m - truth.pose.position_m).norm() < 1e-9);
+    CHECK((p.velocity_mps - truth.velocity_mps).norm() < 1e-9);
+    CHECK((p.acceleration_mps2 - truth.acceleration_mps2).norm() < 1e-9);
+    CHECK(AngleBetween(p.pose.orientation, truth.pose.orientation) < 1e-9);
+  }
+  KinematicState straight;
+  straight.velocity_mps = Vec3(20, 1, 0);
+  straight.acceleration_mps2 = Vec3(-3, 0.5, 0.1);
+  CHECK(Distance(dr::Extrapolate(Model::kCca, straight, SToNs(2.5)), dr::Extrapolate(Model::kRvw, straight, SToNs(2.5))) <
+        1e-12);
+}
+
+TEST_CASE("dead reckoning: cca brakes to a stop and stays there, rvb runs backwards") {
+  // 10 m/s braking at 4 m/s^2 along +x in a R 50 m left bend: stops after 2.5 s and 12.5 m of arc.
+  const KinematicState s = PlanarState(0, Vec3::Zero(), 0.0, 10.0, 1.0 / 50, -4.0);
+  const double arc_m = 12.5, heading = arc_m / 50;
+  const Vec3 stop(50 * std::sin(heading), 50 * (1 - std::cos(heading)), 0.0);
+  for (double t : {2.5, 3.0, 10.0}) {
+    const KinematicState p = dr::ExtrapolateState(Model::kCca, s, SToNs(t));
+    CAPTURE(t);
+    CHECK((p.pose.position_m - stop).norm() < 1e-9);
+    CHECK(AngleBetween(p.pose.orientation, Yaw(heading)) < 1e-9);
+    CHECK(p.velocity_mps.norm() == 0.0);
+    CHECK(p.acceleration_mps2.norm() == 0.0);
+    CHECK(p.angular_velocity_radps.norm() == 0.0);
+  }
+  // Half way to the stop: speed 5 m/s, 9.375 m along the arc, yaw rate scaled with speed.
+  const KinematicState half = dr::ExtrapolateState(Model::kCca, s, SToNs(1.25));
+  CHECK(half.velocity_mps.norm() == doctest::Approx(5.0));
+  CHECK(half.angular_velocity_radps.z() == doctest::Approx(5.0 / 50));
+  CHECK(AngleBetween(half.pose.orientation, Yaw(9.375 / 50)) < 1e-9);
+  // RVB keeps turning and reverses: 4 s after the state it is back near where it started.
+  CHECK((dr::Extrapolate(Model::kRvb, s, SToNs(4.0)).position_m - stop).norm() > 3.0);
+}
+
+TEST_CASE("dead reckoning: cca pulls away from a standstill along the body's forward axis") {
+  KinematicState s;
+  s.pose.orientation = Yaw(std::numbers::pi / 2);
+  s.acceleration_mps2 = Vec3(0, 2, 0);
+  const KinematicState p = dr::ExtrapolateState(Model::kCca, s, SToNs(2.0));
+  CHECK((p.pose.position_m - Vec3(0, 4, 0)).norm() < 1e-12);
+  CHECK((p.velocity_mps - Vec3(0, 4, 0)).norm() < 1e-12);
+  // A stationary state with no acceleration stays put.
+  KinematicState parked;
+  parked.pose.position_m = Vec3(3, 4, 0);
+  CHECK((dr::Extrapolate(Model::kCca, parked, SToNs(5.0)).position_m - parked.pose.position_m).norm() == 0.0);
+}
+
 TEST_CASE("dead reckoning: rvb follows a braking spiral, across the series/closed-form switch") {
   // Body-frame velocity decays at 2 m/s^2 while the body turns: integrate v = R(t)(v0 + ar t) with
   // RK4 and compare. Turn rates cover both sides of the small-angle series switch.
@@ -358,7 +412,7 @@ TEST_CASE("dead reckoning: rvb follows a braking spiral, across the series/close
 TEST_CASE("dead reckoning: extrapolating back in time retraces the track") {
   const KinematicState later = CircleTruth(SToNs(2.0));
   const KinematicState earlier = CircleTruth(SToNs(1.5));
-  for (Model m : {Model::kRvw, Model::kRvb}) {
+  for (Model m : {Model::kRvw, Model::kRvb, Model::kCca}) {
     const KinematicState back = dr::ExtrapolateState(m, later, earlier.stamp_ns);
     const KinematicState there_and_back = dr::ExtrapolateState(m, back, later.stamp_ns);
     CAPTURE(dr::ModelName(m));
@@ -374,7 +428,7 @@ TEST_CASE("dead reckoning: extrapolating back in time retraces the track") {
 TEST_CASE("dead reckoning: extrapolated velocity is the derivative of extrapolated position") {
   KinematicState s = CircleTruth(0);
   s.acceleration_mps2 += Vec3(-1.5, 0.2, 0.0);
-  for (Model m : {Model::kFpw, Model::kRvw, Model::kRvb}) {
+  for (Model m : {Model::kFpw, Model::kRvw, Model::kRvb, Model::kCca}) {
     const int64_t t = SToNs(0.8), h = 10'000;
     const Vec3 fd = (dr::Extrapolate(m, s, t + h).position_m - dr::Extrapolate(m, s, t - h).position_m) / NsToS(2 * h);
     CAPTURE(dr::ModelName(m));
@@ -537,6 +591,7 @@ TEST_CASE("send policy: drift is checked lead_time_s ahead") {
   def.model = Model::kFpw;
   def.loss_cover = 0;
   def.lead_time_s = 0.1;
+  def.horizon_s = 0.0;  // the lead alone
   dr::SendPolicy policy(def);
   KinematicState s;
   s.velocity_mps = Vec3(10, 0, 0);
@@ -550,6 +605,33 @@ TEST_CASE("send policy: drift is checked lead_time_s ahead") {
   dr::SendPolicy shorter(def);
   shorter.MarkSent(s);
   CHECK(shorter.Evaluate(t, SToNs(0.1)) == dr::SendReason::kNone);
+}
+
+TEST_CASE("send policy: a state whose estimate parts from the current one at the outage horizon is sent") {
+  dr::SendPolicyDef def = dr::DefaultSendPolicyDef();
+  def.model = Model::kFpw;
+  def.loss_cover = 0;
+  def.lead_time_s = 0.0;
+  def.horizon_s = 0.5;
+  def.horizon_threshold_m = 0.05;
+  dr::SendPolicy policy(def);
+  KinematicState s;
+  s.velocity_mps = Vec3(10, 0, 0);
+  policy.MarkSent(s);
+  // On the predicted spot, 2 cm/s sideways: 1 cm apart at the horizon. 20 cm/s: 10 cm apart.
+  KinematicState t = dr::ExtrapolateState(Model::kFpw, s, SToNs(0.1));
+  t.velocity_mps.y() = 0.02;
+  CHECK(policy.Evaluate(t, SToNs(0.1)) == dr::SendReason::kNone);
+  t.velocity_mps.y() = 0.2;
+  CHECK(policy.Evaluate(t, SToNs(0.1)) == dr::SendReason::kHorizon);
+  policy.MarkSent(t);
+  CHECK(policy.Stats().horizon == 1);
+  def.horizon_s = 0.0;  // off
+  dr::SendPolicy off(def);
+  off.MarkSent(s);
+  CHECK(off.Evaluate(t, SToNs(0.1)) == dr::SendReason::kNone);
+  def.horizon_s = -1.0;
+  CHECK(dr::ValidateSendPolicyDef(def).find("horizon_s") != std::string::npos);
 }
 
 TEST_CASE("send policy: a correction goes out loss_cover + 1 times, a heartbeat only once") {
@@ -616,7 +698,7 @@ TEST_CASE("dead reckoning: p99 error under 10% loss") {
 }
 
 TEST_CASE("dead reckoning: 500 ms outages stay under 0.3 m") {
-  // Default model (RVB): the circle is its exact case, so an outage costs nothing. With RVW the
+  // Default model (CCA, like RVB): the circle is its exact case, so an outage costs nothing. With RVW the
   // receiver's error grows as (v^3 / 6 R^2) t^3 and an outage that swallows a correction and its
   // cover sends leaves it on a 1-1.7 s old state: about 0.4-1.1 m, beyond this bound.
   RunDef def;

@@ -15,16 +15,20 @@
 
 namespace platoon::dr {
 
-/// Dead-reckoning model, after the IEEE 1278.1 DIS algorithms of the same names. RVB is the
-/// default for ground vehicles: in a bend RVW's error grows as (v^3 / 6 R^2) t^3, RVB's not at all.
+/// Dead-reckoning model, after the IEEE 1278.1 DIS algorithms of the same names, plus CCA. CCA is the
+/// default for ground vehicles: in a bend RVW's error grows as (v^3 / 6 R^2) t^3, RVB's and CCA's not
+/// at all; braking to a stop RVB runs backwards through zero speed, CCA stops (docs/BENCHMARKS.md,
+/// "Dead reckoning on real courses").
 enum class Model {
   kStatic,  ///< DRM 1 "static": the last pose holds.
   kFpw,     ///< DRM 2 "fpw": constant world-frame velocity, orientation held.
   kRvw,     ///< DRM 4 "rvw": constant world-frame acceleration; orientation turned by the angular velocity.
   kRvb,     ///< DRM 8 "rvb": velocity and tangential acceleration turn with the body; exact on circles.
+  kCca,     ///< "cca": constant path curvature (yaw rate / speed) and tangential acceleration, stops at
+            ///< zero speed; a car's turn follows its distance, not time. Exact on circles like RVB.
 };
 
-/// Model from its name: "static", "fpw", "rvw" or "rvb". Throws std::invalid_argument naming the
+/// Model from its name: "static", "fpw", "rvw", "rvb" or "cca". Throws std::invalid_argument naming the
 /// bad name and the accepted ones.
 Model ModelFromName(std::string_view name);
 
@@ -45,7 +49,7 @@ Pose Extrapolate(Model model, const KinematicState& last, int64_t t_ns);
 /// How a receiver displays one remote entity. Read-only while the track runs.
 struct TrackDef {
   /// Model to extrapolate with; must match the sender's.
-  Model model = Model::kRvb;
+  Model model = Model::kCca;
   /// Nominal time a correction is blended over, in s; 0 shows every correction at once. Typical 0.1-0.3.
   /// Stretched for large corrections (max_correction_mps) and shortened when the old display runs
   /// away from the new track.
@@ -61,7 +65,7 @@ struct TrackDef {
   double snap_angle_rad = 0.5235987755982988;
 };
 
-/// The default track definition: RVB, 0.15 s blends, snap beyond 5 m or 30 deg.
+/// The default track definition: CCA, 0.15 s blends, snap beyond 5 m or 30 deg.
 TrackDef DefaultTrackDef();
 
 /// Checks a TrackDef; returns an empty string when valid, else a message naming the bad field.
@@ -139,7 +143,7 @@ inline constexpr int kMaxLossCover = 3;
 /// When a sender publishes its state. Read-only while the policy runs.
 struct SendPolicyDef {
   /// Model receivers extrapolate with.
-  Model model = Model::kRvb;
+  Model model = Model::kCca;
   /// Send when the receivers' estimate drifts this far from the truth, in m. Typical 0.02-0.1.
   double position_threshold_m = 0.05;
   /// Send when the estimate's orientation is this far off, in rad. Typical 2 deg.
@@ -147,6 +151,13 @@ struct SendPolicyDef {
   /// Drift is also checked this far ahead, in s, so receivers get the update before they reach the
   /// threshold: one-way latency plus a display frame. Typical 0.01-0.05.
   double lead_time_s = 0.02;
+  /// Outage horizon, in s; 0 turns the check off. A receiver cut off for this long shows the last
+  /// send's estimate that far ahead, so a new state is sent when that estimate and the truth's own
+  /// (the same model run from the current state) part by more than horizon_threshold_m there. Keeps the
+  /// state receivers hold fresh through changes of curvature or acceleration. Typical 0.5.
+  double horizon_s = 0.5;
+  /// Largest gap between the two estimates at horizon_s, in m. Typical 0.05-0.2.
+  double horizon_threshold_m = 0.05;
   /// Longest time between two sends, in s. Typical 1-5.
   double heartbeat_s = 1.0;
   /// Highest send rate, in Hz. Typical 30-60.
@@ -156,8 +167,8 @@ struct SendPolicyDef {
   int loss_cover = 3;
 };
 
-/// The default send policy: RVB, 5 cm, 2 deg, 20 ms lead, 1 s heartbeat, at most 60 Hz, covers
-/// 3 losses in a row.
+/// The default send policy: CCA, 5 cm, 2 deg, 20 ms lead, 5 cm at a 0.5 s horizon, 1 s heartbeat,
+/// at most 60 Hz, covers 3 losses in a row.
 SendPolicyDef DefaultSendPolicyDef();
 
 /// Checks a SendPolicyDef; returns an empty string when valid, else a message naming the bad field.
@@ -172,6 +183,7 @@ enum class SendReason {
   kAngle,      ///< The last send's estimate is, or within lead_time_s will be, beyond angle_threshold_rad.
   kCover,      ///< An earlier send's estimate, still shown by receivers that lost the newer ones, is beyond a
                ///< threshold; or fewer than loss_cover + 1 states were sent yet.
+  kHorizon,    ///< The last send's estimate horizon_s ahead is beyond horizon_threshold_m from the current state's.
 };
 
 /// Counters of what a sender sent, by reason.
@@ -182,6 +194,7 @@ struct SendStats {
   uint64_t position = 0;   ///< ... of which sent for position drift.
   uint64_t angle = 0;      ///< ... of which sent for orientation drift.
   uint64_t cover = 0;      ///< ... of which sent to cover possible losses.
+  uint64_t horizon = 0;    ///< ... of which sent to keep the estimate good through an outage.
   uint64_t forced = 0;     ///< ... of which sent while the policy did not ask for it.
 };
 

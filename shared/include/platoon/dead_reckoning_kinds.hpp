@@ -8,7 +8,7 @@
 namespace platoon::dr {
 
 /// Model for an entity kind: static objects hold, pedestrians move at constant velocity (FPW),
-/// vehicles turn with their body (RVB).
+/// vehicles turn by the distance they travel and stop at zero speed (CCA).
 Model ModelForKind(protocol::EntityKind kind);
 
 }  // namespace platoon::dr
