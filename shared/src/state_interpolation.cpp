@@ -22,6 +22,26 @@ KinematicState InterpolateKinematics(const KinematicState& a, const KinematicSta
   return k;
 }
 
+KinematicState InterpolateKinematics(const KinematicState& a, const KinematicState& b, int64_t t_ns, dr::Model model) {
+  const double h = NsToS(b.stamp_ns - a.stamp_ns);
+  if (h <= 0.0) return a;
+  const int64_t t = std::clamp(t_ns, a.stamp_ns, b.stamp_ns);
+  const double s = NsToS(t - a.stamp_ns) / h;
+  const double w = s * s * (3 - 2 * s);
+  KinematicState k = dr::ExtrapolateState(model, a, t);
+  const KinematicState at_b = dr::ExtrapolateState(model, a, b.stamp_ns);
+  k.pose.position_m += w * (b.pose.position_m - at_b.pose.position_m);
+  k.velocity_mps += w * (b.velocity_mps - at_b.velocity_mps);
+  // The rotation that b's orientation corrected, phased in.
+  const Quat correction = (b.pose.orientation * at_b.pose.orientation.conjugate()).normalized();
+  k.pose.orientation = (Quat::Identity().slerp(w, correction) * k.pose.orientation).normalized();
+  // Rates as both states say them, blended linearly (as the cubic does).
+  k.acceleration_mps2 = (1 - s) * a.acceleration_mps2 + s * b.acceleration_mps2;
+  k.angular_velocity_radps = (1 - s) * a.angular_velocity_radps + s * b.angular_velocity_radps;
+  k.stamp_ns = t_ns;
+  return k;
+}
+
 bool IsJump(const KinematicState& a, const KinematicState& b) {
   const double dt = NsToS(b.stamp_ns - a.stamp_ns);
   const double reach = std::max(a.velocity_mps.norm(), b.velocity_mps.norm()) * dt + 1.0;

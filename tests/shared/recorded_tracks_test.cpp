@@ -3,6 +3,7 @@
 // after the newest), existence across removals, the row grid k / rate, and the rows of the data write
 // (headway, TTC) against hand computations.
 #include "platoon/data/recorded_tracks.hpp"
+#include "platoon/dead_reckoning_kinds.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/road/road_generator.hpp"
 #include "platoon/state_interpolation.hpp"
@@ -350,4 +351,27 @@ TEST_CASE("recorded tracks: vehicle names from node names, variables checked as 
   CHECK(TrackMethodFromName("dead_reckon") == TrackMethod::kDeadReckon);
   CHECK(TrackMethodName(TrackMethod::kInterpolate) == "interpolate");
   CHECK_FALSE(TrackMethodFromName("linear").has_value());
+}
+
+TEST_CASE("recorded tracks: between two states 5 s apart around a stop, the states' own dead reckoning holds where a cubic misses") {
+  // What a threshold send policy records of a car braking at 5 m/s^2 from 15 m/s to a stop at 3 s and
+  // standing: the state at 0 s and the next at 5 s (its dead reckoning never drifted in between).
+  auto state_at = [](int64_t t_ns) {
+    const double t = std::min(NsToS(t_ns), 3.0);
+    auto e = Car(1, t_ns, Vec3(15 * t - 2.5 * t * t, 0, 0), 0, Vec3(15 - 5 * t, 0, 0),
+                 Vec3(t < 3.0 ? -5.0 : 0.0, 0, 0), 0);
+    return e;
+  };
+  const auto a = state_at(0), b = state_at(5 * kS);
+  double worst_dr = 0, worst_cubic = 0;
+  for (int64_t t = 0; t <= 5 * kS; t += 10 * kMs) {
+    const Vec3 truth = state_at(t).kinematics.pose.position_m;
+    const auto k = InterpolateKinematics(a.kinematics, b.kinematics, t, dr::ModelForKind(a.kind));
+    worst_dr = std::max(worst_dr, (k.pose.position_m - truth).norm());
+    worst_cubic = std::max(worst_cubic, (InterpolateKinematics(a.kinematics, b.kinematics, t).pose.position_m - truth).norm());
+  }
+  MESSAGE("braking to a stop between states 5 s apart: dead reckoning + correction max error " << worst_dr * 1e3
+                                                                                              << " mm, cubic " << worst_cubic << " m");
+  CHECK(worst_cubic > 0.5);  // the hard case: a cubic through both states cannot stop and stand
+  CHECK(worst_dr < 1e-3);
 }

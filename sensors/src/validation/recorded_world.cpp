@@ -71,7 +71,7 @@ std::optional<protocol::EntityState> RecordedWorld::StateAt(uint64_t id, int64_t
   protocol::EntityState out = a;
   if (method == TruthMethod::kInterpolate && after != h.states.end() &&
       (removal == h.removed_ns.end() || *removal > after->kinematics.stamp_ns) && !IsJump(a.kinematics, after->kinematics)) {
-    out.kinematics = platoon::InterpolateKinematics(a.kinematics, after->kinematics, t_ns);
+    out.kinematics = platoon::InterpolateKinematics(a.kinematics, after->kinematics, t_ns, dr::ModelForKind(a.kind));
   } else {
     out.kinematics = dr::ExtrapolateState(dr::ModelForKind(a.kind), a.kinematics, t_ns);
   }

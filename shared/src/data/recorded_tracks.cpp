@@ -99,7 +99,7 @@ std::optional<protocol::EntityState> RecordedTracks::StateAt(size_t i, int64_t t
   // At a recorded stamp: the recorded state itself.
   if (t_ns == br.a->kinematics.stamp_ns) return out;
   if (method == TrackMethod::kInterpolate && br.b && !br.removed_before_b && !IsJump(br.a->kinematics, br.b->kinematics)) {
-    out.kinematics = InterpolateKinematics(br.a->kinematics, br.b->kinematics, t_ns);
+    out.kinematics = InterpolateKinematics(br.a->kinematics, br.b->kinematics, t_ns, dr::ModelForKind(br.a->kind));
     // A state carries the commands of the step that ended at its stamp: those that led to b.
     out.controls = br.b->controls;
   } else {
