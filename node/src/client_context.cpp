@@ -1,5 +1,6 @@
 #include "platoon/node/client_context.hpp"
 
+#include "platoon/dead_reckoning_kinds.hpp"
 #include "platoon/protocol/codec.hpp"
 
 #include <algorithm>
@@ -30,7 +31,13 @@ void ClientModuleContext::Publish(const protocol::EntityState& truth) {
   const uint32_t id = NodeId();
   if (id == 0) return;
   if (resend_all.exchange(false)) policies_.clear();
-  auto it = policies_.try_emplace(truth.id, policy_def_).first;
+  auto it = policies_.find(truth.id);
+  if (it == policies_.end()) {
+    // Drift is judged with the model every receiver extrapolates this kind with (RemoteWorld does the same).
+    dr::SendPolicyDef def = policy_def_;
+    def.model = dr::ModelForKind(truth.kind);
+    it = policies_.emplace(truth.id, dr::SendPolicy(def)).first;
+  }
   if (!every_step_ && !it->second.ShouldSend(truth.kinematics, truth.kinematics.stamp_ns)) return;
   it->second.MarkSent(truth.kinematics);
   pending_.push_back(truth);

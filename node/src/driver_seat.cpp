@@ -6,6 +6,7 @@
 #include "platoon/input/axis_mapping.hpp"
 #include "platoon/input/scripted_input.hpp"
 #include "platoon/input/sdl_input.hpp"
+#include "platoon/log/session_log.hpp"
 #include "platoon/node/stadium_track.hpp"
 #include "platoon/road/session_road.hpp"
 #include "platoon/vehicle/driver_models.hpp"
@@ -50,16 +51,6 @@ int64_t FloorToGrid(int64_t ns, int64_t step_ns) {
   return (ns % step_ns != 0 && ns < 0 ? q - 1 : q) * step_ns;
 }
 
-// A string as a JSON string literal.
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    else out += c;
-  }
-  return out + "\"";
-}
 
 // `k`'s pose moved on by its velocity for `dt_s` seconds (a frame a few ms after the copy).
 Pose Ahead(const KinematicState& k, double dt_s) {
@@ -638,8 +629,8 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
         "\"data_write_rate_hz\":{:g},\"data_write_sample_mean_us\":{:.2f},\"data_write_sample_max_us\":{:.1f},"
         "\"data_write_path\":{},\"data_write_error\":{}",
         w.rows_written, w.rows_dropped, w.rows_failed, samples_, 1e9 / static_cast<double>(sample_period_ns_),
-        samples_ ? sample_wall_sum_us_ / static_cast<double>(samples_) : 0.0, sample_wall_max_us_, JsonString(w.path),
-        JsonString(w.error)));
+        samples_ ? sample_wall_sum_us_ / static_cast<double>(samples_) : 0.0, sample_wall_max_us_, session_log::JsonQuote(w.path),
+        session_log::JsonQuote(w.error)));
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "platoon/data/vehicle_metrics.hpp"
 #include "platoon/entity_id.hpp"
+#include "platoon/log/session_log.hpp"
 #include "platoon/road/session_road.hpp"
 
 #include <fmt/format.h>
@@ -19,15 +20,6 @@ using protocol::LoggedEvent;
 // A number for a JSON object: null when it is not finite.
 std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string("null"); }
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    else out += c;
-  }
-  return out + "\"";
-}
 
 double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
@@ -73,8 +65,8 @@ bool ScenarioSystem::Evaluate(size_t i, int64_t sim_ns, std::string& detail, uin
       const std::string want = c.kind == ConditionDef::Kind::kKey ? config::SeatKeyMarker(c.text) : c.text;
       for (const auto& m : markers_)
         if (m.text == want && (c.seat.empty() || m.source == c.seat)) {
-          detail = fmt::format("{{\"marker\":{},\"source\":{},\"marker_sequence\":{}}}", JsonString(m.text),
-                               JsonString(m.source), m.sequence);
+          detail = fmt::format("{{\"marker\":{},\"source\":{},\"marker_sequence\":{}}}", session_log::JsonQuote(m.text),
+                               session_log::JsonQuote(m.source), m.sequence);
           return true;
         }
       return false;
@@ -241,7 +233,7 @@ void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns
         out.kind = LoggedEvent::Kind::kMessage;
         out.text = a.text;
         out.target_node = a.node.empty() ? 0 : NodeIdByName(a.node);
-        out.detail = fmt::format("{{\"duration_s\":{},\"seat\":{}}}", Num(a.duration_s), JsonString(a.node));
+        out.detail = fmt::format("{{\"duration_s\":{},\"seat\":{}}}", Num(a.duration_s), session_log::JsonQuote(a.node));
         if (!a.node.empty() && out.target_node == 0) {
           log_->warn("scenario: event {}: message for seat {}, which has not joined; skipped", e.name, a.node);
           continue;
@@ -276,7 +268,7 @@ void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns
           }
           default: break;
         }
-        out.detail = "{" + args + (args.empty() ? "" : ",") + fmt::format("\"target\":{}}}", JsonString(a.target));
+        out.detail = "{" + args + (args.empty() ? "" : ",") + fmt::format("\"target\":{}}}", session_log::JsonQuote(a.target));
         if (out.target_node == 0) {
           log_->warn("scenario: event {}: {} on vehicle {} ({}), which is in no node's hands; skipped", e.name, a.name,
                      target, a.target);
