@@ -966,14 +966,14 @@ int RunBatch(const BatchOptions& o, const SessionValidator& validate) {
   if (o.collect) return collect(false);
 
   // 4. The runs to do: complete ones are skipped (resume), unless --force.
-  std::vector<const RunSpec*> todo;
+  std::vector<const RunSpec*> runs_left;
   for (const auto& run : runs)
     if (o.run == 0 || o.run == run.number)
-      if (o.force || CompleteRow(out / RunDirName(run.number), header).empty()) todo.push_back(&run);
+      if (o.force || CompleteRow(out / RunDirName(run.number), header).empty()) runs_left.push_back(&run);
   const size_t selected = o.run == 0 ? runs.size() : 1;
-  if (todo.size() < selected)
+  if (runs_left.size() < selected)
     std::fprintf(stderr, "%s: %zu of %zu runs already have their result in %s (skipped)\n", kMe,
-                 selected - todo.size(), selected, out.c_str());
+                 selected - runs_left.size(), selected, out.c_str());
   if (!fs::exists(self)) {
     std::fprintf(stderr, "%s: %s not found (build the project, or pass --bin-dir)\n", kMe, self.c_str());
     return kExitUsage;
@@ -983,7 +983,7 @@ int RunBatch(const BatchOptions& o, const SessionValidator& validate) {
   std::signal(SIGPIPE, SIG_IGN);
 
   const int jobs = o.jobs > 0 ? o.jobs : plan.jobs;
-  BatchProgress progress(selected, selected - todo.size());
+  BatchProgress progress(selected, selected - runs_left.size());
   std::vector<std::unique_ptr<Active>> active;
   std::vector<int> failed;
   size_t next = 0;
@@ -991,9 +991,9 @@ int RunBatch(const BatchOptions& o, const SessionValidator& validate) {
   bool interrupted = false;
   while (true) {
     // Start runs while there is room.
-    while (!interrupted && active.size() < static_cast<size_t>(jobs) && next < todo.size() &&
+    while (!interrupted && active.size() < static_cast<size_t>(jobs) && next < runs_left.size() &&
            (o.stop_after == 0 || started < o.stop_after)) {
-      const RunSpec& run = *todo[next++];
+      const RunSpec& run = *runs_left[next++];
       auto a = std::make_unique<Active>();
       a->run = &run;
       a->dir = out / RunDirName(run.number);
@@ -1082,9 +1082,9 @@ int RunBatch(const BatchOptions& o, const SessionValidator& validate) {
     return 1;
   }
   if (o.run != 0) return 0;
-  if (next < todo.size()) {
+  if (next < runs_left.size()) {
     std::fprintf(stderr, "%s: stopped after %d run(s) (--stop-after); %zu still to do: run the same command again to resume\n",
-                 kMe, started, todo.size() - next);
+                 kMe, started, runs_left.size() - next);
     return 1;
   }
   return collect(false);
