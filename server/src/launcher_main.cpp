@@ -11,6 +11,8 @@
 #include "batch_cmd.hpp"
 #include "ctl_cmd.hpp"
 #include "export_cmd.hpp"
+#include "keys_cmd.hpp"
+#include "road_cmd.hpp"
 #include "replay_cmd.hpp"
 #include "validate_cmd.hpp"
 
@@ -223,12 +225,18 @@ int main(int argc, char** argv) {
   auto* export_cmd = platoon::launcher::AddExportCommand(app, export_options);
   platoon::launcher::BatchOptions batch_options;
   auto* batch = platoon::launcher::AddBatchCommand(app, batch_options);
+  platoon::launcher::KeysOptions keys_options;
+  auto* keys = platoon::launcher::AddKeysCommand(app, keys_options);
+  platoon::launcher::RoadOptions road_options;
+  auto* road = platoon::launcher::AddRoadCommand(app, road_options);
   if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
   if (validate->parsed()) return platoon::launcher::RunValidate(validate_options);
   if (export_cmd->parsed()) return platoon::launcher::RunExport(export_options);
   if (replay->parsed()) return platoon::launcher::RunReplay(replay_options);
   if (ctl->parsed()) return platoon::launcher::RunCtl(ctl_options);
   if (batch->parsed()) return platoon::launcher::RunBatch(batch_options, Validate);
+  if (keys->parsed()) return platoon::launcher::RunKeys(keys_options);
+  if (road->parsed()) return platoon::launcher::RunRoad(road_options);
 
   // check and run validate alike: nothing passes check and then fails at start for a config reason.
   platoon::config::SessionDef session;

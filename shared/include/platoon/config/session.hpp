@@ -178,6 +178,13 @@ struct StepDef {
   int64_t StepNs() const { return static_cast<int64_t>(1e9 / step_hz + 0.5); }
 };
 
+/// [security]: who may connect and who may steer the session (docs/DEPLOYMENT.md).
+struct SecurityDef {
+  /// Client key names (the ZAP user id) allowed to control the session, set parameters and add markers.
+  std::vector<std::string> operators;
+  bool open_status = true;           ///< Status, list and get reads from any authenticated client.
+};
+
 /// A whole session.
 struct SessionDef {
   std::string file;                  ///< Path it was loaded from.
@@ -192,6 +199,7 @@ struct SessionDef {
   SceneDef scene;                    ///< Static sensor scene ([scene]).
   std::vector<NodeDef> nodes;
   std::vector<EventDef> events;      ///< Scenario events ([[event]]), evaluated by the server.
+  SecurityDef security;              ///< Keys and roles ([security]).
 
   /// The node named `name`, or nullptr.
   const NodeDef* FindNode(const std::string& name) const;

@@ -24,6 +24,7 @@ struct Packet {
   std::string peer;  ///< ROUTER peer identity; empty on other patterns.
   std::string data;  ///< Payload bytes (an encoded Envelope).
   std::string peer_address;  ///< Received on a TCP ROUTER: the peer's IP address as this host sees it.
+  std::string user_id;       ///< Received with CURVE on: the ZAP user id (the client key's name); else empty.
 };
 
 /// Socket settings.

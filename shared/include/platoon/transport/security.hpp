@@ -1,0 +1,2 @@
+#pragma once
+// CURVE keys and the ZAP handler (shared/src/transport/security.cpp).

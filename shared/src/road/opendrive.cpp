@@ -1,0 +1,1 @@
+#include "platoon/road/opendrive.hpp"

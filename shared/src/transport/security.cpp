@@ -1,0 +1,1 @@
+#include "platoon/transport/security.hpp"
