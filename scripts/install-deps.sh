@@ -25,6 +25,12 @@ PACKAGES=(
   # platoon validate draws its detection-rate and position-error plots with matplotlib
   # (scripts/validate_plot.py); without it the command still writes its CSVs
   python3-matplotlib
+  # scripts/fuzz.sh (tests/fuzz): libFuzzer needs clang; its runtime (libclang_rt.fuzzer*.a, with the ASan
+  # and UBSan runtimes clang links) is in libclang-rt-14-dev, only a Recommends of libclang-common-14-dev
+  clang libclang-rt-14-dev
+  # tests only: netconvert reads the exported .xodr (ctest "opendrive: netconvert ..."; Debian's sumo without
+  # its Recommends has no SUMO_HOME data, so the test runs netconvert with --xml-validation never)
+  sumo
 )
 
 missing=()
