@@ -6,6 +6,7 @@
 // whether anybody waited for it.
 #include "platoon/process/child.hpp"
 #include "platoon/protocol/codec.hpp"
+#include "platoon/transport/security.hpp"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -158,12 +159,35 @@ struct Result {
   int ok_nodes = 0;
 };
 
+// --curve: a session file with n [[node]] entries sharing one client key, [security] mode "curve" or "off"
+// (the same file otherwise), so both series run the same processes with the same arguments.
+std::string CurveSession(const std::string& dir, int n, bool curve) {
+  namespace fs = std::filesystem;
+  if (!fs::exists(dir + "/keys/server.key")) {
+    fs::create_directories(dir + "/keys/clients");
+    const auto server = platoon::transport::NewKeyPair(), client = platoon::transport::NewKeyPair();
+    platoon::transport::WriteKeyFile(dir + "/keys/server.key_secret", server.secret_key, "bench server", true);
+    platoon::transport::WriteKeyFile(dir + "/keys/server.key", server.public_key, "bench server", false);
+    platoon::transport::WriteKeyFile(dir + "/keys/clients/bench.key_secret", client.secret_key, "bench client", true);
+    platoon::transport::WriteKeyFile(dir + "/keys/clients/bench.key", client.public_key, "bench client", false);
+  }
+  const std::string path = dir + (curve ? "/curve.toml" : "/plain.toml");
+  std::ofstream f(path);
+  f << "[session]\nname = \"fanout\"\n[server]\nbind_address = \"127.0.0.1\"\nstatus_interval_s = 0\n"
+    << "[security]\nmode = \"" << (curve ? "curve" : "off") << "\"\nserver_key = \"keys/server.key_secret\"\n"
+    << "server_public_key = \"keys/server.key\"\nclients = \"keys/clients\"\nkey = \"keys/clients/bench.key_secret\"\n";
+  for (int i = 0; i < n; ++i) f << "[[node]]\nname = \"n" << i << "\"\nrole = \"traffic\"\n";
+  return path;
+}
+
 Result MeasurePlatoon(const std::string& bin, int n, int entities, double seconds, double warmup, bool kill,
-                      const std::string& publish) {
+                      const std::string& publish, const std::string& session = "") {
   const std::string ready = std::filesystem::temp_directory_path() / ("platoon-fanout-" + std::to_string(getpid()) + ".json");
   std::filesystem::remove(ready);
-  Child server = Child::Spawn({bin + "/platoon-server", "--bind", "127.0.0.1", "--port", "0", "--ready-file", ready,
-                               "--autostart", "0", "--log-level", "warn"});
+  std::vector<std::string> server_args = {bin + "/platoon-server", "--bind", "127.0.0.1", "--port", "0", "--ready-file",
+                                          ready, "--autostart", "0", "--log-level", "warn"};
+  if (!session.empty()) server_args.insert(server_args.end(), {"--config", session});
+  Child server = Child::Spawn(server_args);
   while (!std::filesystem::exists(ready)) {
     if (server.TryWait()) throw std::runtime_error("server did not start");
     server.ReadLine(20ms);
@@ -176,11 +200,13 @@ Result MeasurePlatoon(const std::string& bin, int n, int entities, double second
   const double total = warmup + seconds;
   std::vector<Child> nodes;
   for (int i = 0; i < n; ++i) {
-    nodes.push_back(Child::Spawn({bin + "/platoon-node", "--name", "n" + std::to_string(i), "--role", "traffic",
-                                  "--vehicles", std::to_string(entities), "--publish", publish, "--module-hz", "60",
-                                  "--monitor-hz", "10", "--server", "127.0.0.1", "--port", port, "--log-level",
-                                  "warn", "--stats-warmup", std::to_string(warmup), "--exit-after",
-                                  std::to_string(total)}));
+    std::vector<std::string> args = {bin + "/platoon-node", "--name", "n" + std::to_string(i), "--role", "traffic",
+                                     "--vehicles", std::to_string(entities), "--publish", publish, "--module-hz", "60",
+                                     "--monitor-hz", "10", "--server", "127.0.0.1", "--port", port, "--log-level",
+                                     "warn", "--stats-warmup", std::to_string(warmup), "--exit-after",
+                                     std::to_string(total)};
+    if (!session.empty()) args.insert(args.end(), {"--config", session});
+    nodes.push_back(Child::Spawn(args));
   }
   const auto t0 = Clock::now();
   double cpu0 = 0, cpu1 = 0;
@@ -244,7 +270,10 @@ int main(int argc, char** argv) {
   int entities = 16;
   double seconds = 10, warmup = 5;
   std::string echo_sub, publish = "fixed";
-  bool no_floor = false;
+  bool no_floor = false, curve = false;
+  app.add_flag("--curve", curve,
+               "Relay latency with CURVE encryption and authentication against the same session without, in the same "
+               "run (docs/BENCHMARKS.md \"CURVE on the relay path\"); no node is killed");
   app.add_option("--publish", publish, "fixed: every entity every step (60 Hz); threshold: dead-reckoning thresholds")
       ->check(CLI::IsMember({"fixed", "threshold"}))
       ->capture_default_str();
@@ -259,6 +288,27 @@ int main(int argc, char** argv) {
 
   const std::string bin = platoon::process::ExecutableDir();
   const std::string self = bin + "/fanout_bench";
+  if (curve) {
+    // Plain and CURVE alternate per node count, so that a change in the machine's load hits both series.
+    const std::string dir = std::filesystem::temp_directory_path() / ("platoon-curve-bench-" + std::to_string(getpid()));
+    std::printf("fanout_bench --curve: owner -> server -> node latency, %d entities per node at 60 Hz, %s publishing, "
+                "%.0f s measured after %.0f s warm-up, loopback, %u cores\n\n%6s | %23s | %23s | %s\n",
+                entities, publish.c_str(), seconds, warmup, std::thread::hardware_concurrency(), "nodes",
+                "plain p50 / p99 ms", "CURVE p50 / p99 ms", "added p50 / p99");
+    for (int n : counts) {
+      const Result plain = MeasurePlatoon(bin, n, entities, seconds, warmup, false, publish, CurveSession(dir, n, false));
+      const Result cur = MeasurePlatoon(bin, n, entities, seconds, warmup, false, publish, CurveSession(dir, n, true));
+      std::printf("%6d | %10.3f / %10.3f | %10.3f / %10.3f | %+6.1f %% / %+6.1f %%  (%d + %d nodes reported, %.0f + %.0f "
+                  "updates, server CPU %.0f %% / %.0f %%)\n",
+                  n, plain.p50_us / 1e3, plain.p99_us / 1e3, cur.p50_us / 1e3, cur.p99_us / 1e3,
+                  100 * (cur.p50_us / plain.p50_us - 1), 100 * (cur.p99_us / plain.p99_us - 1), plain.ok_nodes,
+                  cur.ok_nodes, plain.samples, cur.samples, 100 * plain.server_cpu, 100 * cur.server_cpu);
+      std::fflush(stdout);
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    return 0;
+  }
   std::printf("fanout_bench: %d entities per node stepped at 60 Hz, %s publishing, %.0f s measured after %.0f s "
               "warm-up, loopback, %u cores\n",
               entities, publish.c_str(), seconds, warmup, std::thread::hardware_concurrency());

@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
 done
 [[ "$duration" =~ ^[0-9]+$ ]] || { echo "netns-lab: --duration expects whole seconds, got '$duration'" >&2; exit 2; }
 [ -f "$session" ] || { echo "netns-lab: session file '$session' not found" >&2; exit 2; }
-for exe in platoon-server platoon-node; do
+for exe in platoon platoon-server platoon-node; do
   [ -x "$bin_dir/$exe" ] || { echo "netns-lab: $bin_dir/$exe not found; build first (scripts/build.sh) or pass --bin-dir" >&2; exit 2; }
 done
 
@@ -84,6 +84,17 @@ lab="$work/session.toml"
 sed -e "s/^server_host *=.*/server_host = \"${subnet}.${addr[server]}\"/" \
     -e "s/^bind_address *=.*/bind_address = \"*\"/" "$session" > "$lab"
 grep -q "^server_host" "$lab" || sed -i "s/^\[session\]/[session]\nserver_host = \"${subnet}.${addr[server]}\"/" "$lab"
+# Beyond loopback the server needs CURVE keys: one key folder, one client key the lab's hosts share.
+"$bin_dir/platoon" keys new "$work/keys" --clients lab > "$work/keys.log" 2>&1 \
+  || { cat "$work/keys.log" >&2; echo "netns-lab: platoon keys new failed" >&2; exit 1; }
+cat >> "$lab" <<EOF
+
+[security]
+server_key = "keys/server.key_secret"
+server_public_key = "keys/server.key"
+clients = "keys/clients"
+key = "keys/clients/lab.key_secret"
+EOF
 
 run_in() {  # run_in HOST LOGNAME CMD...
   local h="$1" log="$2"; shift 2

@@ -137,7 +137,15 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   transport::Channel inbox(context, transport::Pattern::kPull), outbox(context, transport::Pattern::kPush);
   inbox.Bind("inproc://node-outbox");
   outbox.Connect("inproc://node-outbox");
-  session::ClientLink link(context, session.server_host, session.server.control_port, session.faults);
+  // CURVE: this node's key (its [[node]] key, else [security] key) and the server's public key.
+  std::optional<transport::CurveDef> curve;
+  try {
+    curve = config::LoadClientCurve(session, config::NodeKeyFile(session, options_.node));
+  } catch (const config::ConfigError& e) {
+    log_->error("{}", e.what());
+    return kExitUsage;
+  }
+  session::ClientLink link(context, session.server_host, session.server.control_port, session.faults, curve);
   // States go through the inproc pipe from the module thread; in lock-step the network thread steps
   // the modules itself and hands them to the client directly.
   const auto network_thread = std::this_thread::get_id();

@@ -144,8 +144,9 @@ class Report {
 // only satisfies ClientLink's interface.
 class CtlSession {
  public:
-  CtlSession(const ServerAddress& a, session::ClientDef def, std::shared_ptr<spdlog::logger> logger)
-      : client_(std::move(def), local_, std::move(logger)), link_(context_, a.host, a.port, transport::FaultDef{}) {}
+  CtlSession(const ServerAddress& a, session::ClientDef def, std::shared_ptr<spdlog::logger> logger,
+             const std::optional<transport::CurveDef>& curve)
+      : client_(std::move(def), local_, std::move(logger)), link_(context_, a.host, a.port, transport::FaultDef{}, curve) {}
 
   /// Turns the loop until `done()` holds (true), the deadline passes or a signal arrives (false).
   bool Until(const std::function<bool()>& done, Clock::time_point deadline) {
@@ -498,6 +499,13 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
   ctl->add_option("--config", o.config_path,
                   "Session file whose [session] server_host and [server] control_port to use")
       ->check(CLI::ExistingFile);
+  ctl->add_option("--key", o.key_file,
+                  "CURVE: this client's secret key file (default: the --config file's [security] key; an operator's "
+                  "key for start, pause, param set and mark)")
+      ->check(CLI::ExistingFile);
+  ctl->add_option("--server-key", o.server_key_file,
+                  "CURVE without --config: the server's public key file (with --key and --server)")
+      ->check(CLI::ExistingFile);
   ctl->add_flag("--json", o.json, "Print one JSON object on stdout (for scripts)");
   ctl->add_option("--timeout", o.timeout_s, "Seconds to wait for the server's answers")
       ->check(config::cli::Finite())
@@ -559,6 +567,29 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
 int RunCtl(const CtlOptions& o) {
   // Where the server is: --server, else the session file's, else the default.
   ServerAddress address{"127.0.0.1", kDefaultControlPort};
+  // CURVE: with --config as the session says (its keys, or --key); without, when --key and --server-key name them.
+  std::optional<transport::CurveDef> curve;
+  try {
+    if (!o.config_path.empty()) {
+      curve = config::LoadClientCurve(config::LoadSession(o.config_path), o.key_file);
+    } else if (!o.key_file.empty() || !o.server_key_file.empty()) {
+      if (o.key_file.empty() || o.server_key_file.empty()) {
+        std::fprintf(stderr, "%s: without --config, CURVE needs both --key and --server-key\n", kMe);
+        return config::cli::kExitUsage;
+      }
+      transport::CurveDef c;
+      c.secret_key = transport::ReadKeyFile(o.key_file);
+      c.public_key = transport::PublicKeyOf(c.secret_key);
+      c.server_key = transport::ReadKeyFile(o.server_key_file);
+      curve = c;
+    }
+  } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "%s: %s\n", kMe, e.what());
+    return config::cli::kExitUsage;
+  } catch (const transport::KeyError& e) {
+    std::fprintf(stderr, "%s: %s\n", kMe, e.what());
+    return config::cli::kExitUsage;
+  }
   if (!o.server.empty()) {
     std::string error;
     const auto parsed = ParseServerAddress(o.server, error);
@@ -593,13 +624,16 @@ int RunCtl(const CtlOptions& o) {
   std::signal(SIGTERM, OnCtlSignal);
   const auto deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
-  CtlSession s(address, std::move(def), logger);
+  CtlSession s(address, std::move(def), logger, curve);
   auto& c = s.Client();
   int code = 1;
   if (!s.Until([&] { return c.Joined() || c.Refused().has_value(); }, deadline)) {
     code = report.NoAnswer(fmt::format("no answer from the server at {} within {:g} s (is platoon-server "
-                                                    "or platoon replay running there, on that control port?)",
-                                                    address.Text(), o.timeout_s));
+                                                    "or platoon replay running there, on that control port?{})",
+                                                    address.Text(), o.timeout_s,
+                                                    curve ? " With CURVE, the server admits only its clients' keys: is "
+                                                            "this key one of them, and the server key the server's?"
+                                                          : " A server beyond loopback needs a key: --config or --key"));
   } else if (c.Refused()) {
     code = report.Refused("the server refused to let ctl join: " + *c.Refused());
   } else {

@@ -19,6 +19,8 @@ struct CtlOptions {
   bool json = false;        ///< One JSON object on stdout instead of the human output.
   double timeout_s = 5.0;   ///< How long to wait for the server's answers, in s. Typical 2-10.
   bool verbose = false;     ///< Log the session client's join and clock lines on stderr.
+  std::string key_file;     ///< CURVE: this client's secret key file; "": --config's [security] key.
+  std::string server_key_file;  ///< CURVE without --config: the server's public key file.
   CtlCommand command = CtlCommand::kNone;
   double at_sim_s = 0;      ///< start: sim time the session starts from, in s.
   double seek_s = 0;        ///< seek: target sim time, in s.

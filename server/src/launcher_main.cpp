@@ -177,6 +177,7 @@ int Check(const platoon::config::SessionDef& s) {
   else
     std::printf("  real time\n");
   if (s.faults.Enabled()) std::printf("  faults: ON in every process\n");
+  std::printf("  security: %s\n", platoon::config::SecuritySummary(s).c_str());
   std::printf("ok\n");
   return 0;
 }

@@ -10,6 +10,7 @@
 #include "platoon/server/start_when_joined.hpp"
 #include "platoon/server/sync_server.hpp"
 
+#include <memory>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -105,12 +106,18 @@ int RunReplay(const ReplayOptions& o) {
                      me, e.what());
         session = config::SessionDef{};
       }
+      // The recorded file's key paths belong to the PCs it ran on: a replay binds this PC's loopback
+      // without keys unless -c names a session file with its own [security].
+      session.server.bind_address = config::ServerDef{}.bind_address;
+      session.security = config::SecurityDef{};
+      session.security.where = o.log_path + " (recorded session): security";
     }
     if (!log.session_name.empty()) session.name = log.session_name + " (replay)";
     if (!o.bind.empty()) session.server.bind_address = o.bind;
     if (o.port >= 0) config::SetControlPort(session.server, o.port);
     session.step.lockstep = o.lockstep;
     if (o.step_hz > 0) session.step.step_hz = o.step_hz;
+    config::ValidateSecurity(session);
   } catch (const config::ConfigError& e) {
     std::fprintf(stderr, "%s: %s\n", me, e.what());
     return config::cli::kExitUsage;
@@ -130,7 +137,15 @@ int RunReplay(const ReplayOptions& o) {
   std::signal(SIGPIPE, SIG_IGN);
 
   clock::MonotonicOscillator reference;
-  server::SyncServer server(session, logger, reference);
+  std::unique_ptr<server::SyncServer> server_ptr;
+  try {
+    server_ptr = std::make_unique<server::SyncServer>(session, logger, reference);
+  } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "%s: %s\n", me, e.what());
+    return config::cli::kExitUsage;
+  }
+  server::SyncServer& server = *server_ptr;
+  logger->info("security: {}", config::SecuritySummary(session));
   server::BoundPorts ports;
   try {
     ports = server.Bind();

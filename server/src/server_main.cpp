@@ -8,6 +8,7 @@
 #include "platoon/server/sync_server.hpp"
 #include "platoon/session/world_hash.hpp"
 
+#include <memory>
 #include <CLI/CLI.hpp>
 
 #include <atomic>
@@ -90,6 +91,7 @@ int main(int argc, char** argv) {
   platoon::config::SessionDef session;
   try {
     if (!config_path.empty()) session = platoon::config::LoadSession(config_path);
+    platoon::config::SessionDef as_filed = session;  // what the nodes read
     if (!bind.empty()) session.server.bind_address = bind;
     if (control_port >= 0) platoon::config::SetControlPort(session.server, control_port);
     if (!log_level.empty()) {
@@ -100,6 +102,15 @@ int main(int argc, char** argv) {
     if (step_hz > 0) session.step.step_hz = step_hz;
     if (end_s >= 0) session.step.end_s = end_s;
     if (!fault_spec.empty()) session.faults = platoon::transport::ParseFaultSpec(fault_spec, session.faults);
+    // --bind may move the server beyond loopback: the [security] checks hold for what it binds.
+    platoon::config::ValidateSecurity(session);
+    if (!bind.empty()) {
+      if (platoon::config::CurveOn(session) != platoon::config::CurveOn(as_filed))
+        throw platoon::config::ConfigError(
+            "--bind " + bind + " turns CURVE " + (platoon::config::CurveOn(session) ? "on" : "off") +
+            ", but the nodes read the session file's bind_address and would not: set bind_address in the file (or "
+            "[security] mode = \"curve\")");
+    }
   } catch (const platoon::config::ConfigError& e) {
     std::fprintf(stderr, "platoon-server: %s\n", e.what());
     return 2;
@@ -114,7 +125,16 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   platoon::clock::MonotonicOscillator reference;
-  platoon::server::SyncServer server(session, log, reference);
+  // The keys load here: a missing or malformed key file ends the start with its name.
+  std::unique_ptr<platoon::server::SyncServer> server_ptr;
+  try {
+    server_ptr = std::make_unique<platoon::server::SyncServer>(session, log, reference);
+  } catch (const platoon::config::ConfigError& e) {
+    std::fprintf(stderr, "platoon-server: %s\n", e.what());
+    return 2;
+  }
+  platoon::server::SyncServer& server = *server_ptr;
+  log->info("security: {}", platoon::config::SecuritySummary(session));
   // Scenario events ([[event]]): evaluated on the merged world before each grant / at each poll.
   if (platoon::server::InstallScenario(server.Core(), log))
     log->info("scenario: {} event(s)", session.events.size());
@@ -171,6 +191,8 @@ int main(int argc, char** argv) {
             "{} foreign entity, {} stale, {} forged state, {} future stamp",
             c.time_replies, c.world_states_sent, c.decode_errors, c.version_refused, c.unknown_sender, c.foreign_entity,
             c.stale_update, c.forged_state, c.future_stamp);
+  if (platoon::config::CurveOn(session))
+    log->info("CURVE handshakes: {} admitted, {} refused", server.Handshakes().accepted, server.Handshakes().refused);
   PrintSummary(session, server, reference.NowNs());
   return 0;
 }

@@ -15,10 +15,22 @@ SyncServer::SyncServer(const config::SessionDef& session, std::shared_ptr<spdlog
       reference_(reference),
       session_(session),
       core_(session, log_),
-      control_(context_, transport::Pattern::kRouter, transport::ChannelDef{.faults = session.faults}),
-      time_(context_, transport::Pattern::kRouter, transport::ChannelDef{.faults = session.faults}),
-      world_(context_, transport::Pattern::kPub),
-      state_(context_, transport::Pattern::kPull, transport::ChannelDef{.faults = session.faults}) {}
+      // CURVE: the keys load first, the ZAP handler serves the context before any socket binds.
+      curve_(config::CurveOn(session) ? std::optional(config::LoadServerCurve(session)) : std::nullopt),
+      zap_(curve_ ? std::make_unique<transport::ZapHandler>(context_, curve_->authorised,
+                                                            [log = log_](const std::string& line) { log->warn("{}", line); })
+                  : nullptr),
+      control_(context_, transport::Pattern::kRouter, transport::ChannelDef{.faults = session.faults, .curve = SocketCurve()}),
+      time_(context_, transport::Pattern::kRouter, transport::ChannelDef{.faults = session.faults, .curve = SocketCurve()}),
+      world_(context_, transport::Pattern::kPub, transport::ChannelDef{.faults = {}, .curve = SocketCurve()}),
+      state_(context_, transport::Pattern::kPull, transport::ChannelDef{.faults = session.faults, .curve = SocketCurve()}) {}
+
+std::optional<transport::CurveDef> SyncServer::SocketCurve() const {
+  if (!curve_) return std::nullopt;
+  return curve_->socket;
+}
+
+transport::ZapStats SyncServer::Handshakes() const { return zap_ ? zap_->Stats() : transport::ZapStats{}; }
 
 BoundPorts SyncServer::Bind() {
   const auto& s = session_.server;

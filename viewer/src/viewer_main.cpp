@@ -35,10 +35,13 @@ int main(int argc, char** argv) {
                "observer, shows every vehicle dead-reckoned between broadcasts, the node table and live plots,\n"
                "and starts, pauses and stops the session. Mouse: left drag turns, right drag pans, wheel zooms;\n"
                "free camera keys W/A/S/D/Q/E (Shift: faster); Esc quits."};
-  std::string config_path, server, log_level = "info", road_path, camera = "free", screenshot, fault_spec;
+  std::string config_path, server, log_level = "info", road_path, camera = "free", screenshot, fault_spec, key_file;
   std::string name = "viewer";
   int port = -1;
   viewer::ViewerAppDef def;
+  app.add_option("--key", key_file,
+                 "Client secret key file (CURVE) when the session has CURVE on (default: the -c file's [security] key)")
+      ->check(CLI::ExistingFile);
   app.add_option("-c,--config", config_path, "Session file (TOML): server address and ports, [road], [clock], [faults]")
       ->check(CLI::ExistingFile);
   app.add_option("-s,--server", server,
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
   if (auto code = config::cli::Parse(app, argc, argv)) return *code;
 
   config::SessionDef session;
+  std::optional<transport::CurveDef> curve;  // CURVE keys when the session has it on
   road::RoadNetwork roads;
   std::shared_ptr<spdlog::logger> log;
   try {
@@ -96,6 +100,7 @@ int main(int argc, char** argv) {
     if (!server.empty()) session.server_host = server;
     if (port > 0) session.server.control_port = static_cast<uint16_t>(port);
     if (!fault_spec.empty()) session.faults = transport::ParseFaultSpec(fault_spec, session.faults);
+    curve = config::LoadClientCurve(session, key_file);
     // Roads: --road, else the session's [road] (only when a session file was given).
     if (!road_path.empty()) roads = road::LoadRoadFile(road_path);
     else if (!config_path.empty()) roads = road::SessionRoadNetwork(session.road);
@@ -130,6 +135,7 @@ int main(int argc, char** argv) {
   client_def.faults = session.faults;
   client_def.sensor_data = !no_sensor_data;
   client_def.subscribe_lidar = lidar;
+  client_def.curve = curve;
   client_def.server_silence_s = 3.0 * session.server.lost_timeout_s;
   try {
     viewer::SceneGraph scene;

@@ -88,7 +88,7 @@ std::vector<session::ControlReply> WorldClient::TakeReplies() {
 
 void WorldClient::Run() {
   zmq::context_t context(1);
-  session::ClientLink link(context, def_.server_host, def_.control_port, def_.faults);
+  session::ClientLink link(context, def_.server_host, def_.control_port, def_.faults, def_.curve);
   log_->info("viewer '{}' joining the session at {}", def_.name, link.ControlEndpoint());
   // Sensor data straight from the publishing nodes (docs/PROTOCOL.md, "Data streams").
   transport::Channel data(context, transport::Pattern::kSub, transport::ChannelDef{.faults = def_.faults});

@@ -20,6 +20,13 @@ namespace {
 
 const std::vector<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
 
+// A path as given, or found next to the session file when relative ("" stays "").
+std::string RelativeToFile(const std::string& session_file, const std::string& path) {
+  if (path.empty() || path.front() == '/') return path;
+  const auto slash = session_file.rfind('/');
+  return slash == std::string::npos ? path : session_file.substr(0, slash + 1) + path;
+}
+
 uint16_t ReadPort(const Table& t, const std::string& key, uint16_t fallback) {
   // Port 0 asks the OS for a free port (used by tests; the server reports what it bound).
   return static_cast<uint16_t>(t.GetInt(key, fallback, 0, 65535));
@@ -218,7 +225,30 @@ NodeDef ReadNodeDef(const Table& t) {
   if ((d.role == protocol::Role::kSensor || d.role == protocol::Role::kFusion) && d.attach_to.empty())
     t.Fail("attach_to", "a " + role + " node needs attach_to = \"<node name>[:<vehicle index>]\"");
   d.where = t.Where() + ": " + t.Path();
+  if (t.Has("key")) d.key = RelativeToFile(t.File(), t.GetString("key", ""));
   if (!d.attach_to.empty()) d.attach_to_where = t.Where("attach_to") + ": " + t.Path() + ".attach_to";
+  t.RejectUnknownKeys();
+  return d;
+}
+
+// [security]: modes, key files (relative to the session file) and the operator names.
+SecurityDef ReadSecurityDef(const Table& t) {
+  SecurityDef d;
+  d.present = true;
+  d.where = t.Where() + ": security";
+  const std::string mode = t.GetString("mode", "auto", {"auto", "curve", "off"});
+  d.mode = mode == "curve" ? SecurityMode::kCurve : mode == "off" ? SecurityMode::kOff : SecurityMode::kAuto;
+  for (const char* key : {"server_key", "server_public_key", "clients", "key"})
+    if (t.Has(key) && t.GetString(key, "").empty()) t.Fail(key, "expected a path, got an empty string");
+  d.server_key = RelativeToFile(t.File(), t.GetString("server_key", ""));
+  d.server_public_key = RelativeToFile(t.File(), t.GetString("server_public_key", ""));
+  d.clients = RelativeToFile(t.File(), t.GetString("clients", ""));
+  d.key = RelativeToFile(t.File(), t.GetString("key", ""));
+  d.operators = t.GetStringArray("operators", d.operators);
+  for (const auto& name : d.operators)
+    if (!transport::ValidKeyName(name))
+      t.Fail("operators", "expected client key names (letters, digits, '-', '_', '.'), got \"" + name + "\"");
+  d.open_status = t.GetBool("open_status", d.open_status);
   t.RejectUnknownKeys();
   return d;
 }
@@ -286,6 +316,8 @@ SessionDef ReadSession(const Table& root) {
     s.nodes.push_back(std::move(n));
   }
   s.events = ReadEvents(root);
+  if (auto t = root.Sub("security")) s.security = ReadSecurityDef(*t);
+  else s.security.where = s.file + ": security";
   root.RejectUnknownKeys();
   return s;
 }
@@ -415,6 +447,7 @@ void ValidateSession(const SessionDef& session) {
     if (n.role == protocol::Role::kRecorder) CheckRecorderPath(session, n);
   }
   ValidateEvents(session);
+  ValidateSecurity(session);
   // The road every road user loads at start: a missing or unreadable file, a bad value in it and a
   // road_id it lacks all fail here, with the road file's own file:line:key.
   if (session.has_road) {
@@ -439,6 +472,131 @@ void SetControlPort(ServerDef& server, int control_port) {
   server.time_port = port(1);
   server.world_port = port(2);
   server.state_port = port(3);
+}
+
+// --- [security] -----------------------------------------------------------------------------------
+
+bool IsLoopbackAddress(const std::string& address) {
+  return address == "localhost" || address == "::1" || address == "[::1]" || address.rfind("127.", 0) == 0;
+}
+
+bool CurveOn(const SessionDef& session) {
+  switch (session.security.mode) {
+    case SecurityMode::kCurve: return true;
+    case SecurityMode::kOff: return false;
+    case SecurityMode::kAuto: return !IsLoopbackAddress(session.server.bind_address);
+  }
+  return true;
+}
+
+std::string SecuritySummary(const SessionDef& session) {
+  const std::string& bind = session.server.bind_address;
+  if (CurveOn(session))
+    return "CURVE encryption and authentication on (" +
+           std::string(session.security.mode == SecurityMode::kCurve ? "[security] mode = \"curve\""
+                                                                     : "the server binds " + bind + ", beyond loopback") +
+           "): only clients with a key in " + session.security.clients + " may connect";
+  return "authentication is OFF: the server binds " + bind +
+         " (loopback) only, so only processes on this PC can connect, and every one of them may steer the session; "
+         "that is safe on one PC only (docs/DEPLOYMENT.md \"Keys and a classroom\")";
+}
+
+std::string NodeKeyFile(const SessionDef& session, const NodeDef& node) {
+  return node.key.empty() ? session.security.key : node.key;
+}
+
+namespace {
+
+ConfigError KeyConfigError(const SessionDef& s, const std::string& key, const transport::KeyError& e) {
+  return ConfigError(s.security.where + "." + key + ": " + e.what());
+}
+
+}  // namespace
+
+ServerCurve LoadServerCurve(const SessionDef& s) {
+  ServerCurve out;
+  out.socket.server = true;
+  try {
+    out.socket.secret_key = transport::ReadKeyFile(s.security.server_key);
+    out.socket.public_key = transport::PublicKeyOf(out.socket.secret_key);
+  } catch (const transport::KeyError& e) {
+    throw KeyConfigError(s, "server_key", e);
+  }
+  try {
+    out.authorised = transport::ReadAuthorisedKeys(s.security.clients);
+  } catch (const transport::KeyError& e) {
+    throw KeyConfigError(s, "clients", e);
+  }
+  return out;
+}
+
+std::optional<transport::CurveDef> LoadClientCurve(const SessionDef& s, const std::string& key_file) {
+  if (!CurveOn(s)) return std::nullopt;
+  const std::string file = key_file.empty() ? s.security.key : key_file;
+  if (file.empty())
+    throw ConfigError(s.security.where + ".key: CURVE is on and this client has no key: set key = \"<name>.key_secret\" in "
+                      "[security] (or in its [[node]]), or pass --key (make one with `platoon keys add DIR NAME`)");
+  transport::CurveDef c;
+  try {
+    c.secret_key = transport::ReadKeyFile(file);
+    c.public_key = transport::PublicKeyOf(c.secret_key);
+  } catch (const transport::KeyError& e) {
+    throw KeyConfigError(s, "key", e);
+  }
+  try {
+    c.server_key = transport::ReadKeyFile(s.security.server_public_key);
+  } catch (const transport::KeyError& e) {
+    throw KeyConfigError(s, "server_public_key", e);
+  }
+  return c;
+}
+
+void ValidateSecurity(const SessionDef& s) {
+  const SecurityDef& sec = s.security;
+  const std::string& bind = s.server.bind_address;
+  const std::string fix = "make keys with `platoon keys new keys --clients pc1,pc2,teacher` and paste the [security] "
+                          "table it prints (docs/DEPLOYMENT.md \"Keys and a classroom\")";
+  if (sec.mode == SecurityMode::kOff && !IsLoopbackAddress(bind))
+    throw ConfigError(sec.where + ".mode: \"off\" is only for a server that binds loopback (127.0.0.1), but bind_address = \"" +
+                      bind + "\" lets other PCs connect, which needs CURVE; set mode = \"auto\" and " + fix);
+  if (!CurveOn(s)) return;
+  if (!transport::CurveAvailable())
+    throw ConfigError(sec.where + ": CURVE is on, but this libzmq was built without it (install Debian's libzmq5)");
+  const std::string why = sec.mode == SecurityMode::kCurve ? "mode = \"curve\"" : "the server binds \"" + bind + "\", beyond loopback,";
+  std::string missing;
+  for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"server_key", &sec.server_key},
+                                   {"server_public_key", &sec.server_public_key},
+                                   {"clients", &sec.clients}})
+    if (value->empty()) missing += (missing.empty() ? "" : ", ") + std::string(key);
+  if (!missing.empty())
+    throw ConfigError(sec.where + ": " + why + " so CURVE authentication is on, and [security] lacks " + missing + ": " + fix);
+  for (const auto& n : s.nodes)
+    if (NodeKeyFile(s, n).empty())
+      throw ConfigError(n.where + ": CURVE is on and node \"" + n.name + "\" has no client key: set key = \"<file>.key_secret\" "
+                        "in [security] (this PC's key) or in the [[node]] (make one with `platoon keys add DIR " + n.name + "`)");
+  // The key files are on some PCs only (the server's secret on the server PC): check those present here.
+  auto check = [&](const std::string& key, const std::string& path) {
+    struct stat st{};
+    if (path.empty() || stat(path.c_str(), &st) != 0) return;
+    try {
+      (void)transport::ReadKeyFile(path);
+    } catch (const transport::KeyError& e) {
+      throw KeyConfigError(s, key, e);
+    }
+  };
+  check("server_key", sec.server_key);
+  check("server_public_key", sec.server_public_key);
+  check("key", sec.key);
+  for (const auto& n : s.nodes)
+    if (!n.key.empty()) check("key of node " + n.name, n.key);
+  struct stat st{};
+  if (stat(sec.clients.c_str(), &st) == 0) {
+    try {
+      (void)transport::ReadAuthorisedKeys(sec.clients);
+    } catch (const transport::KeyError& e) {
+      throw KeyConfigError(s, "clients", e);
+    }
+  }
 }
 
 }  // namespace platoon::config

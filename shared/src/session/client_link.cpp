@@ -6,13 +6,13 @@
 namespace platoon::session {
 
 ClientLink::ClientLink(zmq::context_t& context, std::string server_host, uint16_t control_port,
-                       const transport::FaultDef& faults)
+                       const transport::FaultDef& faults, const std::optional<transport::CurveDef>& curve)
     : host_(std::move(server_host)),
       control_endpoint_(transport::TcpEndpoint(host_, control_port)),
-      control_(context, transport::Pattern::kDealer, transport::ChannelDef{.faults = faults}),
-      time_(context, transport::Pattern::kDealer, transport::ChannelDef{.faults = faults}),
-      world_(context, transport::Pattern::kSub, transport::ChannelDef{.faults = faults}),
-      state_(context, transport::Pattern::kPush) {
+      control_(context, transport::Pattern::kDealer, transport::ChannelDef{.faults = faults, .curve = curve}),
+      time_(context, transport::Pattern::kDealer, transport::ChannelDef{.faults = faults, .curve = curve}),
+      world_(context, transport::Pattern::kSub, transport::ChannelDef{.faults = faults, .curve = curve}),
+      state_(context, transport::Pattern::kPush, transport::ChannelDef{.faults = {}, .curve = curve}) {
   control_.Connect(control_endpoint_);
 }
 

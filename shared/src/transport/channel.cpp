@@ -20,6 +20,12 @@ zmq::socket_type ToZmq(Pattern p) {
   return zmq::socket_type::pair;
 }
 
+// The ZAP handler's user id (the client key's name); empty if the message has none.
+std::string UserIdOf(zmq::message_t& message) {
+  const char* id = zmq_msg_gets(message.handle(), "User-Id");
+  return id ? std::string(id) : std::string();
+}
+
 }  // namespace
 
 std::string TcpEndpoint(const std::string& host, uint16_t port) {
@@ -53,6 +59,24 @@ Channel::Channel(zmq::context_t& context, Pattern pattern, const ChannelDef& def
   // Outgoing queues only to live connections: a dead peer costs a dropped message, never memory.
   if (pattern == Pattern::kDealer || pattern == Pattern::kPush) socket_.set(zmq::sockopt::immediate, 1);
   if (pattern == Pattern::kRouter) socket_.set(zmq::sockopt::router_handover, 1);
+  // CURVE before any bind or connect: the handshake of every connection uses it.
+  if (def.curve) {
+    const CurveDef& c = *def.curve;
+    auto set_key = [&](int option, const std::string& z85) {
+      const std::string bin = DecodeKey(z85);
+      if (zmq_setsockopt(socket_.handle(), option, bin.data(), bin.size()) != 0) throw zmq::error_t();
+    };
+    if (c.server) {
+      socket_.set(zmq::sockopt::curve_server, 1);
+      socket_.set(zmq::sockopt::zap_domain, "platoon");
+      set_key(ZMQ_CURVE_SECRETKEY, c.secret_key);
+      curve_server_ = true;
+    } else {
+      set_key(ZMQ_CURVE_SERVERKEY, c.server_key);
+      set_key(ZMQ_CURVE_PUBLICKEY, c.public_key);
+      set_key(ZMQ_CURVE_SECRETKEY, c.secret_key);
+    }
+  }
 }
 
 std::string Channel::Bind(const std::string& endpoint) {
@@ -93,7 +117,10 @@ bool Channel::Send(const Packet& packet) {
 
 void Channel::Drain() {
   const int64_t now = MonotonicNowNs();
-  while (true) {
+  // A bounded batch per call: a peer that sends without pause cannot keep one read going (the server's
+  // loop reads a bounded number per socket and turn, then broadcasts).
+  constexpr int kMaxDrainPerCall = 64;
+  for (int n = 0; n < kMaxDrainPerCall; ++n) {
     zmq::message_t first;
     try {
       if (!socket_.recv(first, zmq::recv_flags::dontwait)) break;
@@ -120,8 +147,10 @@ void Channel::Drain() {
       } catch (const zmq::error_t&) {
         // inproc/ipc peers have no address.
       }
+      if (curve_server_) packet.user_id = UserIdOf(body);
     } else {
       packet.data = first.to_string();
+      if (curve_server_) packet.user_id = UserIdOf(first);
     }
     // Swallow any further frames: platoon messages are single-frame.
     bool extra = false;
@@ -139,6 +168,8 @@ void Channel::Drain() {
 }
 
 std::optional<Packet> Channel::TryReceive() {
+  // What is already due goes first; the socket is read only when nothing is waiting here.
+  if (auto p = injector_.Poll(MonotonicNowNs())) return p;
   Drain();
   return injector_.Poll(MonotonicNowNs());
 }

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace platoon::server {
 
@@ -29,6 +30,8 @@ class SyncServer {
   static constexpr int64_t kFinishLingerNs = 300'000'000;
 
   /// `reference` is the server's reference clock (CLOCK_MONOTONIC in production) and must outlive the server.
+  /// With CURVE on (config::CurveOn) it loads the server key and the authorised client keys: throws
+  /// config::ConfigError naming the file when one is missing or malformed.
   SyncServer(const config::SessionDef& session, std::shared_ptr<spdlog::logger> logger,
              const clock::Oscillator& reference);
 
@@ -46,6 +49,9 @@ class SyncServer {
   /// reports a session already running (then the server resumes it). Negative: never.
   void SetAutostart(double delay_s) { core_.SetAutostart(delay_s); }
 
+  /// CURVE handshakes admitted and refused so far (zero on a session without CURVE).
+  transport::ZapStats Handshakes() const;
+
   /// The world core, e.g. to add systems before Run().
   WorldCore& Core() { return core_; }
   /// The world core, read-only.
@@ -62,6 +68,7 @@ class SyncServer {
   bool Finished() const { return core_.Finished(); }
 
  private:
+  std::optional<transport::CurveDef> SocketCurve() const;
   void HandleTime(const transport::Packet& packet);
   void Flush();
 
@@ -70,6 +77,8 @@ class SyncServer {
   config::SessionDef session_;  // socket settings; the core holds the live copy
   WorldCore core_;
   zmq::context_t context_{1};
+  std::optional<config::ServerCurve> curve_;      // CURVE keys; nullopt on a loopback-only session
+  std::unique_ptr<transport::ZapHandler> zap_;    // admits the authorised client keys (before the sockets)
   transport::Channel control_, time_, world_, state_;
   uint64_t faults_version_ = 0;  // the core's FaultsVersion() the sockets follow
 };

@@ -9,8 +9,10 @@
 #include "platoon/data/columns.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/transport/fault_injector.hpp"
+#include "platoon/transport/security.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +29,9 @@ void SetControlPort(ServerDef& server, int control_port);
 
 /// The sync server's settings ([server]).
 struct ServerDef {
-  std::string bind_address = "*";   ///< Interface to bind: "*" for all, or an address.
+  /// Interface to bind: "127.0.0.1" (this PC only, the default), "*" for all, or an address. Beyond
+  /// loopback the session needs CURVE keys ([security]).
+  std::string bind_address = "127.0.0.1";
   uint16_t control_port = 7400;      ///< ROUTER: join, heartbeat, session control, parameters. At most 65532.
   uint16_t time_port = 7401;         ///< ROUTER: time exchanges. Default: control_port + 1.
   uint16_t world_port = 7402;        ///< PUB: world states. Default: control_port + 2.
@@ -136,6 +140,8 @@ struct NodeDef {
 
   // Where the entry came from, for the messages of checks made after loading (ValidateSession).
   std::string where;                 ///< "file:line: node[i]" of the [[node]] table.
+  /// This node's client secret key file (CURVE), relative to the session file; "" uses [security] key.
+  std::string key;
   std::string attach_to_where;       ///< "file:line: node[i].attach_to" of the attach_to key.
 };
 
@@ -178,11 +184,26 @@ struct StepDef {
   int64_t StepNs() const { return static_cast<int64_t>(1e9 / step_hz + 0.5); }
 };
 
-/// [security]: who may connect and who may steer the session (docs/DEPLOYMENT.md).
+/// When the server's sockets use CURVE ([security] mode).
+enum class SecurityMode : uint8_t {
+  kAuto,   ///< CURVE when the server binds beyond loopback.
+  kCurve,  ///< Always CURVE (also on loopback; tests, one-PC checks of a classroom file).
+  kOff,    ///< Never; allowed only for a loopback-only server.
+};
+
+/// [security]: who may connect and who may steer the session (docs/DEPLOYMENT.md "Keys and a classroom").
+/// Key paths are relative to the session file, resolved when it loads.
 struct SecurityDef {
   /// Client key names (the ZAP user id) allowed to control the session, set parameters and add markers.
   std::vector<std::string> operators;
   bool open_status = true;           ///< Status, list and get reads from any authenticated client.
+  SecurityMode mode = SecurityMode::kAuto;  ///< When CURVE is on.
+  std::string server_key;            ///< The server's secret key file (on the server PC only), e.g. "keys/server.key_secret".
+  std::string server_public_key;     ///< The server's public key file every client needs, e.g. "keys/server.key".
+  std::string clients;               ///< Folder of the authorised client public keys (<name>.key), e.g. "keys/clients".
+  std::string key;                   ///< This PC's client secret key file: the default of its nodes, ctl and viewer.
+  bool present = false;              ///< The file has a [security] table.
+  std::string where;                 ///< "file:line: security" of the table (or the file), for messages.
 };
 
 /// A whole session.
@@ -204,6 +225,30 @@ struct SessionDef {
   /// The node named `name`, or nullptr.
   const NodeDef* FindNode(const std::string& name) const;
 };
+
+/// Whether `address` binds this PC's loopback only ("127.x.y.z", "::1", "localhost").
+bool IsLoopbackAddress(const std::string& address);
+/// Whether the session's server sockets use CURVE: mode "curve", or "auto" with a bind beyond loopback.
+bool CurveOn(const SessionDef& session);
+/// One line for the start log: whether authentication is on, and why.
+std::string SecuritySummary(const SessionDef& session);
+/// The server's CURVE settings and its authorised client keys (name -> public key); throws ConfigError
+/// naming the [security] key and the file when a key file is missing or malformed.
+struct ServerCurve {
+  transport::CurveDef socket;                     ///< The server sockets' settings.
+  std::map<std::string, std::string> authorised;  ///< Client key name -> public key (Z85).
+};
+ServerCurve LoadServerCurve(const SessionDef& session);
+/// A client's CURVE settings from `key_file` (a secret key file; "" uses [security] key), or nullopt
+/// when the session's CURVE is off. Throws ConfigError naming the file and what is wrong.
+std::optional<transport::CurveDef> LoadClientCurve(const SessionDef& session, const std::string& key_file);
+/// The key file of node `node`: its own key, else [security] key.
+std::string NodeKeyFile(const SessionDef& session, const NodeDef& node);
+/// The [security] checks of ValidateSession, also made by the server after its --bind override: a
+/// server that binds beyond loopback has CURVE on and names its keys (or the message says how to make
+/// them), mode = "off" only on loopback, every node has a client key, and the key files present on this
+/// PC are well-formed. Throws ConfigError.
+void ValidateSecurity(const SessionDef& session);
 
 /// Loads and validates a session file; throws ConfigError naming file, line, key and expectation.
 SessionDef LoadSession(const std::string& path);

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,8 +20,10 @@ namespace platoon::session {
 /// Sockets of one session client.
 class ClientLink {
  public:
-  /// Connects the control socket to `server_host`:`control_port`; the others follow the Welcome.
-  ClientLink(zmq::context_t& context, std::string server_host, uint16_t control_port, const transport::FaultDef& faults);
+  /// Connects the control socket to `server_host`:`control_port`; the others follow the Welcome. With
+  /// `curve`, every socket is a CURVE client of the server (config::LoadClientCurve).
+  ClientLink(zmq::context_t& context, std::string server_host, uint16_t control_port, const transport::FaultDef& faults,
+             const std::optional<transport::CurveDef>& curve = std::nullopt);
 
   /// One turn: waits at most `max_wait_ns` (less when the client has timed work due) for input on the
   /// session sockets or `extra`, hands what arrived to `client` (time replies stamped first), calls

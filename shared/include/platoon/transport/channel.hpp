@@ -4,6 +4,7 @@
 /// Every received message passes through the channel's FaultInjector. Sends never block.
 
 #include "platoon/transport/fault_injector.hpp"
+#include "platoon/transport/security.hpp"
 
 #include <zmq.hpp>
 
@@ -23,8 +24,8 @@ enum class Pattern : uint8_t { kRouter, kDealer, kPub, kSub, kPush, kPull };
 struct Packet {
   std::string peer;  ///< ROUTER peer identity; empty on other patterns.
   std::string data;  ///< Payload bytes (an encoded Envelope).
-  std::string peer_address;  ///< Received on a TCP ROUTER: the peer's IP address as this host sees it.
-  std::string user_id;       ///< Received with CURVE on: the ZAP user id (the client key's name); else empty.
+  std::string peer_address{};  ///< Received on a TCP ROUTER: the peer's IP address as this host sees it.
+  std::string user_id{};     ///< Received with CURVE on: the ZAP user id (the client key's name); else empty.
 };
 
 /// Socket settings.
@@ -33,7 +34,10 @@ struct ChannelDef {
   int receive_hwm = 1000;                  ///< Messages queued on receive before the peer's are dropped.
   int64_t max_message_bytes = 64 << 20;    ///< Larger incoming messages close the connection.
   int reconnect_interval_ms = 100;         ///< DEALER/SUB/PUSH reconnect interval.
-  FaultDef faults;                         ///< Receive-path faults.
+  FaultDef faults{};                       ///< Receive-path faults.
+  /// CURVE encryption and authentication (docs/PROTOCOL.md "Security"); nullopt: plain TCP. A server
+  /// socket needs a ZapHandler in its context, or ZeroMQ admits every client key.
+  std::optional<CurveDef> curve{};
 };
 
 /// Counters of a channel.
@@ -86,6 +90,7 @@ class Channel {
   zmq::socket_t socket_;
   FaultInjector<Packet> injector_;
   ChannelStats stats_;
+  bool curve_server_ = false;  // received messages carry the ZAP user id
 };
 
 /// Blocks until any channel may have a message for TryReceive(), or `timeout` passes. Returns a mask:

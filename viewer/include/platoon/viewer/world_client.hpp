@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +41,7 @@ struct WorldClientDef {
   double server_silence_s = 3.0;          ///< Silence after which the client joins again, in s.
   bool sensor_data = true;                ///< Subscribe to the fused and radar streams of the node table.
   bool subscribe_lidar = false;           ///< Also connect to raw lidar streams (counted and listed, not drawn).
+  std::optional<transport::CurveDef> curve;  ///< CURVE client keys when the session has CURVE on (config::LoadClientCurve).
 };
 
 /// A data stream found in the node table, as the panel lists it.
