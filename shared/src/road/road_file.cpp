@@ -1,5 +1,7 @@
 #include "platoon/road/road_file.hpp"
 
+#include "platoon/road/opendrive.hpp"
+
 #include <map>
 #include <numbers>
 #include <sstream>
@@ -98,7 +100,11 @@ std::vector<RoadDef> ReadRoadDefs(const config::Table& root) {
   return defs;
 }
 
-RoadNetwork LoadRoadFile(const std::string& path) { return RoadNetwork(ReadRoadDefs(config::Table::ParseFile(path))); }
+RoadNetwork LoadRoadFile(const std::string& path) {
+  // An .xodr file is OpenDRIVE (opendrive.hpp); anything else is the TOML road format.
+  if (IsOpenDrivePath(path)) return LoadOpenDriveFile(path);
+  return RoadNetwork(ReadRoadDefs(config::Table::ParseFile(path)));
+}
 
 RoadNetwork LoadRoadText(const std::string& text, const std::string& source_name) {
   return RoadNetwork(ReadRoadDefs(config::Table::ParseText(text, source_name)));

@@ -15,6 +15,7 @@ namespace platoon::road {
 std::vector<RoadDef> ReadRoadDefs(const config::Table& root);
 
 /// Loads and validates a road file; throws config::ConfigError naming file:line and key.
+/// A path ending in .xodr is read as OpenDRIVE (opendrive.hpp, LoadOpenDriveFile).
 RoadNetwork LoadRoadFile(const std::string& path);
 
 /// Same as LoadRoadFile, from text; `source_name` stands in for the file name in messages.
