@@ -7,8 +7,10 @@
 #include "platoon/input/scripted_input.hpp"
 #include "platoon/input/sdl_input.hpp"
 #include "platoon/log/session_log.hpp"
+#include "platoon/node/route_traffic.hpp"
 #include "platoon/node/stadium_track.hpp"
 #include "platoon/road/session_road.hpp"
+#include "platoon/vehicle/bullet_vehicle.hpp"
 #include "platoon/vehicle/driver_models.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/seat_window.hpp"
@@ -280,8 +282,7 @@ class DriverSeatModule::Seat {
 
 DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const config::NodeDef& node,
                                    std::shared_ptr<spdlog::logger> log)
-    : log_(std::move(log)), id_(VehicleId(node.name, 0)) {
-  if (const std::string bad = vehicle::ValidateVehicleDef(def_); !bad.empty()) throw config::ConfigError("vehicle: " + bad);
+    : log_(std::move(log)), id_(VehicleId(node.name, 0)), def_(NodeVehicleDef(node)), controller_(MakeController(node.controller)) {
   // Start: the rear axle at the start pose, so the CG sits cg_to_rear_m ahead of it.
   const Pose start = DriverStartPose(session, node);
   const Vec3 forward = start.orientation * Vec3::UnitX();
@@ -291,6 +292,23 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   state_.yaw_rad = std::atan2(forward.y(), forward.x());
   state_.vx_mps = node.start_speed_mps;
   ground_z_m_ = start.position_m.z();
+  if (node.vehicle_model == "bullet") {
+    // The Bullet vehicle stands on the session road's mesh (or a flat ground at the start's height), at rest.
+    if (node.start_speed_mps > 0)
+      throw config::ConfigError(node.where + ": start_speed_mps: the Bullet vehicle starts at rest, got " +
+                                fmt::format("{:g}", node.start_speed_mps));
+    bullet_world_ = std::make_unique<vehicle::BulletWorld>();
+    if (session.has_road) bullet_world_->AddRoadGround(road::SessionRoad(session.road));
+    else bullet_world_->AddFlatGround(ground_z_m_);
+    bullet_ = std::make_unique<vehicle::BulletVehicle>(*bullet_world_, def_, vehicle::DefaultBulletVehicleDef(), start.position_m,
+                                                       state_.yaw_rad);
+    log_->info("driver vehicle model: Bullet raycast vehicle on {}", session.has_road ? "the road mesh" : "a flat ground");
+  }
+  if (controller_.Size() > 0) {
+    std::string names;
+    for (const auto& n : controller_.Names()) names += (names.empty() ? "" : ", ") + n;
+    log_->info("driver controller layer: {}", names);
+  }
 
   Seat::Setup setup;
   const std::string prefix = "scripted:";
@@ -360,8 +378,12 @@ protocol::EntityState DriverSeatModule::Truth() const {
   protocol::EntityState e;
   e.id = id_;
   e.kind = protocol::EntityKind::kCar;
-  e.kinematics = vehicle::ToKinematic(def_, state_, vehicle_ns_);
-  e.kinematics.pose.position_m.z() += ground_z_m_;
+  if (bullet_) {
+    e.kinematics = bullet_->State(vehicle_ns_);
+  } else {
+    e.kinematics = vehicle::ToKinematic(def_, state_, vehicle_ns_);
+    e.kinematics.pose.position_m.z() += ground_z_m_;
+  }
   e.controls = protocol::Controls{static_cast<float>(input_.steer), static_cast<float>(input_.throttle),
                                   static_cast<float>(input_.brake)};
   e.lights.headlights = true;
@@ -405,9 +427,19 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     n = kMaxCatchUpSteps;
   }
   for (int64_t i = 0; i < n; ++i) {
-    input_ = script_ ? script_->At(NsToS(vehicle_ns_ - script_t0_ns_)) : model_ ? ModelInput(vehicle_ns_) : live;
-    state_ = vehicle::Step(def_, state_, input_, NsToS(kDriverStepNs));
-    vehicle_ns_ += kDriverStepNs;
+    driver_input_ = script_ ? script_->At(NsToS(vehicle_ns_ - script_t0_ns_)) : model_ ? ModelInput(vehicle_ns_) : live;
+    // The controller layer corrects the command before the vehicle model takes it.
+    input_ = controller_.Apply(def_, state_, driver_input_);
+    if (!(input_ == driver_input_)) ++controller_active_steps_;
+    if (bullet_) {
+      bullet_->SetInput(input_);
+      bullet_world_->Step(NsToS(kDriverStepNs));
+      vehicle_ns_ += kDriverStepNs;
+      SyncFromBullet();
+    } else {
+      state_ = vehicle::Step(def_, state_, input_, NsToS(kDriverStepNs));
+      vehicle_ns_ += kDriverStepNs;
+    }
     ++dynamics_steps_;
     SampleIfDue(context);
   }
@@ -445,6 +477,28 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
   step_wall_sum_us_ += wall_us;
   step_wall_max_us_ = std::max(step_wall_max_us_, wall_us);
   ++step_wall_hist_[std::min<size_t>(static_cast<size_t>(wall_us), step_wall_hist_.size() - 1)];
+}
+
+void DriverSeatModule::SyncFromBullet() {
+  // The single-track view of the Bullet vehicle (CG on the ground plane, body-frame velocities), which the
+  // controller layer, the driver model and the summary read.
+  const KinematicState k = bullet_->State(vehicle_ns_);
+  const Quat to_body = k.pose.orientation.conjugate();
+  const Vec3 forward = k.pose.orientation * Vec3::UnitX();
+  const double yaw = std::atan2(forward.y(), forward.x());
+  const double cg_x = k.pose.position_m.x() + def_.cg_to_rear_m * std::cos(yaw);
+  const double cg_y = k.pose.position_m.y() + def_.cg_to_rear_m * std::sin(yaw);
+  state_.distance_m += std::hypot(cg_x - state_.x_m, cg_y - state_.y_m);
+  state_.x_m = cg_x;
+  state_.y_m = cg_y;
+  state_.yaw_rad = yaw;
+  state_.vx_mps = bullet_->SpeedMps();
+  state_.vy_mps = (to_body * k.velocity_mps).y();
+  state_.yaw_rate_radps = k.angular_velocity_radps.z();
+  const Vec3 a = to_body * k.acceleration_mps2;
+  state_.ax_mps2 = a.x();
+  state_.ay_mps2 = a.y();
+  state_.steer_rad = bullet_->SteerRad();
 }
 
 void DriverSeatModule::SampleIfDue(ModuleContext& context) {
@@ -580,7 +634,8 @@ void DriverSeatModule::Params(config::ParamRegistry& registry, const std::string
                     [this] { return def_.mu; }, [this](double v) { def_.mu = v; });
   // The same check the vehicle definition passes at start, on the definition as it would become.
   auto check = [this](void (*apply)(vehicle::VehicleDef&, double)) {
-    return [this, apply](const config::ParamValue& v) {
+    return [this, apply](const config::ParamValue& v) -> std::string {
+      if (bullet_) return "is fixed at start with vehicle_model = \"bullet\"";
       vehicle::VehicleDef d = def_;
       apply(d, std::get<double>(v));
       return vehicle::ValidateVehicleDef(d);
@@ -592,7 +647,7 @@ void DriverSeatModule::Params(config::ParamRegistry& registry, const std::string
 
 void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
   const double span_s = start_ns_ >= 0 ? NsToS(last_step_ns_ - start_ns_) : 0.0;
-  const KinematicState k = vehicle::ToKinematic(def_, state_, vehicle_ns_);
+  const KinematicState k = bullet_ ? bullet_->State(vehicle_ns_) : vehicle::ToKinematic(def_, state_, vehicle_ns_);
   // The first 100 remote entities by id (a summary line, not a recording).
   std::string remote;
   size_t listed = 0;
@@ -621,6 +676,10 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
       k.pose.position_m.x(), k.pose.position_m.y(), state_.yaw_rad, std::hypot(state_.vx_mps, state_.vy_mps),
       seat_ && seat_->HasWindow() ? "true" : "false", seat_ ? seat_->Frames() : 0, seat_ ? seat_->RenderMeanMs() : 0.0,
       seat_ ? seat_->RenderMaxMs() : 0.0, remote_max_, messages_, remote) + step_fields);
+  std::string names;
+  for (const auto& n : controller_.Names()) names += (names.empty() ? "\"" : ",\"") + n + "\"";
+  fields.push_back(fmt::format("\"driver_vehicle_model\":\"{}\",\"driver_controller\":[{}],\"driver_controller_active_steps\":{}",
+                               bullet_ ? "bullet" : "single_track", names, controller_active_steps_));
   if (writer_) {
     writer_->Close();  // the last Step is done: write what is queued, so the counts are final
     const data::CsvWriterStats w = writer_->Stats();

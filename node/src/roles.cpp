@@ -4,6 +4,7 @@
 #include "platoon/node/fusion.hpp"
 #include "platoon/node/recorder.hpp"
 #include "platoon/node/road_traffic_module.hpp"
+#include "platoon/node/route_traffic.hpp"
 #include "platoon/node/sensor_host.hpp"
 #include "platoon/node/traffic.hpp"
 
@@ -28,6 +29,8 @@ Modules Observer(const config::SessionDef&, const config::NodeDef&, Log) { retur
 Modules Traffic(const config::SessionDef& session, const config::NodeDef& node, Log) {
   // traffic_model picks the model: vehicles on the session's road, or the closed stadium tracks.
   if (node.traffic_model == "road") return One<RoadTrafficModule>(session, node);
+  if (node.traffic_model == "route") return One<RouteTrafficModule>(session, node);
+  if (node.traffic_model == "pedestrians") return One<PedestrianModule>(node);
   return One<TrafficModule>(node);
 }
 

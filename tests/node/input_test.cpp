@@ -125,8 +125,8 @@ TEST_CASE("scripted input: every error names file, line and reason") {
   e = ScriptErrorOf("0,1.5,0,0\n");
   CHECK(Contains(e, "drive.csv:1: steer: expected a number in [-1, 1]"));
   CHECK(Contains(e, "got 1.5"));
-  e = ScriptErrorOf("0,0,0,0\n# x\n1,0,-0.1,0\n");
-  CHECK(Contains(e, "drive.csv:3: throttle: expected a number in [0, 1], got -0.1"));
+  e = ScriptErrorOf("0,0,0,0\n# x\n1,0,-1.5,0\n");
+  CHECK(Contains(e, "drive.csv:3: throttle: expected a number in [-1, 1] (negative: reverse gear), got -1.5"));
   e = ScriptErrorOf("0,0,0,2\n");
   CHECK(Contains(e, "drive.csv:1: brake: expected a number in [0, 1], got 2"));
   // Time not strictly increasing (equal and backwards).

@@ -95,8 +95,8 @@ ScriptedInput ScriptedInput::Parse(const std::string& text, const std::string& s
     // Range checks: the same ranges as vehicle::VehicleInput.
     if (v[1] < -1 || v[1] > 1)
       throw ScriptError(where + "steer: expected a number in [-1, 1] (left positive), got " + FormatNumber(v[1]));
-    if (v[2] < 0 || v[2] > 1)
-      throw ScriptError(where + "throttle: expected a number in [0, 1], got " + FormatNumber(v[2]));
+    if (v[2] < -1 || v[2] > 1)
+      throw ScriptError(where + "throttle: expected a number in [-1, 1] (negative: reverse gear), got " + FormatNumber(v[2]));
     if (v[3] < 0 || v[3] > 1)
       throw ScriptError(where + "brake: expected a number in [0, 1], got " + FormatNumber(v[3]));
     if (!rows.empty() && v[0] <= rows.back().time_s)

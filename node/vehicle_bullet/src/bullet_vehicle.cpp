@@ -246,7 +246,9 @@ void BulletVehicle::Impl::ApplyControls(double h_s) {
   // (B3) Drive force from the engine (torque- then power-limited), less rolling resistance.
   const double vx = vehicle->getCurrentSpeedKmHour() / 3.6;
   const double g = world->def.gravity_mps2;
-  const double drive_n = (input.brake > 0 ? 0.0 : input.throttle) * MaxDriveForceN(def, vx);
+  // A negative throttle drives in reverse gear: the same engine force, pushing backwards.
+  const double gear = input.throttle < 0 ? -1.0 : 1.0;
+  const double drive_n = (input.brake > 0 ? 0.0 : std::abs(input.throttle)) * MaxDriveForceN(def, vx);
   const double roll_n = def.rolling_resistance * def.mass_kg * g;
   const double net_n = drive_n - roll_n;
   // (B4) Brake: Bullet takes a per-wheel impulse cap per step, F * h, and ignores it on a wheel
@@ -262,7 +264,7 @@ void BulletVehicle::Impl::ApplyControls(double h_s) {
   for (int i = 0; i < kWheels; ++i) {
     const int axle = i / 2;
     const double grip_n = def.mu * vehicle->getWheelInfo(i).m_wheelsSuspensionForce;
-    vehicle->applyEngineForce(std::min(drive_axle_n[axle] / 2, grip_n), i);
+    vehicle->applyEngineForce(gear * std::min(drive_axle_n[axle] / 2, grip_n), i);
     vehicle->setBrake(std::min(brake_axle_n[axle] / 2, grip_n) * h_s, i);
   }
 
@@ -394,7 +396,7 @@ BulletVehicle::~BulletVehicle() = default;
 
 void BulletVehicle::SetInput(const VehicleInput& input) {
   impl_->input.steer = std::clamp(input.steer, -1.0, 1.0);
-  impl_->input.throttle = std::clamp(input.throttle, 0.0, 1.0);
+  impl_->input.throttle = std::clamp(input.throttle, -1.0, 1.0);
   impl_->input.brake = std::clamp(input.brake, 0.0, 1.0);
 }
 

@@ -195,6 +195,97 @@ NodeDef ReadNodeDef(const Table& t) {
   NodeDef d;
   d.name = t.RequireString("name");
   if (d.name.empty() || d.name.find_first_of(" \t/\\") != std::string::npos)
+// A path given as a flat array of x, y pairs in m ("waypoints = [0, 0,  100, 0,  150, 40]"): at least
+// `min_points` points, no two consecutive ones the same.
+std::vector<Vec3> ReadWaypoints(const Table& t, const std::string& key, size_t min_points) {
+  const auto v = t.GetDoubleArray(key, {}, 0, -1e7, 1e7);
+  if (v.size() % 2 != 0 || v.size() < 2 * min_points)
+    t.Fail(key, "expected at least " + std::to_string(min_points) + " points as a flat array of x, y pairs in m, e.g. "
+                "[0, 0,  100, 0,  150, 40], got " + std::to_string(v.size()) + " numbers");
+  std::vector<Vec3> out;
+  for (size_t i = 0; i + 1 < v.size(); i += 2) {
+    const Vec3 p(v[i], v[i + 1], 0);
+    if (!out.empty() && (p - out.back()).norm() < 1e-3)
+      t.Fail(key, "point " + std::to_string(i / 2) + " (" + fmt::format("{}, {}", v[i], v[i + 1]) +
+                      ") repeats the point before it");
+    out.push_back(p);
+  }
+  return out;
+}
+
+// The keys of the built parts a session can use (docs/VEHICLES.md): the driver's vehicle model, the
+// controller layer, the friction scale, route traffic and pedestrians. Each is refused on a node that
+// would ignore it.
+void ReadWorldPartKeys(const Table& t, NodeDef& d) {
+  const bool driver = d.role == protocol::Role::kDriver;
+  const bool traffic = d.role == protocol::Role::kTraffic;
+  const bool route = traffic && d.traffic_model == "route";
+  const bool walkers = traffic && d.traffic_model == "pedestrians";
+  const std::string got = "got role \"" + std::string(protocol::RoleName(d.role)) + "\"" +
+                          (traffic ? " with traffic_model = \"" + d.traffic_model + "\"" : "");
+  if (t.Has("vehicle_model") && !driver)
+    t.Fail("vehicle_model", "is a driver key: it needs role = \"driver\", " + got);
+  d.vehicle_model = t.GetString("vehicle_model", d.vehicle_model, {"single_track", "bullet"});
+  if (d.vehicle_model == "bullet" && d.start_speed_mps > 0)
+    t.Fail("start_speed_mps", "the Bullet vehicle (vehicle_model = \"bullet\") starts at rest, got " + fmt::format("{:g}", d.start_speed_mps));
+  for (const char* key : {"controller", "tyre_mu"})
+    if (t.Has(key) && !driver && !route)
+      t.Fail(key, "needs role = \"driver\" or a traffic node with traffic_model = \"route\", " + got);
+  if (t.Has("tyre_mu")) d.tyre_mu = t.GetDouble("tyre_mu", 1.0, 0.05, 1.5);
+  if (auto c = t.Sub("controller")) {
+    ControllerDef& k = d.controller;
+    k.speed_limit_mps = c->GetDouble("speed_limit_mps", k.speed_limit_mps, 0, 100);
+    k.limiter_gain_per_mps = c->GetDouble("limiter_gain_per_mps", k.limiter_gain_per_mps, 0.01, 10);
+    k.abs = c->GetBool("abs", k.abs);
+    k.abs_utilization = c->GetDouble("abs_utilization", k.abs_utilization, 0.5, 1.0);
+    k.abs_min_speed_mps = c->GetDouble("abs_min_speed_mps", k.abs_min_speed_mps, 0, 20);
+    c->RejectUnknownKeys();
+  }
+  if (t.Has("route") && !route) t.Fail("route", "[node.route] needs role = \"traffic\" and traffic_model = \"route\", " + got);
+  if (route) {
+    const auto r = t.Sub("route");
+    if (!r) t.Fail("traffic_model", "traffic_model = \"route\" needs a [node.route] table (waypoints = [x0, y0, x1, y1, ...] or lane = -1 on the session road)");
+    RouteDef& k = d.route;
+    k.where = r->Where() + ": " + r->Path();
+    if (r->Has("waypoints")) {
+      for (const char* key : {"lane", "from_s_m", "to_s_m"})
+        if (r->Has(key)) r->Fail(key, "is for a route along the session road: give waypoints or lane, not both");
+      k.waypoints_m = ReadWaypoints(*r, "waypoints", 2);
+    }
+    k.lane = static_cast<int>(r->GetInt("lane", k.lane, -8, 8));
+    if (k.lane == 0) r->Fail("lane", "expected a lane -8..-1 (right of the reference line) or 1..8 (left), got 0");
+    k.from_s_m = r->GetDouble("from_s_m", k.from_s_m, 0, 1e7);
+    k.to_s_m = r->GetDouble("to_s_m", k.to_s_m, 0, 1e7);
+    if (k.to_s_m > 0 && k.to_s_m <= k.from_s_m)
+      r->Fail("to_s_m", "must be > from_s_m (" + fmt::format("{}", k.from_s_m) + "), got " + fmt::format("{}", k.to_s_m));
+    k.loop = r->GetBool("loop", k.loop);
+    if (k.loop && k.waypoints_m.size() < 3) r->Fail("loop", "a closed route needs at least 3 waypoints");
+    k.spacing_m = r->GetDouble("spacing_m", k.spacing_m, 5, 1e4);
+    k.lookahead_min_m = r->GetDouble("lookahead_min_m", k.lookahead_min_m, 0.5, 100);
+    k.lookahead_gain_s = r->GetDouble("lookahead_gain_s", k.lookahead_gain_s, 0, 5);
+    r->RejectUnknownKeys();
+  }
+  const auto walkers_tables = t.TableArray("pedestrian");
+  if (!walkers_tables.empty() && !walkers)
+    t.Fail("pedestrian", "[[node.pedestrian]] needs role = \"traffic\" and traffic_model = \"pedestrians\", " + got);
+  if (walkers && walkers_tables.empty())
+    t.Fail("traffic_model", "traffic_model = \"pedestrians\" needs at least one [[node.pedestrian]] (waypoints = [x0, y0, x1, y1, ...])");
+  for (const auto& p : walkers_tables) {
+    PedestrianDef w;
+    w.waypoints_m = ReadWaypoints(p, "waypoints", 2);
+    w.speed_mps = p.GetDouble("speed_mps", w.speed_mps, 0, 10);
+    w.loop = p.GetBool("loop", w.loop);
+    if (w.loop && w.waypoints_m.size() < 3) p.Fail("loop", "a closed path needs at least 3 waypoints");
+    w.start_offset_m = p.GetDouble("start_offset_m", w.start_offset_m, 0, 1e6);
+    p.RejectUnknownKeys();
+    d.pedestrians.push_back(std::move(w));
+  }
+  // Pedestrians are counted by their tables, not by `vehicles`.
+  if (walkers && t.Has("vehicles"))
+    t.Fail("vehicles", "a pedestrians node has one person per [[node.pedestrian]] table, not a vehicles count");
+  if (walkers) d.vehicles = static_cast<int>(d.pedestrians.size());
+}
+
     t.Fail("name", "expected a non-empty name without spaces or slashes, got \"" + d.name + "\"");
   const std::string role = t.GetString("role", "observer", {"observer", "traffic", "driver", "sensor", "fusion", "viewer", "recorder"});
   d.role = protocol::RoleFromName(role);
@@ -206,7 +297,7 @@ NodeDef ReadNodeDef(const Table& t) {
   d.speed_mps = t.GetDouble("speed_mps", d.speed_mps, bounds::kTrafficSpeedMps.min, bounds::kTrafficSpeedMps.max);
   d.module_rate_hz = t.GetDouble("module_rate_hz", d.module_rate_hz, 1, 10000);
   d.monitor_rate_hz = t.GetDouble("monitor_rate_hz", d.monitor_rate_hz, 1, 10000);
-  d.traffic_model = t.GetString("traffic_model", d.traffic_model, {"stadium", "road"});
+  d.traffic_model = t.GetString("traffic_model", d.traffic_model, {"stadium", "road", "route", "pedestrians"});
   if (t.Has("track_center")) {
     const auto c = t.GetDoubleArray("track_center", {}, 2, -1e7, 1e7);
     d.track_center_m = Vec3(c[0], c[1], 0);
@@ -226,6 +317,7 @@ NodeDef ReadNodeDef(const Table& t) {
     t.Fail("attach_to", "a " + role + " node needs attach_to = \"<node name>[:<vehicle index>]\"");
   d.where = t.Where() + ": " + t.Path();
   if (t.Has("key")) d.key = RelativeToFile(t.File(), t.GetString("key", ""));
+  ReadWorldPartKeys(t, d);
   if (!d.attach_to.empty()) d.attach_to_where = t.Where("attach_to") + ": " + t.Path() + ".attach_to";
   t.RejectUnknownKeys();
   return d;
@@ -418,6 +510,38 @@ void CheckRecorderPath(const SessionDef& s, const NodeDef& n) {
 
 std::string RecordingPath(const RecorderDef& def, const std::string& session_name, const std::string& node_name,
                           int64_t start_unix_s) {
+// A route must be drivable: a lane of the session road that exists (or waypoints), and room on an open
+// route for every vehicle at its spacing.
+void CheckRoute(const SessionDef& s, const NodeDef& n) {
+  const RouteDef& r = n.route;
+  double length = 0;
+  if (!r.waypoints_m.empty()) {
+    for (size_t i = 1; i < r.waypoints_m.size(); ++i) length += (r.waypoints_m[i] - r.waypoints_m[i - 1]).norm();
+    if (r.loop) length += (r.waypoints_m.front() - r.waypoints_m.back()).norm();
+  } else {
+    if (!s.has_road)
+      throw ConfigError(r.where + ": a route without waypoints follows a lane of the session road, but the session has no [road]");
+    const road::Road road = road::SessionRoad(s.road);
+    const int lanes = r.lane > 0 ? road.LanesLeft() : road.LanesRight();
+    if (std::abs(r.lane) > lanes)
+      throw ConfigError(r.where + ".lane: lane " + std::to_string(r.lane) + " is not on the road (it has " +
+                        std::to_string(road.LanesRight()) + " lanes right and " + std::to_string(road.LanesLeft()) + " left)");
+    const double to = r.to_s_m > 0 ? r.to_s_m : road.Length();
+    if (to > road.Length() + 1e-6 || r.from_s_m >= to)
+      throw ConfigError(r.where + ": from_s_m .. to_s_m (" + fmt::format("{:.1f} .. {:.1f}", r.from_s_m, to) +
+                        " m) must lie on the road (0 .. " + fmt::format("{:.1f}", road.Length()) + " m)");
+    length = to - r.from_s_m;
+  }
+  const double needed = (n.vehicles - 1) * r.spacing_m;
+  if (!r.loop && needed >= length)
+    throw ConfigError(n.where + ": " + std::to_string(n.vehicles) + " vehicles " + fmt::format("{:g}", r.spacing_m) +
+                      " m apart need " + fmt::format("{:.0f}", needed) + " m, but the route is " + fmt::format("{:.0f}", length) +
+                      " m long (fewer vehicles, a smaller route.spacing_m, or a longer route)");
+  if (r.loop && n.vehicles * r.spacing_m > length)
+    throw ConfigError(n.where + ": " + std::to_string(n.vehicles) + " vehicles " + fmt::format("{:g}", r.spacing_m) +
+                      " m apart do not fit on the closed route (" + fmt::format("{:.0f}", length) + " m)");
+}
+
   // Names become file-name safe; the time is local, as people read it on the lab PC.
   auto safe = [](std::string v) {
     for (char& c : v)
@@ -461,6 +585,9 @@ void ValidateSession(const SessionDef& session) {
 
 SessionDef LoadSession(const std::string& path) { return ReadSession(Table::ParseFile(path)); }
 
+  // Routes after the road, which a route along a lane loads.
+  for (const auto& n : session.nodes)
+    if (n.role == protocol::Role::kTraffic && n.traffic_model == "route") CheckRoute(session, n);
 SessionDef LoadSessionText(const std::string& text, const std::string& source_name) {
   return ReadSession(Table::ParseText(text, source_name));
 }

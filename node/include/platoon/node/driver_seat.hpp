@@ -18,6 +18,7 @@
 #include "platoon/data/vehicle_metrics.hpp"
 #include "platoon/node/module.hpp"
 #include "platoon/road/road_network.hpp"
+#include "platoon/vehicle/controller.hpp"
 #include "platoon/vehicle/single_track.hpp"
 
 #include <spdlog/logger.h>
@@ -37,6 +38,10 @@ class ScriptedInput;
 }
 namespace platoon::data {
 class CsvWriter;
+}
+namespace platoon::vehicle {
+class BulletWorld;
+class BulletVehicle;
 }
 
 namespace platoon::node {
@@ -84,8 +89,14 @@ class DriverSeatModule final : public Module {
   const vehicle::VehicleState& State() const { return state_; }
   /// Sim time the state is at, in ns (-1 before the first step).
   int64_t StateTimeNs() const { return vehicle_ns_; }
-  /// The command applied in the last dynamics step.
+  /// The command applied in the last dynamics step (after the controller layer).
   const vehicle::VehicleInput& LastInput() const { return input_; }
+  /// The driver's own command in the last dynamics step (before the controller layer).
+  const vehicle::VehicleInput& DriverInput() const { return driver_input_; }
+  /// Whether the vehicle is the Bullet raycast vehicle (vehicle_model = "bullet").
+  bool Bullet() const { return bullet_ != nullptr; }
+  /// Dynamics steps in which the controller layer changed the driver's command.
+  uint64_t ControllerActiveSteps() const { return controller_active_steps_; }
   /// Dynamics steps so far (each kDriverStepNs of sim time).
   uint64_t DynamicsSteps() const { return dynamics_steps_; }
   /// Data-write rows handed to the writer so far (0 without [node.data_write]).
@@ -105,7 +116,15 @@ class DriverSeatModule final : public Module {
   vehicle::VehicleDef def_ = vehicle::DefaultVehicleDef();
   double ground_z_m_ = 0;  // height of the start point: the model drives on a flat plane at it
   vehicle::VehicleState state_;
-  vehicle::VehicleInput input_;
+  vehicle::VehicleInput input_, driver_input_;
+  // The controller layer ([node.controller]) between the command and the vehicle model.
+  vehicle::VehicleController controller_;
+  uint64_t controller_active_steps_ = 0;
+  // vehicle_model = "bullet": the world (the road mesh or a flat ground) and the vehicle, owned by the
+  // module thread once stepping starts; state_ mirrors the Bullet vehicle after each step.
+  std::unique_ptr<vehicle::BulletWorld> bullet_world_;
+  std::unique_ptr<vehicle::BulletVehicle> bullet_;
+  void SyncFromBullet();
   std::unique_ptr<input::ScriptedInput> script_;
   std::unique_ptr<Seat> seat_;  // window and/or live input; null when headless with a script
 

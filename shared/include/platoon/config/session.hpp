@@ -102,6 +102,40 @@ struct NodeDef {
   std::string name;                  ///< Unique name; the launcher and `platoon-node --name` use it.
   protocol::Role role = protocol::Role::kObserver;
   std::string host = "localhost";    ///< PC that runs this node (for multi-PC runs).
+/// The controller layer between whoever drives (a person, a script, a model) and the vehicle model
+/// ([node.controller]; docs/VEHICLES.md, "Controller layer"): driver seats and route traffic.
+struct ControllerDef {
+  double speed_limit_mps = 0;        ///< Speed limiter: throttle capped near this speed, in m/s; 0: no limiter.
+  double limiter_gain_per_mps = 0.5; ///< Limiter: throttle cap falls by this per m/s of approach, in 1/(m/s). Typical 0.3..1.
+  bool abs = false;                  ///< ABS-like brake modulation: no axle's brake force beyond its friction.
+  double abs_utilization = 0.995;    ///< ABS: brake force of the critical axle as a share of its peak friction. Typical 0.95..1.
+  double abs_min_speed_mps = 2.0;    ///< ABS: inactive below this speed, in m/s.
+  /// Whether any intervention is on.
+  bool Any() const { return abs || speed_limit_mps > 0; }
+};
+
+/// traffic, traffic_model = "route": vehicles that follow a path with pure pursuit on the single-track
+/// model ([node.route]; docs/VEHICLES.md, "Route traffic").
+struct RouteDef {
+  std::vector<Vec3> waypoints_m;     ///< The path's points (z = 0), in m; empty: a lane of the session road.
+  int lane = -1;                     ///< Without waypoints: the session road's lane to follow (-1 first right, +1 first left).
+  double from_s_m = 0;               ///< Without waypoints: where along the road the path starts, in m.
+  double to_s_m = 0;                 ///< Without waypoints: where it ends, in m (0: the road's end).
+  bool loop = false;                 ///< The last waypoint joins the first (a closed route); else vehicles stop at the end.
+  double spacing_m = 25;             ///< Start distance between consecutive vehicles along the path, in m.
+  double lookahead_min_m = 4.0;      ///< Pure pursuit look-ahead at standstill, in m.
+  double lookahead_gain_s = 0.6;     ///< Look-ahead growth per m/s of speed, in s.
+  std::string where;                 ///< "file:line: node[i].route", for later checks.
+};
+
+/// traffic, traffic_model = "pedestrians": one person walking a path ([[node.pedestrian]]).
+struct PedestrianDef {
+  std::vector<Vec3> waypoints_m;     ///< The path's points (z = 0), in m; at least two.
+  double speed_mps = 1.4;            ///< Walking speed, in m/s. Typical 1.0..1.6.
+  bool loop = false;                 ///< true: the last point joins the first; false: walk to the end and back.
+  double start_offset_m = 0;         ///< Starts this far along the path, in m.
+};
+
   double drift_ppm = 0.0;            ///< Demo/test only: make the local oscillator drift, in ppm.
   double status_interval_s = 1.0;    ///< Clock-status print period, in s; 0 = never.
   std::string log_level = "info";
@@ -109,7 +143,7 @@ struct NodeDef {
   double speed_mps = 15.0;           ///< traffic: cruising speed, in m/s.
   double module_rate_hz = 100.0;     ///< Step rate of the role's main module, in Hz.
   double monitor_rate_hz = 1000.0;   ///< Rate of the clock monitor (checks every tick of the synced clock), in Hz.
-  std::string traffic_model = "stadium";  ///< traffic: "stadium" (closed track, checkable truth) or "road" ([road], IDM + MOBIL).
+  std::string traffic_model = "stadium";  ///< traffic: "stadium" (closed track, checkable truth), "road" ([road], IDM + MOBIL), "route" ([node.route]) or "pedestrians" ([[node.pedestrian]]).
   std::optional<Vec3> track_center_m; ///< traffic (stadium): centre of the track, in m (default: from the node name).
   /// sensor, fusion: the vehicle the sensors sit on: "node" (its first vehicle) or "node:index".
   std::string attach_to;
@@ -142,6 +176,13 @@ struct NodeDef {
   std::string where;                 ///< "file:line: node[i]" of the [[node]] table.
   /// This node's client secret key file (CURVE), relative to the session file; "" uses [security] key.
   std::string key;
+  /// driver: the vehicle model: "single_track" (the default) or "bullet" (3D ground contact, reverse gear;
+  /// docs/BULLET_VEHICLE.md).
+  std::string vehicle_model = "single_track";
+  ControllerDef controller;          ///< driver, traffic (route): the [node.controller] table.
+  std::optional<double> tyre_mu;     ///< driver, traffic (route): road friction scale (VehicleDef::mu); nullopt: the default 1.0.
+  RouteDef route;                    ///< traffic (route): the [node.route] table.
+  std::vector<PedestrianDef> pedestrians;  ///< traffic (pedestrians): the [[node.pedestrian]] tables.
   std::string attach_to_where;       ///< "file:line: node[i].attach_to" of the attach_to key.
 };
 

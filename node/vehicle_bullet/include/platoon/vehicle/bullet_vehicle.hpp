@@ -111,6 +111,7 @@ class BulletVehicle {
   BulletVehicle& operator=(const BulletVehicle&) = delete;
 
   /// Sets the driver input held over the next steps; clamped to its ranges. Brake wins over throttle.
+  /// A negative throttle (down to -1) is the reverse gear: the same engine force, pushing backwards.
   void SetInput(const VehicleInput& input);
   /// The input last set (clamped).
   const VehicleInput& Input() const;

@@ -1,0 +1,307 @@
+#include "platoon/node/route_traffic.hpp"
+
+#include "platoon/config/params.hpp"
+#include "platoon/entity_id.hpp"
+#include "platoon/road/session_road.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace platoon::node {
+namespace {
+
+// Lengths of the vehicles and people published, in m (protocol::EntityState::box_size_m).
+const Vec3 kCarBox(4.5, 1.8, 1.5);
+const Vec3 kPedestrianBox(0.5, 0.6, 1.75);
+// The rear axle sits this far behind the box's front face (box from -0.9 to +3.6 m around it).
+constexpr double kRearAxleToFrontM = 3.6;
+// Lateral error is judged after this much sim time (the start transient).
+constexpr int64_t kSettleNs = 5'000'000'000;
+// Lane routes are sampled this often along s, in m.
+constexpr double kLaneSampleM = 2.0;
+
+Quat YawQuat(double yaw_rad) { return Quat(Eigen::AngleAxisd(yaw_rad, Vec3::UnitZ())); }
+
+}  // namespace
+
+vehicle::VehicleController MakeController(const config::ControllerDef& def) {
+  vehicle::VehicleController c;
+  if (def.speed_limit_mps > 0) {
+    vehicle::SpeedLimiterDef l = vehicle::DefaultSpeedLimiterDef();
+    l.max_speed_mps = def.speed_limit_mps;
+    l.gain_per_mps = def.limiter_gain_per_mps;
+    c.Add(vehicle::SpeedLimiter(l));
+  }
+  if (def.abs) {
+    vehicle::AbsDef a = vehicle::DefaultAbsDef();
+    a.utilization = def.abs_utilization;
+    a.min_speed_mps = def.abs_min_speed_mps;
+    c.Add(vehicle::Abs(a));
+  }
+  return c;
+}
+
+vehicle::VehicleDef NodeVehicleDef(const config::NodeDef& node) {
+  vehicle::VehicleDef def = vehicle::DefaultVehicleDef();
+  if (node.tyre_mu) def.mu = *node.tyre_mu;
+  if (const std::string bad = vehicle::ValidateVehicleDef(def); !bad.empty())
+    throw config::ConfigError(node.where + ": vehicle: " + bad);
+  return def;
+}
+
+// --- Polyline ---
+
+Polyline::Polyline(std::vector<Vec3> points_m, bool loop) : points_(std::move(points_m)), loop_(loop) {
+  if (points_.size() < 2) throw config::ConfigError("a path needs at least two points");
+  if (loop_) points_.push_back(points_.front());
+  cumulative_.assign(1, 0.0);
+  for (size_t i = 1; i < points_.size(); ++i) {
+    const double len = (points_[i] - points_[i - 1]).head<2>().norm();
+    if (len < 1e-6) throw config::ConfigError("a path has two consecutive points at the same place");
+    cumulative_.push_back(cumulative_.back() + len);
+  }
+}
+
+double Polyline::Wrap(double s_m) const {
+  const double len = Length();
+  if (!loop_) return std::clamp(s_m, 0.0, len);
+  double w = std::fmod(s_m, len);
+  if (w < 0) w += len;
+  return w >= len ? 0.0 : w;
+}
+
+size_t Polyline::Segment(double s_m) const {
+  // The segment [i, i + 1] holding s (the last one for s = Length()).
+  const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), s_m);
+  const size_t i = it == cumulative_.begin() ? 0 : static_cast<size_t>(it - cumulative_.begin()) - 1;
+  return std::min(i, points_.size() - 2);
+}
+
+Vec3 Polyline::PointAt(double s_m) const {
+  const double s = Wrap(s_m);
+  const size_t i = Segment(s);
+  const double t = (s - cumulative_[i]) / (cumulative_[i + 1] - cumulative_[i]);
+  return points_[i] + t * (points_[i + 1] - points_[i]);
+}
+
+Vec3 Polyline::DirectionAt(double s_m) const {
+  const size_t i = Segment(Wrap(s_m));
+  Vec3 d = points_[i + 1] - points_[i];
+  d.z() = 0;
+  return d.normalized();
+}
+
+Polyline::Projection Polyline::Project(const Vec3& p_m) const {
+  Projection best;
+  double best_d2 = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i + 1 < points_.size(); ++i) {
+    const Eigen::Vector2d a = points_[i].head<2>(), b = points_[i + 1].head<2>(), p = p_m.head<2>();
+    const Eigen::Vector2d ab = b - a;
+    const double t = std::clamp((p - a).dot(ab) / ab.squaredNorm(), 0.0, 1.0);
+    const Eigen::Vector2d q = a + t * ab;
+    const double d2 = (p - q).squaredNorm();
+    if (d2 < best_d2) {
+      best_d2 = d2;
+      best.s_m = cumulative_[i] + t * ab.norm();
+      // Left of the direction of travel: the cross product's sign.
+      const double cross = ab.x() * (p - a).y() - ab.y() * (p - a).x();
+      best.lateral_m = (cross >= 0 ? 1.0 : -1.0) * std::sqrt(d2);
+    }
+  }
+  best.s_m = Wrap(best.s_m);
+  return best;
+}
+
+Polyline RoutePath(const config::SessionDef& session, const config::NodeDef& node) {
+  const config::RouteDef& r = node.route;
+  if (!r.waypoints_m.empty()) return Polyline(r.waypoints_m, r.loop);
+  if (!session.has_road)
+    throw config::ConfigError(r.where + ": a route without waypoints follows a lane of the session road, but the session has no [road]");
+  const road::Road road = road::SessionRoad(session.road);
+  const double to = r.to_s_m > 0 ? std::min(r.to_s_m, road.Length()) : road.Length();
+  std::vector<Vec3> points;
+  const int n = std::max(1, static_cast<int>(std::ceil((to - r.from_s_m) / kLaneSampleM)));
+  for (int k = 0; k <= n; ++k) points.push_back(road.LaneCenter(r.from_s_m + (to - r.from_s_m) * k / n, r.lane));
+  // Left lanes run against s.
+  if (r.lane > 0) std::reverse(points.begin(), points.end());
+  return Polyline(std::move(points), false);
+}
+
+// --- Route traffic ---
+
+RouteTrafficModule::RouteTrafficModule(const config::SessionDef& session, const config::NodeDef& node)
+    : name_(node.name),
+      rate_hz_(node.module_rate_hz),
+      speed_mps_(node.speed_mps),
+      path_(RoutePath(session, node)),
+      route_(node.route),
+      def_(NodeVehicleDef(node)),
+      controller_(MakeController(node.controller)) {
+  idm_.desired_speed_mps = std::max(0.5, speed_mps_);
+  idm_.time_headway_s = 1.2;
+  // Vehicle 0 leads: vehicle i starts i spacings behind it, the last at the path's start, at cruise speed
+  // (the limiter's speed when that is lower: the limiter only lifts the throttle).
+  const int n = node.vehicles;
+  const double start_mps = node.controller.speed_limit_mps > 0 ? std::min(speed_mps_, node.controller.speed_limit_mps) : speed_mps_;
+  for (int i = 0; i < n; ++i) {
+    Car c;
+    c.s_m = path_.Wrap((n - 1 - i) * route_.spacing_m);
+    const Vec3 dir = path_.DirectionAt(c.s_m);
+    const Vec3 cg = path_.PointAt(c.s_m) + def_.cg_to_rear_m * dir;
+    c.state.x_m = cg.x();
+    c.state.y_m = cg.y();
+    c.state.yaw_rad = std::atan2(dir.y(), dir.x());
+    c.state.vx_mps = start_mps;
+    cars_.push_back(c);
+  }
+}
+
+protocol::EntityState RouteTrafficModule::Truth(size_t i, int64_t sim_ns) const {
+  const Car& c = cars_[i];
+  protocol::EntityState e;
+  e.id = VehicleId(name_, static_cast<uint32_t>(i));
+  e.kind = protocol::EntityKind::kCar;
+  e.box_size_m = kCarBox;
+  e.kinematics = vehicle::ToKinematic(def_, c.state, sim_ns);
+  e.kinematics.pose.position_m.z() = path_.PointAt(c.s_m).z();
+  e.controls = protocol::Controls{static_cast<float>(c.input.steer), static_cast<float>(c.input.throttle),
+                                  static_cast<float>(c.input.brake)};
+  e.lights.headlights = true;
+  e.lights.brake = c.input.brake > 0.05;
+  return e;
+}
+
+void RouteTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
+  if (first_ns_ < 0) first_ns_ = info.sim_ns;
+  ++steps_;
+  const double dt = NsToS(info.dt_ns);
+  const double len = path_.Length();
+  const double g = 9.81;
+  const double brake_force_n = def_.max_brake_torque_nm / def_.wheel_radius_m;
+  // Where each rear axle is along the path, from this step's states.
+  for (auto& c : cars_) {
+    const Vec3 rear(c.state.x_m - def_.cg_to_rear_m * std::cos(c.state.yaw_rad),
+                    c.state.y_m - def_.cg_to_rear_m * std::sin(c.state.yaw_rad), 0);
+    const Polyline::Projection p = path_.Project(rear);
+    c.s_m = p.s_m;
+    if (info.sim_ns - first_ns_ >= kSettleNs) max_lateral_m_ = std::max(max_lateral_m_, std::abs(p.lateral_m));
+  }
+  if (dt > 0) {
+    std::vector<vehicle::VehicleState> next(cars_.size());
+    for (size_t i = 0; i < cars_.size(); ++i) {
+      const Car& c = cars_[i];
+      const double v = c.state.vx_mps;
+      // Speed: IDM behind the nearest vehicle ahead on the route, and before an open route's end.
+      double gap = std::numeric_limits<double>::infinity(), dv = 0;
+      for (size_t j = 0; j < cars_.size(); ++j) {
+        if (j == i) continue;
+        double ds = cars_[j].s_m - c.s_m;
+        if (path_.Loop()) ds = path_.Wrap(ds);
+        if (ds <= 0) continue;
+        if (ds - kCarBox.x() < gap) {
+          gap = ds - kCarBox.x();
+          dv = v - cars_[j].state.vx_mps;
+        }
+      }
+      double accel = vehicle::IdmAccel(idm_, v, std::max(0.1, gap), dv);
+      if (!path_.Loop()) accel = std::min(accel, vehicle::IdmAccel(idm_, v, std::max(0.1, len - c.s_m - kRearAxleToFrontM), v));
+      // The pedals that give that acceleration on a flat road: drive force against rolling resistance and
+      // drag, or brake force.
+      vehicle::VehicleInput in;
+      const double resist_n = def_.rolling_resistance * def_.mass_kg * g + 0.5 * def_.air_density_kgm3 * def_.drag_area_m2 * v * v;
+      const double force_n = def_.mass_kg * accel + resist_n;
+      if (force_n >= 0) in.throttle = std::clamp(force_n / vehicle::MaxDriveForceN(def_, v), 0.0, 1.0);
+      else in.brake = std::clamp(-force_n / brake_force_n, 0.0, 1.0);
+      // Steering: pure pursuit on the rear axle toward the path point one look-ahead ahead.
+      const double ld = std::clamp(route_.lookahead_min_m + route_.lookahead_gain_s * std::max(0.0, v), route_.lookahead_min_m, 100.0);
+      const Vec3 goal = path_.PointAt(c.s_m + ld);
+      const double cy = std::cos(c.state.yaw_rad), sy = std::sin(c.state.yaw_rad);
+      const double rx = c.state.x_m - def_.cg_to_rear_m * cy, ry = c.state.y_m - def_.cg_to_rear_m * sy;
+      const double gx = (goal.x() - rx) * cy + (goal.y() - ry) * sy;
+      const double gy = -(goal.x() - rx) * sy + (goal.y() - ry) * cy;
+      if (gx * gx + gy * gy > 1e-4)
+        in.steer = std::clamp(vehicle::PurePursuitSteerRad(gx, gy, def_.WheelbaseM()) / def_.max_steer_rad, -1.0, 1.0);
+      // The controller layer, then the vehicle.
+      cars_[i].input = controller_.Apply(def_, c.state, in);
+      next[i] = vehicle::Step(def_, c.state, cars_[i].input, dt);
+    }
+    for (size_t i = 0; i < cars_.size(); ++i) cars_[i].state = next[i];
+  }
+  for (size_t i = 0; i < cars_.size(); ++i) context.Publish(Truth(i, info.sim_ns));
+}
+
+void RouteTrafficModule::Params(config::ParamRegistry& registry, const std::string& prefix) {
+  namespace b = config::bounds;
+  registry.AddFloat(prefix + "speed_mps", "m/s", b::kTrafficSpeedMps, "Desired speed of the route vehicles (IDM v0; at least 0.5 m/s)",
+                    [this] { return idm_.desired_speed_mps; }, [this](double v) { idm_.desired_speed_mps = std::max(0.5, v); });
+  registry.AddInt(prefix + "vehicles", "", b::kVehicles, "Vehicles on the route (fixed at start)",
+                  [this] { return static_cast<int64_t>(cars_.size()); });
+}
+
+void RouteTrafficModule::Summarize(std::vector<std::string>& fields) const {
+  fields.push_back("\"route_vehicles\":" + std::to_string(cars_.size()));
+  fields.push_back("\"route_steps\":" + std::to_string(steps_));
+  fields.push_back("\"route_length_m\":" + fmt::format("{:.1f}", path_.Length()));
+  fields.push_back("\"route_max_lateral_error_m\":" + fmt::format("{:.3f}", max_lateral_m_));
+  std::string names;
+  for (const auto& n : controller_.Names()) names += (names.empty() ? "\"" : ",\"") + n + "\"";
+  fields.push_back("\"route_controller\":[" + names + "]");
+}
+
+// --- Pedestrians ---
+
+namespace {
+
+protocol::EntityState Walker(const config::PedestrianDef& def, const Polyline& path, uint64_t id, int64_t sim_ns) {
+  const double len = path.Length();
+  const double d = def.start_offset_m + def.speed_mps * NsToS(sim_ns);
+  double s = 0;
+  Vec3 dir;
+  if (path.Loop()) {
+    s = path.Wrap(d);
+    dir = path.DirectionAt(s);
+  } else {
+    // To the end and back: a period of twice the length.
+    double m = std::fmod(d, 2 * len);
+    if (m < 0) m += 2 * len;
+    if (m <= len) {
+      s = m;
+      dir = path.DirectionAt(std::min(s, len - 1e-9));
+    } else {
+      s = 2 * len - m;
+      dir = -path.DirectionAt(std::max(s - 1e-9, 0.0));
+    }
+  }
+  protocol::EntityState e;
+  e.id = id;
+  e.kind = protocol::EntityKind::kPedestrian;
+  e.box_size_m = kPedestrianBox;
+  e.kinematics.stamp_ns = sim_ns;
+  e.kinematics.pose = Pose{path.PointAt(s), YawQuat(std::atan2(dir.y(), dir.x()))};
+  e.kinematics.velocity_mps = def.speed_mps * dir;
+  return e;
+}
+
+}  // namespace
+
+protocol::EntityState PedestrianTruth(const config::NodeDef& node, uint32_t index, int64_t sim_ns) {
+  const config::PedestrianDef& def = node.pedestrians.at(index);
+  return Walker(def, Polyline(def.waypoints_m, def.loop), VehicleId(node.name, index), sim_ns);
+}
+
+PedestrianModule::PedestrianModule(const config::NodeDef& node) : node_(node) {}
+
+void PedestrianModule::Step(const StepInfo& info, ModuleContext& context) {
+  ++steps_;
+  for (uint32_t i = 0; i < node_.pedestrians.size(); ++i) context.Publish(PedestrianTruth(node_, i, info.sim_ns));
+}
+
+void PedestrianModule::Summarize(std::vector<std::string>& fields) const {
+  fields.push_back("\"pedestrians\":" + std::to_string(node_.pedestrians.size()));
+  fields.push_back("\"pedestrian_steps\":" + std::to_string(steps_));
+}
+
+}  // namespace platoon::node
