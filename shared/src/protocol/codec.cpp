@@ -20,6 +20,11 @@ static_assert(kProtocolVersion == wire::PROTOCOL_VERSION, "messages.hpp and plat
 
 // Reader limits: a world state of 10^5 entities is about 30 MB; beyond 64 MB is not platoon traffic.
 constexpr uint64_t kTraversalLimitWords = 8ull * 1024 * 1024;
+// Words a decode may traverse per word of the message. Cap'n Proto charges a list of zero-sized elements one
+// word per element and a part read twice twice, so with the limit a multiple of the message's own size a few
+// hundred bytes cannot claim 8 million empty entities (each a whole C++ object: 1.5 GB and 30 s, found by
+// tests/fuzz). Decoding reads every part once, so 4 leaves room.
+constexpr uint64_t kTraversalWordsPerWord = 4;
 
 // --- core -> wire ---
 
@@ -615,8 +620,9 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
     case W::OBJECT_LIST: {
       auto r = body.getObjectList();
       ObjectList m{Get(r.getHeader()), {}};
-      m.objects.reserve(r.getObjects().size());
-      for (auto o : r.getObjects())
+      const auto objects = r.getObjects();
+      m.objects.reserve(objects.size());
+      for (auto o : objects)
         m.objects.push_back(DetectedObject{o.getTrackId(), o.getObjectClass(), o.getTruthClass(), Get(o.getPosition()),
                                            Get(o.getVelocity()), Get(o.getSize())});
       return m;
@@ -730,7 +736,7 @@ Decoded Decode(std::string_view bytes) {
 
   kj::Maybe<kj::Exception> failure = kj::runCatchingExceptions([&]() {
     capnp::ReaderOptions options;
-    options.traversalLimitInWords = kTraversalLimitWords;
+    options.traversalLimitInWords = std::min<uint64_t>(kTraversalLimitWords, kTraversalWordsPerWord * words.size() + 64);
     capnp::FlatArrayMessageReader reader(words, options);
     auto env = reader.getRoot<wire::Envelope>();
     if (env.getMagic() != wire::MAGIC) {
