@@ -217,6 +217,27 @@ std::string SessionLog(bool close) {
   return AsString(sink.Bytes());
 }
 
+// The same channels without the 15 kB schema text (a reader does not need it): small seeds mutate faster.
+std::string SmallLog(bool close) {
+  mcap::MemorySink sink;
+  mcap::Writer w(sink);
+  const std::string schema = "struct Envelope {}";
+  (void)w.AddSchema(mcap::Schema{1, std::string(session_log::kEnvelopeSchemaName), "capnp",
+                                 std::vector<uint8_t>(schema.begin(), schema.end())});
+  (void)w.AddChannel(mcap::Channel{1, 0, std::string(session_log::kSessionTopic), "json", {}});
+  (void)w.AddChannel(mcap::Channel{2, 1, std::string(session_log::kWorldTopic), "capnp", {}});
+  const std::string info = session_log::SessionInfoJson({"demo", "name = \"demo\"\n", "demo.toml", "rec"});
+  (void)w.WriteMessage(mcap::MessageHeader{1, 1, 0, 0}, std::span(reinterpret_cast<const uint8_t*>(info.data()), info.size()));
+  for (uint32_t i = 1; i <= 2; ++i) {
+    const std::string world = Encode(World(i, i * 50'000'000));
+    (void)w.WriteMessage(mcap::MessageHeader{2, i, i * 50'000'000ull, i * 50'000'000ull},
+                         std::span(reinterpret_cast<const uint8_t*>(world.data()), world.size()));
+  }
+  if (close) (void)w.Close();
+  else (void)w.Flush();
+  return AsString(sink.Bytes());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -259,7 +280,9 @@ int main(int argc, char** argv) {
     WriteFile(dir / target / "session_closed.mcap", closed);
     WriteFile(dir / target / "session_unclosed.mcap", open);
     WriteFile(dir / target / "session_cut.mcap", closed.substr(0, closed.size() * 2 / 3));
-    files += 3;
+    WriteFile(dir / target / "small_closed.mcap", SmallLog(true));
+    WriteFile(dir / target / "small_unclosed.mcap", SmallLog(false));
+    files += 5;
   }
   std::printf("fuzz_seeds: wrote %d files under %s\n", files, dir.c_str());
   return 0;
