@@ -311,6 +311,9 @@ TEST_CASE("opendrive: the hand-written spiral fixture imports onto independently
 
 TEST_CASE("opendrive: what the import does not support fails with file:line and the supported subset") {
   CHECK(ErrorOf(Doc()).empty());
+  // Numbers as XML Schema writes them: a leading '+', exponents, surrounding space.
+  CHECK(ErrorOf(Doc("<geometry s=\"+0\" x=\" 1e2 \" y=\"-2.5E-1\" hdg=\"+0.0\" length=\"+100\"><line/></geometry>"))
+            .empty());
   const std::string line = "<geometry s=\"0\" x=\"0\" y=\"0\" hdg=\"0\" length=\"100\">";
   CHECK(Has(ErrorOf(Doc(line + "<paramPoly3 aU=\"0\"/></geometry>")),
             "x.xodr:6: <paramPoly3> geometry is not supported (supported: line, arc, spiral)"));
@@ -407,6 +410,16 @@ TEST_CASE("opendrive: the XML reader resolves entities and comments and names th
   CHECK(Has(error("<!DOCTYPE a>\n<a/>"), "a.xml:1: a DOCTYPE is not supported"));
   CHECK(Has(error("<a>\n<!-- x -- y -->\n</a>"), "a.xml:2: '--' inside a comment"));
   CHECK(Has(error("\n\n"), "a.xml:3: the document has no root element"));
+  // Nesting is bounded (the reader recurses): 256 levels read, 257 are refused, a million do not crash.
+  auto deep = [](int n) {
+    std::string t;
+    for (int i = 0; i < n; ++i) t += "<e>";
+    for (int i = 0; i < n; ++i) t += "</e>";
+    return t;
+  };
+  CHECK(error(deep(256)).empty());
+  CHECK(Has(error(deep(257)), "a.xml:1: elements nest deeper than 256 levels"));
+  CHECK(Has(error(deep(1000000)), "a.xml:1: elements nest deeper than 256 levels"));
   // Through the OpenDRIVE loader, the same message as a ConfigError.
   CHECK(Has(ErrorOf("<OpenDRIVE>\n<header>\n</OpenDRIVE>"), "x.xodr:3: end tag </OpenDRIVE> does not match <header>"));
   CHECK(Has(ErrorOf("<OpenDRIVE>\n<road id=\"1\" length=\"1\"/>\n</OpenDRIVE>"), "x.xodr:2: <road> before <header>"));

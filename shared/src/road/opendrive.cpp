@@ -207,8 +207,15 @@ class Importer {
     return s.substr(b, e - b + 1);
   }
 
+  // A number's text without surrounding space and without the leading '+' XML Schema allows (from_chars does not).
+  static std::string NumberText(const std::string& s) {
+    std::string v = Trim(s);
+    if (v.size() > 1 && v[0] == '+' && v[1] != '-' && v[1] != '+') v.erase(0, 1);
+    return v;
+  }
+
   double Number(const Element& e, const xml::Attribute& a, double min = -1e300, double max = 1e300) const {
-    const std::string v = Trim(a.value);
+    const std::string v = NumberText(a.value);
     double out = 0;
     const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
     std::ostringstream range;
@@ -231,7 +238,7 @@ class Importer {
   }
 
   int Integer(const Element& e, const xml::Attribute& a, int min, int max) const {
-    const std::string v = Trim(a.value);
+    const std::string v = NumberText(a.value);
     long long out = 0;
     const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
     if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || out < min || out > max)

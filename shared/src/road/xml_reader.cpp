@@ -175,6 +175,8 @@ class Parser {
   Element ElementAt() {
     Element e;
     e.line = line_;
+    // Elements nest by recursion: bound it, so a hostile file cannot exhaust the stack.
+    if (++depth_ > kMaxDepth) Fail("elements nest deeper than " + std::to_string(kMaxDepth) + " levels");
     Advance(1);  // '<'
     e.name = Name("an element name");
     for (;;) {
@@ -183,6 +185,7 @@ class Parser {
       if (AtEnd()) FailAt(e.line, "unterminated start tag <" + e.name);
       if (StartsWith("/>")) {
         Advance(2);
+        --depth_;
         return e;
       }
       if (s_[pos_] == '>') {
@@ -196,6 +199,7 @@ class Parser {
       e.attributes.push_back(std::move(a));
     }
     Content(e);
+    --depth_;
     return e;
   }
 
@@ -244,6 +248,8 @@ class Parser {
   const std::string& source_;
   size_t pos_ = 0;
   int line_ = 1;
+  int depth_ = 0;
+  static constexpr int kMaxDepth = 256;
 };
 
 }  // namespace

@@ -2,7 +2,7 @@
 /// A small, strict XML reader for the OpenDRIVE loader (opendrive.cpp): elements, attributes, comments,
 /// the <?xml ...?> declaration, CDATA sections, the five predefined entities (&amp; &lt; &gt; &quot; &apos;)
 /// and numeric character references. No DTDs, no namespaces, no processing instructions besides the
-/// declaration. Every element and attribute keeps the line it starts on, for file:line messages.
+/// declaration; elements nest at most 256 deep. Every element and attribute keeps the line it starts on, for file:line messages.
 /// Pure: parses a string; the caller reads the file.
 
 #include <stdexcept>
