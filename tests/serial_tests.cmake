@@ -1,7 +1,9 @@
 # Included by ctest after the discovered doctest cases (TEST_INCLUDE_FILES): tests whose figures are
 # timing claims run with no other test beside them, so that `ctest -j2` on a 2-core machine measures the
-# claim and not the neighbour. A test renamed here must be renamed in its source too.
+# claim and not the neighbour. A test renamed here must be renamed in its source too. They carry the label
+# "timing": the sanitized suite (scripts/sanitize.sh, `ctest -LE timing`) leaves them out, as its 2-5x
+# slowdown would miss the wall-clock figures they assert.
 foreach(_name
     "recording: 30 s of configs/drivers.toml read completely by @mcap/core with the SUMMARY's counts, and a recorder killed -9 at a random moment keeps every message older than 100 ms")
-  set_tests_properties("${_name}" PROPERTIES RUN_SERIAL TRUE)
+  set_tests_properties("${_name}" PROPERTIES RUN_SERIAL TRUE LABELS timing)
 endforeach()
