@@ -94,10 +94,8 @@ Vec3 Polyline::DirectionAt(double s_m) const {
   return d.normalized();
 }
 
-Polyline::Projection Polyline::Project(const Vec3& p_m) const {
-  Projection best;
-  double best_d2 = std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i + 1 < points_.size(); ++i) {
+void Polyline::Nearest(const Vec3& p_m, size_t first, size_t last, Projection& best, double& best_d2) const {
+  for (size_t i = first; i <= last; ++i) {
     const Eigen::Vector2d a = points_[i].head<2>(), b = points_[i + 1].head<2>(), p = p_m.head<2>();
     const Eigen::Vector2d ab = b - a;
     const double t = std::clamp((p - a).dot(ab) / ab.squaredNorm(), 0.0, 1.0);
@@ -110,6 +108,28 @@ Polyline::Projection Polyline::Project(const Vec3& p_m) const {
       const double cross = ab.x() * (p - a).y() - ab.y() * (p - a).x();
       best.lateral_m = (cross >= 0 ? 1.0 : -1.0) * std::sqrt(d2);
     }
+  }
+}
+
+Polyline::Projection Polyline::Project(const Vec3& p_m) const {
+  Projection best;
+  double best_d2 = std::numeric_limits<double>::infinity();
+  Nearest(p_m, 0, points_.size() - 2, best, best_d2);
+  best.s_m = Wrap(best.s_m);
+  return best;
+}
+
+Polyline::Projection Polyline::ProjectNear(const Vec3& p_m, double hint_s_m, double window_m) const {
+  if (2 * window_m >= Length()) return Project(p_m);
+  Projection best;
+  double best_d2 = std::numeric_limits<double>::infinity();
+  const double from = hint_s_m - window_m, to = hint_s_m + window_m;
+  if (!loop_ || (from >= 0 && to <= Length())) {
+    Nearest(p_m, Segment(std::max(0.0, from)), Segment(std::min(Length(), to)), best, best_d2);
+  } else {
+    // The window wraps past the closing point: search both ends.
+    Nearest(p_m, Segment(Wrap(from)), points_.size() - 2, best, best_d2);
+    Nearest(p_m, 0, Segment(Wrap(to)), best, best_d2);
   }
   best.s_m = Wrap(best.s_m);
   return best;
@@ -175,7 +195,8 @@ protocol::EntityState RouteTrafficModule::Truth(size_t i, int64_t sim_ns) const 
 }
 
 void RouteTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
-  if (first_ns_ < 0) first_ns_ = info.sim_ns;
+  const bool first_step = first_ns_ < 0;
+  if (first_step) first_ns_ = info.sim_ns;
   ++steps_;
   const double dt = NsToS(info.dt_ns);
   const double len = path_.Length();
@@ -185,7 +206,8 @@ void RouteTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
   for (auto& c : cars_) {
     const Vec3 rear(c.state.x_m - def_.cg_to_rear_m * std::cos(c.state.yaw_rad),
                     c.state.y_m - def_.cg_to_rear_m * std::sin(c.state.yaw_rad), 0);
-    const Polyline::Projection p = path_.Project(rear);
+    // Near where it was: a car moves less than 50 m per step.
+    const Polyline::Projection p = first_step ? path_.Project(rear) : path_.ProjectNear(rear, c.s_m, 50.0);
     c.s_m = p.s_m;
     if (info.sim_ns - first_ns_ >= kSettleNs) max_lateral_m_ = std::max(max_lateral_m_, std::abs(p.lateral_m));
   }

@@ -339,7 +339,8 @@ speed_limit_mps = 9
         if (track[k].t_ns >= 5'000'000'000) max_lateral = std::max(max_lateral, std::abs(path.Project(kin.pose.position_m).lateral_m));
       }
       MESSAGE(std::string(name), ":", i, " travelled ", travelled, " m, top ", top, " m/s, max lateral error ", max_lateral, " m");
-      CHECK(max_lateral < 0.3);
+      // Measured: 0.23 .. 0.27 m on the lane (clothoids, 13 m look-ahead at 15 m/s), 0.12 m on the ring.
+      CHECK(max_lateral < (std::string(name) == "lane" ? 0.4 : 0.2));
       if (std::string(name) == "lane") {
         CHECK(travelled > 0.85 * 15 * 40);
       } else {
@@ -396,6 +397,88 @@ start_offset_m = 5
   // The square: 5 m + 1.5 m/s * 20 s = 35 m round from (50, 0): on the last side, at (50, 5).
   for (const auto& s : seen.at(VehicleId("walkers", 1)))
     if (s.t_ns == 20'000'000'000) CHECK((s.state.kinematics.pose.position_m - Vec3(50, 5, 0)).norm() < 1e-6);
+}
+
+TEST_CASE("world parts: a route path projects and wraps by arc length, near a hint too") {
+  // A 10 m square, closed: 40 m round.
+  const node::Polyline square({Vec3(0, 0, 0), Vec3(10, 0, 0), Vec3(10, 10, 0), Vec3(0, 10, 0)}, true);
+  CHECK(square.Length() == doctest::Approx(40));
+  CHECK((square.PointAt(15) - Vec3(10, 5, 0)).norm() < 1e-12);
+  CHECK((square.PointAt(-5) - Vec3(0, 5, 0)).norm() < 1e-12);  // wrapped
+  CHECK((square.PointAt(45) - Vec3(5, 0, 0)).norm() < 1e-12);
+  CHECK((square.DirectionAt(25) - Vec3(-1, 0, 0)).norm() < 1e-12);
+  // Inside the square is left of the direction of travel (counter-clockwise).
+  const auto p = square.Project(Vec3(5, 1, 0));
+  CHECK(p.s_m == doctest::Approx(5));
+  CHECK(p.lateral_m == doctest::Approx(1));
+  CHECK(square.Project(Vec3(5, -2, 0)).lateral_m == doctest::Approx(-2));
+  // Near a hint across the closing point (s = 38 .. 2 m): the same answer as the full search.
+  const auto near = square.ProjectNear(Vec3(1, -0.5, 0), 39.0, 3.0);
+  CHECK(near.s_m == doctest::Approx(1));
+  CHECK(near.lateral_m == doctest::Approx(-0.5));
+  // An open path clamps; the hint keeps the search on its own part of a path that comes back near itself.
+  const node::Polyline hairpin({Vec3(0, 0, 0), Vec3(100, 0, 0), Vec3(100, 1, 0), Vec3(0, 1, 0)}, false);
+  CHECK((hairpin.PointAt(500) - Vec3(0, 1, 0)).norm() < 1e-12);
+  CHECK(hairpin.ProjectNear(Vec3(50, 0.6, 0), 50.0, 20.0).s_m == doctest::Approx(50));   // the outbound leg
+  CHECK(hairpin.ProjectNear(Vec3(50, 0.6, 0), 151.0, 20.0).s_m == doctest::Approx(151)); // the way back
+  CHECK_THROWS_AS(node::Polyline({Vec3(0, 0, 0)}, false), config::ConfigError);
+}
+
+TEST_CASE("world parts: a session with every part gives the same world hash run to run and across threads") {
+  TempDir dir;
+  const std::string script = dir.Write("drive.csv", "0, 0, 0.5, 0\n3, 0.2, 0.5, 0\n3.01, 0, -0.4, 0\n6, 0, 0, 1\n");
+  const std::string text = R"(
+[session]
+mode = "lockstep"
+step_hz = 100
+end_s = 6
+
+[[node]]
+name = "cars"
+role = "traffic"
+traffic_model = "route"
+vehicles = 2
+speed_mps = 10
+[node.route]
+waypoints = [0, 100,  200, 100,  260, 160]
+spacing_m = 20
+[node.controller]
+abs = true
+
+[[node]]
+name = "walkers"
+role = "traffic"
+traffic_model = "pedestrians"
+[[node.pedestrian]]
+waypoints = [30, 95,  30, 105]
+
+[[node]]
+name = "seat"
+role = "driver"
+vehicle_model = "bullet"
+headless = true
+input = "scripted:)" + script + R"("
+[node.controller]
+speed_limit_mps = 8
+
+[[node]]
+name = "probe"
+role = "sensor"
+attach_to = "cars:0"
+[[node.sensor]]
+id = "objects"
+type = "objects"
+)";
+  const config::SessionDef session = Load(text, "hash.toml");
+  const InProcessResult a = RunInProcess(session, 1);
+  const InProcessResult b = RunInProcess(session, 1);
+  const InProcessResult c = RunInProcess(session, 2);
+  CHECK(a.entities == 4);  // 2 cars, 1 pedestrian, 1 seat
+  CHECK(a.data_messages > 0);
+  CHECK(a.server_hash == b.server_hash);
+  CHECK(a.server_hash == c.server_hash);
+  CHECK(a.data_hash == b.data_hash);
+  CHECK(a.data_hash == c.data_hash);
 }
 
 TEST_CASE("world parts: bad keys of the parts name the file, line and key") {

@@ -51,11 +51,17 @@ class Polyline {
     double lateral_m = 0;
   };
   Projection Project(const Vec3& p_m) const;
+  /// The same, searching only the segments within `window_m` of arc length around `hint_s_m` (wrapped on
+  /// a closed path): cheap on long paths, and never jumps to another part of a path that comes back near
+  /// itself.
+  Projection ProjectNear(const Vec3& p_m, double hint_s_m, double window_m) const;
   /// `s_m` mapped into [0, Length()) when closed; clamped when open.
   double Wrap(double s_m) const;
 
  private:
   size_t Segment(double s_m) const;
+  // The nearest point over segments [first, last] (indices into points_, last < points_.size() - 1).
+  void Nearest(const Vec3& p_m, size_t first, size_t last, Projection& best, double& best_d2) const;
   std::vector<Vec3> points_;       // with the first repeated at the end when closed
   std::vector<double> cumulative_;  // arc length at each point
   bool loop_;
