@@ -191,10 +191,6 @@ void ReadRecorderKeys(const Table& t, NodeDef& d) {
   r.foxglove_cloud_hz = t.GetDouble("foxglove_cloud_hz", r.foxglove_cloud_hz, 0.1, 100);
 }
 
-NodeDef ReadNodeDef(const Table& t) {
-  NodeDef d;
-  d.name = t.RequireString("name");
-  if (d.name.empty() || d.name.find_first_of(" \t/\\") != std::string::npos)
 // A path given as a flat array of x, y pairs in m ("waypoints = [0, 0,  100, 0,  150, 40]"): at least
 // `min_points` points, no two consecutive ones the same.
 std::vector<Vec3> ReadWaypoints(const Table& t, const std::string& key, size_t min_points) {
@@ -286,6 +282,10 @@ void ReadWorldPartKeys(const Table& t, NodeDef& d) {
   if (walkers) d.vehicles = static_cast<int>(d.pedestrians.size());
 }
 
+NodeDef ReadNodeDef(const Table& t) {
+  NodeDef d;
+  d.name = t.RequireString("name");
+  if (d.name.empty() || d.name.find_first_of(" \t/\\") != std::string::npos)
     t.Fail("name", "expected a non-empty name without spaces or slashes, got \"" + d.name + "\"");
   const std::string role = t.GetString("role", "observer", {"observer", "traffic", "driver", "sensor", "fusion", "viewer", "recorder"});
   d.role = protocol::RoleFromName(role);
@@ -313,11 +313,11 @@ void ReadWorldPartKeys(const Table& t, NodeDef& d) {
     t.Fail("fusion", "[node.fusion] needs role = \"fusion\", got \"" + role + "\"");
   ReadDriverKeys(t, d);
   ReadRecorderKeys(t, d);
+  ReadWorldPartKeys(t, d);
   if ((d.role == protocol::Role::kSensor || d.role == protocol::Role::kFusion) && d.attach_to.empty())
     t.Fail("attach_to", "a " + role + " node needs attach_to = \"<node name>[:<vehicle index>]\"");
   d.where = t.Where() + ": " + t.Path();
   if (t.Has("key")) d.key = RelativeToFile(t.File(), t.GetString("key", ""));
-  ReadWorldPartKeys(t, d);
   if (!d.attach_to.empty()) d.attach_to_where = t.Where("attach_to") + ": " + t.Path() + ".attach_to";
   t.RejectUnknownKeys();
   return d;
@@ -506,10 +506,6 @@ void CheckRecorderPath(const SessionDef& s, const NodeDef& n) {
                       "to replace it, or put {time} in the path");
 }
 
-}  // namespace
-
-std::string RecordingPath(const RecorderDef& def, const std::string& session_name, const std::string& node_name,
-                          int64_t start_unix_s) {
 // A route must be drivable: a lane of the session road that exists (or waypoints), and room on an open
 // route for every vehicle at its spacing.
 void CheckRoute(const SessionDef& s, const NodeDef& n) {
@@ -542,6 +538,10 @@ void CheckRoute(const SessionDef& s, const NodeDef& n) {
                       " m apart do not fit on the closed route (" + fmt::format("{:.0f}", length) + " m)");
 }
 
+}  // namespace
+
+std::string RecordingPath(const RecorderDef& def, const std::string& session_name, const std::string& node_name,
+                          int64_t start_unix_s) {
   // Names become file-name safe; the time is local, as people read it on the lab PC.
   auto safe = [](std::string v) {
     for (char& c : v)
@@ -581,13 +581,13 @@ void ValidateSession(const SessionDef& session) {
       throw ConfigError((session.road.where.empty() ? session.file + ": road" : session.road.where) + ": " + e.what());
     }
   }
+  // Routes after the road, which a route along a lane loads.
+  for (const auto& n : session.nodes)
+    if (n.role == protocol::Role::kTraffic && n.traffic_model == "route") CheckRoute(session, n);
 }
 
 SessionDef LoadSession(const std::string& path) { return ReadSession(Table::ParseFile(path)); }
 
-  // Routes after the road, which a route along a lane loads.
-  for (const auto& n : session.nodes)
-    if (n.role == protocol::Role::kTraffic && n.traffic_model == "route") CheckRoute(session, n);
 SessionDef LoadSessionText(const std::string& text, const std::string& source_name) {
   return ReadSession(Table::ParseText(text, source_name));
 }

@@ -97,11 +97,6 @@ struct DriverModelDef {
   double reaction_time_s = 0.8;      ///< It sees the vehicle ahead as it was this long ago, in s. Typical 0.5..1.5.
 };
 
-/// One node process of the session ([[node]]).
-struct NodeDef {
-  std::string name;                  ///< Unique name; the launcher and `platoon-node --name` use it.
-  protocol::Role role = protocol::Role::kObserver;
-  std::string host = "localhost";    ///< PC that runs this node (for multi-PC runs).
 /// The controller layer between whoever drives (a person, a script, a model) and the vehicle model
 /// ([node.controller]; docs/VEHICLES.md, "Controller layer"): driver seats and route traffic.
 struct ControllerDef {
@@ -136,6 +131,11 @@ struct PedestrianDef {
   double start_offset_m = 0;         ///< Starts this far along the path, in m.
 };
 
+/// One node process of the session ([[node]]).
+struct NodeDef {
+  std::string name;                  ///< Unique name; the launcher and `platoon-node --name` use it.
+  protocol::Role role = protocol::Role::kObserver;
+  std::string host = "localhost";    ///< PC that runs this node (for multi-PC runs).
   double drift_ppm = 0.0;            ///< Demo/test only: make the local oscillator drift, in ppm.
   double status_interval_s = 1.0;    ///< Clock-status print period, in s; 0 = never.
   std::string log_level = "info";
@@ -171,11 +171,6 @@ struct PedestrianDef {
   bool headless = false;             ///< driver: no window (tests, headless PCs); also the fallback when no display opens.
   RecorderDef recorder;              ///< recorder: the file, the streams and the Foxglove channels it writes.
   std::optional<DataWriteDef> data_write;  ///< driver: the [node.data_write] table; nullopt: no data write.
-
-  // Where the entry came from, for the messages of checks made after loading (ValidateSession).
-  std::string where;                 ///< "file:line: node[i]" of the [[node]] table.
-  /// This node's client secret key file (CURVE), relative to the session file; "" uses [security] key.
-  std::string key;
   /// driver: the vehicle model: "single_track" (the default) or "bullet" (3D ground contact, reverse gear;
   /// docs/BULLET_VEHICLE.md).
   std::string vehicle_model = "single_track";
@@ -183,6 +178,11 @@ struct PedestrianDef {
   std::optional<double> tyre_mu;     ///< driver, traffic (route): road friction scale (VehicleDef::mu); nullopt: the default 1.0.
   RouteDef route;                    ///< traffic (route): the [node.route] table.
   std::vector<PedestrianDef> pedestrians;  ///< traffic (pedestrians): the [[node.pedestrian]] tables.
+
+  // Where the entry came from, for the messages of checks made after loading (ValidateSession).
+  std::string where;                 ///< "file:line: node[i]" of the [[node]] table.
+  /// This node's client secret key file (CURVE), relative to the session file; "" uses [security] key.
+  std::string key;
   std::string attach_to_where;       ///< "file:line: node[i].attach_to" of the attach_to key.
 };
 
