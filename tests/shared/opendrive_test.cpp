@@ -557,8 +557,8 @@ NetconvertResult CompareWithNetconvert(const RoadNetwork& net, const TempDir& di
 
 TEST_CASE("opendrive: netconvert reads every export and its lane shapes lie within 5 cm of platoon's lane centres") {
   if (std::system("command -v netconvert > /dev/null 2>&1") != 0) {
-    MESSAGE("skipped: netconvert not found (Debian package sumo; scripts/install-deps.sh installs it)");
-    WARN_MESSAGE(false, "skipped: netconvert not found");
+    // Said, not passed silently: doctest prints a WARN that fails.
+    WARN_MESSAGE(false, "skipped: netconvert not found (Debian package sumo; scripts/install-deps.sh installs it)");
     return;
   }
   TempDir dir("netconvert");
