@@ -515,6 +515,9 @@ TEST_CASE("world parts: bad keys of the parts name the file, line and key") {
   CHECK(Contains(ConfigErrorOf(head + "[[node]]\nname = \"p\"\nrole = \"traffic\"\ntraffic_model = \"pedestrians\"\n"
                                       "[[node.pedestrian]]\nwaypoints = [0, 0, 1, 0]\nspeed = 2\n"),
                  "node[0].pedestrian[0].speed: unknown key"));
+  CHECK(Contains(ConfigErrorOf(head + "[[node]]\nname = \"p\"\nrole = \"traffic\"\ntraffic_model = \"pedestrians\"\nspeed_mps = 2\n"
+                                      "[[node.pedestrian]]\nwaypoints = [0, 0, 1, 0]\n"),
+                 "parts.toml:8: node[0].speed_mps: a pedestrians node has no speed of its own"));
 }
 
 TEST_CASE("world parts: configs/parts.toml passes platoon check and runs every part as processes") {
@@ -545,8 +548,9 @@ TEST_CASE("world parts: configs/parts.toml passes platoon check and runs every p
   CHECK(SummaryValue(LinesOf(lines, "walkers"), "pedestrians").value_or(0) >= 1);
   CHECK(SummaryString(LinesOf(lines, "reverser"), "driver_vehicle_model") == "bullet");
   CHECK(SummaryValue(LinesOf(lines, "reverser"), "driver_distance_m").value_or(0) > 1.0);
-  CHECK(AnyLineContains(LinesOf(lines, "abs"), "driver controller layer: abs"));
-  CHECK(SummaryValue(LinesOf(lines, "probe"), "frames").value_or(0) > 0);
+  CHECK(AnyLineContains(LinesOf(lines, "abs"), "driver controller layer: speed_limiter, abs"));
+  CHECK(SummaryValue(LinesOf(lines, "probe"), "frames").value_or(0) >= 70);  // 20 Hz for 4 s
+  CHECK(SummaryValue(LinesOf(lines, "probe"), "items").value_or(0) > 0);     // objects reported
 }
 
 }  // namespace platoon::testing

@@ -279,6 +279,8 @@ void ReadWorldPartKeys(const Table& t, NodeDef& d) {
   // Pedestrians are counted by their tables, not by `vehicles`.
   if (walkers && t.Has("vehicles"))
     t.Fail("vehicles", "a pedestrians node has one person per [[node.pedestrian]] table, not a vehicles count");
+  if (walkers && t.Has("speed_mps"))
+    t.Fail("speed_mps", "a pedestrians node has no speed of its own: give each [[node.pedestrian]] its speed_mps");
   if (walkers) d.vehicles = static_cast<int>(d.pedestrians.size());
 }
 
