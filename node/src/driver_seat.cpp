@@ -665,6 +665,12 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
   const std::string step_fields =
       fmt::format(",\"driver_step_mean_us\":{:.2f},\"driver_step_p99_us\":{},\"driver_step_max_us\":{:.1f}",
                   steps_ ? step_wall_sum_us_ / static_cast<double>(steps_) : 0.0, steps_ ? p99_bin + 1 : 0, step_wall_max_us_);
+  // The vehicle model and the controller layer.
+  std::string names;
+  for (const auto& n : controller_.Names()) names += (names.empty() ? "\"" : ",\"") + n + "\"";
+  const std::string model_fields =
+      fmt::format(",\"driver_vehicle_model\":\"{}\",\"driver_controller\":[{}],\"driver_controller_active_steps\":{}",
+                  bullet_ ? "bullet" : "single_track", names, controller_active_steps_);
   fields.push_back(fmt::format(
       "\"driver_id\":{},\"driver_steps\":{},\"driver_module_hz\":{:.1f},\"driver_max_step_gap_ms\":{:.3f},"
       "\"driver_dynamics_steps\":{},\"driver_dynamics_hz\":{:.1f},\"driver_skipped_steps\":{},\"driver_distance_m\":{:.3f},"
@@ -675,11 +681,7 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
       dynamics_steps_, span_s > 0 ? static_cast<double>(dynamics_steps_) / span_s : 0.0, skipped_steps_, state_.distance_m,
       k.pose.position_m.x(), k.pose.position_m.y(), state_.yaw_rad, std::hypot(state_.vx_mps, state_.vy_mps),
       seat_ && seat_->HasWindow() ? "true" : "false", seat_ ? seat_->Frames() : 0, seat_ ? seat_->RenderMeanMs() : 0.0,
-      seat_ ? seat_->RenderMaxMs() : 0.0, remote_max_, messages_, remote) + step_fields);
-  std::string names;
-  for (const auto& n : controller_.Names()) names += (names.empty() ? "\"" : ",\"") + n + "\"";
-  fields.push_back(fmt::format("\"driver_vehicle_model\":\"{}\",\"driver_controller\":[{}],\"driver_controller_active_steps\":{}",
-                               bullet_ ? "bullet" : "single_track", names, controller_active_steps_));
+      seat_ ? seat_->RenderMaxMs() : 0.0, remote_max_, messages_, remote) + step_fields + model_fields);
   if (writer_) {
     writer_->Close();  // the last Step is done: write what is queued, so the counts are final
     const data::CsvWriterStats w = writer_->Stats();
