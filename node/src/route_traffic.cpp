@@ -147,7 +147,9 @@ Polyline RoutePath(const config::SessionDef& session, const config::NodeDef& nod
   for (int k = 0; k <= n; ++k) points.push_back(road.LaneCenter(r.from_s_m + (to - r.from_s_m) * k / n, r.lane));
   // Left lanes run against s.
   if (r.lane > 0) std::reverse(points.begin(), points.end());
-  return Polyline(std::move(points), false);
+  // A circuit closes on its first point (ValidateSession checked that it comes back within 1 m).
+  if (r.loop) points.pop_back();
+  return Polyline(std::move(points), r.loop);
 }
 
 // --- Route traffic ---

@@ -255,7 +255,7 @@ void ReadWorldPartKeys(const Table& t, NodeDef& d) {
     if (k.to_s_m > 0 && k.to_s_m <= k.from_s_m)
       r->Fail("to_s_m", "must be > from_s_m (" + fmt::format("{}", k.from_s_m) + "), got " + fmt::format("{}", k.to_s_m));
     k.loop = r->GetBool("loop", k.loop);
-    if (k.loop && k.waypoints_m.size() < 3) r->Fail("loop", "a closed route needs at least 3 waypoints");
+    if (k.loop && !k.waypoints_m.empty() && k.waypoints_m.size() < 3) r->Fail("loop", "a closed route needs at least 3 waypoints");
     k.spacing_m = r->GetDouble("spacing_m", k.spacing_m, 5, 1e4);
     k.lookahead_min_m = r->GetDouble("lookahead_min_m", k.lookahead_min_m, 0.5, 100);
     k.lookahead_gain_s = r->GetDouble("lookahead_gain_s", k.lookahead_gain_s, 0, 5);
@@ -529,6 +529,12 @@ void CheckRoute(const SessionDef& s, const NodeDef& n) {
       throw ConfigError(r.where + ": from_s_m .. to_s_m (" + fmt::format("{:.1f} .. {:.1f}", r.from_s_m, to) +
                         " m) must lie on the road (0 .. " + fmt::format("{:.1f}", road.Length()) + " m)");
     length = to - r.from_s_m;
+    // A closed route along a lane: the lane must come back to where it starts (a circuit).
+    const double gap = (road.LaneCenter(to, r.lane) - road.LaneCenter(r.from_s_m, r.lane)).head<2>().norm();
+    if (r.loop && gap > 1.0)
+      throw ConfigError(r.where + ".loop: lane " + std::to_string(r.lane) + " from s " + fmt::format("{:.1f}", r.from_s_m) +
+                        " to " + fmt::format("{:.1f}", to) + " m ends " + fmt::format("{:.1f}", gap) +
+                        " m from where it starts, so it is no closed route (loop = true needs a circuit)");
   }
   const double needed = (n.vehicles - 1) * r.spacing_m;
   if (!r.loop && needed >= length)
