@@ -6,6 +6,7 @@
 // whether anybody waited for it.
 #include "platoon/process/child.hpp"
 #include "platoon/protocol/codec.hpp"
+#include "platoon/transport/channel.hpp"
 #include "platoon/transport/security.hpp"
 
 #include <CLI/CLI.hpp>
@@ -13,6 +14,9 @@
 #include <zmq.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -180,6 +184,42 @@ std::string CurveSession(const std::string& dir, int n, bool curve) {
   return path;
 }
 
+// One hop's own cost of CURVE, apart from any scheduling: DEALER -> ROUTER -> DEALER round trips of
+// `bytes`-byte messages over loopback TCP in this process (an echo thread), plain or CURVE (with a ZAP
+// handler admitting the one client key). Returns {p50, p99} of the round trip, in us.
+std::pair<double, double> PingPong(size_t bytes, bool curve, int rounds) {
+  using namespace platoon::transport;
+  zmq::context_t ctx(1);
+  const KeyPair server = NewKeyPair(), client = NewKeyPair();
+  std::unique_ptr<ZapHandler> zap;
+  ChannelDef sdef, cdef;
+  if (curve) {
+    zap = std::make_unique<ZapHandler>(ctx, std::map<std::string, std::string>{{"bench", client.public_key}}, nullptr);
+    sdef.curve = CurveDef{true, server.secret_key, server.public_key, {}};
+    cdef.curve = CurveDef{false, client.secret_key, client.public_key, server.public_key};
+  }
+  Channel router(ctx, Pattern::kRouter, sdef), dealer(ctx, Pattern::kDealer, cdef);
+  const std::string endpoint = router.Bind("tcp://127.0.0.1:*");
+  dealer.Connect(endpoint);
+  std::atomic<bool> stop{false};
+  std::thread echo([&] {
+    while (!stop.load())
+      if (auto p = router.Receive(std::chrono::milliseconds(20))) router.Send(*p);
+  });
+  const std::string payload(bytes, 'x');
+  std::vector<double> rtt;
+  // The first exchanges include the handshake: warm up, then measure.
+  for (int k = -50; k < rounds; ++k) {
+    const int64_t t0 = MonoNs();
+    while (!dealer.Send(payload)) std::this_thread::sleep_for(1ms);
+    if (!dealer.Receive(std::chrono::seconds(5))) continue;
+    if (k >= 0) rtt.push_back(static_cast<double>(MonoNs() - t0) / 1e3);
+  }
+  stop.store(true);
+  echo.join();
+  return {Percentile(rtt, 50), Percentile(rtt, 99)};
+}
+
 Result MeasurePlatoon(const std::string& bin, int n, int entities, double seconds, double warmup, bool kill,
                       const std::string& publish, const std::string& session = "") {
   const std::string ready = std::filesystem::temp_directory_path() / ("platoon-fanout-" + std::to_string(getpid()) + ".json");
@@ -244,7 +284,14 @@ Result MeasurePlatoon(const std::string& bin, int n, int entities, double second
   std::vector<double> p50, p99;
   for (size_t i = kill ? 1 : 0; i < nodes.size(); ++i) {
     const std::string s = Summary(nodes[i]);
-    if (s.empty()) continue;
+    if (s.empty()) {
+      // A node without a SUMMARY: say why, so that a missing figure is never silent.
+      const auto& lines = nodes[i].Lines();
+      std::fprintf(stderr, "fanout_bench: node n%zu reported nothing; its last lines:\n", i);
+      for (size_t k = lines.size() > 3 ? lines.size() - 3 : 0; k < lines.size(); ++k)
+        std::fprintf(stderr, "  %s\n", lines[k].c_str());
+      continue;
+    }
     ++r.ok_nodes;
     p50.push_back(Field(s, "update_latency_p50_us"));
     p99.push_back(Field(s, "update_latency_p99_us"));
@@ -296,6 +343,14 @@ int main(int argc, char** argv) {
                 entities, publish.c_str(), seconds, warmup, std::thread::hardware_concurrency(), "nodes",
                 "plain p50 / p99 ms", "CURVE p50 / p99 ms", "added p50 / p99");
     for (int n : counts) {
+      platoon::protocol::WorldState w;
+      w.entities.resize(static_cast<size_t>(n * entities));
+      const size_t bytes = platoon::protocol::Encode(w).size();
+      const auto [hop_plain50, hop_plain99] = PingPong(bytes, false, 2000);
+      const auto [hop_curve50, hop_curve99] = PingPong(bytes, true, 2000);
+      std::printf("%6d | one hop's round trip, %zu-byte messages, 2000 in this process: plain %.0f / %.0f us, CURVE "
+                  "%.0f / %.0f us (p50 / p99)\n",
+                  n, bytes, hop_plain50, hop_plain99, hop_curve50, hop_curve99);
       const Result plain = MeasurePlatoon(bin, n, entities, seconds, warmup, false, publish, CurveSession(dir, n, false));
       const Result cur = MeasurePlatoon(bin, n, entities, seconds, warmup, false, publish, CurveSession(dir, n, true));
       std::printf("%6d | %10.3f / %10.3f | %10.3f / %10.3f | %+6.1f %% / %+6.1f %%  (%d + %d nodes reported, %.0f + %.0f "
