@@ -9,6 +9,9 @@
 #            --jobs J                   targets run side by side (default: the number of cores)
 #            --build-jobs J             compile jobs (default: the number of cores)
 #            --no-build                 use build-fuzz/ as it is
+#            --unit-tests               first run sanitized_unit_tests: the libraries' unit tests (codec,
+#                                       configs, MCAP, session logs, roads, parameters, world core) on this
+#                                       tree's ASan + UBSan libraries
 #   env:     PLATOON_FUZZ_NICE=19       run the build and the targets under nice
 #
 # A crash leaves its input in build-fuzz/fuzz-artifacts/<target>/ and the log next to it; reproduce it
@@ -24,6 +27,7 @@ cores=$(nproc 2>/dev/null || echo 2)
 jobs=$cores
 build_jobs=$cores
 build=1
+unit=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="${2:?--runs needs a number}"; shift 2 ;;
@@ -31,7 +35,8 @@ while [ $# -gt 0 ]; do
     --jobs) jobs="${2:?--jobs needs a number}"; shift 2 ;;
     --build-jobs) build_jobs="${2:?--build-jobs needs a number}"; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --unit-tests) unit=1; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     [0-9]*) seconds="$1"; shift ;;
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -56,7 +61,9 @@ if [ "$build" = 1 ]; then
   "${NICE[@]}" cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPLATOON_FUZZ=ON -DPLATOON_BUILD_TESTS=OFF -DPLATOON_BUILD_BENCH=OFF \
     -DPLATOON_BUILD_PYTHON=OFF >/dev/null
-  "${NICE[@]}" cmake --build build-fuzz -j"$build_jobs" --target "${TARGETS[@]}"
+  extra=()
+  [ "$unit" = 1 ] && extra=(sanitized_unit_tests)
+  "${NICE[@]}" cmake --build build-fuzz -j"$build_jobs" --target "${TARGETS[@]}" "${extra[@]}"
   echo "fuzz.sh: build took $(( $(date +%s) - start )) s"
 fi
 
@@ -91,6 +98,16 @@ run_one() {
     cp "$log" "$artifacts/$t/last.log"
   fi
 }
+
+if [ "$unit" = 1 ]; then
+  start=$(date +%s)
+  if ! (cd build-fuzz && "${NICE[@]}" fuzz/sanitized_unit_tests --no-intro=true --duration=false >"$work/unit.log" 2>&1); then
+    tail -60 "$work/unit.log"
+    echo "fuzz.sh: sanitized_unit_tests FAILED (ASan/UBSan finding or a failed assertion; log above)" >&2
+    exit 1
+  fi
+  echo "fuzz.sh: sanitized_unit_tests passed in $(( $(date +%s) - start )) s: $(grep -a 'test cases:' "$work/unit.log" | tail -1)"
+fi
 
 echo "fuzz.sh: ${#TARGETS[@]} targets, $([ -n "$runs" ] && echo "$runs runs" || echo "$seconds s") each, $jobs at a time"
 running=0
