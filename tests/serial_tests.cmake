@@ -4,6 +4,7 @@
 # "timing": the sanitized suite (scripts/sanitize.sh, `ctest -LE timing`) leaves them out, as its 2-5x
 # slowdown would miss the wall-clock figures they assert.
 foreach(_name
-    "recording: 30 s of configs/drivers.toml read completely by @mcap/core with the SUMMARY's counts, and a recorder killed -9 at a random moment keeps every message older than 100 ms")
+    "recording: 30 s of configs/drivers.toml read completely by @mcap/core with the SUMMARY's counts, and a recorder killed -9 at a random moment keeps every message older than 100 ms"
+    "flood: 50,000 messages to each socket in turn: no node lost, world-state gaps within two broadcast periods, observer error in bound")
   set_tests_properties("${_name}" PROPERTIES RUN_SERIAL TRUE LABELS timing)
 endforeach()

@@ -305,8 +305,10 @@ int Control(CtlSession& s, const CtlOptions& o, const Report& report, const Serv
   s.ClearReplies();
   c.Control(command);
   const protocol::SessionStatus* status = nullptr;
-  if (!s.Until([&] { return (status = s.Reply<protocol::SessionStatus>()) != nullptr; }, deadline))
+  // A key that is not an operator's is answered with a refusal naming why.
+  if (!s.Until([&] { return (status = s.Reply<protocol::SessionStatus>()) != nullptr || c.Refused(); }, deadline))
     return report.NoAnswer(fmt::format("no reply from the server within {:g} s", o.timeout_s));
+  if (!status) return report.Refused(*c.Refused());
   const protocol::SessionStatus st = *status;
   if (const std::string why = Refusal(o.command, st.phase); !why.empty())
     return report.Refused(why, ",\"phase\":" + Quote(Phase(st.phase)));

@@ -20,10 +20,10 @@ SyncServer::SyncServer(const config::SessionDef& session, std::shared_ptr<spdlog
       zap_(curve_ ? std::make_unique<transport::ZapHandler>(context_, curve_->authorised,
                                                             [log = log_](const std::string& line) { log->warn("{}", line); })
                   : nullptr),
-      control_(context_, transport::Pattern::kRouter, transport::ChannelDef{.faults = session.faults, .curve = SocketCurve()}),
-      time_(context_, transport::Pattern::kRouter, transport::ChannelDef{.faults = session.faults, .curve = SocketCurve()}),
+      control_(context_, transport::Pattern::kRouter, transport::ChannelDef{.max_message_bytes = session.server.max_message_bytes, .faults = session.faults, .curve = SocketCurve()}),
+      time_(context_, transport::Pattern::kRouter, transport::ChannelDef{.max_message_bytes = session.server.max_message_bytes, .faults = session.faults, .curve = SocketCurve()}),
       world_(context_, transport::Pattern::kPub, transport::ChannelDef{.faults = {}, .curve = SocketCurve()}),
-      state_(context_, transport::Pattern::kPull, transport::ChannelDef{.faults = session.faults, .curve = SocketCurve()}) {}
+      state_(context_, transport::Pattern::kPull, transport::ChannelDef{.max_message_bytes = session.server.max_message_bytes, .faults = session.faults, .curve = SocketCurve()}) {}
 
 std::optional<transport::CurveDef> SyncServer::SocketCurve() const {
   if (!curve_) return std::nullopt;
@@ -80,14 +80,33 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
     const uint64_t ready =
         transport::WaitAny(inputs, std::chrono::nanoseconds(std::clamp<int64_t>(next_due - now, 0, kMaxWaitNs)));
 
+    // At most max_messages_per_turn from each socket, then the core's Poll: whatever arrives, the world
+    // broadcast is late by at most one turn. What is left is read in the next turn (WaitAny sees it).
+    const int per_turn = core_.Session().server.max_messages_per_turn;
     // Time first: its replies are stamped as close to arrival as the loop allows.
     if (ready & 1u)
-      while (auto p = time_.TryReceive()) HandleTime(*p);
+      for (int n = 0; n < per_turn; ++n) {
+        auto p = time_.TryReceive();
+        if (!p) break;
+        if (core_.Admit(WorldCore::RouterSocket::kTime, p->peer, reference_.NowNs())) HandleTime(*p);
+      }
     int64_t t = reference_.NowNs();
     if (ready & 2u)
-      while (auto p = control_.TryReceive()) core_.OnControl(p->peer, p->peer_address, protocol::Decode(p->data), t);
+      for (int n = 0; n < per_turn; ++n) {
+        auto p = control_.TryReceive();
+        if (!p) break;
+        // Dropped before decoding: a flooding peer costs one read per message, nothing more.
+        if (!core_.Admit(WorldCore::RouterSocket::kControl, p->peer, t)) continue;
+        core_.OnControl(p->peer, p->peer_address, p->user_id, protocol::Decode(p->data), t);
+        // Replies leave as they are made, so a turn never holds more than its own.
+        Flush();
+      }
     if (ready & 4u)
-      while (auto p = state_.TryReceive()) core_.OnState(protocol::Decode(p->data), t);
+      for (int n = 0; n < per_turn; ++n) {
+        auto p = state_.TryReceive();
+        if (!p) break;
+        core_.OnState(p->user_id, protocol::Decode(p->data), t);
+      }
 
     t = reference_.NowNs();
     core_.Poll(t);

@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <sstream>
+#include <type_traits>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -135,11 +136,85 @@ NodeRecord* WorldCore::FindByPeer(const std::string& peer) {
   return nullptr;
 }
 
-void WorldCore::OnControl(const std::string& peer, const std::string& peer_address, const protocol::Decoded& d,
-                          int64_t now) {
+uint64_t WorldCore::RefusalDue(std::string_view what, int64_t now) {
+  RefusalLog& r = refusal_logs_[what];
+  ++r.since_log;
+  // Counted always, logged at most once a second per kind: a flood of refusals cannot flood the log.
+  if (now - r.last_log_ns < kSecond) return 0;
+  const uint64_t n = r.since_log;
+  r.last_log_ns = now;
+  r.since_log = 0;
+  return n;
+}
+
+void WorldCore::LogRefusal(std::string_view what, const std::string& detail, int64_t now) {
+  if (const uint64_t n = RefusalDue(what, now)) log_->warn("refused {} {} (last: {})", n, what, detail);
+}
+
+bool WorldCore::IsOperator(const std::string& user_id) const {
+  // No key: the message came over a socket without CURVE, which a session allows on one PC only.
+  if (user_id.empty()) return true;
+  const auto& ops = session_.security.operators;
+  return std::find(ops.begin(), ops.end(), user_id) != ops.end();
+}
+
+bool WorldCore::RefuseNonOperator(const std::string& peer, const std::string& user_id, const protocol::Message& m,
+                                  int64_t now) {
+  if (user_id.empty() && !keyless_logged_) {
+    keyless_logged_ = true;
+    log_->info("control messages come without a key (CURVE off): every client on this PC is an operator");
+  }
+  const NodeRecord* from = FindByPeer(peer);
+  // Reads: open to every authenticated client unless [security] open_status = false. A joined node's own
+  // snapshot is never refused: it cannot run without it (and the world broadcast is no secret from it).
+  const bool read = std::holds_alternative<protocol::ParamListRequest>(m) ||
+                    std::holds_alternative<protocol::ParamGet>(m) ||
+                    std::holds_alternative<protocol::EventsRequest>(m) ||
+                    std::holds_alternative<protocol::StatusRequest>(m);
+  if (read && (session_.security.open_status || IsOperator(user_id))) return false;
+  if (std::holds_alternative<protocol::StatusRequest>(m) && from) return false;
+  // A driver seat's key presses are markers from its own connection, in its own name.
+  if (std::holds_alternative<protocol::Mark>(m) && from && from->info.role == protocol::Role::kDriver) return false;
+  if (!read && IsOperator(user_id)) return false;
+
+  ++counters_.not_operator;
+  const char* what = std::visit(
+      [](const auto& x) -> const char* {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, protocol::SessionControl>) return "session control";
+        if constexpr (std::is_same_v<T, protocol::ParamSet>) return "parameter set";
+        if constexpr (std::is_same_v<T, protocol::Mark>) return "marker";
+        return "status read";
+      },
+      m);
+  const std::string reason = fmt::format(
+      "{} refused: key '{}' is not an operator of session '{}' ([security] operators{})", what, user_id,
+      session_.name, read ? "; open_status = false" : "");
+  LogRefusal("message(s) from keys that are not operators", reason, now);
+  if (const auto* set = std::get_if<protocol::ParamSet>(&m)) {
+    Reply(peer, protocol::ParamReply{false, {set->path, "", false, ""}, reason, set->request_id});
+  } else if (const auto* get = std::get_if<protocol::ParamGet>(&m)) {
+    Reply(peer, protocol::ParamReply{false, {get->path, "", false, ""}, reason, get->request_id});
+  } else if (const auto* list = std::get_if<protocol::ParamListRequest>(&m)) {
+    Reply(peer, protocol::ParamList{{}, list->request_id, {reason}});
+  } else if (const auto* mark = std::get_if<protocol::Mark>(&m)) {
+    Reply(peer, protocol::EventList{{}, mark->request_id, reason});
+  } else if (const auto* ev = std::get_if<protocol::EventsRequest>(&m)) {
+    Reply(peer, protocol::EventList{{}, ev->request_id, reason});
+  } else {
+    // Session control (and a snapshot asked by a tool that never joined): SessionStatus has no error
+    // field, so the answer is a Refuse with the reason; a tool that joined (ctl) leaves on it, a node
+    // joins again.
+    Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
+  }
+  return true;
+}
+
+void WorldCore::OnControl(const std::string& peer, const std::string& peer_address, const std::string& user_id,
+                          const protocol::Decoded& d, int64_t now) {
   // A join of another version is still readable, so that the refusal can name both versions.
   if (d.error == DecodeError::kVersionMismatch && d.message && std::holds_alternative<protocol::Join>(*d.message)) {
-    HandleJoin(peer, peer_address, std::get<protocol::Join>(*d.message), d.peer_version, now);
+    HandleJoin(peer, peer_address, user_id, std::get<protocol::Join>(*d.message), d.peer_version, now);
     return;
   }
   if (d.error != DecodeError::kNone || !d.message) {
@@ -153,10 +228,16 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
   }
   const auto& m = *d.message;
   if (const auto* join = std::get_if<protocol::Join>(&m)) {
-    HandleJoin(peer, peer_address, *join, d.peer_version, now);
+    HandleJoin(peer, peer_address, user_id, *join, d.peer_version, now);
     return;
   }
-  // Session control, parameters and status may come from tools that never joined (a viewer, a script).
+  // Session control, parameters and status may come from tools that never joined (a viewer, a script);
+  // what steers the session needs the operator role, reads may be closed to others.
+  const bool gated = std::holds_alternative<protocol::SessionControl>(m) || std::holds_alternative<protocol::ParamSet>(m) ||
+                     std::holds_alternative<protocol::Mark>(m) || std::holds_alternative<protocol::ParamGet>(m) ||
+                     std::holds_alternative<protocol::ParamListRequest>(m) ||
+                     std::holds_alternative<protocol::EventsRequest>(m) || std::holds_alternative<protocol::StatusRequest>(m);
+  if (gated && RefuseNonOperator(peer, user_id, m, now)) return;
   if (const auto* c = std::get_if<protocol::SessionControl>(&m)) {
     Control(*c, now);
     Reply(peer, protocol::SessionStatus{phase_, SimTimeAt(now), now, start_at_ns_});
@@ -206,6 +287,19 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
     Reply(peer, protocol::Refuse{"unknown node: join first", protocol::kProtocolVersion});
     return;
   }
+  // The connection speaks for the node that joined on it, never for the id a message names.
+  const uint32_t named = std::visit(
+      [](const auto& x) -> uint32_t {
+        if constexpr (requires { x.node_id; }) return x.node_id;
+        return 0;
+      },
+      m);
+  if (named != 0 && named != node->info.node_id) {
+    ++counters_.wrong_connection;
+    LogRefusal("heartbeat(s) or leave(s) naming another node than their connection's",
+               fmt::format("'{}' (id {}) named id {}", node->info.name, node->info.node_id, named), now);
+    return;
+  }
   node->info.last_seen_ns = now;
   if (const auto* hb = std::get_if<protocol::Heartbeat>(&m)) {
     node->info.clock_offset_ns = hb->clock_offset_ns;
@@ -231,8 +325,8 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
   }
 }
 
-void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_address, const protocol::Join& join,
-                           uint16_t peer_version, int64_t now) {
+void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_address, const std::string& user_id,
+                           const protocol::Join& join, uint16_t peer_version, int64_t now) {
   if (peer_version != protocol::kProtocolVersion || join.protocol_version != protocol::kProtocolVersion) {
     ++counters_.version_refused;
     const uint16_t v = peer_version != protocol::kProtocolVersion ? peer_version : join.protocol_version;
@@ -256,6 +350,15 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
     Reply(peer, protocol::Refuse{std::move(reason), protocol::kProtocolVersion});
     return;
   }
+  // One connection is one node: a connection that holds a live node cannot join again under another name
+  // (nor fill the table with names).
+  if (const NodeRecord* mine = FindByPeer(peer); mine && !mine->info.lost && mine->info.name != join.name) {
+    ++counters_.join_refused;
+    const std::string reason = "this connection already joined as '" + mine->info.name + "' (one node per connection)";
+    LogRefusal("join(s) under a second name on one connection", reason, now);
+    Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
+    return;
+  }
   // A node that joins again under its name (restart, reconnect) keeps its id and so its entities.
   NodeRecord* record = nullptr;
   for (auto& [id, n] : nodes_)
@@ -271,12 +374,23 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
     Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
     return;
   }
+  // With CURVE on, a name belongs to the key that joined under it: a lost node's name (and its
+  // entities) is reclaimed only with the same key.
+  if (record && record->user_id != user_id) {
+    ++counters_.join_refused;
+    const std::string reason = "node name '" + join.name + "' belongs to key '" + record->user_id +
+                               "'; it can be reclaimed only with that key (this client's key: '" + user_id + "')";
+    LogRefusal("join(s) reclaiming a name with another key", reason, now);
+    Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
+    return;
+  }
   const bool rejoined = record != nullptr;
   if (!rejoined && nodes_.size() >= static_cast<size_t>(session_.server.max_nodes)) {
     ++counters_.join_refused;
     const std::string reason = "the session is full: " + std::to_string(nodes_.size()) + " nodes (max_nodes = " +
                                std::to_string(session_.server.max_nodes) + ")";
-    log_->warn("refused join of '{}' from {} (pid {}): {}", join.name, join.host, join.pid, reason);
+    LogRefusal("join(s) beyond max_nodes", fmt::format("'{}' from {} (pid {}): {}", join.name, join.host, join.pid, reason),
+               now);
     Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
     return;
   }
@@ -305,6 +419,7 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   record->info.lost = false;
   MarkOwnerAlive(*record, now);
   record->peer = peer;
+  record->user_id = user_id;
   record->joined_ns = now;
   // Lock-step: a (re)joining member is waited for from the next grant on, never for a step in flight.
   record->lockstep_member = join.lockstep_member;
@@ -509,6 +624,13 @@ void WorldCore::RegisterParams() {
           "Entity updates stamped more than 1 s ahead of the session clock");
   counter("server.refused.entity_limit", counters_.entity_limit,
           "New entities beyond max_entities or max_entities_per_node");
+  counter("server.refused.join", counters_.join_refused,
+          "Joins refused (name in use, another key, max_nodes, a second name on one connection, a policy)");
+  counter("server.refused.wrong_connection", counters_.wrong_connection,
+          "Heartbeats, leaves and states naming a node other than the sender's connection or key");
+  counter("server.refused.not_operator", counters_.not_operator,
+          "Session control, parameter sets, markers and closed reads from keys that are not operators");
+  counter("server.refused.rate_limited", counters_.rate_limited, "Messages beyond a peer's rate, dropped");
 }
 
 std::vector<protocol::Parameter> WorldCore::ListParams(const std::string& prefix) const { return params_.List(prefix); }
@@ -750,7 +872,7 @@ void WorldCore::ExpireParamRequests(int64_t now) {
 
 // ---- state socket: merge --------------------------------------------------------------------------
 
-void WorldCore::OnState(const protocol::Decoded& d, int64_t now) {
+void WorldCore::OnState(const std::string& user_id, const protocol::Decoded& d, int64_t now) {
   if (!CheckDecoded(d, "state", now)) return;
   const auto* ns = std::get_if<protocol::NodeState>(&*d.message);
   if (!ns) {
@@ -770,7 +892,55 @@ void WorldCore::OnState(const protocol::Decoded& d, int64_t now) {
     }
     return;
   }
+  // With CURVE on, the state must also come with the key the node joined with.
+  if (it != nodes_.end() && !user_id.empty() && user_id != it->second.user_id) {
+    ++counters_.wrong_connection;
+    LogRefusal("node state(s) from another key than their node's",
+               fmt::format("'{}' (id {}, key '{}') claimed by key '{}'", it->second.info.name, ns->node_id,
+                           it->second.user_id, user_id),
+               now);
+    return;
+  }
   Merge(*ns, now);
+}
+
+bool WorldCore::Admit(RouterSocket socket, const std::string& peer, int64_t now) {
+  const double rate = session_.server.peer_rate_hz;
+  const double burst = session_.server.peer_burst;
+  auto it = buckets_.find({socket, peer});
+  if (it == buckets_.end()) {
+    if (buckets_.size() >= kMaxRateBuckets) ExpireRateBuckets(now);
+    if (buckets_.size() >= kMaxRateBuckets) {
+      ++counters_.rate_limited;
+      LogRefusal("message(s) from new peers while the rate-limit table is full", std::to_string(buckets_.size()) + " peers",
+                 now);
+      return false;
+    }
+    it = buckets_.emplace(std::make_pair(socket, peer), Bucket{burst, now}).first;
+  }
+  // Token bucket: refilled at peer_rate_hz up to peer_burst; each message takes one token.
+  Bucket& b = it->second;
+  b.tokens = std::min(burst, b.tokens + rate * NsToS(now - b.last_ns));
+  b.last_ns = now;
+  if (b.tokens >= 1.0) {
+    b.tokens -= 1.0;
+    return true;
+  }
+  ++counters_.rate_limited;
+  if (const uint64_t n = RefusalDue("message(s) beyond a peer's rate", now))
+    log_->warn("refused {} message(s) beyond a peer's rate (last: {} socket, {:.0f} msg/s with bursts of {:.0f})", n,
+               socket == RouterSocket::kControl ? "control" : "time", rate, burst);
+  return false;
+}
+
+void WorldCore::ExpireRateBuckets(int64_t now) {
+  // A bucket full again is the same as no bucket: peers that never joined (time-only clients, floods
+  // from many connections) leave the table once idle.
+  const int64_t refill = SecondsToNs(session_.server.peer_burst / session_.server.peer_rate_hz);
+  for (auto it = buckets_.begin(); it != buckets_.end();) {
+    if (now - it->second.last_ns >= refill) it = buckets_.erase(it);
+    else ++it;
+  }
 }
 
 uint64_t WorldCore::NewToken() {
@@ -950,6 +1120,10 @@ void WorldCore::Poll(int64_t now) {
   }
   Expire(now);
   ExpireParamRequests(now);
+  if (now >= next_bucket_expiry_ns_) {
+    ExpireRateBuckets(now);
+    next_bucket_expiry_ns_ = now + kSecond;
+  }
   if (!session_.step.lockstep && phase_ != SessionPhase::kWaiting) {
     const int64_t sim_now = SimTimeAt(now);
     for (auto& s : systems_) s.system->OnAdvance(sim_now, now);

@@ -177,3 +177,207 @@ TEST_CASE("trust: new entities beyond max_entities_per_node and max_entities are
   CHECK(c.core.Counters().entity_limit == 7);
   CHECK(c.core.GetParam("server.refused.entity_limit").param.value == "7");
 }
+
+namespace {
+
+// Joins `name` from `peer` with key `user_id`; returns the refusal's reason ("" when welcomed).
+std::string JoinAs(server::WorldCore& core, const std::string& name, const std::string& peer, const std::string& user_id,
+                   int64_t now, protocol::Role role = protocol::Role::kTraffic) {
+  protocol::Join j;
+  j.name = name;
+  j.role = role;
+  core.OnControl(peer, "127.0.0.1", user_id, Ok(j), now);
+  std::string reason = "no answer";
+  for (auto& o : core.TakeOutgoing()) {
+    if (std::holds_alternative<protocol::Welcome>(o.message)) reason.clear();
+    if (const auto* r = std::get_if<protocol::Refuse>(&o.message)) reason = r->reason;
+  }
+  return reason;
+}
+
+// What `peer` was sent back, in order.
+std::vector<protocol::Message> Replies(server::WorldCore& core, const std::string& peer) {
+  std::vector<protocol::Message> out;
+  for (auto& o : core.TakeOutgoing())
+    if (o.target == server::Outgoing::Target::kPeer && o.peer == peer) out.push_back(std::move(o.message));
+  return out;
+}
+
+config::SessionDef WithOperators(std::vector<std::string> operators, bool open_status = true) {
+  config::SessionDef def;
+  def.name = "lab";
+  def.security.operators = std::move(operators);
+  def.security.open_status = open_status;
+  return def;
+}
+
+}  // namespace
+
+TEST_CASE("trust: heartbeats and leaves count only for the node their connection joined as") {
+  Core c;
+  const auto alpha = c.Join("alpha", "peer-a", kT0);
+  const auto mallory = c.Join("mallory", "peer-m", kT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0, 0}, kT0);
+  // mallory's connection names alpha's id: neither keeps alpha alive nor makes it leave.
+  c.core.OnControl("peer-m", "127.0.0.1", Ok(protocol::Heartbeat{alpha.node_id}), kT0 + 100 * kMs);
+  c.core.OnControl("peer-m", "127.0.0.1", Ok(protocol::Leave{alpha.node_id, "forged"}), kT0 + 100 * kMs);
+  CHECK(c.core.Counters().wrong_connection == 2);
+  CHECK(c.core.Nodes().count(alpha.node_id) == 1);
+  CHECK(c.core.Nodes().count(mallory.node_id) == 1);  // nor did mallory leave by naming another id
+  CHECK(c.core.GetParam("server.refused.wrong_connection").param.value == "2");
+  // A peer that never joined is told to join, and counted.
+  c.core.OnControl("peer-x", "127.0.0.1", Ok(protocol::Heartbeat{alpha.node_id}), kT0 + 100 * kMs);
+  CHECK(c.core.Counters().unknown_sender == 1);
+  // alpha's own heartbeat keeps it alive past the lost timeout; forged ones do not keep mallory's claim.
+  c.core.OnControl("peer-a", "127.0.0.1", Ok(protocol::Heartbeat{alpha.node_id}), kT0 + 800 * kMs);
+  for (int i = 0; i < 5; ++i)
+    c.core.OnControl("peer-m", "127.0.0.1", Ok(protocol::Heartbeat{alpha.node_id}), kT0 + (900 + 100 * i) * kMs);
+  c.core.Poll(kT0 + 1700 * kMs);
+  CHECK_FALSE(c.core.Nodes().at(alpha.node_id).info.lost);
+  c.core.Poll(kT0 + 2500 * kMs);
+  CHECK(c.core.Nodes().at(alpha.node_id).info.lost);  // only its own connection speaks for it
+  // alpha's own leave (its id, or none) removes it.
+  c.core.OnControl("peer-a", "127.0.0.1", Ok(protocol::Leave{alpha.node_id, "done"}), kT0 + 2600 * kMs);
+  CHECK(c.core.Nodes().count(alpha.node_id) == 0);
+}
+
+TEST_CASE("trust: one connection is one node: a second name on a joined connection is refused") {
+  Core c;
+  c.Join("alpha", "peer-a", kT0);
+  for (int i = 0; i < 3000; ++i)
+    CHECK(JoinAs(c.core, "n" + std::to_string(i), "peer-a", "", kT0 + kMs).find("already joined as 'alpha'") !=
+          std::string::npos);
+  CHECK(c.core.Nodes().size() == 1);
+  CHECK(c.core.Counters().join_refused == 3000);
+  // The same name again on the same connection is a rejoin.
+  CHECK(JoinAs(c.core, "alpha", "peer-a", "", kT0 + 2 * kMs).empty());
+}
+
+TEST_CASE("trust: with CURVE on, a state needs its node's key and a lost name is reclaimed only with the same key") {
+  Core c;
+  protocol::Join j;
+  j.name = "alpha";
+  c.core.OnControl("peer-a", "127.0.0.1", "pc1", Ok(j), kT0);
+  protocol::Welcome w;
+  for (auto& o : c.core.TakeOutgoing())
+    if (const auto* x = std::get_if<protocol::Welcome>(&o.message)) w = *x;
+  REQUIRE(w.node_id != 0);
+  CHECK(c.core.Nodes().at(w.node_id).user_id == "pc1");
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0, 0}, kT0);
+  c.core.Poll(kT0);
+  protocol::NodeState ns{w.node_id, 1, {Car(1, 10 * kMs, 1.0)}, 0, 0, w.state_token};
+  c.core.OnState("pc1", Ok(ns), kT0 + 10 * kMs);
+  REQUIRE(c.core.Entities().count(1) == 1);
+  // The right token under another key (a leaked token): refused.
+  ns = protocol::NodeState{w.node_id, 2, {Car(1, 20 * kMs, 500.0)}, 0, 0, w.state_token};
+  c.core.OnState("pc2", Ok(ns), kT0 + 20 * kMs);
+  CHECK(c.core.Counters().wrong_connection == 1);
+  CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 1.0);
+  // A second live alpha is refused whatever its key.
+  CHECK(JoinAs(c.core, "alpha", "peer-b", "pc1", kT0 + 30 * kMs).find("in use by a live node") != std::string::npos);
+  // alpha goes silent and is lost: another key cannot take its name (nor its car); its own key can.
+  c.core.Poll(kT0 + 2 * kS);
+  REQUIRE(c.core.Nodes().at(w.node_id).info.lost);
+  const std::string refused = JoinAs(c.core, "alpha", "peer-c", "pc2", kT0 + 2 * kS);
+  CHECK(refused.find("belongs to key 'pc1'") != std::string::npos);
+  CHECK(JoinAs(c.core, "alpha", "peer-d", "pc1", kT0 + 2100 * kMs).empty());
+  CHECK(c.core.Nodes().at(w.node_id).peer == "peer-d");
+}
+
+TEST_CASE("trust: with CURVE on, session control, parameter sets and markers come only from operators") {
+  Core c(WithOperators({"teacher"}));
+  c.Join("alpha", "peer-a", kT0);
+  using Command = protocol::SessionControl::Command;
+  // A student's start, parameter set and marker: refused with the reason, nothing changed.
+  c.core.OnControl("student", "127.0.0.1", "pc3", Ok(protocol::SessionControl{Command::kStart, kT0, 0}), kT0);
+  c.core.OnControl("student", "127.0.0.1", "pc3", Ok(protocol::ParamSet{"server.broadcast_hz", "10", 7}), kT0);
+  c.core.OnControl("student", "127.0.0.1", "pc3", Ok(protocol::Mark{"hello", 0, 8}), kT0);
+  const auto refused = Replies(c.core, "student");
+  REQUIRE(refused.size() == 3);
+  REQUIRE(std::holds_alternative<protocol::Refuse>(refused[0]));
+  CHECK(std::get<protocol::Refuse>(refused[0]).reason.find("key 'pc3' is not an operator of session 'lab'") !=
+        std::string::npos);
+  REQUIRE(std::holds_alternative<protocol::ParamReply>(refused[1]));
+  CHECK_FALSE(std::get<protocol::ParamReply>(refused[1]).ok);
+  CHECK(std::get<protocol::ParamReply>(refused[1]).request_id == 7);
+  CHECK(std::get<protocol::ParamReply>(refused[1]).error.find("not an operator") != std::string::npos);
+  REQUIRE(std::holds_alternative<protocol::EventList>(refused[2]));
+  CHECK(std::get<protocol::EventList>(refused[2]).error.find("marker refused") != std::string::npos);
+  CHECK(c.core.Phase() == protocol::SessionPhase::kWaiting);
+  CHECK(c.core.Session().server.broadcast_hz == 60.0);
+  CHECK(c.core.EventsAfter(0).empty());
+  CHECK(c.core.Counters().not_operator == 3);
+  // Reads stay open (open_status defaults to true).
+  c.core.OnControl("student", "127.0.0.1", "pc3", Ok(protocol::ParamGet{"server.broadcast_hz", 9}), kT0);
+  const auto read = Replies(c.core, "student");
+  REQUIRE(read.size() == 1);
+  CHECK(std::get<protocol::ParamReply>(read[0]).ok);
+  // The teacher's key may do all of it.
+  c.core.OnControl("teacher", "127.0.0.1", "teacher", Ok(protocol::SessionControl{Command::kStart, kT0, 0}), kT0);
+  c.core.OnControl("teacher", "127.0.0.1", "teacher", Ok(protocol::ParamSet{"server.broadcast_hz", "30", 10}), kT0);
+  c.core.OnControl("teacher", "127.0.0.1", "teacher", Ok(protocol::Mark{"start of run 1", 0, 11}), kT0);
+  const auto done = Replies(c.core, "teacher");
+  REQUIRE(done.size() == 3);
+  CHECK(std::holds_alternative<protocol::SessionStatus>(done[0]));
+  CHECK(std::get<protocol::ParamReply>(done[1]).ok);
+  CHECK(std::get<protocol::EventList>(done[2]).error.empty());
+  CHECK(c.core.Phase() == protocol::SessionPhase::kStarting);
+  CHECK(c.core.Session().server.broadcast_hz == 30.0);
+  CHECK(c.core.Counters().not_operator == 3);
+  CHECK(c.core.GetParam("server.refused.not_operator").param.value == "3");
+  // Without a key (CURVE off: one PC), everyone is an operator.
+  c.core.OnControl("local", "127.0.0.1", "", Ok(protocol::SessionControl{Command::kPause, 0, 0}), kT0 + kS);
+  CHECK(std::holds_alternative<protocol::SessionStatus>(Replies(c.core, "local").at(0)));
+}
+
+TEST_CASE("trust: with open_status = false, reads need an operator key, but a node still gets its own snapshot") {
+  Core c(WithOperators({"teacher"}, false));
+  JoinAs(c.core, "seat", "peer-seat", "pc3", kT0, protocol::Role::kDriver);
+  c.core.OnControl("tool", "127.0.0.1", "pc4", Ok(protocol::ParamListRequest{"server.", 1}), kT0);
+  c.core.OnControl("tool", "127.0.0.1", "pc4", Ok(protocol::EventsRequest{0, 2}), kT0);
+  c.core.OnControl("tool", "127.0.0.1", "pc4", Ok(protocol::StatusRequest{}), kT0);
+  const auto tool = Replies(c.core, "tool");
+  REQUIRE(tool.size() == 3);
+  CHECK(std::get<protocol::ParamList>(tool[0]).params.empty());
+  CHECK(std::get<protocol::ParamList>(tool[0]).errors.at(0).find("open_status = false") != std::string::npos);
+  CHECK_FALSE(std::get<protocol::EventList>(tool[1]).error.empty());
+  CHECK(std::holds_alternative<protocol::Refuse>(tool[2]));
+  // The joined seat gets its snapshot, and its key presses are markers in its own name.
+  c.core.OnControl("peer-seat", "127.0.0.1", "pc3", Ok(protocol::StatusRequest{}), kT0);
+  c.core.OnControl("peer-seat", "127.0.0.1", "pc3", Ok(protocol::Mark{"key:space", 0, 3}), kT0);
+  const auto seat = Replies(c.core, "peer-seat");
+  REQUIRE(seat.size() == 2);
+  CHECK(std::get<protocol::WorldState>(seat[0]).keyframe);
+  CHECK(std::get<protocol::EventList>(seat[1]).error.empty());
+  REQUIRE(c.core.EventsAfter(0).size() == 1);
+  CHECK(c.core.EventsAfter(0)[0].source == "seat");
+  // The operator reads everything.
+  c.core.OnControl("teacher", "127.0.0.1", "teacher", Ok(protocol::ParamListRequest{"server.", 4}), kT0);
+  CHECK_FALSE(std::get<protocol::ParamList>(Replies(c.core, "teacher").at(0)).params.empty());
+  CHECK(c.core.Counters().not_operator == 3);
+}
+
+TEST_CASE("trust: a peer beyond its rate is dropped, others are not, and idle peers leave the table") {
+  config::SessionDef def;
+  def.server.peer_rate_hz = 100;
+  def.server.peer_burst = 50;
+  Core c(def);
+  using Socket = server::WorldCore::RouterSocket;
+  // A burst of 50 passes, the 51st at the same instant does not.
+  int admitted = 0;
+  for (int i = 0; i < 1000; ++i) admitted += c.core.Admit(Socket::kControl, "flood", kT0) ? 1 : 0;
+  CHECK(admitted == 50);
+  CHECK(c.core.Counters().rate_limited == 950);
+  // Another peer, and the same peer on the time socket, have buckets of their own.
+  CHECK(c.core.Admit(Socket::kControl, "node", kT0));
+  CHECK(c.core.Admit(Socket::kTime, "flood", kT0));
+  // Refilled at 100 per second: 10 more after 100 ms.
+  admitted = 0;
+  for (int i = 0; i < 100; ++i) admitted += c.core.Admit(Socket::kControl, "flood", kT0 + 100 * kMs) ? 1 : 0;
+  CHECK(admitted == 10);
+  CHECK(c.core.RateBuckets() == 3);
+  // Idle for a full refill (0.5 s): forgotten at the next Poll.
+  c.core.Poll(kT0 + 2 * kS);
+  CHECK(c.core.RateBuckets() == 0);
+  CHECK(c.core.GetParam("server.refused.rate_limited").param.value == "1040");
+}

@@ -62,6 +62,10 @@ ServerDef ReadServerDef(const Table& t) {
   d.max_entities = static_cast<int>(t.GetInt("max_entities", d.max_entities, 1, 1'000'000));
   d.max_entities_per_node = static_cast<int>(t.GetInt("max_entities_per_node", d.max_entities_per_node, 1, 1'000'000));
   d.forget_lost_s = t.GetDouble("forget_lost_s", d.forget_lost_s, 1, 86400);
+  d.max_messages_per_turn = static_cast<int>(t.GetInt("max_messages_per_turn", d.max_messages_per_turn, 1, 100'000));
+  d.peer_rate_hz = t.GetDouble("peer_rate_hz", d.peer_rate_hz, 1, 1e6);
+  d.peer_burst = static_cast<int>(t.GetInt("peer_burst", d.peer_burst, 1, 1'000'000));
+  d.max_message_bytes = t.GetInt("max_message_bytes", d.max_message_bytes, 4096, int64_t{1} << 30);
   if (d.lost_timeout_s <= d.heartbeat_interval_s)
     t.Fail("lost_timeout_s", "must be longer than heartbeat_interval_s (" + std::to_string(d.heartbeat_interval_s) +
                                  " s), got " + std::to_string(d.lost_timeout_s));

@@ -21,6 +21,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace platoon::server {
@@ -46,6 +47,9 @@ struct ServerCounters {
   uint64_t nodes_forgotten = 0;      ///< Lost nodes owning nothing, dropped from the table after forget_lost_s.
   uint64_t unexpected_message = 0;   ///< Valid messages on the wrong socket.
   uint64_t join_refused = 0;         ///< Joins refused by a system (identity policy) or for an empty name.
+  uint64_t wrong_connection = 0;     ///< Heartbeats, leaves and states naming a node other than the sender's connection or key.
+  uint64_t not_operator = 0;         ///< Session control, parameter sets, markers (and closed reads) from a key not in operators.
+  uint64_t rate_limited = 0;         ///< Messages beyond a peer's rate (peer_rate_hz, peer_burst), dropped unread.
   uint64_t time_replies = 0;         ///< Time requests answered.
   uint64_t world_states_sent = 0;    ///< World states queued for broadcast (grants and re-grants included).
 };
@@ -54,6 +58,7 @@ struct ServerCounters {
 struct NodeRecord {
   protocol::NodeInfo info;
   std::string peer;              ///< ROUTER identity on the control socket.
+  std::string user_id;           ///< ZAP user id (client key name) of its join; empty with CURVE off.
   uint64_t state_token = 0;      ///< Random per join, sent in the Welcome; node states must carry it.
   uint64_t entities_owned = 0;   ///< Merged entities this node owns (bounded by max_entities_per_node).
   int64_t joined_ns = 0;         ///< Reference time of the (last) join, in ns.
@@ -172,11 +177,32 @@ class WorldCore {
   /// Accepts the replay-only session commands (seek, speed); a live session ignores them with a warning.
   void EnableTimeControl() { time_control_ = true; }
 
-  /// A message on the control socket from ROUTER identity `peer` at IP `peer_address`.
+  /// A message on the control socket from ROUTER identity `peer` at IP `peer_address`, authenticated as
+  /// `user_id` (the ZAP user id, a client key's name; empty when the socket runs without CURVE).
+  void OnControl(const std::string& peer, const std::string& peer_address, const std::string& user_id,
+                 const protocol::Decoded& decoded, int64_t now_ns);
+  /// The same without a key (CURVE off).
   void OnControl(const std::string& peer, const std::string& peer_address, const protocol::Decoded& decoded,
-                 int64_t now_ns);
-  /// A message on the state socket.
-  void OnState(const protocol::Decoded& decoded, int64_t now_ns);
+                 int64_t now_ns) {
+    OnControl(peer, peer_address, std::string(), decoded, now_ns);
+  }
+  /// A message on the state socket, authenticated as `user_id` (empty without CURVE).
+  void OnState(const std::string& user_id, const protocol::Decoded& decoded, int64_t now_ns);
+  /// The same without a key (CURVE off).
+  void OnState(const protocol::Decoded& decoded, int64_t now_ns) { OnState(std::string(), decoded, now_ns); }
+
+  /// The ROUTER sockets whose peers are rate-limited one by one.
+  enum class RouterSocket : uint8_t { kControl, kTime };
+  /// Per-peer rate limit: admits one message from `peer` on `socket` (a token bucket of peer_burst
+  /// messages refilled at peer_rate_hz); false: drop it, counted as rate_limited and logged once a second.
+  bool Admit(RouterSocket socket, const std::string& peer, int64_t now_ns);
+  /// Buckets of the rate limit kept now (peers heard within peer_burst / peer_rate_hz); bounded by kMaxRateBuckets.
+  size_t RateBuckets() const { return buckets_.size(); }
+  /// Most peers tracked by the rate limit at once; messages from further new peers are dropped until some go idle.
+  static constexpr size_t kMaxRateBuckets = 16384;
+  /// Whether `user_id` may control the session, set parameters and add markers: a key named in
+  /// [security] operators, or anyone when the message came without a key (CURVE off: one PC).
+  bool IsOperator(const std::string& user_id) const;
   /// Merges one node state: entities first (ownership, newest stamp wins), then its lock-step ack.
   void Merge(const protocol::NodeState& state, int64_t now_ns);
   /// A message on the time socket received at `t2_ns` and answered at `t3_ns` (reference times): the
@@ -280,8 +306,16 @@ class WorldCore {
 
   uint64_t NewToken();
   void ReleaseOwned(uint32_t owner);
-  void HandleJoin(const std::string& peer, const std::string& peer_address, const protocol::Join& join,
-                  uint16_t peer_version, int64_t now);
+  void HandleJoin(const std::string& peer, const std::string& peer_address, const std::string& user_id,
+                  const protocol::Join& join, uint16_t peer_version, int64_t now);
+  // Counts a refusal of kind `what` (a string literal); once a second per kind returns how many there were
+  // since the last line, for the caller to log; else 0. Nothing is formatted for refusals not logged.
+  uint64_t RefusalDue(std::string_view what, int64_t now);
+  // RefusalDue, and the line with the last case when due.
+  void LogRefusal(std::string_view what, const std::string& detail, int64_t now);
+  // Refuses a control message that needs the operator role; false when `user_id` may send it.
+  bool RefuseNonOperator(const std::string& peer, const std::string& user_id, const protocol::Message& m, int64_t now);
+  void ExpireRateBuckets(int64_t now);
   void Reply(const std::string& peer, protocol::Message message);
   void AdoptSession(const protocol::Join& join, int64_t now);
   void MarkOwnerAlive(NodeRecord& node, int64_t now);
@@ -357,6 +391,20 @@ class WorldCore {
   uint64_t forged_logged_ = 0;
   int64_t last_error_log_ns_ = INT64_MIN / 2;
   uint64_t errors_since_log_ = 0;
+  struct RefusalLog {
+    int64_t last_log_ns = INT64_MIN / 2;
+    uint64_t since_log = 0;
+  };
+  std::map<std::string_view, RefusalLog> refusal_logs_;  // by kind (string literals), a handful of entries
+  bool keyless_logged_ = false;  // the first message without a key says that everyone is an operator
+
+  // Rate limit: one token bucket per (socket, peer).
+  struct Bucket {
+    double tokens = 0;
+    int64_t last_ns = 0;
+  };
+  std::map<std::pair<RouterSocket, std::string>, Bucket> buckets_;
+  int64_t next_bucket_expiry_ns_ = 0;
 
   struct KeptEvent {
     protocol::LoggedEvent event;

@@ -51,6 +51,11 @@ struct ServerDef {
   int max_entities = 20000;          ///< Merged entities in all; new entities beyond it are refused.
   int max_entities_per_node = 10000; ///< Entities one node may own; new ones beyond it are refused.
   double forget_lost_s = 60.0;       ///< A lost node that owns no entity is dropped from the table after this long, in s.
+  // Fairness: no peer can hold the loop or starve the broadcast (docs/DEPLOYMENT.md "Limits").
+  int max_messages_per_turn = 256;   ///< Messages read from each socket per loop turn; the world broadcast is due between turns.
+  double peer_rate_hz = 500.0;       ///< Messages per second one peer may send on the control or the time socket; excess dropped.
+  int peer_burst = 1000;             ///< Messages one peer may send at once beyond peer_rate_hz (its token bucket's size).
+  int64_t max_message_bytes = 4 << 20; ///< Largest message read, in bytes; a larger one closes its connection. Typical 4 MiB.
 };
 
 /// Per-sample CSV of a driver's own vehicle ([node.data_write]; docs/RECORDING.md, "Data write").
