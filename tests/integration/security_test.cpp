@@ -296,3 +296,78 @@ TEST_CASE("security: with CURVE on, only authorised keys join, read the world an
   CheckNoErrorLines(server, "platoon-server");
   CheckNoErrorLines(alpha, "alpha");
 }
+
+TEST_CASE("security: an authorised key that is not an operator reads status but cannot steer, set or mark") {
+  TempDir dir;
+  MakeKeys(dir.Path() + "/keys", "teacher,student,alpha");
+  const std::string session = CurveSession(
+      dir, "[[node]]\nname = \"alpha\"\nrole = \"traffic\"\nvehicles = 4\nstatus_interval_s = 0\n"
+           "key = \"keys/clients/alpha.key_secret\"\n");
+  const auto def = config::LoadSession(session);
+  const std::string ready = dir.Path() + "/ready.json";
+  auto server = process::Child::Spawn({BinDir() + "/platoon-server", "--config", session, "--autostart", "0",
+                                       "--ready-file", ready});
+  {
+    const auto deadline = std::chrono::steady_clock::now() + 15s;
+    while (!std::filesystem::exists(ready)) {
+      REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, "server did not become ready within 15 s");
+      REQUIRE_MESSAGE(!server.TryWait(), "server exited before becoming ready");
+      server.ReadLine(20ms);
+    }
+  }
+  auto alpha = process::Child::Spawn({BinDir() + "/platoon-node", "--config", session, "--name", "alpha"});
+  REQUIRE_MESSAGE(alpha.WaitForLine("joined session", 30s).has_value(), "the node did not join within 30 s");
+
+  const std::string student_key = dir.Path() + "/keys/clients/student.key_secret";
+  const std::string server_key = dir.Path() + "/keys/server.key";
+  const std::string at = "127.0.0.1:" + std::to_string(def.server.control_port);
+  auto as_student = [&](std::vector<std::string> args) {
+    std::vector<std::string> all = {"--server", at, "--key", student_key, "--server-key", server_key, "--timeout", "20"};
+    all.insert(all.end(), args.begin(), args.end());
+    return Ctl(all);
+  };
+
+  // Reads are open (open_status defaults to true): the student sees the session.
+  auto status = as_student({"status", "--json"});
+  REQUIRE(status.code == 0);
+  CHECK(status.Says("\"phase\":\"running\""));
+  CHECK(status.Says("\"name\":\"alpha\""));
+  auto get = as_student({"param", "get", "server.broadcast_hz"});
+  CHECK(get.code == 0);
+
+  // Steering, parameter sets and markers are refused with the reason, and change nothing.
+  auto pause = as_student({"pause"});
+  CHECK(pause.code == 1);
+  CHECK(pause.Says("not an operator"));
+  auto set = as_student({"param", "set", "server.broadcast_hz", "25"});
+  CHECK(set.code == 1);
+  CHECK(set.Says("not an operator"));
+  auto mark = as_student({"mark", "sneaky"});
+  CHECK(mark.code == 1);
+  CHECK(mark.Says("not an operator"));
+
+  auto after = Ctl({"--config", session, "--timeout", "20", "status", "--json"});  // the operator's key
+  REQUIRE(after.code == 0);
+  CHECK(after.Says("\"phase\":\"running\""));
+  auto events = Ctl({"--config", session, "--timeout", "20", "events"});
+  CHECK(events.code == 0);
+  CHECK_FALSE(events.Says("sneaky"));
+  CHECK_FALSE(events.Says("server.broadcast_hz = 25"));
+
+  // The operator may do all three.
+  CHECK(Ctl({"--config", session, "--timeout", "20", "param", "set", "server.broadcast_hz", "25"}).code == 0);
+  CHECK(Ctl({"--config", session, "--timeout", "20", "mark", "allowed"}).code == 0);
+  CHECK(Ctl({"--config", session, "--timeout", "20", "pause"}).code == 0);
+  CHECK(Ctl({"--config", session, "--timeout", "20", "status", "--json"}).Says("\"phase\":\"paused\""));
+
+  alpha.Signal(SIGTERM);
+  RunToExit(alpha, 15s);
+  server.Signal(SIGTERM);
+  REQUIRE(RunToExit(server, 15s).has_value());
+  // The refusals were counted and logged, once per period rather than once per message.
+  int refusal_lines = 0;
+  for (const auto& l : server.Lines())
+    if (l.find("not an operator") != std::string::npos) ++refusal_lines;
+  CHECK(refusal_lines >= 1);
+  CHECK(refusal_lines <= 3);
+}
