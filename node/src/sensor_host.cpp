@@ -35,7 +35,8 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 class ViewerCameraImager final : public sensors::CameraImager {
  public:
   ViewerCameraImager(const config::SessionDef& session, const sensors::SensorSpec& spec, std::shared_ptr<spdlog::logger> log)
-      : log_(std::move(log)), id_(spec.id), def_(spec.camera), has_road_(session.has_road), road_(session.road) {
+      : log_(std::move(log)), id_(spec.id), def_(spec.camera), has_road_(session.has_road), road_(session.road),
+        environment_(road::SessionEnvironment(session)) {
     for (const auto& b : session.scene.boxes) {
       // The footprint centre is the box's centre; an entity's origin sits BoxCentreInBody behind it.
       protocol::EntityState e;
@@ -88,6 +89,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
       return false;
     }
     if (has_road_) gl_->scene.SetRoads(road::SessionRoadNetwork(road_));
+    if (!environment_.empty()) gl_->scene.SetEnvironment(environment_);
     const auto k = sensors::Intrinsics(def_);
     gl_->camera.fx_px = k.fx_px;
     gl_->camera.fy_px = k.fy_px;
@@ -109,6 +111,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
   bool has_road_;
   config::RoadSessionDef road_;
   std::vector<protocol::EntityState> statics_;  // [[scene.box]] entries, drawn as static objects
+  std::vector<road::EnvObject> environment_;    // the road's environment objects, as the lidar sees them
   std::unique_ptr<Gl> gl_;
 };
 
@@ -128,12 +131,9 @@ void AddStaticScene(const config::SessionDef& session, sensors::Scene& scene) {
     const bool pole = b.size_m.x() < 0.5 && b.size_m.y() < 0.5;
     scene.AddBox(p, 0.5 * b.size_m, sensors::SurfaceTag{b.material, b.id, ClassId(pole ? SemanticClass::kPole : SemanticClass::kStaticObject)});
   }
-  if (def.road_environment && session.has_road) {
-    const road::Road road = road::SessionRoad(session.road);
-    road::EnvironmentDef env = road::DefaultEnvironmentDef();
-    env.seed = session.road.seed;
+  {
     uint32_t id = 0xE0000000u;  // environment objects: ids from 0xE0000000 up
-    for (const auto& o : road::GenerateEnvironment(road, env)) {
+    for (const auto& o : road::SessionEnvironment(session)) {
       uint32_t material = kConcrete;
       SemanticClass cls = SemanticClass::kStaticObject;
       switch (o.kind) {

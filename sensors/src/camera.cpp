@@ -95,6 +95,15 @@ double OcclusionRatio(const CameraTarget& t, const Scene& scene, const Pose& cam
 
 }  // namespace
 
+std::vector<CameraTarget> StaticTargets(const Scene& scene, const std::vector<uint32_t>& classes) {
+  std::vector<CameraTarget> out;
+  for (const StaticBox& b : scene.StaticBoxes()) {
+    if (std::find(classes.begin(), classes.end(), b.tag.class_id) == classes.end()) continue;
+    out.push_back(CameraTarget{b.tag.entity_id, b.tag.class_id, b.pose, 2.0 * b.half_extents_m});
+  }
+  return out;
+}
+
 std::vector<RoiBox> GroundTruth(const std::vector<CameraTarget>& targets, const Scene* occluders,
                                 const Pose& camera_world, const CameraDef& def) {
   const CameraIntrinsics k = Intrinsics(def);

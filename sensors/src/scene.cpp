@@ -76,6 +76,7 @@ struct Scene::Impl {
   std::vector<SurfaceTag> static_tags;          // by Embree geomID of a top-level triangle geometry
   std::vector<int32_t> dynamic_by_geom;         // geomID -> index into dynamics, -1 if static
   std::vector<Dynamic> dynamics;
+  std::vector<StaticBox> static_boxes;          // AddBox calls, for ground truth
   bool committed = false;
 
   Impl() {
@@ -211,7 +212,10 @@ void Scene::AddMesh(std::span<const Vec3> vertices_m, std::span<const std::array
 void Scene::AddBox(const Pose& pose, const Vec3& half_extents_m, const SurfaceTag& tag) {
   const auto corners = BoxCorners(pose, half_extents_m);
   impl_->AttachStatic(corners, kBoxTriangles, tag);
+  impl_->static_boxes.push_back(StaticBox{pose, half_extents_m, tag});
 }
+
+const std::vector<StaticBox>& Scene::StaticBoxes() const { return impl_->static_boxes; }
 
 DynamicId Scene::AddDynamicBox(const Vec3& half_extents_m, const SurfaceTag& tag, const Pose& pose) {
   Impl& m = *impl_;

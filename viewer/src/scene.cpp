@@ -269,8 +269,10 @@ SceneGraph::SceneGraph(const SceneDef& def) : def_(def) {
   ground_group_ = new osg::Group;
   roads_ = new osg::Group;
   entities_ = new osg::Group;
+  environment_ = new osg::Group;
   root_->addChild(ground_group_);
   root_->addChild(roads_);
+  root_->addChild(environment_);
   root_->addChild(entities_);
 
   // Sensor data: unlit, drawn with dynamic arrays refilled in place.
@@ -348,6 +350,18 @@ void SceneGraph::SetRoads(const road::RoadNetwork& network) {
   }
   const double half = std::max(def_.ground_half_size_m, 0.5 * std::max(x1 - x0, y1 - y0) + def_.ground_margin_m);
   BuildGround(GroundExtent{0.5 * (x0 + x1), 0.5 * (y0 + y1), half, z0 - def_.ground_depth_m});
+}
+
+void SceneGraph::SetEnvironment(const std::vector<road::EnvObject>& objects) {
+  environment_->removeChildren(0, environment_->getNumChildren());
+  environment_->addChild(BuildEnvironment(objects, def_.environment));
+  environment_count_ = objects.size();
+  if (atmosphere_on_) return;
+  atmosphere_on_ = true;
+  root_->insertChild(0, BuildSkyDome(def_.atmosphere));
+  ApplyFog(*root_->getOrCreateStateSet(), def_.atmosphere);
+  // Sensor data keeps its colours at any distance.
+  sensors_->getOrCreateStateSet()->setMode(GL_FOG, osg::StateAttribute::OFF);
 }
 
 Rgb SceneGraph::ColourOf(uint64_t id) const {

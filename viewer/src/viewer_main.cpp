@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   config::SessionDef session;
   std::optional<transport::CurveDef> curve;  // CURVE keys when the session has it on
   road::RoadNetwork roads;
+  std::vector<road::EnvObject> environment;  // the session's [scene] road_environment, as its lidars see it
   std::shared_ptr<spdlog::logger> log;
   try {
     log::ParseLevel(log_level);
@@ -104,6 +105,7 @@ int main(int argc, char** argv) {
     // Roads: --road, else the session's [road] (only when a session file was given).
     if (!road_path.empty()) roads = road::LoadRoadFile(road_path);
     else if (!config_path.empty()) roads = road::SessionRoadNetwork(session.road);
+    if (road_path.empty() && !config_path.empty()) environment = road::SessionEnvironment(session);
   } catch (const config::ConfigError& e) {
     std::fprintf(stderr, "platoon-viewer: %s\n", e.what());
     return kExitUsage;
@@ -140,6 +142,7 @@ int main(int argc, char** argv) {
   try {
     viewer::SceneGraph scene;
     scene.SetRoads(roads);
+    if (!environment.empty()) scene.SetEnvironment(environment);
     viewer::WorldClient client(client_def, log);
     client.Start();
     const int code = viewer::RunViewerApp(def, scene, client, *log, g_stop);

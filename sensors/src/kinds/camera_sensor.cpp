@@ -11,6 +11,12 @@
 namespace platoon::sensors::kinds {
 namespace {
 
+// Classes of static boxes that get ROIs: everything the sensor host puts in the scene but the ground.
+const std::vector<uint32_t> kStaticClasses = {
+    static_cast<uint32_t>(SemanticClass::kBuilding), static_cast<uint32_t>(SemanticClass::kVegetation),
+    static_cast<uint32_t>(SemanticClass::kPole),     static_cast<uint32_t>(SemanticClass::kSign),
+    static_cast<uint32_t>(SemanticClass::kGuardRail), static_cast<uint32_t>(SemanticClass::kStaticObject)};
+
 class CameraSensor final : public SensorInstance {
  public:
   CameraSensor(const SensorSpec& spec, const SensorServices& services) : spec_(spec) {
@@ -22,7 +28,8 @@ class CameraSensor final : public SensorInstance {
     const KinematicState vehicle = world.EgoAt(t_ns);
     const Pose camera_world = SensorPoseInWorld(vehicle.pose, spec_.mounting);
     const std::vector<protocol::EntityState> others = world.OthersAt(t_ns);
-    std::vector<CameraTarget> targets;
+    // Static objects first (environment and [[scene.box]], class per kind), then the vehicles.
+    std::vector<CameraTarget> targets = StaticTargets(scene, kStaticClasses);
     for (const auto& e : others)
       targets.push_back(CameraTarget{TruthLabel(e.id), static_cast<uint32_t>(SemanticClass::kVehicle),
                                      EntityBoxPose(e.kinematics, e.box_size_m), e.box_size_m});

@@ -25,4 +25,11 @@ Road SessionRoad(const config::RoadSessionDef& def) {
   return *r;
 }
 
+std::vector<EnvObject> SessionEnvironment(const config::SessionDef& session) {
+  if (!session.scene.road_environment || !session.has_road) return {};
+  EnvironmentDef env = DefaultEnvironmentDef();
+  env.seed = session.road.seed;
+  return GenerateEnvironment(SessionRoad(session.road), env);
+}
+
 }  // namespace platoon::road

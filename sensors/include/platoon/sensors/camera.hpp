@@ -73,6 +73,11 @@ struct CameraTarget {
   Vec3 size_m = Vec3(4.6, 1.8, 1.5);  ///< Full box lengths along the box's x, y, z, in m. Typical car.
 };
 
+/// Targets for the static boxes of `scene` (Scene::StaticBoxes: buildings, trees, guard rails, poles,
+/// signs, [[scene.box]] entries) whose SurfaceTag::class_id is one of `classes`; entity and class ids are
+/// the tags', in the order the boxes were added. Meshes (the ground) are never targets.
+std::vector<CameraTarget> StaticTargets(const Scene& scene, const std::vector<uint32_t>& classes);
+
 /// Ground-truth 2D bounding box of one target in one image.
 struct RoiBox {
   uint32_t entity_id = 0;      ///< Target entity id.

@@ -46,6 +46,13 @@ struct Hit {
 /// Handle of a dynamic box, returned by Scene::AddDynamicBox().
 using DynamicId = uint32_t;
 
+/// A static oriented box as added by Scene::AddBox (kept for ground truth: camera ROIs of static objects).
+struct StaticBox {
+  Pose pose;                      ///< Box centre and orientation in the world.
+  Vec3 half_extents_m = Vec3::Zero();  ///< Half extents, in m.
+  SurfaceTag tag;                 ///< Its material, entity and class.
+};
+
 /// Embree-backed ray-casting scene. One RTCDevice per scene. Move-only.
 class Scene {
  public:
@@ -62,6 +69,8 @@ class Scene {
                const SurfaceTag& tag);
   /// Adds a static oriented box: centre and orientation in `pose`, half extents in m (e.g. a building).
   void AddBox(const Pose& pose, const Vec3& half_extents_m, const SurfaceTag& tag);
+  /// Every box added by AddBox, in order.
+  const std::vector<StaticBox>& StaticBoxes() const;
   /// Adds a dynamic box (e.g. a vehicle, half extents 2.3 x 0.9 x 0.75 m) at `pose` (box centre).
   DynamicId AddDynamicBox(const Vec3& half_extents_m, const SurfaceTag& tag, const Pose& pose);
   /// Moves a dynamic box to `pose` (box centre). Takes effect at the next Commit().

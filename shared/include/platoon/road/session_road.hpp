@@ -4,7 +4,10 @@
 /// all see the same road.
 
 #include "platoon/config/session.hpp"
+#include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
+
+#include <vector>
 
 namespace platoon::road {
 
@@ -15,5 +18,10 @@ RoadNetwork SessionRoadNetwork(const config::RoadSessionDef& def);
 /// The road traffic drives on: `road_id` of the file (0: its first road), or the generated road.
 /// Throws config::ConfigError when the file has no roads or no road with that id.
 Road SessionRoad(const config::RoadSessionDef& def);
+
+/// The session's environment objects ([scene] road_environment): GenerateEnvironment on SessionRoad with
+/// DefaultEnvironmentDef() seeded by [road] seed; empty when road_environment is off or there is no
+/// [road]. The lidar's scene, the camera images, the viewer and the seat window all draw this list.
+std::vector<EnvObject> SessionEnvironment(const config::SessionDef& session);
 
 }  // namespace platoon::road

@@ -1,12 +1,15 @@
 #pragma once
-/// The render module's scene (seed 004 §4.3): sky (the clear colour), a ground plane, roads with lane
-/// markings, and one box-shaped model per entity (body, four wheels that turn with the distance
+/// The render module's scene (seed 004 §4.3): sky (the clear colour, or a dome with fog once an
+/// environment is set), a ground plane, roads with lane markings, the road's environment objects, and
+/// one box-shaped model per entity (body, four wheels that turn with the distance
 /// travelled, head and brake lamps), re-posed from protocol::EntityState every frame. Pure OSG: no
 /// window, no GL context; OffscreenRenderer and the interactive viewer both draw this graph.
 /// Not thread-safe: build and update it on the render thread.
 
 #include "platoon/protocol/messages.hpp"
+#include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
+#include "platoon/viewer/environment.hpp"
 #include "platoon/viewer/sensor_data.hpp"
 #include "platoon/viewer/vehicle_model.hpp"
 
@@ -42,6 +45,8 @@ struct SceneDef {
   double diffuse = 0.6;                   ///< Sunlight on a surface facing the sun, 0..1.
   Vec3 sun_direction = Vec3(-0.35, -0.25, 1.0);  ///< Direction towards the sun (need not be unit).
   VehicleLayout layout;                   ///< How entity boxes are drawn.
+  EnvironmentLooks environment;           ///< How environment objects are drawn (SetEnvironment).
+  AtmosphereDef atmosphere;               ///< Sky dome and fog, switched on by SetEnvironment.
 };
 
 /// The default scene: blue sky, grass, grey asphalt, white lines, sun from the south-east above.
@@ -68,13 +73,21 @@ class SceneGraph {
 
   /// Root node to hand to a viewer or renderer.
   osg::Group* Root() const { return root_.get(); }
-  /// Clear colour of the sky.
-  const Rgb& SkyColour() const { return def_.sky; }
+  /// Clear colour of the sky (the horizon colour once the atmosphere is on).
+  const Rgb& SkyColour() const { return atmosphere_on_ ? def_.atmosphere.horizon : def_.sky; }
   /// The definition this scene was built with.
   const SceneDef& Def() const { return def_; }
 
   /// Replaces the roads (asphalt and markings) and fits the ground plane around them.
   void SetRoads(const road::RoadNetwork& network);
+  /// Replaces the environment objects (buildings, trees, guard rails, street lights, signs; as
+  /// road::GenerateEnvironment places them) with BuildEnvironment's subgraph. The first call also
+  /// switches on the atmosphere: a sky dome and distance fog (SkyColour becomes the horizon colour).
+  void SetEnvironment(const std::vector<road::EnvObject>& objects);
+  /// Number of environment objects drawn now.
+  size_t EnvironmentCount() const { return environment_count_; }
+  /// Whether the sky dome and fog are on.
+  bool HasAtmosphere() const { return atmosphere_on_; }
   /// Where the ground plane is now.
   const GroundExtent& Ground() const { return ground_; }
 
@@ -113,6 +126,9 @@ class SceneGraph {
   osg::ref_ptr<osg::Group> ground_group_;
   osg::ref_ptr<osg::Group> roads_;
   osg::ref_ptr<osg::Group> entities_;
+  osg::ref_ptr<osg::Group> environment_;
+  size_t environment_count_ = 0;
+  bool atmosphere_on_ = false;
   osg::ref_ptr<osg::Group> sensors_;
   osg::ref_ptr<osg::Geometry> cloud_, radar_;
   size_t radar_count_ = 0;
