@@ -93,6 +93,7 @@ class DriverSeatModule::Seat {
     viewer::SeatWindowDef window_def;
     std::optional<input::AxisMappingDef> live;  // read this device (nullopt: scripted input)
     road::RoadNetwork roads;
+    std::vector<road::EnvObject> environment;   // the road's environment objects, as the lidars see them
     Vec3 eye_m = Vec3::Zero();
     double fps = 60;
     viewer::SeatWindow::KeyCallback on_key;     // seat keys pressed in the window (seat thread)
@@ -162,6 +163,7 @@ class DriverSeatModule::Seat {
       try {
         scene = std::make_unique<viewer::SceneGraph>();
         if (!setup_.roads.Roads().empty()) scene->SetRoads(setup_.roads);
+        if (!setup_.environment.empty()) scene->SetEnvironment(setup_.environment);
         window = std::make_unique<viewer::SeatWindow>(setup_.window_def, *scene);
         window->SetKeyCallback(setup_.on_key);
         log_->info("seat window {} x {} px, {:.0f} deg, OpenGL: {}", setup_.window_def.width_px,
@@ -344,6 +346,7 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
 
   setup.window = !node.headless;
   if (setup.window && session.has_road) setup.roads = road::SessionRoadNetwork(session.road);
+  if (setup.window) setup.environment = road::SessionEnvironment(session);
   setup.window_def.title = "platoon driver seat: " + node.name;
   setup.window_def.width_px = node.view_width_px;
   setup.window_def.height_px = node.view_height_px;
