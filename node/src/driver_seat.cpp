@@ -4,6 +4,7 @@
 #include "platoon/data/csv_writer.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/input/axis_mapping.hpp"
+#include "platoon/input/external_stream.hpp"
 #include "platoon/input/scripted_input.hpp"
 #include "platoon/input/sdl_input.hpp"
 #include "platoon/log/session_log.hpp"
@@ -124,6 +125,12 @@ class DriverSeatModule::Seat {
     own_at_ = SteadyClock::now();
     has_own_ = true;
   }
+  // Module thread: the eye in the vehicle frame (head tracking moves it).
+  void SetEye(const Pose& eye_in_vehicle) {
+    std::lock_guard lock(mutex_);
+    eye_vehicle_ = eye_in_vehicle;
+    has_eye_ = true;
+  }
   // Module thread: the remote entities as this node displays them (pose = displayed pose).
   void SetOthers(std::vector<protocol::EntityState> others, int64_t sim_ns) {
     std::lock_guard lock(mutex_);
@@ -219,8 +226,10 @@ class DriverSeatModule::Seat {
         SteadyClock::time_point own_at, others_at;
         int64_t sim_ns;
         std::string message;
+        Pose eye_v{setup_.eye_m, Quat::Identity()};
         {
           std::lock_guard lock(mutex_);
+          if (has_eye_) eye_v = eye_vehicle_;
           if (SteadyClock::now() < message_until_) message = message_;
           own = own_;
           own_input = own_input_;
@@ -234,7 +243,7 @@ class DriverSeatModule::Seat {
         for (auto& e : others) e.kinematics.pose = Ahead(e.kinematics, SecondsBetween(others_at, t0));
         scene->Update(others);
         const Pose body = has_own ? Ahead(own.kinematics, SecondsBetween(own_at, t0)) : Pose{};
-        const Pose eye{body.position_m + body.orientation * setup_.eye_m, body.orientation};
+        const Pose eye{body.position_m + body.orientation * eye_v.position_m, body.orientation * eye_v.orientation};
         const double speed = own.kinematics.velocity_mps.norm();
         std::vector<std::string> lines = {fmt::format("{:.0f} km/h   sim {:.1f} s", speed * 3.6, NsToS(sim_ns)),
                              fmt::format("steer {:+.2f}  throttle {:.2f}  brake {:.2f}", own_input.steer,
@@ -272,6 +281,8 @@ class DriverSeatModule::Seat {
   protocol::EntityState own_;
   vehicle::VehicleInput own_input_;
   bool has_own_ = false;
+  Pose eye_vehicle_;
+  bool has_eye_ = false;
   SteadyClock::time_point own_at_, others_at_;
   std::vector<protocol::EntityState> others_;
   int64_t sim_ns_ = 0;
@@ -340,8 +351,30 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
       std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
       driving_keys_.insert(lower);
     }
+  } else if (node.input == "stream") {
+    // The control stream: UDP datagrams from another process (docs/PROTOCOL.md, "External streams").
+    try {
+      control_stream_.socket = std::make_unique<input::StreamSocket>(node.stream_address, node.stream_port);
+    } catch (const std::runtime_error& e) {
+      throw config::ConfigError(node.where + ": stream_port: " + e.what());
+    }
+    stream_input_.brake = 1.0;  // held until the first command
+    log_->info("driver input: control stream on udp://{}:{} (timeout {:.0f} ms)", node.stream_address, node.stream_port,
+               node.stream_timeout_s * 1e3);
   } else {
-    throw config::ConfigError("node \"" + node.name + "\": input must be \"sdl\", \"scripted:<file>\" or \"model:follow\", got \"" + node.input + "\"");
+    throw config::ConfigError("node \"" + node.name + "\": input must be \"sdl\", \"scripted:<file>\", \"model:follow\" or \"stream\", got \"" + node.input + "\"");
+  }
+  stream_timeout_s_ = node.stream_timeout_s;
+  head_tracking_timeout_s_ = node.head_tracking_timeout_s;
+  eye_rest_m_ = node.eye_m;
+  if (node.head_tracking_port != 0) {
+    try {
+      pose_stream_.socket = std::make_unique<input::StreamSocket>(node.stream_address, node.head_tracking_port);
+    } catch (const std::runtime_error& e) {
+      throw config::ConfigError(node.where + ": head_tracking_port: " + e.what());
+    }
+    log_->info("driver head tracking: pose stream on udp://{}:{} (timeout {:.0f} ms)", node.stream_address,
+               node.head_tracking_port, node.head_tracking_timeout_s * 1e3);
   }
 
   setup.window = !node.headless;
@@ -422,7 +455,10 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
 
   // Dynamics in fixed 1 ms steps up to this step's sim time; a script is read at each step's own time,
   // so a scripted run is the same whatever the module's wake-up jitter.
-  const vehicle::VehicleInput live = seat_ && !script_ ? seat_->Input() : vehicle::VehicleInput{};
+  PollStreams();
+  const vehicle::VehicleInput live = control_stream_.socket ? stream_input_
+                                     : seat_ && !script_    ? seat_->Input()
+                                                            : vehicle::VehicleInput{};
   int64_t n = std::max<int64_t>(0, (info.sim_ns - vehicle_ns_) / kDriverStepNs);
   if (n > kMaxCatchUpSteps) {
     skipped_steps_ += static_cast<uint64_t>(n - kMaxCatchUpSteps);
@@ -446,6 +482,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     ++dynamics_steps_;
     SampleIfDue(context);
   }
+  if (n > 0) NoteApplied(control_stream_);
 
   // The runtime's send policy decides what goes out; the seat gets every step.
   const protocol::EntityState truth = Truth();
@@ -481,6 +518,115 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
   step_wall_max_us_ = std::max(step_wall_max_us_, wall_us);
   ++step_wall_hist_[std::min<size_t>(static_cast<size_t>(wall_us), step_wall_hist_.size() - 1)];
 }
+
+namespace {
+int64_t SteadyNs() { return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count(); }
+}  // namespace
+
+void DriverSeatModule::Drain(StreamState& st, bool control) {
+  std::vector<uint8_t> buffer;
+  // At most 256 datagrams a step: a flood cannot hold the 1 kHz loop; the rest wait for the next step.
+  for (int i = 0; i < 256 && st.socket->Receive(buffer); ++i) {
+    std::string error;
+    bool taken = false;
+    uint32_t seq = 0;
+    int64_t sent_ns = 0;
+    if (control) {
+      if (auto c = input::DecodeControl(buffer.data(), buffer.size(), error)) {
+        seq = c->seq, sent_ns = c->sent_ns;
+        if (st.stats.received == 0 || input::SeqNewer(seq, st.stats.last_seq)) {
+          stream_input_ = vehicle::VehicleInput{};
+          stream_input_.steer = c->steer, stream_input_.throttle = c->throttle, stream_input_.brake = c->brake;
+          taken = true;
+        }
+      }
+    } else if (auto p = input::DecodePose(buffer.data(), buffer.size(), error)) {
+      seq = p->seq, sent_ns = p->sent_ns;
+      if (pose_stream_.stats.received == 0 || input::SeqNewer(seq, st.stats.last_seq)) {
+        eye_offset_.position_m = Vec3(p->x_m, p->y_m, p->z_m);
+        eye_offset_.orientation = Quat(Eigen::AngleAxisd(p->yaw_rad, Vec3::UnitZ()) * Eigen::AngleAxisd(p->pitch_rad, Vec3::UnitY()) *
+                                       Eigen::AngleAxisd(p->roll_rad, Vec3::UnitX()));
+        taken = true;
+      }
+    }
+    if (!error.empty()) {
+      ++st.stats.bad;
+      ++st.bad_unlogged;
+      const int64_t now = SteadyNs();
+      if (now - st.bad_logged_ns >= 1'000'000'000) {  // once a second per stream
+        log_->warn("{} stream: {} bad datagram(s) refused, the last: {}", control ? "control" : "pose", st.bad_unlogged, error);
+        st.bad_logged_ns = now;
+        st.bad_unlogged = 0;
+      }
+      continue;
+    }
+    if (!taken) {
+      ++st.stats.stale;
+      continue;
+    }
+    if (!st.stats.active)
+      log_->info("{} stream: live (seq {})", control ? "control" : "pose", seq);
+    ++st.stats.received;
+    st.stats.last_seq = seq;
+    st.stats.active = true;
+    st.last_wall_ns = SteadyNs();
+    st.pending_sent_ns = sent_ns;
+  }
+}
+
+void DriverSeatModule::NoteApplied(StreamState& st) {
+  if (st.pending_sent_ns <= 0) return;
+  const double us = static_cast<double>(input::RealtimeNowNs() - st.pending_sent_ns) / 1e3;
+  st.pending_sent_ns = -1;
+  if (st.latency_us.size() < 1'000'000) st.latency_us.push_back(static_cast<float>(us));
+}
+
+void DriverSeatModule::PollStreams() {
+  const int64_t now = SteadyNs();
+  if (control_stream_.socket) {
+    Drain(control_stream_, true);
+    if (control_stream_.stats.active && now - control_stream_.last_wall_ns > static_cast<int64_t>(stream_timeout_s_ * 1e9)) {
+      // Silent for too long: throttle off, full brake, steer held, until the next command.
+      control_stream_.stats.active = false;
+      ++control_stream_.stats.timeouts;
+      stream_input_.throttle = 0;
+      stream_input_.brake = 1;
+      log_->warn("control stream: no command for {:.0f} ms, braking to a stop", stream_timeout_s_ * 1e3);
+    }
+  }
+  if (pose_stream_.socket) {
+    Drain(pose_stream_, false);
+    if (pose_stream_.stats.active && now - pose_stream_.last_wall_ns > static_cast<int64_t>(head_tracking_timeout_s_ * 1e9)) {
+      pose_stream_.stats.active = false;
+      ++pose_stream_.stats.timeouts;
+      eye_offset_ = Pose{};
+      log_->warn("pose stream: no pose for {:.0f} ms, the eye returns to its rest point", head_tracking_timeout_s_ * 1e3);
+    }
+    NoteApplied(pose_stream_);  // the eye moves in this step
+    if (seat_) seat_->SetEye(EyeInVehicle());
+  }
+}
+
+Pose DriverSeatModule::EyeInVehicle() const {
+  return Pose{eye_rest_m_ + eye_offset_.position_m, eye_offset_.orientation};
+}
+
+DriverSeatModule::StreamStats DriverSeatModule::Stats(const StreamState& st) {
+  StreamStats s = st.stats;
+  if (!st.latency_us.empty()) {
+    std::vector<float> v = st.latency_us;
+    std::sort(v.begin(), v.end());
+    const auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))] / 1e3; };
+    s.latency_p50_ms = at(0.5);
+    s.latency_p99_ms = at(0.99);
+    s.latency_max_ms = v.back() / 1e3;
+    s.latency_samples = v.size();
+  }
+  return s;
+}
+
+DriverSeatModule::StreamStats DriverSeatModule::ControlStream() const { return Stats(control_stream_); }
+DriverSeatModule::StreamStats DriverSeatModule::PoseStream() const { return Stats(pose_stream_); }
 
 void DriverSeatModule::SyncFromBullet() {
   // The single-track view of the Bullet vehicle (CG on the ground plane, body-frame velocities), which the
@@ -685,6 +831,14 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
       k.pose.position_m.x(), k.pose.position_m.y(), state_.yaw_rad, std::hypot(state_.vx_mps, state_.vy_mps),
       seat_ && seat_->HasWindow() ? "true" : "false", seat_ ? seat_->Frames() : 0, seat_ ? seat_->RenderMeanMs() : 0.0,
       seat_ ? seat_->RenderMaxMs() : 0.0, remote_max_, messages_, remote) + step_fields + model_fields);
+  for (const auto* st : {&control_stream_, &pose_stream_}) {
+    if (!st->socket) continue;
+    const StreamStats s = Stats(*st);
+    const char* name = st == &control_stream_ ? "control_stream" : "pose_stream";
+    fields.push_back(fmt::format("\"{0}_received\":{1},\"{0}_bad\":{2},\"{0}_stale\":{3},\"{0}_timeouts\":{4},"
+                                 "\"{0}_latency_p50_ms\":{5:.3f},\"{0}_latency_p99_ms\":{6:.3f},\"{0}_latency_max_ms\":{7:.3f}",
+                                 name, s.received, s.bad, s.stale, s.timeouts, s.latency_p50_ms, s.latency_p99_ms, s.latency_max_ms));
+  }
   if (writer_) {
     writer_->Close();  // the last Step is done: write what is queued, so the counts are final
     const data::CsvWriterStats w = writer_->Stats();

@@ -108,7 +108,8 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
   const bool road_traffic = d.role == protocol::Role::kTraffic && d.traffic_model == "road";
   const char* driver_keys[] = {"input", "input_mapping", "start_s_m", "start_lane", "eye", "view_hfov_deg",
                                "view_width_px", "view_height_px", "view_fps", "headless", "data_write",
-                               "start_speed_mps", "driver_model"};
+                               "start_speed_mps", "driver_model", "stream_port", "head_tracking_port",
+                               "stream_address", "stream_timeout_s", "head_tracking_timeout_s"};
   const std::string start_keys = "start_s_m start_lane start_speed_mps";
   if (!driver)
     for (const char* key : driver_keys)
@@ -133,15 +134,27 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
     }
   } else if (t.Has("driver_model")) {
     t.Fail("driver_model", "is for input = \"model:follow\", got input = \"" + d.input + "\"");
-  } else if (d.input != "sdl") {
+  } else if (d.input != "sdl" && d.input != "stream") {
     const std::string prefix = "scripted:";
     if (d.input.rfind(prefix, 0) != 0 || d.input.size() == prefix.size())
-      t.Fail("input", "expected \"sdl\", \"scripted:<input script file>\" or \"model:follow\", got \"" + d.input + "\"");
+      t.Fail("input", "expected \"sdl\", \"scripted:<input script file>\", \"model:follow\" or \"stream\", got \"" + d.input + "\"");
     // A relative script is found next to the session file, wherever the process runs.
     const std::string file = d.input.substr(prefix.size());
     const auto slash = t.File().rfind('/');
     if (file.front() != '/' && slash != std::string::npos) d.input = prefix + t.File().substr(0, slash + 1) + file;
   }
+  // External streams (docs/PROTOCOL.md, "External streams").
+  d.stream_port = static_cast<uint16_t>(t.GetInt("stream_port", 0, 1, 65535));
+  if (d.input == "stream" && !t.Has("stream_port"))
+    t.Fail("input", "input = \"stream\" needs stream_port = <UDP port>, e.g. 47100");
+  if (d.input != "stream" && t.Has("stream_port"))
+    t.Fail("stream_port", "is for input = \"stream\", got input = \"" + d.input + "\"");
+  d.head_tracking_port = static_cast<uint16_t>(t.GetInt("head_tracking_port", 0, 1, 65535));
+  if (d.stream_port != 0 && d.stream_port == d.head_tracking_port)
+    t.Fail("head_tracking_port", "must differ from stream_port, both are " + std::to_string(d.stream_port));
+  d.stream_address = t.GetString("stream_address", d.stream_address);
+  d.stream_timeout_s = t.GetDouble("stream_timeout_s", d.stream_timeout_s, 0.01, 10);
+  d.head_tracking_timeout_s = t.GetDouble("head_tracking_timeout_s", d.head_tracking_timeout_s, 0.01, 10);
   d.input_mapping = t.Sub("input_mapping");
   d.start_s_m = t.GetDouble("start_s_m", d.start_s_m, 0, 1e7);
   d.start_lane = static_cast<int>(t.GetInt("start_lane", d.start_lane, -8, 8));

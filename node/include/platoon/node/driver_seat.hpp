@@ -35,6 +35,7 @@
 
 namespace platoon::input {
 class ScriptedInput;
+class StreamSocket;
 }
 namespace platoon::data {
 class CsvWriter;
@@ -101,6 +102,28 @@ class DriverSeatModule final : public Module {
   uint64_t DynamicsSteps() const { return dynamics_steps_; }
   /// Data-write rows handed to the writer so far (0 without [node.data_write]).
   uint64_t SamplesTaken() const { return samples_; }
+
+  /// External streams (docs/PROTOCOL.md, "External streams"): what came and what it cost.
+  struct StreamStats {
+    uint64_t received = 0;   ///< valid datagrams taken
+    uint64_t bad = 0;        ///< datagrams refused (size, magic, range)
+    uint64_t stale = 0;      ///< valid datagrams older than the newest taken (sequence number)
+    uint64_t timeouts = 0;   ///< times the stream fell silent for longer than its timeout
+    uint32_t last_seq = 0;   ///< sequence number of the newest datagram taken
+    bool active = false;     ///< the stream is live (not timed out, something came)
+    double latency_p50_ms = 0, latency_p99_ms = 0, latency_max_ms = 0;  ///< sent_ns -> applied, sender's clock
+    uint64_t latency_samples = 0;
+  };
+  /// Cheap reads for a lock-step controller: valid control datagrams taken, and the newest one's seq.
+  uint64_t ControlReceived() const { return control_stream_.stats.received; }
+  uint32_t ControlLastSeq() const { return control_stream_.stats.last_seq; }
+  /// The control stream (input = "stream"); zeros without one.
+  StreamStats ControlStream() const;
+  /// The head-tracking pose stream; zeros without one.
+  StreamStats PoseStream() const;
+  /// The seat's eye in the vehicle frame: the configured eye point moved by the head-tracking offset,
+  /// and the head's orientation (yaw, pitch, roll applied in that order). Module thread.
+  Pose EyeInVehicle() const;
 
  private:
   class Seat;
@@ -171,6 +194,26 @@ class DriverSeatModule final : public Module {
     double own_speed_mps = 0;  // own speed then
   };
   std::vector<SeenAhead> perceived_;
+  // External streams: the sockets, the newest command and head pose, when they came (steady clock, for
+  // the timeouts), and the latencies (sent_ns -> applied, in us, bounded).
+  struct StreamState {
+    std::unique_ptr<input::StreamSocket> socket;
+    StreamStats stats;
+    int64_t last_wall_ns = 0;      // steady ns of the newest datagram taken
+    int64_t pending_sent_ns = -1;  // the newest datagram's sent_ns, until a step applies it
+    int64_t bad_logged_ns = INT64_MIN;
+    uint64_t bad_unlogged = 0;
+    std::vector<float> latency_us;
+  };
+  void PollStreams();
+  void Drain(StreamState& s, bool control);
+  void NoteApplied(StreamState& s);
+  static StreamStats Stats(const StreamState& s);
+  StreamState control_stream_, pose_stream_;
+  vehicle::VehicleInput stream_input_;
+  double stream_timeout_s_ = 0.2, head_tracking_timeout_s_ = 0.5;
+  Vec3 eye_rest_m_ = Vec3::Zero();
+  Pose eye_offset_;   // head-tracking offset from the rest eye (identity without a stream)
   // Seat messages shown so far (kMessage events for this seat).
   uint64_t messages_ = 0;
   // Seat keys pressed and not yet sent (seat thread -> module thread), the keys that drive the car (lower

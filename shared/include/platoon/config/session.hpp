@@ -174,6 +174,13 @@ struct NodeDef {
   uint32_t view_height_px = 720;     ///< driver: seat window height, in px.
   double view_fps = 60.0;            ///< driver: frames per second the seat window aims at, in Hz. Typical 30..144.
   bool headless = false;             ///< driver: no window (tests, headless PCs); also the fallback when no display opens.
+  /// driver, input = "stream": UDP port of the control stream (docs/PROTOCOL.md, "External streams"); 0: none.
+  uint16_t stream_port = 0;
+  /// driver: UDP port of the head-tracking pose stream that moves the seat's eye; 0: none.
+  uint16_t head_tracking_port = 0;
+  std::string stream_address = "127.0.0.1";  ///< driver: IPv4 address the stream sockets bind ("0.0.0.0": every interface).
+  double stream_timeout_s = 0.2;     ///< driver: without a control datagram for this long the vehicle brakes to a stop, in s.
+  double head_tracking_timeout_s = 0.5;  ///< driver: without a pose for this long the eye returns to its rest point, in s.
   RecorderDef recorder;              ///< recorder: the file, the streams and the Foxglove channels it writes.
   std::optional<DataWriteDef> data_write;  ///< driver: the [node.data_write] table; nullopt: no data write.
   /// driver: the vehicle model: "single_track" (the default) or "bullet" (3D ground contact, reverse gear;
