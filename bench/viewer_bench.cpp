@@ -1,7 +1,10 @@
 // Viewer frame-time benchmark: 200 vehicles driving on a four-lane road, rendered offscreen at 1280 x 720
 // (viewer/offscreen_renderer.hpp) from a chase camera, every frame re-posing every model
 // (SceneGraph::Update) and reading the image back. Baseline, same run and same camera path: the same road
-// scene with no vehicles. Needs an X display: run under xvfb-run (Mesa llvmpipe renders on the CPU).
+// scene with no vehicles. The road's generated environment (road::GenerateEnvironment, rural and urban
+// settings; SceneGraph::SetEnvironment: objects, sky dome, fog) is measured in the same run, with and
+// without vehicles. Needs an X display: run under xvfb-run (Mesa llvmpipe renders on the CPU).
+#include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
 #include "platoon/viewer/offscreen_renderer.hpp"
 #include "platoon/viewer/pinhole_camera.hpp"
@@ -68,9 +71,13 @@ struct Stats {
   std::vector<double> frame_ms, update_ms;
 };
 
-Stats Run(OffscreenRenderer& renderer, const road::Road& road, int vehicles, int frames, int warmup) {
-  SceneGraph scene;
+Stats Run(OffscreenRenderer& renderer, const road::Road& road, int vehicles, int frames, int warmup,
+          const std::vector<road::EnvObject>* environment = nullptr, bool fog = true) {
+  SceneDef def = DefaultSceneDef();
+  def.atmosphere.fog = fog;
+  SceneGraph scene(def);
   scene.SetRoads(road::RoadNetwork({road.Def()}));
+  if (environment) scene.SetEnvironment(*environment);
   renderer.SetScene(scene.Root(), scene.SkyColour());
   const PinholeCamera cam = CameraFromFov(1280, 720, 70.0 * M_PI / 180.0);
   Stats st;
@@ -108,7 +115,8 @@ void Print(const char* name, const Stats& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"viewer_bench: offscreen frame time with 200 vehicles against the same road without vehicles.\n"
+  CLI::App app{"viewer_bench: offscreen frame time with 200 vehicles and with the road's environment against the same\n"
+               "road alone.\n"
                "Run under xvfb-run -a -s \"-screen 0 1280x1024x24\" when there is no display."};
   int frames = 200, warmup = 10, vehicles = 200;
   app.add_option("--frames", frames, "Frames measured per scene")->check(CLI::Range(1, 100000))->capture_default_str();
@@ -121,13 +129,28 @@ int main(int argc, char** argv) {
     const road::Road road = MakeRoad();
     std::printf("viewer_bench: 1280 x 720, %d frames after %d warm-up, GL %s\n", frames, warmup, renderer.GlInfo().c_str());
     // Baseline first and last, so drift of the machine's load shows up as a difference between them.
+    road::EnvironmentDef rural_def = road::DefaultEnvironmentDef(), urban_def = road::UrbanEnvironmentDef();
+    rural_def.seed = urban_def.seed = 1;
+    const std::vector<road::EnvObject> rural = road::GenerateEnvironment(road, rural_def);
+    const std::vector<road::EnvObject> urban = road::GenerateEnvironment(road, urban_def);
+    std::printf("environment: rural %zu objects, urban %zu objects on the %.0f m road\n", rural.size(), urban.size(),
+                road.Length());
     const Stats base = Run(renderer, road, 0, frames, warmup);
+    const Stats env_rural = Run(renderer, road, 0, frames, warmup, &rural);
+    const Stats env_rural_clear = Run(renderer, road, 0, frames, warmup, &rural, false);
+    const Stats env_urban = Run(renderer, road, 0, frames, warmup, &urban);
     const Stats loaded = Run(renderer, road, vehicles, frames, warmup);
+    const Stats loaded_env = Run(renderer, road, vehicles, frames, warmup, &rural);
     const Stats base2 = Run(renderer, road, 0, frames, warmup);
     Print("baseline (0 vehicles)", base);
+    Print("rural environment", env_rural);
+    Print("rural, no fog", env_rural_clear);
+    Print("urban environment", env_urban);
     char name[64];
     std::snprintf(name, sizeof name, "%d vehicles", vehicles);
     Print(name, loaded);
+    std::snprintf(name, sizeof name, "%d vehicles + rural", vehicles);
+    Print(name, loaded_env);
     Print("baseline again", base2);
     double b = 0, l = 0;
     for (double x : base.frame_ms) b += x;

@@ -16,14 +16,15 @@
 #include <doctest/doctest.h>
 #include <osg/Geode>
 #include <osg/LOD>
-#include <osg/MatrixTransform>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <set>
+#include <utility>
 
 using namespace platoon;
 
@@ -188,36 +189,54 @@ TEST_CASE("environment render: buildings and trees appear at their predicted pix
   CHECK(classes.count(static_cast<uint32_t>(sensors::SemanticClass::kGuardRail)) == 1);
 }
 
-TEST_CASE("environment render: geometry is shared per kind and every tile is a level-of-detail node") {
-  config::SessionDef session = config::LoadSessionText("[road]\ngenerate_length_m = 1500\nseed = 3\n[scene]\nroad_environment = true\n", "e.toml");
+namespace {
+
+// Vertices an environment subgraph draws at full detail (the LOD levels that start at range 0), and the
+// most drawables any one tile has.
+std::pair<size_t, size_t> NearVertices(const osg::Group& root) {
+  size_t vertices = 0, most = 0;
+  for (unsigned t = 0; t < root.getNumChildren(); ++t) {
+    const auto* lod = dynamic_cast<const osg::LOD*>(root.getChild(t));
+    REQUIRE(lod != nullptr);
+    size_t drawables = 0;
+    float far = 0.0f;
+    for (unsigned c = 0; c < lod->getNumChildren(); ++c) {
+      const auto* geode = dynamic_cast<const osg::Geode*>(lod->getChild(c));
+      REQUIRE(geode != nullptr);
+      drawables += geode->getNumDrawables();
+      far = std::max(far, lod->getMaxRange(c));
+      if (lod->getMinRange(c) > 0.0f) continue;
+      for (unsigned d = 0; d < geode->getNumDrawables(); ++d)
+        vertices += geode->getDrawable(d)->asGeometry()->getVertexArray()->getNumElements();
+    }
+    CHECK(far < 5000.0f);  // nothing drawn from some kilometres away
+    most = std::max(most, drawables);
+  }
+  return {vertices, most};
+}
+
+}  // namespace
+
+TEST_CASE("environment render: one model per kind, copied into every object's box, a few draw calls per level-of-detail tile") {
+  const config::SessionDef session =
+      config::LoadSessionText("[road]\ngenerate_length_m = 1500\nseed = 3\n[scene]\nroad_environment = true\n", "e.toml");
   const std::vector<road::EnvObject> env = road::SessionEnvironment(session);
   REQUIRE(env.size() > 100);
   const osg::ref_ptr<osg::Group> root = viewer::BuildEnvironment(env);
-  std::set<const osg::Node*> models;
-  size_t placed = 0;
   REQUIRE(root->getNumChildren() > 1);
-  for (unsigned t = 0; t < root->getNumChildren(); ++t) {
-    const auto* lod = dynamic_cast<const osg::LOD*>(root->getChild(t));
-    REQUIRE(lod != nullptr);
-    for (unsigned c = 0; c < lod->getNumChildren(); ++c) {
-      if (dynamic_cast<const osg::Geode*>(lod->getChild(c))) continue;  // the far level: one merged geode
-      const auto* group = lod->getChild(c)->asGroup();
-      REQUIRE(group != nullptr);
-      for (unsigned k = 0; k < group->getNumChildren(); ++k) {
-        const auto* place = dynamic_cast<const osg::MatrixTransform*>(group->getChild(k));
-        REQUIRE(place != nullptr);
-        models.insert(place->getChild(0));
-        ++placed;
-      }
-    }
-    // Full detail nearby, nothing from some kilometres away.
-    CHECK(lod->getMinRange(0) == 0.0f);
-    float far = 0.0f;
-    for (unsigned c = 0; c < lod->getNumChildren(); ++c) far = std::max(far, lod->getMaxRange(c));
-    CHECK(far < 5000.0f);
+  const auto [vertices, most] = NearVertices(*root);
+  // The same as drawing every object on its own: each object is there, with its kind's whole model.
+  size_t alone = 0;
+  std::map<road::ObjectKind, size_t> per_kind;
+  for (const auto& o : env) {
+    const size_t n = NearVertices(*viewer::BuildEnvironment({o})).first;
+    CHECK(n > 0);
+    if (per_kind.count(o.kind)) CHECK(per_kind[o.kind] == n);  // one model per kind, whatever the size
+    per_kind[o.kind] = n;
+    alone += n;
   }
-  std::set<road::ObjectKind> kinds;
-  for (const auto& o : env) kinds.insert(o.kind);
-  CHECK(placed == env.size());
-  CHECK(models.size() == kinds.size());  // one shared model per kind present
+  CHECK(vertices == alone);
+  CHECK(per_kind.size() >= 3);
+  CHECK(most <= 4);  // large objects near, their boxes far, small objects, lamp heads
+  MESSAGE(env.size() << " objects in " << root->getNumChildren() << " tiles, " << vertices << " full-detail vertices");
 }

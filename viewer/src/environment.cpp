@@ -7,7 +7,6 @@
 #include <osg/Geometry>
 #include <osg/LOD>
 #include <osg/Material>
-#include <osg/MatrixTransform>
 #include <osg/Transform>
 #include <osgUtil/CullVisitor>
 
@@ -120,16 +119,19 @@ struct Mesh {
   }
 };
 
-// Shared full-detail models, one per kind, in the unit box [-0.5, 0.5]^2 x [0, 1] (x along the object's
-// length, y across, z up); every object scales its kind's model to its own box.
-struct KindModels {
-  std::map<ObjectKind, osg::ref_ptr<osg::Geode>> geode;
+// Full-detail models, one per kind, in the unit box [-0.5, 0.5]^2 x [0, 1] (x along the object's length, y
+// across, z up); every object bakes a copy scaled to its own box into its tile's geometry. One model per
+// kind, built once; per tile one draw call per level (llvmpipe is bound by draw calls, not triangles).
+struct KindModel {
+  Mesh body;  // lit surfaces
+  Mesh glow;  // emissive surfaces (lamp heads)
 };
+using KindModels = std::map<ObjectKind, KindModel>;
 
 KindModels MakeKindModels(const EnvironmentLooks& l) {
   KindModels m;
   {
-    Mesh b;
+    Mesh& b = m[ObjectKind::kBuilding].body;
     b.Box(osg::Vec3(-0.5f, -0.5f, 0.0f), osg::Vec3(0.5f, 0.5f, 0.96f), Colour(l.building_wall));
     b.Box(osg::Vec3(-0.5f, -0.5f, 0.96f), osg::Vec3(0.5f, 0.5f, 1.0f), Colour(l.building_roof));
     // Window bands on the long sides, slightly proud of the walls; the middle of the wall stays brick.
@@ -138,48 +140,26 @@ KindModels MakeKindModels(const EnvironmentLooks& l) {
       b.Box(osg::Vec3(-0.42f, -0.505f, z), osg::Vec3(0.42f, -0.5f, z + 0.1f), glass);
       b.Box(osg::Vec3(-0.42f, 0.5f, z), osg::Vec3(0.42f, 0.505f, z + 0.1f), glass);
     }
-    osg::ref_ptr<osg::Geode> g = new osg::Geode;
-    g->addDrawable(b.ToGeometry());
-    m.geode[ObjectKind::kBuilding] = g;
   }
   {
-    Mesh t;
-    t.Lathe({{0.0f, 0.07f}, {0.32f, 0.06f}}, 8, Colour(l.tree_trunk));
-    t.Lathe({{0.28f, 0.40f}, {0.45f, 0.5f}, {0.7f, 0.44f}, {0.9f, 0.26f}, {1.0f, 0.0f}}, 12, Colour(l.tree_canopy));
-    osg::ref_ptr<osg::Geode> g = new osg::Geode;
-    g->addDrawable(t.ToGeometry());
-    m.geode[ObjectKind::kTree] = g;
+    Mesh& t = m[ObjectKind::kTree].body;
+    t.Lathe({{0.0f, 0.07f}, {0.32f, 0.06f}}, 5, Colour(l.tree_trunk));
+    t.Lathe({{0.28f, 0.40f}, {0.45f, 0.5f}, {0.75f, 0.4f}, {1.0f, 0.0f}}, 8, Colour(l.tree_canopy));
   }
   {
-    Mesh r;
+    Mesh& r = m[ObjectKind::kGuardRail].body;
     r.Box(osg::Vec3(-0.5f, -0.5f, 0.55f), osg::Vec3(0.5f, 0.5f, 1.0f), Colour(l.metal));
-    for (float x : {-0.4f, 0.35f})
-      r.Box(osg::Vec3(x, -0.3f, 0.0f), osg::Vec3(x + 0.05f, 0.3f, 0.55f), Colour(l.metal));
-    osg::ref_ptr<osg::Geode> g = new osg::Geode;
-    g->addDrawable(r.ToGeometry());
-    m.geode[ObjectKind::kGuardRail] = g;
+    r.Box(osg::Vec3(-0.03f, -0.3f, 0.0f), osg::Vec3(0.03f, 0.3f, 0.55f), Colour(l.metal));  // the post
   }
   {
-    Mesh pole, head;
-    pole.Lathe({{0.0f, 0.3f}, {0.93f, 0.2f}}, 8, Colour(l.metal));
-    head.Box(osg::Vec3(-0.5f, -0.5f, 0.93f), osg::Vec3(0.5f, 0.5f, 1.0f), Colour(l.lamp));
-    osg::ref_ptr<osg::Geometry> lamp = head.ToGeometry();
-    osg::ref_ptr<osg::Material> glow = new osg::Material;
-    glow->setColorMode(osg::Material::AMBIENT_AND_DIFFUSE);
-    glow->setEmission(osg::Material::FRONT_AND_BACK, Colour(l.lamp) * 0.8f);
-    lamp->getOrCreateStateSet()->setAttributeAndModes(glow);
-    osg::ref_ptr<osg::Geode> g = new osg::Geode;
-    g->addDrawable(pole.ToGeometry());
-    g->addDrawable(lamp);
-    m.geode[ObjectKind::kStreetLight] = g;
+    KindModel& s = m[ObjectKind::kStreetLight];
+    s.body.Lathe({{0.0f, 0.3f}, {0.93f, 0.2f}}, 6, Colour(l.metal));
+    s.glow.Box(osg::Vec3(-0.5f, -0.5f, 0.93f), osg::Vec3(0.5f, 0.5f, 1.0f), Colour(l.lamp));
   }
   {
-    Mesh s;
+    Mesh& s = m[ObjectKind::kSign].body;
     s.Box(osg::Vec3(-0.3f, -0.05f, 0.0f), osg::Vec3(0.3f, 0.05f, 0.62f), Colour(l.metal));
     s.Box(osg::Vec3(-0.5f, -0.5f, 0.62f), osg::Vec3(0.5f, 0.5f, 1.0f), Colour(l.sign_plate));
-    osg::ref_ptr<osg::Geode> g = new osg::Geode;
-    g->addDrawable(s.ToGeometry());
-    m.geode[ObjectKind::kSign] = g;
   }
   return m;
 }
@@ -189,14 +169,39 @@ osg::Matrixd ObjectMatrix(const road::EnvObject& o) {
          osg::Matrixd::translate(o.position_m.x(), o.position_m.y(), o.position_m.z());
 }
 
+// Appends `model` placed at object `o`: points through the object's matrix, normals through the inverse
+// transpose of its scale and rotation (renormalised).
+void Bake(const Mesh& model, const road::EnvObject& o, Mesh& out) {
+  const osg::Matrixd m = ObjectMatrix(o);
+  const osg::Matrixd nm = osg::Matrixd::scale(1.0 / o.size_m.x(), 1.0 / o.size_m.y(), 1.0 / o.size_m.z()) *
+                          osg::Matrixd::rotate(o.yaw_rad, osg::Vec3d(0, 0, 1));
+  const auto base = static_cast<unsigned>(out.v.size());
+  for (size_t i = 0; i < model.v.size(); ++i) {
+    out.v.push_back(osg::Vec3(osg::Vec3d(model.v[i]) * m));
+    osg::Vec3 n(osg::Vec3d(model.n[i]) * nm);
+    n.normalize();
+    out.n.push_back(n);
+    out.c.push_back(model.c[i]);
+  }
+  for (unsigned k : model.idx) out.idx.push_back(base + k);
+}
+
 bool IsLarge(ObjectKind k) { return k == ObjectKind::kBuilding || k == ObjectKind::kTree; }
 
-// One tile: its objects, and a bounding sphere of their boxes.
+osg::ref_ptr<osg::Geode> GeodeOf(const Mesh& mesh, osg::StateSet* state = nullptr) {
+  osg::ref_ptr<osg::Geode> g = new osg::Geode;
+  osg::ref_ptr<osg::Geometry> geometry = mesh.ToGeometry();
+  if (state) geometry->setStateSet(state);
+  g->addDrawable(geometry);
+  return g;
+}
+
+// One tile: its objects.
 struct Tile {
   std::vector<const road::EnvObject*> objects;
 };
 
-osg::ref_ptr<osg::Node> BuildTile(const Tile& tile, const KindModels& models, const EnvironmentLooks& l) {
+osg::ref_ptr<osg::Node> BuildTile(const Tile& tile, const KindModels& models, const EnvironmentLooks& l, osg::StateSet* glow) {
   // Bounding sphere: centre of the footprints' extent, radius reaching every box corner.
   double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300, z0 = 1e300, z1 = -1e300;
   for (const auto* o : tile.objects) {
@@ -208,36 +213,38 @@ osg::ref_ptr<osg::Node> BuildTile(const Tile& tile, const KindModels& models, co
   const osg::Vec3 centre(static_cast<float>(0.5 * (x0 + x1)), static_cast<float>(0.5 * (y0 + y1)), static_cast<float>(0.5 * (z0 + z1)));
   const float radius = static_cast<float>(0.5 * std::sqrt((x1 - x0) * (x1 - x0) + (y1 - y0) * (y1 - y0) + (z1 - z0) * (z1 - z0)));
 
-  osg::ref_ptr<osg::Group> near_large = new osg::Group, near_small = new osg::Group;
-  Mesh far;
+  Mesh near_large, near_small, near_glow, far;
   for (const auto* o : tile.objects) {
-    osg::ref_ptr<osg::MatrixTransform> place = new osg::MatrixTransform(ObjectMatrix(*o));
-    place->setDataVariance(osg::Object::STATIC);
-    place->addChild(models.geode.at(o->kind));
-    (IsLarge(o->kind) ? near_large : near_small)->addChild(place);
+    const KindModel& model = models.at(o->kind);
+    Bake(model.body, *o, IsLarge(o->kind) ? near_large : near_small);
+    if (!model.glow.v.empty()) Bake(model.glow, *o, near_glow);
     if (!IsLarge(o->kind)) continue;
-    // Far level: the wall box of a building, the canopy of a tree, baked into one geometry.
-    const osg::Matrixd m = ObjectMatrix(*o);
-    const osg::Matrixd turn = osg::Matrixd::rotate(o->yaw_rad, osg::Vec3d(0, 0, 1));
-    auto place_fn = [&](const osg::Vec3& p) { return osg::Vec3(osg::Vec3d(p) * m); };
-    auto turn_fn = [&](const osg::Vec3& d) { return osg::Vec3(osg::Vec3d(d) * turn); };
+    // Far level: the wall box of a building, the canopy of a tree.
+    Mesh box;
     if (o->kind == ObjectKind::kBuilding)
-      far.Box(osg::Vec3(-0.5f, -0.5f, 0.0f), osg::Vec3(0.5f, 0.5f, 1.0f), Colour(l.building_wall), place_fn, turn_fn);
+      box.Box(osg::Vec3(-0.5f, -0.5f, 0.0f), osg::Vec3(0.5f, 0.5f, 1.0f), Colour(l.building_wall));
     else
-      far.Box(osg::Vec3(-0.4f, -0.4f, 0.3f), osg::Vec3(0.4f, 0.4f, 1.0f), Colour(l.tree_canopy), place_fn, turn_fn);
+      box.Box(osg::Vec3(-0.4f, -0.4f, 0.3f), osg::Vec3(0.4f, 0.4f, 1.0f), Colour(l.tree_canopy));
+    Bake(box, *o, far);
   }
   osg::ref_ptr<osg::LOD> lod = new osg::LOD;
   lod->setCenterMode(osg::LOD::USER_DEFINED_CENTER);
   lod->setCenter(centre);
   lod->setRadius(radius);
   const auto detail = static_cast<float>(l.detail_range_m) + radius;
-  if (near_large->getNumChildren() > 0) {
-    lod->addChild(near_large, 0.0f, detail);
-    osg::ref_ptr<osg::Geode> far_geode = new osg::Geode;
-    far_geode->addDrawable(far.ToGeometry());
-    lod->addChild(far_geode, detail, static_cast<float>(l.far_range_m) + radius);
+  if (!near_large.v.empty()) {
+    lod->addChild(GeodeOf(near_large), 0.0f, detail);
+    lod->addChild(GeodeOf(far), detail, static_cast<float>(l.far_range_m) + radius);
   }
-  if (near_small->getNumChildren() > 0) lod->addChild(near_small, 0.0f, static_cast<float>(l.small_range_m) + radius);
+  if (!near_small.v.empty()) {
+    osg::ref_ptr<osg::Geode> small = GeodeOf(near_small);
+    if (!near_glow.v.empty()) {
+      osg::ref_ptr<osg::Geometry> lamps = near_glow.ToGeometry();
+      lamps->setStateSet(glow);
+      small->addDrawable(lamps);
+    }
+    lod->addChild(small, 0.0f, static_cast<float>(l.small_range_m) + radius);
+  }
   return lod;
 }
 
@@ -274,12 +281,18 @@ osg::ref_ptr<osg::Group> BuildEnvironment(const std::vector<road::EnvObject>& ob
   root->setName("environment");
   if (objects.empty()) return root;
   const KindModels models = MakeKindModels(looks);
+  // Lamp heads glow: one state set shared by every tile.
+  osg::ref_ptr<osg::StateSet> glow = new osg::StateSet;
+  osg::ref_ptr<osg::Material> emissive = new osg::Material;
+  emissive->setColorMode(osg::Material::AMBIENT_AND_DIFFUSE);
+  emissive->setEmission(osg::Material::FRONT_AND_BACK, Colour(looks.lamp) * 0.8f);
+  glow->setAttributeAndModes(emissive);
   const double t = std::max(looks.tile_m, 1.0);
   std::map<std::pair<long long, long long>, Tile> tiles;
   for (const auto& o : objects)
     tiles[{static_cast<long long>(std::floor(o.position_m.x() / t)), static_cast<long long>(std::floor(o.position_m.y() / t))}]
         .objects.push_back(&o);
-  for (const auto& [key, tile] : tiles) root->addChild(BuildTile(tile, models, looks));
+  for (const auto& [key, tile] : tiles) root->addChild(BuildTile(tile, models, looks, glow.get()));
   return root;
 }
 
@@ -321,9 +334,11 @@ osg::ref_ptr<osg::Node> BuildSkyDome(const AtmosphereDef& def) {
   ss->setMode(GL_LIGHTING, osg::StateAttribute::OFF | osg::StateAttribute::PROTECTED);
   ss->setMode(GL_FOG, osg::StateAttribute::OFF | osg::StateAttribute::PROTECTED);
   ss->setMode(GL_CULL_FACE, osg::StateAttribute::OFF);
-  ss->setAttributeAndModes(new osg::Depth(osg::Depth::ALWAYS, 0.0, 1.0, false),
+  // Drawn after the opaque scene at the far plane's depth, without depth writes: only pixels nothing else
+  // covered are shaded (a software renderer's fill rate is the cost of a sky).
+  ss->setAttributeAndModes(new osg::Depth(osg::Depth::LEQUAL, 1.0, 1.0, false),
                            osg::StateAttribute::ON | osg::StateAttribute::PROTECTED);
-  ss->setRenderBinDetails(-10, "RenderBin");
+  ss->setRenderBinDetails(5, "RenderBin");
   osg::ref_ptr<FollowEye> follow = new FollowEye;
   follow->setCullingActive(false);
   follow->addChild(geode);

@@ -359,7 +359,7 @@ void SceneGraph::SetEnvironment(const std::vector<road::EnvObject>& objects) {
   if (atmosphere_on_) return;
   atmosphere_on_ = true;
   root_->insertChild(0, BuildSkyDome(def_.atmosphere));
-  ApplyFog(*root_->getOrCreateStateSet(), def_.atmosphere);
+  if (def_.atmosphere.fog) ApplyFog(*root_->getOrCreateStateSet(), def_.atmosphere);
   // Sensor data keeps its colours at any distance.
   sensors_->getOrCreateStateSet()->setMode(GL_FOG, osg::StateAttribute::OFF);
 }

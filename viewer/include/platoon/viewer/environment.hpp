@@ -3,10 +3,12 @@
 /// road::GenerateEnvironment places and the lidar's scene holds, each drawn inside its box. Plus the
 /// atmosphere that goes with it: a sky dome (horizon to zenith gradient) and distance fog.
 ///
-/// Structure: objects are grouped into square tiles; each tile is one osg::LOD whose near level places
-/// shared per-kind geometry (one Geode per kind, reused by every object through a MatrixTransform) and
-/// whose far level is one merged Geometry of plain boxes (buildings and tree canopies only); beyond the
-/// far range a tile draws nothing. Pure OSG: no window, no GL context.
+/// Structure: one model per kind (built once, in a unit box); objects are grouped into square tiles and
+/// each tile is one osg::LOD: its near level is one Geometry holding a copy of its kind's model scaled
+/// into every object's box (buildings and trees; guard rails, lights and signs in a second, shorter-range
+/// level), its far level one Geometry of plain boxes (buildings and tree canopies); beyond the far range
+/// a tile draws nothing. Copies instead of one MatrixTransform per object: a software renderer
+/// (llvmpipe) is bound by draw calls, and a tile costs one per level. Pure OSG: no window, no GL context.
 
 #include "platoon/road/environment.hpp"
 #include "platoon/viewer/vehicle_model.hpp"
@@ -29,19 +31,19 @@ struct EnvironmentLooks {
   Rgb sign_plate = {0.12f, 0.30f, 0.78f};     ///< Sign faces.
   Rgb lamp = {1.0f, 0.93f, 0.70f};            ///< Street-light heads (drawn emissive).
   double tile_m = 200.0;                      ///< Edge of a LOD tile, in m. Typical 100-400.
-  double detail_range_m = 250.0;              ///< Objects nearer than this (plus the tile's radius) get full detail, in m.
+  double detail_range_m = 150.0;              ///< Objects nearer than this (plus the tile's radius) get full detail, in m.
   double far_range_m = 2500.0;                ///< Buildings and trees show as plain boxes up to this range (plus the tile's radius), in m.
-  double small_range_m = 400.0;               ///< Guard rails, lights and signs vanish beyond this (plus the tile's radius), in m.
+  double small_range_m = 250.0;               ///< Guard rails, lights and signs vanish beyond this (plus the tile's radius), in m.
 };
 
-/// The defaults: brick, dark foliage, grey metal, blue signs; 200 m tiles, detail to 250 m, boxes to 2.5 km.
+/// The defaults: brick, dark foliage, grey metal, blue signs; 200 m tiles, detail to 150 m, small objects to 250 m, boxes to 2.5 km.
 EnvironmentLooks DefaultEnvironmentLooks();
 
 /// The semantic colour a kind is painted in where it is largest (wall, canopy, rail, pole, plate).
 Rgb KindColour(const EnvironmentLooks& looks, road::ObjectKind kind);
 
 /// Builds the environment subgraph of `objects` (world frame; every object drawn within its box).
-/// Geometry is shared per kind; every tile is an osg::LOD (see the file comment). Empty list: empty group.
+/// One model per kind; every tile is an osg::LOD (see the file comment). Empty list: empty group.
 osg::ref_ptr<osg::Group> BuildEnvironment(const std::vector<road::EnvObject>& objects,
                                           const EnvironmentLooks& looks = DefaultEnvironmentLooks());
 
@@ -49,11 +51,13 @@ osg::ref_ptr<osg::Group> BuildEnvironment(const std::vector<road::EnvObject>& ob
 struct AtmosphereDef {
   Rgb horizon = {0.72f, 0.82f, 0.93f};  ///< Sky colour at the horizon: the clear colour and the fog colour.
   Rgb zenith = {0.30f, 0.50f, 0.82f};   ///< Sky colour straight up.
+  bool fog = true;                      ///< Distance fog on (it costs a software renderer some fill rate).
   double fog_start_m = 300.0;           ///< Linear fog begins at this eye distance, in m.
   double fog_end_m = 4500.0;            ///< Everything beyond this eye distance has the horizon colour, in m.
 };
 
-/// A sky dome centred on the eye wherever it is (drawn first, no depth writes, unlit, unfogged), with
+/// A sky dome centred on the eye wherever it is (drawn after the opaque scene at the far plane's depth,
+/// so only uncovered pixels are shaded; no depth writes, unlit, unfogged), with
 /// colours from `def.horizon` (at and below the horizon) to `def.zenith`.
 osg::ref_ptr<osg::Node> BuildSkyDome(const AtmosphereDef& def);
 
