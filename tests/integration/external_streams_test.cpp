@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -226,6 +227,7 @@ TEST_CASE("external streams: an outside controller steers a vehicle once around 
   double lap_from_m = -1;
   const double warm_up_m = 60;
   std::vector<double> waits_ms;
+  auto last_sent = std::chrono::steady_clock::now();
   while (true) {
     const vehicle::VehicleState x = seat.State();
     if (x.distance_m > warm_up_m && lap_from_m < 0) lap_from_m = x.distance_m;
@@ -257,7 +259,7 @@ TEST_CASE("external streams: an outside controller steers a vehicle once around 
     c.sent_ns = input::RealtimeNowNs();
     REQUIRE(input::SendDatagram("127.0.0.1", port, input::EncodeControl(c)));
     // Lock-step: the module takes the command (polling at the same sim time), then runs one period.
-    const auto sent = std::chrono::steady_clock::now();
+    const auto sent = last_sent = std::chrono::steady_clock::now();
     while (seat.ControlLastSeq() != seq) {
       REQUIRE(std::chrono::steady_clock::now() - sent < 5s);
       seat.Step(StepInfo{sim_ns, 0}, context);
@@ -289,9 +291,57 @@ TEST_CASE("external streams: an outside controller steers a vehicle once around 
     seat.Step(StepInfo{sim_ns, 0}, context);
     std::this_thread::sleep_for(2ms);
   }
-  CHECK(std::chrono::steady_clock::now() - stop >= 200ms);
+  CHECK(std::chrono::steady_clock::now() - last_sent >= 200ms);  // the last command was taken after it was sent
   for (int i = 0; i < 10'000; ++i) seat.Step(StepInfo{sim_ns += kDriverStepNs, kDriverStepNs}, context);
   CHECK(seat.LastInput().brake == 1.0);
   CHECK(seat.LastInput().throttle == 0.0);
   CHECK(std::abs(seat.State().vx_mps) < 0.1);
+}
+
+TEST_CASE("external streams: examples/external_streams.py drives a stream seat, which brakes when the script ends") {
+  const uint16_t port = transport::FreeLoopbackPorts(1)[0];
+  const config::SessionDef session = config::LoadSessionText(
+      "[[node]]\nname = \"seat\"\nrole = \"driver\"\nheadless = true\ninput = \"stream\"\nstream_port = " +
+          std::to_string(port) + "\n",
+      "seat.toml");
+  DriverSeatModule seat(session, session.nodes[0], QuietLog());
+  QuietContext context;
+  const std::string command = std::string("python3 ") + PLATOON_SOURCE_DIR + "/examples/external_streams.py control --port " +
+                              std::to_string(port) + " --steer 0.25 --throttle 0.4 --seconds 1.5 > /dev/null &";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto sim_now = [&] { return 1'000'000'000 + (std::chrono::steady_clock::now() - t0).count(); };
+  // Before the first command the vehicle is held.
+  seat.Step(StepInfo{sim_now(), 0}, context);
+  bool seen = false;
+  uint64_t received = 0;
+  double max_speed = 0;
+  auto changed = t0;
+  while (std::chrono::steady_clock::now() - t0 < 20s) {
+    seat.Step(StepInfo{sim_now(), kDriverStepNs}, context);
+    if (seat.ControlReceived() > 0 && !seen && seat.LastInput().throttle > 0) {
+      seen = true;
+      CHECK(seat.LastInput().steer == doctest::Approx(0.25));
+      CHECK(seat.LastInput().throttle == doctest::Approx(0.4));
+      CHECK(seat.LastInput().brake == 0.0);
+    }
+    max_speed = std::max(max_speed, seat.State().vx_mps);
+    // Done when the script has been silent for a second (a loaded machine may stall it mid-stream too).
+    if (seat.ControlReceived() != received) received = seat.ControlReceived(), changed = std::chrono::steady_clock::now();
+    if (received > 0 && std::chrono::steady_clock::now() - changed > 1s) break;
+    std::this_thread::sleep_for(1ms);
+  }
+  REQUIRE(seen);
+  const DriverSeatModule::StreamStats s = seat.ControlStream();
+  MESSAGE("python control stream: " << s.received << " commands, latency send -> applied p50 " << s.latency_p50_ms << " ms, p99 "
+                                    << s.latency_p99_ms << " ms");
+  CHECK(s.received > 50);  // 100 Hz for 1.5 s, however late the interpreter started
+  CHECK(s.bad == 0);
+  CHECK(s.timeouts >= 1);
+  CHECK_FALSE(s.active);
+  CHECK(max_speed > 0.5);
+  CHECK(std::abs(seat.State().vx_mps) < 0.1);  // braked to a stop in the silent second
+  seat.Step(StepInfo{sim_now(), kDriverStepNs}, context);
+  CHECK(seat.LastInput().brake == 1.0);
+  CHECK(seat.LastInput().throttle == 0.0);
 }
