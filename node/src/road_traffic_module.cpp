@@ -12,27 +12,62 @@ road::Road BuildSessionRoad(const config::RoadSessionDef& def) { return road::Se
 
 RoadTrafficModule::RoadTrafficModule(const config::SessionDef& session, const config::NodeDef& node)
     : name_(node.name), rate_hz_(node.module_rate_hz) {
-  road_ = std::make_unique<road::Road>(BuildSessionRoad(session.road));
+  if (session.road.endless) {
+    endless_ = std::make_unique<road::EndlessRoad>(road::SessionEndlessRoadDef(session.road));
+    // Drivers' vehicles: VehicleId(name, 0) of every driver node, by its node hash (id >> 16).
+    for (const auto& n : session.nodes)
+      if (n.role == protocol::Role::kDriver) driver_nodes_.push_back(VehicleId(n.name, 0) >> 16);
+  }
+  road_ = std::make_unique<road::Road>(endless_ ? endless_->Chunks().front().road : BuildSessionRoad(session.road));
   vehicle::RoadTrafficDef def = vehicle::DefaultRoadTrafficDef();
   def.vehicles = node.vehicles;
   def.idm.desired_speed_mps = std::max(1.0, node.speed_mps);
   const uint64_t h = VehicleId(node.name, 0) >> 16;
   def.seed = h;
   // Several traffic nodes on one road start at different places.
-  def.start_offset_m = static_cast<double>(h % 1000) / 1000.0 * road_->Length();
+  def.start_offset_m = static_cast<double>(h % 1000) / 1000.0 * (endless_ ? endless_->WindowEnd() : road_->Length());
   // start_s_m / start_lane / start_speed_mps place the first vehicle (a scenario's lead car).
   if (node.start_given) {
     def.first_s_m = node.start_s_m;
     def.first_lane = node.start_lane;
     def.first_speed_mps = node.start_speed_mps > 0 ? node.start_speed_mps : node.speed_mps;
   }
-  traffic_ = std::make_unique<vehicle::RoadTraffic>(*road_, def);
+  traffic_ = endless_ ? std::make_unique<vehicle::RoadTraffic>(*endless_, def)
+                     : std::make_unique<vehicle::RoadTraffic>(*road_, def);
+}
+
+void RoadTrafficModule::FollowDrivers(const std::vector<RemoteEntity>& remote) {
+  // The window follows the drivers; vehicles leave and enter in zones none of them sees.
+  std::vector<Vec3> where;
+  std::vector<double> s;
+  for (const auto& e : remote) {
+    if (std::find(driver_nodes_.begin(), driver_nodes_.end(), e.state.id >> 16) == driver_nodes_.end()) continue;
+    const Vec3 p = e.displayed.position_m;
+    where.push_back(p);
+    // Followed from where it was (the road may pass near itself); a driver seen first, or lost (more than
+    // 50 m from the road there), is found on the whole window, drawing up to 4 km more road.
+    const auto was = driver_s_.find(e.state.id);
+    road::RoadCoord at;
+    if (was != driver_s_.end()) at = endless_->ProjectNear(p, was->second - 150.0, was->second + 150.0);
+    if (was == driver_s_.end() || at.distance_m > road::EndlessRoad::kLocateNearM) at = endless_->Locate(p, 8);
+    driver_s_[e.state.id] = at.s_m;
+    s.push_back(at.s_m);
+  }
+  if (s.empty())
+    endless_->Cover(endless_->WindowStart(), endless_->WindowStart());
+  else
+    endless_->Cover(*std::min_element(s.begin(), s.end()), *std::max_element(s.begin(), s.end()));
+  const auto r = traffic_->Recycle(where, s);
+  spawned_ += r.spawned.size();
+  removed_ += r.removed.size();
 }
 
 void RoadTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
   // React to every remote vehicle that is on one of our lanes, where this node displays it.
   std::vector<vehicle::ExternalCar> external;
-  for (const auto& e : context.RemoteEntities(info.sim_ns)) {
+  const auto remote = context.RemoteEntities(info.sim_ns);
+  if (endless_) FollowDrivers(remote);
+  for (const auto& e : remote) {
     if (e.state.kind == protocol::EntityKind::kPedestrian || e.state.kind == protocol::EntityKind::kStaticObject) continue;
     if (auto on = traffic_->OnLane(e.displayed.position_m))
       external.push_back(vehicle::ExternalCar{on->first, on->second, e.state.kinematics.velocity_mps.norm()});
@@ -161,6 +196,15 @@ void RoadTrafficModule::Summarize(std::vector<std::string>& fields) const {
                 traffic_->Cars().size(), road_->Length(), static_cast<unsigned long long>(traffic_->LaneChanges()),
                 worst_.overlaps, worst_.min_gap_m > 1e8 ? -1.0 : worst_.min_gap_m, max_external_);
   fields.push_back(buf);
+  if (endless_) {
+    std::snprintf(buf, sizeof buf,
+                  "\"road_endless\":true,\"road_window_m\":[%.1f,%.1f],\"road_chunks_generated\":%llu,"
+                  "\"road_spawned\":%llu,\"road_removed\":%llu",
+                  endless_->WindowStart(), endless_->WindowEnd(),
+                  static_cast<unsigned long long>(endless_->ChunksGenerated()),
+                  static_cast<unsigned long long>(spawned_), static_cast<unsigned long long>(removed_));
+    fields.push_back(buf);
+  }
   fields.push_back("\"road_actions\":" + std::to_string(actions_done_) + ",\"road_actions_refused\":" +
                    std::to_string(actions_refused_));
 }

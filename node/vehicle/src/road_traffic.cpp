@@ -9,6 +9,20 @@ namespace platoon::vehicle {
 
 RoadTraffic::RoadTraffic(const road::Road& road, const RoadTrafficDef& def)
     : road_(road), def_(def), length_m_(road.Length()), speed_limit_mps_(road.Def().speed_limit_mps) {
+  Place();
+}
+
+RoadTraffic::RoadTraffic(const road::EndlessRoad& road, const RoadTrafficDef& def)
+    : road_(road.Layout()),
+      def_(def),
+      length_m_(road.WindowEnd() - road.WindowStart()),
+      speed_limit_mps_(road.Layout().Def().speed_limit_mps),
+      endless_(&road),
+      spawn_rng_(def.seed ^ 0x5eed5eed5eed5eedull) {
+  Place();
+}
+
+void RoadTraffic::Place() {
   for (int l = 1; l <= road_.LanesRight(); ++l) lanes_.push_back(-l);
   if (lanes_.empty()) lanes_.push_back(1);  // a road with left lanes only: drive those
   std::mt19937_64 rng(def_.seed);
@@ -16,6 +30,8 @@ RoadTraffic::RoadTraffic(const road::Road& road, const RoadTrafficDef& def)
   const int n = std::max(0, def_.vehicles);
   const int per_lane = (n + static_cast<int>(lanes_.size()) - 1) / static_cast<int>(lanes_.size());
   const double spacing = length_m_ / std::max(1, per_lane);
+  // On an endless road, placement is over the window, from its start.
+  const double base_s = endless_ ? endless_->WindowStart() : 0.0;
   for (int i = 0; i < n; ++i) {
     TrafficCar c;
     c.index = static_cast<uint32_t>(i);
@@ -24,7 +40,7 @@ RoadTraffic::RoadTraffic(const road::Road& road, const RoadTrafficDef& def)
     c.s_m = std::fmod((i / static_cast<int>(lanes_.size())) * spacing +
                           0.5 * spacing * static_cast<double>(static_cast<size_t>(i) % lanes_.size()),
                       length_m_);
-    c.s_m = std::fmod(c.s_m + def_.start_offset_m + length_m_, length_m_);
+    c.s_m = std::fmod(c.s_m + def_.start_offset_m + length_m_, length_m_) + base_s;
     spread_.push_back(1.0 + spread(rng));
     c.desired_speed_mps = def_.idm.desired_speed_mps * spread_.back();
     // The road's speed limit caps everybody's wish.
@@ -36,8 +52,9 @@ RoadTraffic::RoadTraffic(const road::Road& road, const RoadTrafficDef& def)
   next_index_ = static_cast<uint32_t>(n);
   // A placed first vehicle (a lead car): everybody moves with it, so the spacing stays as it was.
   if (def_.first_s_m >= 0 && !cars_.empty()) {
-    const double shift = def_.first_s_m - cars_[0].s_m;
-    for (auto& c : cars_) c.s_m = Wrap(c.s_m + shift);
+    const double shift = def_.first_s_m + base_s - cars_[0].s_m;
+    for (auto& c : cars_)
+      c.s_m = endless_ ? base_s + std::fmod(c.s_m - base_s + shift + 2 * length_m_, length_m_) : Wrap(c.s_m + shift);
     if (std::find(lanes_.begin(), lanes_.end(), def_.first_lane) != lanes_.end())
       cars_[0].lane = cars_[0].target_lane = def_.first_lane;
     if (def_.first_speed_mps >= 0) {
@@ -46,6 +63,76 @@ RoadTraffic::RoadTraffic(const road::Road& road, const RoadTrafficDef& def)
     }
     cars_[0].cooldown_s = def_.lane_change_cooldown_s;
   }
+}
+
+double RoadTraffic::Uniform(double lo, double hi) {
+  // 53 random bits to [0, 1): the same on every standard library.
+  return lo + (hi - lo) * (static_cast<double>(spawn_rng_() >> 11) * 0x1.0p-53);
+}
+
+RoadTraffic::Recycled RoadTraffic::Recycle(const std::vector<Vec3>& drivers_m, const std::vector<double>& drivers_s_m) {
+  Recycled out;
+  if (!endless_) return out;
+  double rear = endless_->WindowStart(), front = rear;
+  if (!drivers_s_m.empty()) {
+    rear = *std::min_element(drivers_s_m.begin(), drivers_s_m.end());
+    front = *std::max_element(drivers_s_m.begin(), drivers_s_m.end());
+  }
+  auto clear = [&](const Vec3& p) {
+    for (const auto& d : drivers_m)
+      if ((p - d).head<2>().norm() < def_.spawn_clear_m) return false;
+    return true;
+  };
+  const double end_margin = 100.0;
+  const double lo = rear - def_.keep_behind_m;
+  const double hi = std::min(front + def_.keep_ahead_m, endless_->WindowEnd() - end_margin);
+  for (size_t i = 0; i < cars_.size();) {
+    const TrafficCar& c = cars_[i];
+    const bool off_road = c.s_m > endless_->WindowEnd() - end_margin || c.s_m < endless_->WindowStart();
+    // Without drivers, only a vehicle that runs out of road goes.
+    const bool far = !drivers_s_m.empty() && (c.s_m < lo || c.s_m > hi) && clear(endless_->PointAt(c.s_m, LateralOffsetM(c)));
+    if (off_road || far) {
+      out.removed.push_back(c.index);
+      commands_.erase(c.index);
+      cars_.erase(cars_.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
+  }
+  // Spawn zones: ahead of the foremost driver and behind the last, outside spawn_clear_m of all of them.
+  const double ahead_lo = front + def_.spawn_clear_m, ahead_hi = hi;
+  const double behind_lo = std::max(lo, endless_->WindowStart()), behind_hi = rear - def_.spawn_clear_m;
+  for (int attempt = 0; attempt < 4 && out.spawned.size() < 2 &&
+                        cars_.size() < static_cast<size_t>(std::max(0, def_.vehicles)) && cars_.size() < kMaxVehicles;
+       ++attempt) {
+    const bool behind = behind_hi > behind_lo && (ahead_hi <= ahead_lo || Uniform(0, 1) < 0.3);
+    const double zlo = behind ? behind_lo : ahead_lo, zhi = behind ? behind_hi : ahead_hi;
+    const double u_lane = Uniform(0, 1), u_s = Uniform(0, 1), u_speed = Uniform(-1, 1);
+    if (!(zhi > zlo)) continue;
+    const double s = zlo + (zhi - zlo) * u_s;
+    const int lane = lanes_[std::min(lanes_.size() - 1, static_cast<size_t>(u_lane * static_cast<double>(lanes_.size())))];
+    double desired = def_.idm.desired_speed_mps * (1.0 + def_.desired_speed_spread * u_speed);
+    if (speed_limit_mps_ > 0) desired = std::min(desired, speed_limit_mps_);
+    // Room in the lane, and no faster start than the vehicle ahead allows.
+    bool room = true;
+    double speed = desired;
+    for (const auto& o : cars_) {
+      if (!Occupies(o, lane)) continue;
+      const double ds = o.s_m - s;
+      if (std::abs(ds) < def_.spawn_gap_m) room = false;
+      if (ds > 0 && ds < 4 * def_.spawn_gap_m) speed = std::min(speed, o.speed_mps);
+    }
+    for (const auto& e : external_)
+      if (e.lane == lane && std::abs(e.s_m - s) < def_.spawn_gap_m) room = false;
+    if (!room || !clear(endless_->PointAt(s, road_.LaneCenterOffset(lane)))) continue;
+    if (const auto index = Spawn(s, lane, desired)) {
+      TrafficCar& c = cars_.back();
+      c.speed_mps = speed;
+      c.cooldown_s = def_.lane_change_cooldown_s;
+      out.spawned.push_back(*index);
+    }
+  }
+  return out;
 }
 
 const TrafficCar* RoadTraffic::Find(uint32_t index) const {
@@ -182,8 +269,14 @@ void RoadTraffic::SetSpeedLimit(double mps) {
 }
 
 double RoadTraffic::Wrap(double ds) const {
+  if (endless_) return ds;
   ds = std::fmod(ds, length_m_);
   return ds < 0 ? ds + length_m_ : ds;
+}
+
+double RoadTraffic::Ahead(double ds) const {
+  if (endless_) return ds >= 0 ? ds : std::numeric_limits<double>::infinity();
+  return Wrap(ds);
 }
 
 bool RoadTraffic::Occupies(const TrafficCar& car, int lane) const {
@@ -196,7 +289,7 @@ RoadTraffic::Neighbour RoadTraffic::Leader(int lane, double s_m, int self) const
   double best_ds = std::numeric_limits<double>::infinity();
   for (size_t j = 0; j < cars_.size(); ++j) {
     if (static_cast<int>(j) == self || !Occupies(cars_[j], lane)) continue;
-    const double ds = Wrap(cars_[j].s_m - s_m);
+    const double ds = Ahead(cars_[j].s_m - s_m);
     if (ds < best_ds) {
       best_ds = ds;
       best.car = static_cast<int>(j);
@@ -204,7 +297,7 @@ RoadTraffic::Neighbour RoadTraffic::Leader(int lane, double s_m, int self) const
   }
   for (size_t j = 0; j < external_.size(); ++j) {
     if (external_[j].lane != lane || -2 - static_cast<int>(j) == self) continue;
-    const double ds = Wrap(external_[j].s_m - s_m);
+    const double ds = Ahead(external_[j].s_m - s_m);
     if (ds < best_ds) {
       best_ds = ds;
       best.car = -2 - static_cast<int>(j);
@@ -226,7 +319,7 @@ TrafficCar RoadTraffic::AsCar(int car) const {
 }
 
 std::optional<std::pair<int, double>> RoadTraffic::OnLane(const Vec3& position_m) const {
-  const road::RoadCoord at = road_.Project(position_m);
+  const road::RoadCoord at = endless_ ? endless_->Project(position_m) : road_.Project(position_m);
   if (std::find(lanes_.begin(), lanes_.end(), at.lane) == lanes_.end()) return std::nullopt;
   return std::make_pair(at.lane, at.s_m);
 }
@@ -236,7 +329,7 @@ RoadTraffic::Neighbour RoadTraffic::Follower(int lane, double s_m, int self) con
   double best_ds = std::numeric_limits<double>::infinity();
   for (size_t j = 0; j < cars_.size(); ++j) {
     if (static_cast<int>(j) == self || !Occupies(cars_[j], lane)) continue;
-    const double ds = Wrap(s_m - cars_[j].s_m);
+    const double ds = Ahead(s_m - cars_[j].s_m);
     if (ds > 0 && ds < best_ds) {
       best_ds = ds;
       best.car = static_cast<int>(j);
@@ -244,7 +337,7 @@ RoadTraffic::Neighbour RoadTraffic::Follower(int lane, double s_m, int self) con
   }
   for (size_t j = 0; j < external_.size(); ++j) {
     if (external_[j].lane != lane || -2 - static_cast<int>(j) == self) continue;
-    const double ds = Wrap(s_m - external_[j].s_m);
+    const double ds = Ahead(s_m - external_[j].s_m);
     if (ds > 0 && ds < best_ds) {
       best_ds = ds;
       best.car = -2 - static_cast<int>(j);
@@ -357,13 +450,13 @@ KinematicState RoadTraffic::State(const TrafficCar& c, int64_t stamp_ns) const {
   KinematicState k;
   k.stamp_ns = stamp_ns;
   const double t = LateralOffsetM(c);
-  const double heading = road_.Heading(c.s_m);
+  const double heading = endless_ ? endless_->Heading(c.s_m) : road_.Heading(c.s_m);
   const double sign = c.lane > 0 ? -1.0 : 1.0;  // left lanes drive against s
-  k.pose.position_m = road_.PointAt(c.s_m, t);
+  k.pose.position_m = endless_ ? endless_->PointAt(c.s_m, t) : road_.PointAt(c.s_m, t);
   k.pose.orientation = Quat(Eigen::AngleAxisd(sign > 0 ? heading : heading + M_PI, Vec3::UnitZ()));
   const Vec3 forward = k.pose.orientation * Vec3::UnitX();
   k.velocity_mps = c.speed_mps * forward;
-  const double kappa = road_.Curvature(c.s_m);
+  const double kappa = endless_ ? endless_->Curvature(c.s_m) : road_.Curvature(c.s_m);
   k.acceleration_mps2 = c.accel_mps2 * forward + c.speed_mps * c.speed_mps * kappa * (k.pose.orientation * Vec3::UnitY());
   k.angular_velocity_radps = Vec3(0, 0, c.speed_mps * kappa);
   return k;
@@ -384,6 +477,7 @@ TrafficCheck RoadTraffic::Check() {
       const auto& [s0, a] = in_lane[k];
       const auto& [s1, b] = in_lane[(k + 1) % in_lane.size()];
       if (a < 0 && b < 0) continue;  // two external vehicles: not this traffic's business
+      if (endless_ && k + 1 == in_lane.size()) continue;  // an endless road does not close on itself
       const double gap = Wrap(s1 - s0) - def_.vehicle_length_m;
       r.min_gap_m = std::min(r.min_gap_m, gap);
       if (gap < 0) ++r.overlaps;

@@ -418,6 +418,12 @@ SessionDef ReadSession(const Table& root) {
     r.seed = static_cast<uint64_t>(t->GetInt("seed", static_cast<int64_t>(r.seed), 0));
     r.lanes = static_cast<int>(t->GetInt("lanes", r.lanes, 1, 8));
     r.speed_limit_kmh = t->GetDouble("speed_limit_kmh", r.speed_limit_kmh, 0, 500);
+    r.endless = t->GetBool("endless", r.endless);
+    r.ahead_m = t->GetDouble("ahead_m", r.ahead_m, 500, 1e5);
+    r.behind_m = t->GetDouble("behind_m", r.behind_m, 200, 1e5);
+    if (r.endless && !r.file.empty())
+      throw ConfigError(t->Where("endless") + ": road.endless: expected a generated road (no road.file), got file " +
+                        r.file);
     t->RejectUnknownKeys();
   }
   std::set<std::string> names;

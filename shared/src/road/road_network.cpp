@@ -239,12 +239,19 @@ double Road::Distance2(double s_m, double x_m, double y_m) const {
   return dx * dx + dy * dy;
 }
 
-RoadCoord Road::Project(const Vec3& p_m) const {
+RoadCoord Road::Project(const Vec3& p_m) const { return Project(p_m, 0.0, length_m_); }
+
+RoadCoord Road::Project(const Vec3& p_m, double s_lo_m, double s_hi_m) const {
   const double x = p_m.x(), y = p_m.y();
-  const size_t n = sample_s_m_.size();
+  // The samples of [s_lo_m, s_hi_m] (at least two): i0 .. n - 1.
+  const size_t all = sample_s_m_.size();
+  const auto first = std::upper_bound(sample_s_m_.begin(), sample_s_m_.end(), s_lo_m);
+  const size_t i0 = std::min(all - 2, static_cast<size_t>(std::max<long>(0, first - sample_s_m_.begin() - 1)));
+  const auto last = std::lower_bound(sample_s_m_.begin(), sample_s_m_.end(), s_hi_m);
+  const size_t n = std::max(i0 + 2, std::min(all, static_cast<size_t>(last - sample_s_m_.begin()) + 1));
   std::vector<double> d2(n);
   double best_sample = 1e300;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = i0; i < n; ++i) {
     const double dx = x - sample_x_m_[i], dy = y - sample_y_m_[i];
     d2[i] = dx * dx + dy * dy;
     best_sample = std::min(best_sample, d2[i]);
@@ -253,10 +260,10 @@ RoadCoord Road::Project(const Vec3& p_m) const {
   // the true minimum lies within one sample step of a sampled one.
   const double reach = std::sqrt(best_sample) + 2.0 * sample_step_m_;
   double best_s = 0.0, best_d2 = 1e300;
-  for (size_t i = 0; i < n; ++i) {
-    const bool local_min = (i == 0 || d2[i] <= d2[i - 1]) && (i + 1 == n || d2[i] <= d2[i + 1]);
+  for (size_t i = i0; i < n; ++i) {
+    const bool local_min = (i == i0 || d2[i] <= d2[i - 1]) && (i + 1 == n || d2[i] <= d2[i + 1]);
     if (!local_min || d2[i] > reach * reach) continue;
-    double a = sample_s_m_[i == 0 ? 0 : i - 1], b = sample_s_m_[i + 1 == n ? n - 1 : i + 1];
+    double a = sample_s_m_[i == i0 ? i0 : i - 1], b = sample_s_m_[i + 1 == n ? n - 1 : i + 1];
     // Golden-section search of the squared distance within the bracket.
     const double g = (std::sqrt(5.0) - 1.0) / 2.0;
     double c = b - g * (b - a), d = a + g * (b - a);

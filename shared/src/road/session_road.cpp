@@ -1,18 +1,47 @@
 #include "platoon/road/session_road.hpp"
 
+#include "platoon/road/endless_road.hpp"
 #include "platoon/road/road_file.hpp"
 #include "platoon/road/road_generator.hpp"
 
 namespace platoon::road {
 
+namespace {
+
+RoadGeneratorDef SessionGeneratorDef(const config::RoadSessionDef& def) {
+  RoadGeneratorDef gen = DefaultRoadGeneratorDef();
+  gen.seed = def.seed;
+  gen.layout.lane_widths_right_m.assign(static_cast<size_t>(def.lanes), 3.5);
+  gen.layout.speed_limit_mps = def.speed_limit_kmh / 3.6;
+  return gen;
+}
+
+}  // namespace
+
+EndlessRoadDef SessionEndlessRoadDef(const config::RoadSessionDef& def) {
+  EndlessRoadDef e;
+  e.generator = SessionGeneratorDef(def);
+  e.ahead_m = def.ahead_m;
+  e.behind_m = def.behind_m;
+  return e;
+}
+
 RoadNetwork SessionRoadNetwork(const config::RoadSessionDef& def) {
-  if (def.file.empty()) {
-    RoadGeneratorDef gen = DefaultRoadGeneratorDef();
-    gen.seed = def.seed;
-    gen.layout.lane_widths_right_m.assign(static_cast<size_t>(def.lanes), 3.5);
-    gen.layout.speed_limit_mps = def.speed_limit_kmh / 3.6;
-    return RoadNetwork({GenerateRoad(gen, def.generate_length_m)});
+  if (def.file.empty() && def.endless) {
+    // The endless road's first chunks as one road of at least generate_length_m, for the processes that
+    // draw or drive a fixed road: the same geometry as EndlessRoad's chunks (to rounding).
+    const EndlessRoadDef e = SessionEndlessRoadDef(def);
+    RoadDef road = e.generator.layout;
+    road.sections.clear();
+    double length = 0.0;
+    for (int64_t k = 0; length < def.generate_length_m; ++k)
+      for (const auto& sec : EndlessChunkSections(e, k)) {
+        road.sections.push_back(sec);
+        length += sec.length_m;
+      }
+    return RoadNetwork({road});
   }
+  if (def.file.empty()) return RoadNetwork({GenerateRoad(SessionGeneratorDef(def), def.generate_length_m)});
   return LoadRoadFile(def.file);
 }
 

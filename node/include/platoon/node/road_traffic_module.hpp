@@ -8,6 +8,7 @@
 #include "platoon/road/road_network.hpp"
 #include "platoon/vehicle/road_traffic.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,11 +32,20 @@ class RoadTrafficModule final : public Module {
   /// desired_speed_mps, speed_limit_kmh, time_headway_s (live), vehicles.
   void Params(config::ParamRegistry& registry, const std::string& prefix) override;
   void Summarize(std::vector<std::string>& fields) const override;
+  /// The endless road ([road] endless = true), or nullptr.
+  const road::EndlessRoad* Endless() const { return endless_.get(); }
 
  private:
+  // Endless road: moves the window to the drivers among `remote` and recycles the traffic around them.
+  void FollowDrivers(const std::vector<RemoteEntity>& remote);
+
   std::string name_;
   double rate_hz_;
-  std::unique_ptr<road::Road> road_;
+  std::unique_ptr<road::Road> road_;               // the session road; on an endless road its first chunk
+  std::unique_ptr<road::EndlessRoad> endless_;     // [road] endless = true
+  std::vector<uint64_t> driver_nodes_;             // VehicleId(driver node, 0) >> 16
+  std::map<uint64_t, double> driver_s_;            // each driver's road s at the last step, by entity id
+  uint64_t spawned_ = 0, removed_ = 0;             // endless road: vehicles spawned / removed by Recycle
   std::unique_ptr<vehicle::RoadTraffic> traffic_;
   vehicle::TrafficCheck worst_;
   size_t max_external_ = 0;

@@ -134,6 +134,9 @@ class Road {
   /// Nearest foot point on the reference line of the horizontal point (x, y) of `p_m` (z ignored):
   /// coarse sampling, then golden-section and Newton refinement of every candidate minimum.
   RoadCoord Project(const Vec3& p_m) const;
+  /// The same, searching only the foot points with s in about [s_lo_m, s_hi_m] (to the sample spacing):
+  /// a vehicle followed along a road that passes near itself.
+  RoadCoord Project(const Vec3& p_m, double s_lo_m, double s_hi_m) const;
 
  private:
   // A precomputed state from which Evaluate integrates forward within one section.

@@ -4,6 +4,7 @@
 /// all see the same road.
 
 #include "platoon/config/session.hpp"
+#include "platoon/road/endless_road.hpp"
 #include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
 
@@ -11,7 +12,12 @@
 
 namespace platoon::road {
 
-/// Every road of the [road] file, or the one generated road. Throws config::ConfigError naming the file
+/// The endless road of [road] endless = true: the generator settings of a generated session road
+/// (seed, lanes, speed limit) with ahead_m and behind_m.
+EndlessRoadDef SessionEndlessRoadDef(const config::RoadSessionDef& def);
+
+/// Every road of the [road] file, or the one generated road (endless: its first chunks, at least
+/// generate_length_m of them, as one road). Throws config::ConfigError naming the file
 /// (and line and key) on a bad road file.
 RoadNetwork SessionRoadNetwork(const config::RoadSessionDef& def);
 

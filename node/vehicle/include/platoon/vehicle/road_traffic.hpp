@@ -1,15 +1,18 @@
 #pragma once
 /// AI traffic on a road: lane-based vehicles with IDM car following and MOBIL lane changes, driving
 /// on the right-hand lanes of a road that is treated as periodic in s (a vehicle leaving the end
-/// re-enters at the start). Pure and deterministic: the caller owns time.
+/// re-enters at the start), or of an endless road, where vehicles are removed and spawned in zones
+/// around the drivers instead (Recycle) and never wrap. Pure and deterministic: the caller owns time.
 
 #include "platoon/geometry.hpp"
+#include "platoon/road/endless_road.hpp"
 #include "platoon/road/road_network.hpp"
 #include "platoon/vehicle/driver_models.hpp"
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <random>
 #include <utility>
 #include <string>
 #include <vector>
@@ -33,6 +36,11 @@ struct RoadTrafficDef {
   double first_s_m = -1.0;
   int first_lane = -1;               ///< The first vehicle's lane, when first_s_m >= 0 (a driving lane).
   double first_speed_mps = -1.0;     ///< The first vehicle's start and desired speed, in m/s; < 0: as the others.
+  // Endless roads only (Recycle):
+  double keep_behind_m = 400.0;      ///< A vehicle further than this behind the last driver is removed, in m of s.
+  double keep_ahead_m = 1500.0;      ///< A vehicle further than this ahead of the foremost driver is removed, in m of s.
+  double spawn_clear_m = 200.0;      ///< Spawns and removals happen at least this far (straight line) from every driver, in m.
+  double spawn_gap_m = 50.0;         ///< A spawned vehicle has at least this much road to its neighbours in its lane, in m.
 };
 /// Default road traffic settings.
 inline RoadTrafficDef DefaultRoadTrafficDef() { return RoadTrafficDef{}; }
@@ -84,6 +92,26 @@ class RoadTraffic {
  public:
   /// Places `def.vehicles` evenly on the road's right-hand lanes. `road` must outlive the traffic.
   RoadTraffic(const road::Road& road, const RoadTrafficDef& def);
+  /// Places `def.vehicles` evenly over the window of an endless road (start_offset_m and first_s_m count
+  /// from the window's start). Positions are never wrapped; Recycle keeps the traffic around the drivers.
+  /// `road` must outlive the traffic.
+  RoadTraffic(const road::EndlessRoad& road, const RoadTrafficDef& def);
+
+  /// What one Recycle did.
+  struct Recycled {
+    std::vector<uint32_t> removed;  ///< Indices of the vehicles removed.
+    std::vector<uint32_t> spawned;  ///< Indices of the vehicles spawned (new indices, never reused).
+  };
+  /// Endless roads only (nothing otherwise): removes vehicles more than keep_behind_m behind the last
+  /// driver, more than keep_ahead_m ahead of the foremost one, or within 100 m of the window's end, and
+  /// spawns vehicles (at most two a call) in the zones [front + spawn_clear_m, front + keep_ahead_m] and
+  /// [rear - keep_behind_m, rear - spawn_clear_m] until there are def.vehicles; no removal or spawn within
+  /// spawn_clear_m (straight line) of any driver. `drivers_m`: the drivers' world positions;
+  /// `drivers_s_m`: their road s (same order). Without drivers only vehicles within 100 m of the window's
+  /// end are removed, and spawns fill [start + spawn_clear_m, start + keep_ahead_m] of the window.
+  Recycled Recycle(const std::vector<Vec3>& drivers_m, const std::vector<double>& drivers_s_m);
+  /// Whether this traffic drives an endless road.
+  bool Endless() const { return endless_ != nullptr; }
 
   /// Advances every vehicle by `dt_s` (typical 0.02-0.1 s).
   void Step(double dt_s);
@@ -154,6 +182,9 @@ class RoadTraffic {
   Neighbour Follower(int lane, double s_m, int self) const;
   bool Occupies(const TrafficCar& car, int lane) const;
   double Wrap(double ds) const;
+  double Ahead(double ds) const;  // distance ahead: wrapped on a periodic road, infinity when behind on an endless one
+  void Place();
+  double Uniform(double lo, double hi);
   double Accel(const TrafficCar& car, const Neighbour& leader) const;
   void ConsiderLaneChange(size_t i);
   void UpdateDesiredSpeeds();
@@ -171,6 +202,8 @@ class RoadTraffic {
   double CommandedAccel(TrafficCar& car, double idm_accel, double dt_s);
   double speed_limit_mps_ = 0;
   std::vector<double> spread_;  // per vehicle: its desired speed / the mean desired speed
+  const road::EndlessRoad* endless_ = nullptr;  // set on an endless road (road_ is then its layout)
+  std::mt19937_64 spawn_rng_;                   // endless spawns: position, lane, speed spread
 };
 
 }  // namespace platoon::vehicle
