@@ -223,7 +223,7 @@ struct RoadSessionDef {
   uint64_t seed = 1;                 ///< Generator seed.
   int lanes = 2;                     ///< Lanes in the driving direction of a generated road.
   double speed_limit_kmh = 0;        ///< Speed limit of a generated road, in km/h (0: none).
-  bool endless = false;              ///< Generated road only: endless, drawn ahead of the drivers and dropped behind (docs/ROADS.md §7).
+  bool endless = false;              ///< Generated road only: endless, drawn ahead of the drivers and dropped behind (docs/ROADS.md §6).
   double ahead_m = 2000;             ///< Endless: road kept ahead of the foremost driver, in m.
   double behind_m = 500;             ///< Endless: road kept behind the last driver, in m.
   std::string where;                 ///< "file:line: road.file" (or "file:line: road") of the session file, for messages.
