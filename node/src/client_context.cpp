@@ -2,6 +2,8 @@
 
 #include "platoon/dead_reckoning_kinds.hpp"
 #include "platoon/protocol/codec.hpp"
+#include "platoon/protocol/codec_in_place.hpp"
+#include "platoon/transport/send_shared.hpp"
 
 #include <algorithm>
 
@@ -63,6 +65,22 @@ void ClientModuleContext::PublishData(const protocol::Message& message) {
     return;
   }
   if (data_pub_) data_pub_->Send(Encode(message));
+}
+
+void ClientModuleContext::PublishEncoded(std::string_view wire, std::shared_ptr<const void> owner) {
+  // The hash needs the message's fields; the point blob is viewed in place, never copied. It is the last
+  // field Measurement mixes, so the digest equals PublishData's for the same message.
+  std::string_view blob;
+  auto d = protocol::DecodeInPlace(wire, &blob);
+  if (!d.message) return;  // not a message of this build: nothing to publish
+  data_hash_.Measurement(*d.message);
+  data_hash_.Words(blob.data(), blob.size());
+  ++data_messages_;
+  if (data_sink_) {
+    data_sink_(*protocol::Decode(wire).message);
+    return;
+  }
+  if (data_pub_) transport::SendShared(*data_pub_, wire, std::move(owner));
 }
 
 void ClientModuleContext::SubscribeData(const std::vector<std::string>& stream_ids) {

@@ -2,6 +2,7 @@
 
 #include "platoon/dead_reckoning.hpp"
 #include "platoon/entity_id.hpp"
+#include "platoon/node/encoded_publisher.hpp"
 #include "platoon/point_record.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/sensors/pcd.hpp"
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 
 namespace platoon::node {
@@ -82,42 +84,177 @@ Pose EgoTrack::PoseAt(int64_t t_ns) const {
 
 // --- FuseClouds ---
 
+std::optional<ReceivedCloud> DecodeReceivedCloud(std::string bytes) {
+  std::string_view blob;
+  auto d = protocol::DecodeInPlace(bytes, &blob);
+  auto* cloud = d.message ? std::get_if<protocol::PointCloud>(&*d.message) : nullptr;
+  if (!cloud) return std::nullopt;
+  ReceivedCloud r;
+  r.blob_offset = blob.empty() ? 0 : static_cast<size_t>(blob.data() - bytes.data());
+  r.blob_size = blob.size();
+  r.bytes = std::move(bytes);
+  r.cloud = std::move(*cloud);
+  return r;
+}
+
+uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob, uint8_t source, int64_t reference_ns,
+                       const std::function<Pose(int64_t)>& ego_pose, bool compensate, char* out) {
+  // A malformed blob (stride below the record, too short) contributes no points.
+  if (!PointRecordsFit(blob, cloud.point_count, cloud.point_stride)) return 0;
+  const auto& h = cloud.header;
+  const Rigid mount = FromPose(Pose{h.mount_position_m, h.mount_orientation});
+  const Rigid ref_inv = compensate ? FromPose(ego_pose(reference_ns)).Inverse() : Rigid{};
+  // One transform per distinct firing time: points of a column share it.
+  float cached_offset = std::numeric_limits<float>::quiet_NaN();
+  Eigen::Matrix3f r = mount.RF();
+  Eigen::Vector3f t = mount.TF();
+  const char* in = blob.data();
+  const size_t stride = cloud.point_stride;
+  for (uint32_t i = 0; i < cloud.point_count; ++i, in += stride, out += point_record::kStride) {
+    PointRecord p = ReadPointRecord(in);
+    if (compensate && !(p.time_offset_s == cached_offset)) {
+      cached_offset = p.time_offset_s;
+      const int64_t at = h.stamp_ns + SToNs(static_cast<double>(p.time_offset_s));
+      const Rigid to_vehicle = ref_inv.Then(FromPose(ego_pose(at))).Then(mount);
+      r = to_vehicle.RF();
+      t = to_vehicle.TF();
+    }
+    const Eigen::Vector3f v = r * Eigen::Vector3f(p.x_m, p.y_m, p.z_m) + t;
+    p.x_m = v.x();
+    p.y_m = v.y();
+    p.z_m = v.z();
+    p.source = source;
+    WritePointRecord(p, out);
+  }
+  return cloud.point_count;
+}
+
 std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds, int64_t reference_ns,
                                             const std::function<Pose(int64_t)>& ego_pose, bool compensate) {
   size_t total = 0;
   for (const auto& c : clouds) total += c.cloud->point_count;
-  std::vector<sensors::CloudPoint> out;
-  out.reserve(total);
-  const Rigid ref_inv = compensate ? FromPose(ego_pose(reference_ns)).Inverse() : Rigid{};
-  for (const auto& c : clouds) {
-    const auto& h = c.cloud->header;
-    const Rigid mount = FromPose(Pose{h.mount_position_m, h.mount_orientation});
-    // A malformed blob (stride below the record, too short) contributes no points.
-    if (!PointRecordsFit(c.cloud->points, c.cloud->point_count, c.cloud->point_stride)) continue;
-    const size_t first = out.size();
-    out.resize(first + c.cloud->point_count);
-    ReadPointRecords(c.cloud->points, c.cloud->point_count, c.cloud->point_stride, out.data() + first);
-    // One transform per distinct firing time: points of a column share it.
-    float cached_offset = std::numeric_limits<float>::quiet_NaN();
-    Eigen::Matrix3f r = mount.RF();
-    Eigen::Vector3f t = mount.TF();
-    for (size_t i = first; i < out.size(); ++i) {
-      sensors::CloudPoint& p = out[i];
-      if (compensate && !(p.time_offset_s == cached_offset)) {
-        cached_offset = p.time_offset_s;
-        const int64_t at = h.stamp_ns + SToNs(static_cast<double>(p.time_offset_s));
-        const Rigid to_vehicle = ref_inv.Then(FromPose(ego_pose(at))).Then(mount);
-        r = to_vehicle.RF();
-        t = to_vehicle.TF();
-      }
-      const Eigen::Vector3f v = r * Eigen::Vector3f(p.x_m, p.y_m, p.z_m) + t;
-      p.x_m = v.x();
-      p.y_m = v.y();
-      p.z_m = v.z();
-      p.source = c.source;
-    }
-  }
+  std::vector<sensors::CloudPoint> out(total);
+  size_t n = 0;
+  for (const auto& c : clouds)
+    n += FuseCloudInto(*c.cloud, c.cloud->points, c.source, reference_ns, ego_pose, compensate,
+                       reinterpret_cast<char*>(out.data() + n));
+  out.resize(n);
   return out;
+}
+
+// --- FrameFuser ---
+
+namespace {
+constexpr size_t kRecord = point_record::kStride;
+}  // namespace
+
+FrameFuser::FrameFuser(size_t sources) : slots_(sources) {}
+
+void FrameFuser::Open(size_t min_bytes) {
+  // A buffer nobody else holds (the socket releases its reference once a frame is sent) that fits a frame
+  // like the last one; a new one, with room to spare, only while every buffer is still in flight.
+  const size_t fits = std::max(min_bytes, last_frame_bytes_);
+  for (auto& b : pool_)
+    if (b.use_count() == 1 && b->blob_capacity >= fits) {
+      open_ = b;
+      used_ = 0;
+      return;
+    }
+  // The first frame: room for every source's cloud the size of the first.
+  const size_t want = last_frame_bytes_ ? fits + fits / 4 : min_bytes * slots_.size() + min_bytes / 4;
+  auto b = std::make_shared<Buffer>();
+  b->blob_capacity = (std::max(want, min_bytes) + 4095) / 4096 * 4096;
+  b->words.reset(new uint64_t[(protocol::kFusedHeadroomBytes + b->blob_capacity) / sizeof(uint64_t)]);
+  ++allocated_;
+  // Replace a free buffer that was too small; otherwise keep a few (frames queued at the socket).
+  auto small = std::find_if(pool_.begin(), pool_.end(), [](const auto& p) { return p.use_count() == 1; });
+  if (small != pool_.end()) *small = b;
+  else if (pool_.size() < 4) pool_.push_back(b);
+  open_ = b;
+  used_ = 0;
+}
+
+void FrameFuser::Grow(size_t min_bytes) {
+  // A frame larger than the buffer (the first frames, or more points): twice the room, the blob so far copied.
+  const std::shared_ptr<Buffer> old = std::move(open_);
+  const size_t used = used_, last = last_frame_bytes_;
+  last_frame_bytes_ = std::max(min_bytes, 2 * old->blob_capacity);
+  Open(min_bytes);
+  last_frame_bytes_ = last;
+  std::memcpy(open_->Blob(), old->Blob(), used * kRecord);
+  moved_bytes_ += used * kRecord;
+  used_ = used;
+}
+
+void FrameFuser::Remove(size_t source) {
+  Slot& s = slots_[source];
+  if (!s.cloud) return;
+  const size_t end = s.offset + s.count;
+  if (end < used_) {
+    std::memmove(open_->Blob() + s.offset * kRecord, open_->Blob() + end * kRecord, (used_ - end) * kRecord);
+    moved_bytes_ += (used_ - end) * kRecord;
+  }
+  for (size_t i = source + 1; i < slots_.size(); ++i)
+    if (slots_[i].cloud) slots_[i].offset -= s.count;
+  used_ -= s.count;
+  s = Slot{};
+}
+
+void FrameFuser::Add(size_t source, ReceivedCloud cloud, const std::function<Pose(int64_t)>& ego_pose,
+                     bool compensate) {
+  if (source >= slots_.size()) return;
+  const uint32_t count = PointRecordsFit(cloud.Blob(), cloud.cloud.point_count, cloud.cloud.point_stride)
+                             ? cloud.cloud.point_count
+                             : 0;
+  if (!open_) Open(static_cast<size_t>(count) * kRecord);
+  Remove(source);
+  if ((used_ + count) * kRecord > open_->blob_capacity) Grow((used_ + count) * kRecord);
+  // Source order: after every lower source present; the higher ones move up to make room.
+  size_t at = 0;
+  for (size_t i = 0; i < source; ++i)
+    if (slots_[i].cloud) at = std::max(at, slots_[i].offset + slots_[i].count);
+  if (at < used_ && count > 0) {
+    std::memmove(open_->Blob() + (at + count) * kRecord, open_->Blob() + at * kRecord, (used_ - at) * kRecord);
+    moved_bytes_ += (used_ - at) * kRecord;
+  }
+  for (size_t i = source + 1; i < slots_.size(); ++i)
+    if (slots_[i].cloud) slots_[i].offset += count;
+  Slot& s = slots_[source];
+  s.offset = at;
+  s.count = count;
+  s.fused_ref = cloud.cloud.header.stamp_ns + cloud.cloud.duration_ns;
+  s.compensated = compensate;
+  FuseCloudInto(cloud.cloud, cloud.Blob(), static_cast<uint8_t>(source), s.fused_ref, ego_pose, compensate,
+                open_->Blob() + at * kRecord);
+  s.cloud = std::move(cloud);
+  used_ += count;
+}
+
+FrameFuser::Result FrameFuser::Finish(const std::vector<bool>& keep, int64_t reference_ns,
+                                      const std::function<Pose(int64_t)>& ego_pose, bool compensate) {
+  if (!open_) Open(0);
+  Result r;
+  r.clouds.resize(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (i >= keep.size() || !keep[i]) Remove(i);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (!s.cloud) continue;
+    // Fused on arrival at its own scan end; a frame whose reference (or compensation) differs re-fuses it.
+    if (s.compensated != compensate || (compensate && s.fused_ref != reference_ns)) {
+      FuseCloudInto(s.cloud->cloud, s.cloud->Blob(), static_cast<uint8_t>(i), reference_ns, ego_pose, compensate,
+                    open_->Blob() + s.offset * kRecord);
+      ++refused_;
+    }
+    r.clouds[i] = std::move(s.cloud);
+    s = Slot{};
+  }
+  r.buffer = std::move(open_);
+  r.blob = r.buffer->Blob();
+  r.count = static_cast<uint32_t>(used_);
+  last_frame_bytes_ = used_ * kRecord;
+  used_ = 0;
+  return r;
 }
 
 // --- FrameAssembler ---
@@ -227,13 +364,15 @@ FusedRecorder::FusedRecorder(mcap::Sink& sink) : path_(sink.Name()), writer_(std
 FusedRecorder::~FusedRecorder() { (void)writer_->Close(); }
 
 bool FusedRecorder::Write(const protocol::FusedCloud& frame) {
+  return WriteEncoded(protocol::Encode(frame), frame.sensor_id, frame.reference_ns);
+}
+
+bool FusedRecorder::WriteEncoded(std::string_view wire, const std::string& stream_id, int64_t reference_ns) {
   if (!writer_->Error().empty()) return false;
-  const std::string bytes = protocol::Encode(frame);
-  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
-  const std::string topic = session_log::DataTopic(frame.sensor_id.empty() ? "fused" : frame.sensor_id);
+  const auto* data = reinterpret_cast<const uint8_t*>(wire.data());
+  const std::string topic = session_log::DataTopic(stream_id.empty() ? "fused" : stream_id);
   // One chunk per frame: a crash mid-write loses only that frame.
-  if (!writer_->WriteEnvelope(topic, std::span(data, bytes.size()), frame.reference_ns, 0).Ok() ||
-      !writer_->Flush().Ok())
+  if (!writer_->WriteEnvelope(topic, std::span(data, wire.size()), reference_ns, 0).Ok() || !writer_->Flush().Ok())
     return false;
   ++frames_;
   return true;
@@ -286,6 +425,7 @@ FusionModule::FusionModule(const config::SessionDef& session, const config::Node
   if (!node.fusion) throw config::ConfigError(session.file + ": node \"" + node.name + "\" has role fusion but no [node.fusion]");
   def_ = ReadFusionDef(*node.fusion);
   assembler_ = std::make_unique<FrameAssembler>(def_.sources, SToNs(def_.period_s), SToNs(def_.timeout_s));
+  fuser_ = std::make_unique<FrameFuser>(def_.sources.size());
   if (!def_.record_path.empty()) {
     recorder_ = std::make_unique<FusedRecorder>(def_.record_path);
     if (recorder_->Path() != def_.record_path)
@@ -325,31 +465,44 @@ void FusionModule::Step(const StepInfo& info, ModuleContext& context) {
   }
   for (const auto& r : context.RemoteEntities(info.sim_ns))
     if (r.state.id == ego_id_) ego_.Add(r.state.kinematics);
+  step_fuse_ms_ = 0;
   if (const int64_t step_ns = context.StepNs(); step_ns > 0) {
     StepLockstep(info, step_ns, context);
     return;
   }
   // Real time: whatever has arrived joins the open frame; the sim-time timeout bounds the wait.
-  for (auto& cloud : held_)
-    if (!assembler_->Offer(std::move(cloud), info.sim_ns)) ++stats_->stale;
+  for (auto& cloud : held_) OfferCloud(std::move(cloud), info.sim_ns);
   held_.clear();
-  while (auto bytes = context.ReceiveData(0)) {
-    auto cloud = DecodeCloud(*bytes);
-    if (cloud && !assembler_->Offer(std::move(*cloud), info.sim_ns)) ++stats_->stale;
-  }
+  while (auto bytes = context.ReceiveData(0))
+    if (auto cloud = DecodeCloud(std::move(*bytes))) OfferCloud(std::move(*cloud), info.sim_ns);
   if (assembler_->Due(info.sim_ns)) Publish(assembler_->Take(), info.sim_ns, context);
 }
 
-std::optional<protocol::PointCloud> FusionModule::DecodeCloud(const std::string& bytes) {
-  auto d = protocol::Decode(bytes);
-  auto* cloud = d.message ? std::get_if<protocol::PointCloud>(&*d.message) : nullptr;
+std::optional<ReceivedCloud> FusionModule::DecodeCloud(std::string bytes) {
+  const size_t size = bytes.size();
+  auto cloud = DecodeReceivedCloud(std::move(bytes));
   if (!cloud) {
     ++stats_->bad;
     return std::nullopt;
   }
-  stats_->bytes_in[cloud->header.sensor_id] += bytes.size();
+  stats_->bytes_in[cloud->cloud.header.sensor_id] += size;
   ++stats_->clouds_in;
-  return std::move(*cloud);
+  return cloud;
+}
+
+void FusionModule::OfferCloud(ReceivedCloud cloud, int64_t now_ns) {
+  const int i = assembler_->SourceIndex(cloud.cloud.header.sensor_id);
+  if (!assembler_->Offer(cloud.cloud, now_ns)) {  // the fields only: the points stay in the received bytes
+    ++stats_->stale;
+    return;
+  }
+  // Taken: fused now, into the open frame, so that a due frame has only its last cloud's share left.
+  const auto t0 = std::chrono::steady_clock::now();
+  fuser_->Add(static_cast<size_t>(i), std::move(cloud), [&](int64_t t) { return ego_.PoseAt(t); },
+              def_.motion_compensation && !ego_.Empty());
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  frame_fuse_ms_ += ms;
+  step_fuse_ms_ += ms;
 }
 
 // Lock-step: sim time runs as fast as the nodes acknowledge, so a sim-time timeout says nothing about
@@ -374,13 +527,13 @@ void FusionModule::StepLockstep(const StepInfo& info, int64_t step_ns, ModuleCon
       }
 
   // Clouds held back at an earlier step that are due now (in arrival order), then what has arrived.
-  std::vector<protocol::PointCloud> later;
+  std::vector<ReceivedCloud> later;
   for (auto& cloud : held_) {
-    if (cloud.header.stamp_ns + cloud.duration_ns > due_until) later.push_back(std::move(cloud));
-    else if (!assembler_->Offer(std::move(cloud), now)) ++stats_->stale;
+    if (cloud.cloud.header.stamp_ns + cloud.cloud.duration_ns > due_until) later.push_back(std::move(cloud));
+    else OfferCloud(std::move(cloud), now);
   }
   held_ = std::move(later);
-  while (auto bytes = context.ReceiveData(0)) AcceptLockstep(*bytes, due_until, now);
+  while (auto bytes = context.ReceiveData(0)) AcceptLockstep(std::move(*bytes), due_until, now);
 
   // Wait for the due clouds still in flight, up to the wall deadline; then go on without them.
   const auto t0 = std::chrono::steady_clock::now();
@@ -402,7 +555,7 @@ void FusionModule::StepLockstep(const StepInfo& info, int64_t step_ns, ModuleCon
       break;
     }
     waited = true;
-    if (auto bytes = context.ReceiveData(left)) AcceptLockstep(*bytes, due_until, now);
+    if (auto bytes = context.ReceiveData(left)) AcceptLockstep(std::move(*bytes), due_until, now);
   }
   if (waited) {
     ++stats_->waits;
@@ -412,11 +565,11 @@ void FusionModule::StepLockstep(const StepInfo& info, int64_t step_ns, ModuleCon
   if (assembler_->Due(now)) Publish(assembler_->Take(), now, context);
 }
 
-void FusionModule::AcceptLockstep(const std::string& bytes, int64_t due_until_ns, int64_t now_ns) {
-  auto cloud = DecodeCloud(bytes);
+void FusionModule::AcceptLockstep(std::string bytes, int64_t due_until_ns, int64_t now_ns) {
+  auto cloud = DecodeCloud(std::move(bytes));
   if (!cloud) return;
-  const int64_t end = cloud->header.stamp_ns + cloud->duration_ns;
-  if (const int i = assembler_->SourceIndex(cloud->header.sensor_id); i >= 0) {
+  const int64_t end = cloud->cloud.header.stamp_ns + cloud->cloud.duration_ns;
+  if (const int i = assembler_->SourceIndex(cloud->cloud.header.sensor_id); i >= 0) {
     auto& s = lockstep_[static_cast<size_t>(i)];
     s.last_end_ns = std::max(s.last_end_ns, end);
     s.gave_up = false;
@@ -426,7 +579,7 @@ void FusionModule::AcceptLockstep(const std::string& bytes, int64_t due_until_ns
     held_.push_back(std::move(*cloud));
     return;
   }
-  if (!assembler_->Offer(std::move(*cloud), now_ns)) ++stats_->stale;
+  OfferCloud(std::move(*cloud), now_ns);
 }
 
 std::vector<int> FusionModule::MissingDue(const std::vector<const protocol::NodeInfo*>& hosts, int64_t due_until_ns,
@@ -451,12 +604,18 @@ std::vector<int> FusionModule::MissingDue(const std::vector<const protocol::Node
 
 void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleContext& context) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<SourceCloud> in;
-  for (size_t i = 0; i < frame.clouds.size(); ++i)
-    if (frame.clouds[i]) in.push_back(SourceCloud{&*frame.clouds[i], static_cast<uint8_t>(i)});
   const bool compensate = def_.motion_compensation && !ego_.Empty();
   if (def_.motion_compensation && ego_.Empty()) ++stats_->no_ego;
-  auto points = FuseClouds(in, frame.reference_ns, [&](int64_t t) { return ego_.PoseAt(t); }, compensate);
+  // The clouds were fused on arrival; what is left is the frame's own bookkeeping (rarely a re-fuse).
+  std::vector<bool> keep(frame.clouds.size());
+  for (size_t i = 0; i < frame.clouds.size(); ++i) keep[i] = frame.clouds[i].has_value();
+  auto fused = fuser_->Finish(keep, frame.reference_ns, [&](int64_t t) { return ego_.PoseAt(t); }, compensate);
+  const std::string_view blob(fused.blob, static_cast<size_t>(fused.count) * point_record::kStride);
+  const bool export_pcd = def_.pcd_every > 0 && pcd_error_.empty() && (sequence_ + 1) % static_cast<uint64_t>(def_.pcd_every) == 0;
+  const bool downstream = def_.voxel_m > 0 || def_.ground_removal || (def_.clustering && compensate);
+  // Downstream steps and PCD export work on points; the plain fused frame never leaves the blob.
+  std::vector<sensors::CloudPoint> points;
+  if (downstream || export_pcd) points = UnpackPointRecords(blob, fused.count, point_record::kStride);
   if (def_.voxel_m > 0) points = sensors::VoxelDownsample(points, def_.voxel_m);
   if (def_.ground_removal) points = sensors::SplitGround(points, sensors::DefaultGroundDef()).obstacles;
   if (def_.clustering && compensate) {
@@ -477,7 +636,7 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
     stats_->position_error_sum += score.mean_position_error_m;
     ++stats_->scored;
   }
-  const double fuse_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const bool reduced = def_.voxel_m > 0 || def_.ground_removal;  // the points sent are not the blob's
 
   protocol::FusedCloud msg;
   msg.sensor_id = def_.stream_id;
@@ -486,29 +645,46 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   msg.reference_ns = frame.reference_ns;
   msg.entity_id = ego_id_;
   msg.sources = frame.meta;
-  msg.point_count = static_cast<uint32_t>(points.size());
+  msg.point_count = reduced ? static_cast<uint32_t>(points.size()) : fused.count;
   msg.point_stride = point_record::kStride;
-  msg.points = PackPointRecords(points);
   msg.motion_compensated = compensate;
-  context.PublishData(msg);
+  const double fuse_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::string copied;  // the encoded frame when the points are not the blob's
+  std::string_view wire;
+  if (reduced) {
+    msg.points = PackPointRecords(points);
+    copied = protocol::Encode(msg);
+    wire = copied;
+    context.PublishData(msg);
+  } else {
+    // The envelope goes in front of the blob; the socket sends the buffer in place and releases it.
+    wire = protocol::EncodeFusedInPlace(msg, fused.blob, blob.size(), protocol::kFusedHeadroomBytes);
+    if (auto* zero_copy = dynamic_cast<EncodedPublisher*>(&context)) {
+      zero_copy->PublishEncoded(wire, fused.buffer);
+    } else if (auto d = protocol::Decode(wire); d.message) {
+      context.PublishData(*d.message);  // a context without a socket (tests): the message itself
+    }
+  }
   // Disk trouble (a full disk) stops the record or the PCD export with one error; fusion goes on.
-  if (recorder_ && !record_failed_ && !recorder_->Write(msg)) {
+  if (recorder_ && !record_failed_ && !recorder_->WriteEncoded(wire, msg.sensor_id, msg.reference_ns)) {
     record_failed_ = true;
     log_->error("fused-frame record stopped after {} frames: {}; the frames before stay readable, fusion goes on",
                 recorder_->Frames(), recorder_->Error());
   }
-  if (def_.pcd_every > 0 && pcd_error_.empty() && sequence_ % static_cast<uint64_t>(def_.pcd_every) == 0) {
+  if (export_pcd) {
     const auto fmt_ = def_.pcd_binary ? sensors::PcdFormat::kBinary : sensors::PcdFormat::kAscii;
     try {
       sensors::WritePcd(fmt::format("{}/fused_{:06d}.pcd", def_.pcd_dir, sequence_), points, fmt_);
-      for (const auto& c : in)
-        sensors::WritePcd(fmt::format("{}/{}_{:06d}.pcd", def_.pcd_dir, c.cloud->header.sensor_id, sequence_),
-                          UnpackPointRecords(c.cloud->points, c.cloud->point_count, c.cloud->point_stride), fmt_);
+      for (const auto& c : fused.clouds)
+        if (c)
+          sensors::WritePcd(fmt::format("{}/{}_{:06d}.pcd", def_.pcd_dir, c->cloud.header.sensor_id, sequence_),
+                            UnpackPointRecords(c->Blob(), c->cloud.point_count, c->cloud.point_stride), fmt_);
     } catch (const std::exception& e) {
       pcd_error_ = e.what();
       log_->error("PCD export stopped: {}; fusion goes on", pcd_error_);
     }
   }
+  const double publish_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   auto& st = *stats_;
   ++st.frames;
@@ -519,8 +695,11 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
     if (m.status == protocol::SourceStatus::kLate) ++st.late[m.sensor_id];
   }
   st.sources_per_frame.push_back(n_ok);
-  st.fuse_ms.push_back(fuse_ms);
-  st.latency_ms.push_back(static_cast<double>(now_ns - frame.reference_ns) / 1e6 + fuse_ms);
+  // Compute: every cloud's fusion on arrival plus the frame's finish. Latency: from scan end to this step,
+  // plus what this step spent fusing the clouds that arrived in it and publishing.
+  st.fuse_ms.push_back(frame_fuse_ms_ + fuse_ms);
+  st.latency_ms.push_back(static_cast<double>(now_ns - frame.reference_ns) / 1e6 + step_fuse_ms_ + publish_ms);
+  frame_fuse_ms_ = 0;
   if (st.first_ns < 0) st.first_ns = now_ns;
   st.last_ns = now_ns;
   std::string srcs;
@@ -528,7 +707,7 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
     srcs += fmt::format(" {}:{}", m.sensor_id, m.status == protocol::SourceStatus::kOk ? std::to_string(m.point_count)
                                                                                           : std::string(protocol::SourceStatusName(m.status)));
   log_->debug("fused #{} ref {:.3f} s: {} points from {}/{} sources |{}", sequence_, NsToS(frame.reference_ns),
-              points.size(), n_ok, frame.meta.size(), srcs);
+              msg.point_count, n_ok, frame.meta.size(), srcs);
   // A line per source-count change, so a lost or returning lidar shows in the log.
   if (n_ok != last_ok_) {
     log_->info("fused frames now from {}/{} sources |{}", n_ok, frame.meta.size(), srcs);

@@ -15,9 +15,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <thread>
 
 using namespace platoon;
@@ -131,6 +133,180 @@ TEST_CASE("fusion: a pole seen by two overlapping lidars on a 20 m/s curve lands
   CHECK(uncompensated > 5 * compensated);
   CHECK((ca - truth.head<2>()).norm() < 0.15);
   CHECK((ua - truth.head<2>()).norm() > 0.5);  // without compensation the pole is also in the wrong place
+}
+
+namespace {
+// A cloud of `n` random points with distinct firing times per column of 4, as received off the wire.
+protocol::PointCloud RandomCloud(const std::string& id, int64_t stamp, uint32_t n, uint64_t seed, double yaw_deg) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> xyz(-40, 40);
+  std::vector<sensors::CloudPoint> pts(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    pts[i].x_m = xyz(rng);
+    pts[i].y_m = xyz(rng);
+    pts[i].z_m = xyz(rng) / 10;
+    pts[i].time_offset_s = static_cast<float>(i / 4) * 0.1f / static_cast<float>(n / 4 + 1);
+    pts[i].ring = static_cast<uint16_t>(i % 4);
+    pts[i].entity_id = static_cast<uint32_t>(i);
+  }
+  const auto mount = sensors::MountingFromRpy(Vec3(1.5, 0.5, 1.8), 0, 0, yaw_deg);
+  protocol::PointCloud c = Cloud(id, stamp, 1, n);
+  c.header.mount_position_m = mount.position_m;
+  c.header.mount_orientation = mount.orientation;
+  c.points = PackPoints(pts);
+  return c;
+}
+
+ReceivedCloud Received(const protocol::PointCloud& c) {
+  auto r = DecodeReceivedCloud(protocol::Encode(c));
+  REQUIRE(r.has_value());
+  return std::move(*r);
+}
+
+// The blob of a finished frame as points.
+std::vector<sensors::CloudPoint> ResultPoints(const FrameFuser::Result& r) {
+  return UnpackPointRecords(std::string_view(r.blob, size_t{r.count} * point_record::kStride), r.count,
+                            point_record::kStride);
+}
+
+bool SameBits(const std::vector<sensors::CloudPoint>& a, const std::vector<sensors::CloudPoint>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0);
+}
+}  // namespace
+
+TEST_CASE("fusion on arrival: any arrival order, a replaced and a dropped cloud, and an off-phase scan give FuseClouds' frame to the bit") {
+  EgoTrack ego;
+  ego.Add(EgoAtZero());
+  auto pose = [&](int64_t t) { return ego.PoseAt(t); };
+  const int64_t t = 5 * kPeriod;
+  const std::vector<protocol::PointCloud> c = {RandomCloud("a", t - kPeriod, 1001, 1, 0), RandomCloud("b", t - kPeriod, 2000, 2, 90),
+                                               RandomCloud("c", t - kPeriod, 777, 3, 180), RandomCloud("d", t - kPeriod, 1500, 4, -90)};
+  auto expected = [&](const std::vector<const protocol::PointCloud*>& in, int64_t ref, bool compensate) {
+    std::vector<SourceCloud> src;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i]) src.push_back(SourceCloud{in[i], static_cast<uint8_t>(i)});
+    return FuseClouds(src, ref, pose, compensate);
+  };
+  FrameFuser fuser(4);
+  const std::vector<bool> all(4, true);
+
+  // Arrival order d, b, a, c: the blob stays in source order.
+  for (size_t i : {3u, 1u, 0u, 2u}) fuser.Add(i, Received(c[i]), pose, true);
+  auto r = fuser.Finish(all, t, pose, true);
+  const auto want = expected({&c[0], &c[1], &c[2], &c[3]}, t, true);
+  CHECK(r.count == 1001 + 2000 + 777 + 1500);
+  CHECK(SameBits(ResultPoints(r), want));
+  CHECK(fuser.MovedBytes() > 0);
+  CHECK(fuser.Refused() == 0);
+  for (size_t i = 0; i < 4; ++i) {
+    REQUIRE(r.clouds[i].has_value());
+    CHECK(r.clouds[i]->Blob() == std::string_view(c[i].points));  // the source's own bytes, for PCD export
+  }
+  // In order, nothing is moved; the first buffer is still held (by `r`, as the socket would), so a second one.
+  const uint64_t moved = fuser.MovedBytes();
+  for (size_t i = 0; i < 4; ++i) fuser.Add(i, Received(c[i]), pose, true);
+  auto r2 = fuser.Finish(all, t, pose, true);
+  CHECK(fuser.MovedBytes() == moved);
+  CHECK(r2.buffer != r.buffer);
+  CHECK(SameBits(ResultPoints(r2), want));
+  // Released by the socket: the next frame reuses a buffer, none is allocated.
+  const uint64_t allocated = fuser.BuffersAllocated();
+  r = {};
+  r2 = {};
+  for (size_t i = 0; i < 4; ++i) fuser.Add(i, Received(c[i]), pose, true);
+  r = fuser.Finish(all, t, pose, true);
+  CHECK(fuser.BuffersAllocated() == allocated);
+  r = {};
+
+  // b is replaced by a newer cloud, c is dropped at Finish (the assembler found it stale), and d's scan
+  // ended 30 ms after the others: it was fused at its own end and is re-fused at the frame's reference.
+  auto b2 = RandomCloud("b", t - kPeriod + 10, 1800, 5, 90);
+  auto d2 = RandomCloud("d", t - kPeriod + 30'000'000, 1600, 6, -90);
+  fuser.Add(1, Received(c[1]), pose, true);
+  fuser.Add(2, Received(c[2]), pose, true);
+  fuser.Add(3, Received(d2), pose, true);
+  fuser.Add(0, Received(c[0]), pose, true);
+  fuser.Add(1, Received(b2), pose, true);
+  const int64_t ref = t + 30'000'000;
+  r = fuser.Finish({true, true, false, true}, ref, pose, true);
+  CHECK_FALSE(r.clouds[2].has_value());
+  CHECK(fuser.Refused() == 2);  // a and b were fused at t, not at the frame's reference
+  CHECK(SameBits(ResultPoints(r), expected({&c[0], &b2, nullptr, &d2}, ref, true)));
+  r = {};
+
+  // Fused with compensation on arrival, but the frame has none (no ego yet at publish): re-fused plainly.
+  fuser.Add(0, Received(c[0]), pose, true);
+  fuser.Add(2, Received(c[2]), pose, false);
+  r = fuser.Finish({true, false, true, false}, t, pose, false);
+  CHECK(SameBits(ResultPoints(r), expected({&c[0], nullptr, &c[2], nullptr}, t, false)));
+
+  // A frame of no clouds is empty, and a cloud whose blob does not hold its points adds none.
+  r = fuser.Finish(all, t, pose, true);
+  CHECK(r.count == 0);
+  ReceivedCloud bad = Received(c[0]);
+  bad.blob_size = 100;  // shorter than 1001 records
+  fuser.Add(0, std::move(bad), pose, true);
+  fuser.Add(1, Received(c[1]), pose, true);
+  r = fuser.Finish(all, t, pose, true);
+  CHECK(r.count == 2000);
+  CHECK(SameBits(ResultPoints(r), expected({nullptr, &c[1]}, t, true)));
+}
+
+TEST_CASE("fusion wire: a frame encoded in place in front of its blob decodes like Encode, and a cloud decodes in place") {
+  EgoTrack ego;
+  ego.Add(EgoAtZero());
+  auto pose = [&](int64_t t) { return ego.PoseAt(t); };
+  for (uint32_t n : {0u, 1u, 2u, 333u}) {  // odd counts: a blob that is not a whole number of words
+    INFO("points " << n);
+    const auto cloud = RandomCloud("front", 0, n, 9, 0);
+    // Decode in place: the blob is viewed inside the received bytes, the message carries no copy.
+    const std::string bytes = protocol::Encode(cloud);
+    std::string_view blob;
+    const auto d = protocol::DecodeInPlace(bytes, &blob);
+    REQUIRE(d.message.has_value());
+    const auto& got = std::get<protocol::PointCloud>(*d.message);
+    CHECK(got.points.empty());
+    CHECK(blob == cloud.points);
+    CHECK((n == 0 || (blob.data() >= bytes.data() && blob.data() + blob.size() <= bytes.data() + bytes.size())));
+    auto whole = got;
+    whole.points = std::string(blob);
+    CHECK(whole == cloud);
+
+    FrameFuser fuser(1);
+    fuser.Add(0, Received(cloud), pose, true);
+    auto r = fuser.Finish({true}, kPeriod, pose, true);
+    protocol::FusedCloud msg;
+    msg.sensor_id = "fused";
+    msg.node_id = 7;
+    msg.sequence = 42;
+    msg.reference_ns = kPeriod;
+    msg.entity_id = 3;
+    msg.sources = {protocol::FusedSource{"front", 0, n, protocol::SourceStatus::kOk, 5, 1}};
+    msg.point_count = r.count;
+    msg.point_stride = point_record::kStride;
+    const size_t blob_bytes = size_t{r.count} * point_record::kStride;
+    const auto wire = protocol::EncodeFusedInPlace(msg, r.blob, blob_bytes, protocol::kFusedHeadroomBytes);
+    CHECK(wire.size() % 8 == 0);
+    CHECK(wire.data() + wire.size() >= r.blob + blob_bytes);  // the blob is the tail of the wire bytes, not a copy
+    CHECK(wire.data() < r.blob);
+    const auto back = protocol::Decode(wire);
+    REQUIRE(back.error == protocol::DecodeError::kNone);
+    auto expect = msg;
+    expect.points = std::string(r.blob, blob_bytes);
+    CHECK(std::get<protocol::FusedCloud>(*back.message) == expect);
+    // A headroom too small for the envelope is an error, never a write outside the buffer.
+    CHECK_THROWS_AS(protocol::EncodeFusedInPlace(msg, r.blob, blob_bytes, 16), std::length_error);
+    msg.points = "x";
+    CHECK_THROWS_AS(protocol::EncodeFusedInPlace(msg, r.blob, blob_bytes, protocol::kFusedHeadroomBytes), std::invalid_argument);
+  }
+  // A received message that is no cloud, or unaligned bytes, is no ReceivedCloud.
+  CHECK_FALSE(DecodeReceivedCloud(protocol::Encode(protocol::StatusRequest{})).has_value());
+  CHECK_FALSE(DecodeReceivedCloud("garbage!").has_value());
+  const std::string bytes = " " + protocol::Encode(RandomCloud("front", 0, 5, 9, 0));
+  std::string_view blob;
+  const auto d = protocol::DecodeInPlace(std::string_view(bytes).substr(1), &blob);
+  CHECK(d.error == protocol::DecodeError::kBadSize);
+  CHECK(blob.empty());
 }
 
 TEST_CASE("fusion: a frame waits for every source, or publishes after the timeout with the missing ones flagged") {

@@ -1,4 +1,5 @@
 #include "platoon/protocol/codec.hpp"
+#include "platoon/protocol/codec_in_place.hpp"
 
 #include "platoon.capnp.h"
 
@@ -9,6 +10,9 @@
 #include <kj/io.h>
 
 #include <algorithm>
+#include <bit>
+#include <stdexcept>
+#include <vector>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -486,7 +490,13 @@ struct BodyWriter {
 };
 
 // wire -> core, for one body.
-std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
+// With `blob` set, the point blob of a PointCloud or FusedCloud is viewed there instead of copied.
+std::optional<Message> ReadBody(wire::Envelope::Body::Reader body, std::string_view* blob = nullptr) {
+  auto points = [&](capnp::Data::Reader d) {
+    if (!blob) return FromData(d);
+    *blob = std::string_view(reinterpret_cast<const char*>(d.begin()), d.size());
+    return std::string();
+  };
   using W = wire::Envelope::Body;
   switch (body.which()) {
     case W::JOIN: {
@@ -590,7 +600,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
     case W::POINT_CLOUD: {
       auto r = body.getPointCloud();
       return PointCloud{Get(r.getHeader()), r.getDurationNs(), r.getPointCount(), r.getPointStride(),
-                        FromData(r.getPoints()), r.getVehicleFrame()};
+                        points(r.getPoints()), r.getVehicleFrame()};
     }
     case W::RADAR_SCAN: {
       auto r = body.getRadarScan();
@@ -615,7 +625,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
       auto r = body.getFusedCloud();
       return FusedCloud{r.getSensorId(), r.getNodeId(), r.getSequence(), r.getReferenceNs(), r.getEntityId(),
                         GetList<FusedSource>(r.getSources()), r.getPointCount(), r.getPointStride(),
-                        FromData(r.getPoints()), r.getMotionCompensated()};
+                        points(r.getPoints()), r.getMotionCompensated()};
     }
     case W::OBJECT_LIST: {
       auto r = body.getObjectList();
@@ -631,7 +641,8 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body) {
   return std::nullopt;
 }
 
-bool EnumsInRange(const Message& m) {
+// `blob_size`: the size of a blob decoded in place (the message's own `points` are empty then).
+bool EnumsInRange(const Message& m, std::optional<size_t> blob_size = std::nullopt) {
   // Cap'n Proto keeps unknown enumerants as numbers; reject what this version cannot name.
   auto role_ok = [](Role r) { return r <= Role::kRecorder; };
   auto kind_ok = [](EntityKind k) { return k <= EntityKind::kStaticObject; };
@@ -643,8 +654,8 @@ bool EnumsInRange(const Message& m) {
     return true;
   };
   // Packed point blobs must hold exactly count x stride bytes.
-  auto blob_ok = [](uint32_t count, uint16_t stride, const std::string& bytes) {
-    return static_cast<uint64_t>(count) * stride == bytes.size();
+  auto blob_ok = [&](uint32_t count, uint16_t stride, const std::string& bytes) {
+    return static_cast<uint64_t>(count) * stride == blob_size.value_or(bytes.size());
   };
   if (auto* p = std::get_if<PointCloud>(&m))
     return stream_ok(p->header.kind) && blob_ok(p->point_count, p->point_stride, p->points);
@@ -716,7 +727,8 @@ std::string EncodeWithVersion(const Message& message, uint16_t version) {
 
 std::string Encode(const Message& message) { return EncodeWithVersion(message, kProtocolVersion); }
 
-Decoded Decode(std::string_view bytes) {
+namespace {
+Decoded DecodeImpl(std::string_view bytes, std::string_view* blob) {
   Decoded out;
   if (bytes.empty() || bytes.size() % sizeof(capnp::word) != 0) {
     out.error = DecodeError::kBadSize;
@@ -728,6 +740,10 @@ Decoded Decode(std::string_view bytes) {
   kj::ArrayPtr<const capnp::word> words;
   if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(capnp::word) == 0) {
     words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(bytes.data()), bytes.size() / sizeof(capnp::word));
+  } else if (blob) {
+    out.error = DecodeError::kBadSize;
+    out.detail = "bytes are not 8-byte aligned: a decode in place cannot copy them";
+    return out;
   } else {
     copy = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
     std::memcpy(copy.begin(), bytes.data(), bytes.size());
@@ -745,8 +761,9 @@ Decoded Decode(std::string_view bytes) {
       return;
     }
     out.peer_version = env.getVersion();
-    auto message = ReadBody(env.getBody());
-    if (!message || !EnumsInRange(*message)) {
+    if (blob) *blob = {};
+    auto message = ReadBody(env.getBody(), blob);
+    if (!message || !EnumsInRange(*message, blob ? std::optional<size_t>(blob->size()) : std::nullopt)) {
       out.error = DecodeError::kUnknownBody;
       out.detail = "body or enumerant unknown to protocol version " + std::to_string(kProtocolVersion);
       return;
@@ -763,10 +780,64 @@ Decoded Decode(std::string_view bytes) {
   });
   KJ_IF_MAYBE(e, failure) {
     out.message.reset();
+    if (blob) *blob = {};
     out.error = DecodeError::kMalformed;
     out.detail = std::string("malformed message: ") + e->getDescription().cStr();
   }
   return out;
+}
+}  // namespace
+
+Decoded Decode(std::string_view bytes) { return DecodeImpl(bytes, nullptr); }
+
+Decoded DecodeInPlace(std::string_view bytes, std::string_view* blob) {
+  Decoded d = DecodeImpl(bytes, blob);
+  if (!d.message) *blob = {};
+  return d;
+}
+
+std::string_view EncodeFusedInPlace(const FusedCloud& message, char* blob, size_t blob_bytes, size_t headroom) {
+  constexpr size_t kWord = sizeof(capnp::word);
+  if (!message.points.empty()) throw std::invalid_argument("EncodeFusedInPlace: the message's points must be empty");
+  if (reinterpret_cast<uintptr_t>(blob) % kWord != 0) throw std::invalid_argument("EncodeFusedInPlace: blob not 8-byte aligned");
+  const size_t padded = (blob_bytes + kWord - 1) / kWord * kWord;
+  std::memset(blob + blob_bytes, 0, padded - blob_bytes);
+  capnp::MallocMessageBuilder builder(1024);
+  auto env = builder.initRoot<wire::Envelope>();
+  env.setMagic(wire::MAGIC);
+  env.setVersion(kProtocolVersion);
+  BodyWriter{env.initBody()}(message);
+  // Every other part is allocated by now; the blob joins as an external segment (the last one).
+  const bool external = blob_bytes > 0;
+  if (external) {
+    auto orphan = builder.getOrphanage().referenceExternalData(
+        capnp::Data::Reader(reinterpret_cast<const kj::byte*>(blob), blob_bytes));
+    env.getBody().getFusedCloud().adoptPoints(kj::mv(orphan));
+  }
+  const auto segments = builder.getSegmentsForOutput();
+  const size_t n = segments.size();
+  const size_t own = external ? n - 1 : n;  // segments written into the headroom
+  if (external && (n < 2 || reinterpret_cast<const char*>(segments[n - 1].begin()) != blob))
+    throw std::logic_error("EncodeFusedInPlace: the blob is not the message's last segment");
+  // Stream framing (capnp/serialize.h): segment count - 1, each segment's size in words, padded to a word.
+  const size_t table_words = (n + 2) / 2;
+  size_t head = table_words * kWord;
+  for (size_t i = 0; i < own; ++i) head += segments[i].size() * kWord;
+  if (head > headroom) throw std::length_error("EncodeFusedInPlace: envelope of " + std::to_string(head) +
+                                               " bytes does not fit the headroom of " + std::to_string(headroom));
+  char* start = blob - head;
+  std::vector<uint32_t> table(table_words * 2, 0);
+  table[0] = static_cast<uint32_t>(n - 1);
+  for (size_t i = 0; i < n; ++i) table[i + 1] = static_cast<uint32_t>(segments[i].size());
+  for (auto& v : table)
+    if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
+  std::memcpy(start, table.data(), table_words * kWord);
+  char* at = start + table_words * kWord;
+  for (size_t i = 0; i < own; ++i) {
+    std::memcpy(at, segments[i].begin(), segments[i].size() * kWord);
+    at += segments[i].size() * kWord;
+  }
+  return std::string_view(start, head + padded);
 }
 
 }  // namespace platoon::protocol

@@ -1,8 +1,10 @@
 #include "platoon/transport/channel.hpp"
+#include "platoon/transport/send_shared.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <stdexcept>
 #include <vector>
 
 namespace platoon::transport {
@@ -232,6 +234,20 @@ std::vector<uint16_t> FreeLoopbackPorts(int count) {
     ports.push_back(PortOf(socks.back().get(zmq::sockopt::last_endpoint)));
   }
   return ports;
+}
+
+bool SendShared(Channel& channel, std::string_view data, std::shared_ptr<const void> owner) {
+  if (channel.GetPattern() == Pattern::kRouter) throw std::logic_error("transport::SendShared: not on a ROUTER (no peer frame)");
+  // The hint owns a reference until ZeroMQ calls the free function (from its I/O thread, or right here
+  // when the message is dropped); the bytes stay alive and unchanged until then.
+  auto* hint = new std::shared_ptr<const void>(std::move(owner));
+  zmq::message_t message(const_cast<char*>(data.data()), data.size(),
+                         [](void*, void* h) { delete static_cast<std::shared_ptr<const void>*>(h); }, hint);
+  try {
+    return channel.Socket().send(message, zmq::send_flags::dontwait).has_value();
+  } catch (const zmq::error_t&) {
+    return false;  // the peer is gone: dropped like on a LAN
+  }
 }
 
 }  // namespace platoon::transport

@@ -6,6 +6,7 @@
 
 #include "platoon/config/params.hpp"
 #include "platoon/dead_reckoning.hpp"
+#include "platoon/node/encoded_publisher.hpp"
 #include "platoon/node/module.hpp"
 #include "platoon/session/session_client.hpp"
 #include "platoon/session/stream_connector.hpp"
@@ -46,7 +47,7 @@ class NodeParams {
 };
 
 /// A ModuleContext over a SessionClient guarded by `mutex`. Lives on the module thread.
-class ClientModuleContext final : public ModuleContext {
+class ClientModuleContext final : public ModuleContext, public EncodedPublisher {
  public:
   /// `outbox` takes each encoded NodeState, in order (the network thread sends it on the state socket).
   ClientModuleContext(session::SessionClient& client, std::mutex& mutex, std::function<void(std::string)> outbox,
@@ -57,6 +58,7 @@ class ClientModuleContext final : public ModuleContext {
   void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override;
   uint32_t NodeId() const override;
   void PublishData(const protocol::Message& message) override;
+  void PublishEncoded(std::string_view wire, std::shared_ptr<const void> owner) override;
   void SubscribeData(const std::vector<std::string>& stream_ids) override;
   std::optional<std::string> ReceiveData(int64_t wait_ns) override;
   std::vector<protocol::NodeInfo> Nodes() const override;

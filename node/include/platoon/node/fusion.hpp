@@ -10,6 +10,7 @@
 #include "platoon/config/table.hpp"
 #include "platoon/node/module.hpp"
 #include "platoon/log/session_log.hpp"
+#include "platoon/protocol/codec_in_place.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/sensors/point_cloud.hpp"
 
@@ -24,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace platoon::node {
@@ -68,12 +70,90 @@ struct SourceCloud {
   uint8_t source = 0;
 };
 
+/// A point cloud as received: the wire bytes, its fields decoded in place (`cloud.points` stays empty)
+/// and where its point blob lies inside the bytes, which are never copied.
+struct ReceivedCloud {
+  std::string bytes;            ///< The message as received.
+  protocol::PointCloud cloud;   ///< Every field but `points` (empty).
+  size_t blob_offset = 0, blob_size = 0;
+  std::string_view Blob() const { return std::string_view(bytes).substr(blob_offset, blob_size); }
+};
+
+/// Decodes received bytes in place (protocol::DecodeInPlace); nullopt when they are no valid point cloud.
+std::optional<ReceivedCloud> DecodeReceivedCloud(std::string bytes);
+
+/// FuseClouds for one cloud: transforms its `cloud.point_count` records of `cloud.point_stride` bytes in
+/// `blob` into `out` (point_count packed records, point_record::kStride bytes each) with source index
+/// `source`. Returns the points written: 0 for a malformed blob (stride below the record, too short).
+uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob, uint8_t source, int64_t reference_ns,
+                       const std::function<Pose(int64_t)>& ego_pose, bool compensate, char* out);
+
 /// Transforms every point of `clouds` into the vehicle frame at `reference_ns`. With `compensate`, a
 /// point fired at t = stamp + time_offset is placed by the ego pose at t, then brought into the vehicle
 /// frame at the reference time: p_V(ref) = T_WV(ref)^-1 T_WV(t) T_VS p_S. Without, p_V = T_VS p_S.
 /// Poses are evaluated once per distinct firing time (one column). Points get their source index.
 std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds, int64_t reference_ns,
                                             const std::function<Pose(int64_t)>& ego_pose, bool compensate);
+
+/// Fuses the clouds of a frame as they arrive, so that when the frame is due only the last cloud's share
+/// is left (docs/FUSION.md, "Incremental fusion"). Each cloud is transformed once, on arrival, straight
+/// from its received bytes into one output blob (packed wire records) that is kept in source order and
+/// reused from frame to frame; the blob has room in front for the envelope (protocol::EncodeFusedInPlace),
+/// so the fused frame goes to the socket without another copy. A cloud is compensated to its own scan end
+/// on arrival; Finish re-fuses the rare cloud whose scan end (or compensation) is not the frame's, so the
+/// result equals FuseClouds of the frame's clouds in source order. Pure: poses come from the caller.
+class FrameFuser {
+ public:
+  /// One output buffer: kFusedHeadroomBytes for the envelope, then the blob. Shared with the socket while
+  /// a frame in it is sent; reused once nobody else holds it.
+  struct Buffer {
+    std::unique_ptr<uint64_t[]> words;
+    size_t blob_capacity = 0;  ///< Bytes the blob may take (a multiple of 8).
+    char* Blob() { return reinterpret_cast<char*>(words.get()) + protocol::kFusedHeadroomBytes; }
+  };
+  /// A finished frame: `count` records at `blob` inside `buffer`, and the clouds that went into it.
+  struct Result {
+    std::shared_ptr<Buffer> buffer;
+    char* blob = nullptr;
+    uint32_t count = 0;
+    std::vector<std::optional<ReceivedCloud>> clouds;  ///< Indexed like the sources.
+  };
+
+  explicit FrameFuser(size_t sources);
+  /// Fuses `cloud` of source `source` into the open frame (opening one when none is), replacing an earlier
+  /// cloud of that source. With `compensate`, its points go to the vehicle frame at its own scan end.
+  void Add(size_t source, ReceivedCloud cloud, const std::function<Pose(int64_t)>& ego_pose, bool compensate);
+  /// Closes the frame with the sources where `keep[i]` (the others are taken out), all compensated to
+  /// `reference_ns` (when `compensate`). The next Add opens a new frame in a buffer nobody holds.
+  Result Finish(const std::vector<bool>& keep, int64_t reference_ns, const std::function<Pose(int64_t)>& ego_pose,
+                bool compensate);
+
+  /// Bytes moved to keep the blob in source order (clouds arriving out of order, replaced or dropped).
+  uint64_t MovedBytes() const { return moved_bytes_; }
+  /// Clouds fused a second time at Finish (scan end or compensation not the frame's).
+  uint64_t Refused() const { return refused_; }
+  /// Output buffers allocated so far (a few: one per frame still held by the socket).
+  uint64_t BuffersAllocated() const { return allocated_; }
+
+ private:
+  struct Slot {
+    std::optional<ReceivedCloud> cloud;
+    size_t offset = 0;      // first record in the blob
+    uint32_t count = 0;     // records
+    int64_t fused_ref = 0;  // reference it was compensated to
+    bool compensated = false;
+  };
+  void Open(size_t min_bytes);
+  void Grow(size_t min_bytes);
+  void Remove(size_t source);  // takes the source's records out, moving the later ones down
+
+  std::vector<Slot> slots_;
+  std::vector<std::shared_ptr<Buffer>> pool_;
+  std::shared_ptr<Buffer> open_;
+  size_t used_ = 0;             // records in the open blob
+  size_t last_frame_bytes_ = 0;
+  uint64_t moved_bytes_ = 0, refused_ = 0, allocated_ = 0;
+};
 
 /// Decides which clouds form a frame and when it is published (docs/FUSION.md, "Timing model").
 class FrameAssembler {
@@ -126,6 +206,8 @@ class FusedRecorder {
   ~FusedRecorder();
   /// Writes one frame; false once the recorder has stopped after a write error.
   bool Write(const protocol::FusedCloud& frame);
+  /// Writes one frame already encoded (`wire`, a FusedCloud of stream `stream_id` at `reference_ns`).
+  bool WriteEncoded(std::string_view wire, const std::string& stream_id, int64_t reference_ns);
   /// Frames written.
   uint64_t Frames() const { return frames_; }
   /// The file written (the path asked for, or the next free numbered one).
@@ -172,11 +254,13 @@ class FusionModule final : public Module {
   };
 
   void Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleContext& context);
-  // Decodes a received message and counts it; nullopt (counted as bad input) when it is no cloud.
-  std::optional<protocol::PointCloud> DecodeCloud(const std::string& bytes);
+  // Decodes a received message in place and counts it; nullopt (counted as bad input) when it is no cloud.
+  std::optional<ReceivedCloud> DecodeCloud(std::string bytes);
+  // Offers a cloud to the assembler and, when taken, fuses it into the open frame at once.
+  void OfferCloud(ReceivedCloud cloud, int64_t now_ns);
   void StepLockstep(const StepInfo& info, int64_t step_ns, ModuleContext& context);
   // Lock-step: notes a received cloud, offers it when its scan ended by `due_until_ns`, else holds it back.
-  void AcceptLockstep(const std::string& bytes, int64_t due_until_ns, int64_t now_ns);
+  void AcceptLockstep(std::string bytes, int64_t due_until_ns, int64_t now_ns);
   // Lock-step: indices of live sources whose cloud with scan end <= `due_until_ns` has not arrived.
   std::vector<int> MissingDue(const std::vector<const protocol::NodeInfo*>& hosts, int64_t due_until_ns,
                               int64_t step_ns) const;
@@ -187,6 +271,9 @@ class FusionModule final : public Module {
   uint64_t ego_id_;
   EgoTrack ego_;
   std::unique_ptr<FrameAssembler> assembler_;
+  std::unique_ptr<FrameFuser> fuser_;
+  double frame_fuse_ms_ = 0;  // fusing the open frame's clouds on arrival, so far
+  double step_fuse_ms_ = 0;   // of which in this step (after its sim time was taken)
   std::unique_ptr<FusedRecorder> recorder_;
   bool record_failed_ = false;  // the record stopped after a write error (logged once)
   std::string pcd_error_;       // the PCD export stopped after this error (logged once)
@@ -197,7 +284,7 @@ class FusionModule final : public Module {
   std::vector<sensors::TruthObject> truth_;  // static scene boxes, for scoring clusters
   // Lock-step state.
   std::vector<LockstepSource> lockstep_;                          // indexed like def_.sources
-  std::vector<protocol::PointCloud> held_;                        // arrived before they were due, in arrival order
+  std::vector<ReceivedCloud> held_;                               // arrived before they were due, in arrival order
   std::map<std::pair<uint32_t, uint32_t>, int64_t> host_seen_ns_;  // (node id, pid) -> sim time first seen in the table
   int64_t ego_since_ns_ = INT64_MAX;                              // sim time the ego was first in the world
   int64_t wait_budget_ns_ = 0;                                    // longest wall wait per step for due clouds
