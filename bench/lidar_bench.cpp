@@ -1,20 +1,23 @@
 // Lidar benchmark: ray casts per second on one core through the Embree scene (sensors/scene.hpp) on a
 // street of 300 vehicle boxes, a ground plane and buildings; baseline, same run and same rays: a plain
-// Bullet btCollisionWorld::rayTest loop over the same geometry. Then ms per IBEO LUX frame (with the
-// divergence sub-rays, SNR, echoes and noise), the cost of re-posing all vehicles, and the HDL-64E
-// real-time factor on one core.
+// Bullet btCollisionWorld::rayTest loop over the same geometry. Then the cost of re-posing all vehicles,
+// and ms per IBEO LUX and HDL-64E frame (divergence sub-rays, SNR, echoes and noise) with 1 and 2
+// threads, each against a bare rtcIntersect16 loop over exactly the same ray packets on the same Embree
+// scene (the floor the model cannot go below), and a check that 1 and 2 threads give the same points.
 #include "platoon/sensors/lidar.hpp"
 #include "platoon/sensors/scene.hpp"
 
 #include <CLI/CLI.hpp>
 #include <BulletCollision/NarrowPhaseCollision/btRaycastCallback.h>
 #include <btBulletCollisionCommon.h>
+#include <embree3/rtcore.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <numbers>
 #include <random>
@@ -270,23 +273,102 @@ int main(int argc, char** argv) {
   }
   const double repose_ms = (Now() - t0) * 1e3 / frames;
 
-  // --- 3. Full lidar frames: rays + sub-rays + SNR + echo merging + noise, sensor moving at 15 m/s.
-  auto time_frames = [&](const LidarDef& def, size_t* points) {
-    Scan(scene, sensor, Vec3(15, 0, 0), Vec3(0, 0, 0.1), def, rng);
-    const double s = Now();
-    for (int f = 0; f < frames; ++f) *points = Scan(scene, sensor, Vec3(15, 0, 0), Vec3(0, 0, 0.1), def, rng).size();
-    return (Now() - s) * 1e3 / frames;
+  // --- 3. Full lidar frames: rays + sub-rays + SNR + echo merging + noise, sensor moving at 15 m/s,
+  // against a bare rtcIntersect16 loop over exactly the same ray packets on the same Embree scene.
+  const Vec3 velocity(15, 0, 0), yaw_rate(0, 0, 0.1);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
   };
-  const LidarDef lux = IbeoLuxDef(), hdl = Hdl64Def();
-  size_t lux_points = 0, hdl_points = 0;
-  const double lux_ms = time_frames(lux, &lux_points);
-  const double hdl_ms = time_frames(hdl, &hdl_points);
-  const double lux_period_ms = 1e3 / lux.rotation_rate_hz, hdl_period_ms = 1e3 / hdl.rotation_rate_hz;
-  std::printf("\nlidar frames, one core (%d frames each):\n", frames);
+  // Per-frame times in ms; reports the median and the fastest frame.
+  struct Timing {
+    double median_ms, min_ms;
+  };
+  auto time_scan = [&](LidarDef def, int threads, size_t* points) {
+    def.threads = threads;
+    Scan(scene, sensor, velocity, yaw_rate, def, rng);  // warm-up
+    std::vector<double> ms;
+    for (int f = 0; f < frames; ++f) {
+      const double s = Now();
+      *points = Scan(scene, sensor, velocity, yaw_rate, def, rng).size();
+      ms.push_back((Now() - s) * 1e3);
+    }
+    return Timing{median(ms), *std::min_element(ms.begin(), ms.end())};
+  };
+  auto* const rtc_scene = static_cast<RTCScene>(scene.EmbreeSceneHandle());
+  auto time_bare = [&](const LidarDef& def, size_t* rays_cast) {
+    const std::vector<RayPacket16> packets = ScanRayPackets(sensor, velocity, yaw_rate, def);
+    struct alignas(64) Valid16 {
+      int lane[16];
+    };
+    std::vector<RTCRayHit16> rh(packets.size());  // RTC_ALIGN(64): over-aligned new
+    std::vector<Valid16> valid(packets.size());
+    *rays_cast = 0;
+    for (size_t p = 0; p < packets.size(); ++p) {
+      *rays_cast += packets[p].count;
+      for (int i = 0; i < 16; ++i) {
+        const bool on = i < packets[p].count;
+        valid[p].lane[i] = on ? -1 : 0;
+        rh[p].ray.org_x[i] = packets[p].org_x[i], rh[p].ray.org_y[i] = packets[p].org_y[i];
+        rh[p].ray.org_z[i] = packets[p].org_z[i];
+        rh[p].ray.dir_x[i] = on ? packets[p].dir_x[i] : 1.0f, rh[p].ray.dir_y[i] = packets[p].dir_y[i];
+        rh[p].ray.dir_z[i] = packets[p].dir_z[i];
+        rh[p].ray.tnear[i] = 0.0f, rh[p].ray.time[i] = 0.0f, rh[p].ray.mask[i] = 0xFFFFFFFFu;
+        rh[p].ray.id[i] = static_cast<unsigned>(i), rh[p].ray.flags[i] = 0;
+      }
+    }
+    std::vector<double> ms;
+    size_t n_hits = 0;
+    for (int f = 0; f <= frames; ++f) {
+      const double s = Now();
+      for (size_t p = 0; p < packets.size(); ++p) {
+        for (int i = 0; i < 16; ++i) {
+          rh[p].ray.tfar[i] = packets[p].tmax_m[i];
+          rh[p].hit.geomID[i] = RTC_INVALID_GEOMETRY_ID;
+          rh[p].hit.instID[0][i] = RTC_INVALID_GEOMETRY_ID;
+        }
+        RTCIntersectContext ctx;
+        rtcInitIntersectContext(&ctx);
+        ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
+        rtcIntersect16(valid[p].lane, rtc_scene, &ctx, &rh[p]);
+      }
+      if (f > 0) ms.push_back((Now() - s) * 1e3);  // frame 0 warms up
+      n_hits = 0;
+      for (size_t p = 0; p < packets.size(); ++p)
+        for (int i = 0; i < packets[p].count; ++i) n_hits += rh[p].hit.geomID[i] != RTC_INVALID_GEOMETRY_ID;
+    }
+    std::printf("    (bare loop: %zu of %zu rays hit)\n", n_hits, *rays_cast);
+    return Timing{median(ms), *std::min_element(ms.begin(), ms.end())};
+  };
+  // The same seed must give bit-identical points with 1 and 2 threads.
+  auto same_with_threads = [&](LidarDef def) {
+    std::mt19937_64 a(seed), b(seed);
+    def.threads = 1;
+    const auto p1 = Scan(scene, sensor, velocity, yaw_rate, def, a);
+    def.threads = 2;
+    const auto p2 = Scan(scene, sensor, velocity, yaw_rate, def, b);
+    return p1.size() == p2.size() && std::memcmp(p1.data(), p2.data(), p1.size() * sizeof(LidarPoint)) == 0;
+  };
+
+  std::printf("\nlidar frames (%d frames each, median / fastest; sensor at 15 m/s turning 0.1 rad/s):\n", frames);
   std::printf("  re-pose %zu vehicles + commit: %8.3f ms per frame\n", ids.size(), repose_ms);
-  std::printf("  IBEO LUX  %5d beams x %d rays: %8.3f ms/frame (%zu points), %5.1f %% of the %.0f ms period\n",
-              lux.BeamCount(), lux.RaysPerBeam(), lux_ms, lux_points, 100.0 * lux_ms / lux_period_ms, lux_period_ms);
-  std::printf("  HDL-64E %6d beams x %d rays: %8.3f ms/frame (%zu points), real-time factor %.2f on one core\n",
-              hdl.BeamCount(), hdl.RaysPerBeam(), hdl_ms, hdl_points, hdl_period_ms / hdl_ms);
+  for (const LidarDef& def : {IbeoLuxDef(), Hdl64Def()}) {
+    const char* name = def.channel_elevations_rad.size() == 4 ? "IBEO LUX" : "HDL-64E";
+    size_t rays_cast = 0, points1 = 0, points2 = 0;
+    std::printf("  %s: %d beams x %d rays\n", name, def.BeamCount(), def.RaysPerBeam());
+    const Timing bare = time_bare(def, &rays_cast);
+    const Timing one = time_scan(def, 1, &points1);
+    const Timing two = time_scan(def, 2, &points2);
+    const double period_ms = 1e3 / def.rotation_rate_hz;
+    std::printf("    bare rtcIntersect16 loop, same %zu rays: %8.3f / %8.3f ms  (%.1f ns/ray)\n", rays_cast,
+                bare.median_ms, bare.min_ms, 1e6 * bare.median_ms / rays_cast);
+    std::printf("    full model, 1 thread:  %8.3f / %8.3f ms  %.2fx the bare loop, %zu points, %.1f %% of the %.0f ms "
+                "period, real-time factor %.2f\n",
+                one.median_ms, one.min_ms, one.median_ms / bare.median_ms, points1, 100.0 * one.median_ms / period_ms,
+                period_ms, period_ms / one.median_ms);
+    std::printf("    full model, 2 threads: %8.3f / %8.3f ms  scaling 1 -> 2 threads %.2fx, real-time factor %.2f\n",
+                two.median_ms, two.min_ms, one.median_ms / two.median_ms, period_ms / two.median_ms);
+    std::printf("    points identical with 1 and 2 threads: %s\n", same_with_threads(def) ? "yes" : "NO");
+  }
   return 0;
 }

@@ -1,10 +1,12 @@
 #include "platoon/sensors/lidar.hpp"
 
 #include <algorithm>
+#include <barrier>
 #include <cassert>
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <thread>
 
 namespace platoon::sensors {
 
@@ -12,12 +14,6 @@ namespace {
 
 constexpr double kPi = std::numbers::pi;
 constexpr double kDeg = kPi / 180.0;
-
-const LidarMaterial& MaterialOf(const LidarDef& def, uint32_t id) {
-  static const LidarMaterial kFallback;
-  if (def.materials.empty()) return kFallback;
-  return id < def.materials.size() ? def.materials[id] : def.materials[0];
-}
 
 // Received power P_r, eq. 3 (seed_d3) or its extended-target form (lambertian_d2), in W.
 // `tau` is the one-way atmospheric transmission exp(-alpha d).
@@ -57,13 +53,6 @@ int SubRayOffsets(const LidarDef& def, double (*out)[2]) {
   }
   return n;
 }
-
-struct SubHit {
-  double distance_m;
-  double power_w;
-  int sub_index;
-  SurfaceTag tag;
-};
 
 }  // namespace
 
@@ -133,6 +122,7 @@ std::string LidarDef::Validate() const {
   if (max_echoes < 1 || max_echoes > 255) return "lidar.max_echoes must be in 1..255";
   if (!(range_resolution_m >= 0.0) || !(range_noise_k >= 0.0)) return "lidar: range noise terms must be >= 0";
   if (materials.empty()) return "lidar.materials must hold at least material 0";
+  if (threads < 1 || threads > 64) return "lidar.threads must be in 1..64";
   return {};
 }
 
@@ -273,136 +263,354 @@ Pose PoseAtTime(const Pose& start, const Vec3& velocity_mps, const Vec3& angular
   return p;
 }
 
-std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
-                             const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng,
-                             const std::function<void(double)>& before_block) {
-  assert(def.Validate().empty());
-  std::vector<LidarPoint> points;
-  const int columns = def.ColumnCount();
-  const int channels = static_cast<int>(def.channel_elevations_rad.size());
+namespace {
+
+// SplitMix64 finaliser: a bijective 64-bit mix.
+inline uint64_t Mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Standard normal draws from one column's own stream, seeded by (scan seed, column) and independent of
+// which thread casts the column: SplitMix64 uniforms, Box-Muller pairs.
+class ColumnNormals {
+ public:
+  ColumnNormals(uint64_t scan_seed, int column) : state_(Mix64(scan_seed ^ Mix64(static_cast<uint64_t>(column) + 1))) {}
+  double Next() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
+    const double u1 = static_cast<double>((NextBits() >> 11) + 1) * 0x1.0p-53;  // (0, 1]
+    const double u2 = static_cast<double>(NextBits() >> 11) * 0x1.0p-53;        // [0, 1)
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    const double a = 2.0 * kPi * u2;
+    spare_ = r * std::sin(a);
+    has_spare_ = true;
+    return r * std::cos(a);
+  }
+
+ private:
+  uint64_t NextBits() { return Mix64(state_ += 0x9E3779B97F4A7C15ull); }
+  uint64_t state_;
+  double spare_ = 0.0;
+  bool has_spare_ = false;
+};
+
+// Everything about a scan that does not change from column to column: geometry tables and the physics
+// constants of eq. 3, 5 and 6 folded into per-hit multipliers.
+struct ScanSetup {
+  const LidarDef* def = nullptr;
+  Pose start;
+  Vec3 velocity_mps = Vec3::Zero(), angular_velocity_radps = Vec3::Zero();
+  int columns = 0, channels = 0, n_sub = 0, per_column = 0;
+  double sub_cos[5] = {}, sub_sin[5] = {};  // cos and sin of each sub-ray's azimuth offset
+  std::vector<double> elevation_cs;          // (cos, sin) of channel elevation + sub-ray offset, [ch][s]
+  // P_r = pr_k * rho * cos_i * tau^2 / d^pr_power per sub-ray; P_sun = sun_k * rho * tau per sub-ray.
+  double pr_k = 0.0, sun_k = 0.0, p_dark = 0.0, alpha = 0.0;
+  bool d3 = false;
+  std::vector<double> reflectance, noise_sigma_m, material_max_range_m;  // by material id
+  uint64_t noise_seed = 0;
+  // Constant twist (as PoseAtTime): R(t) = (I + sin th K + (1 - cos th) K^2) R0 with th = |w| t and
+  // K = [w / |w|]x; p(t) = p0 + v t + (1 - cos th) / |w|^2 w x v + (t - sin th / |w|) / |w|^2 w x (w x v).
+  Eigen::Matrix3d r0, k1, k2;
+  Vec3 wv = Vec3::Zero(), wwv = Vec3::Zero();
+  double w = 0.0;
+
+  // Sensor orientation and position at `t_s` after the scan start: one sin/cos pair per column.
+  void PoseAt(double t_s, Eigen::Matrix3d* rot, Vec3* origin) const {
+    if (w * std::abs(t_s) < 1e-9) {
+      *rot = r0;
+      *origin = start.position_m + velocity_mps * t_s;
+      return;
+    }
+    const double th = w * t_s, sn = std::sin(th), cs = std::cos(th);
+    *rot = (Eigen::Matrix3d::Identity() + sn * k1 + (1.0 - cs) * k2) * r0;
+    *origin = start.position_m + velocity_mps * t_s + wv * ((1.0 - cs) / (w * w)) + wwv * ((t_s - sn / w) / (w * w));
+  }
+
+  size_t MaterialIndex(uint32_t id) const { return id < reflectance.size() ? id : 0; }
+};
+
+ScanSetup MakeSetup(const Pose& start, const Vec3& velocity_mps, const Vec3& angular_velocity_radps,
+                    const LidarDef& def) {
+  ScanSetup su;
+  su.def = &def;
+  su.start = start;
+  su.velocity_mps = velocity_mps;
+  su.angular_velocity_radps = angular_velocity_radps;
+  su.r0 = start.orientation.normalized().toRotationMatrix();
+  su.w = angular_velocity_radps.norm();
+  su.k1.setZero();
+  if (su.w > 0.0) {
+    const Vec3 a = angular_velocity_radps / su.w;
+    su.k1 << 0, -a.z(), a.y(), a.z(), 0, -a.x(), -a.y(), a.x(), 0;
+  }
+  su.k2 = su.k1 * su.k1;
+  su.wv = angular_velocity_radps.cross(velocity_mps);
+  su.wwv = angular_velocity_radps.cross(su.wv);
+  su.columns = def.ColumnCount();
+  su.channels = static_cast<int>(def.channel_elevations_rad.size());
   double offsets[5][2];
-  const int n_sub = SubRayOffsets(def, offsets);
-  const double p_dark = DarkPowerW(def);
-  std::normal_distribution<double> unit_normal(0.0, 1.0);
-
-  // Columns are cast in blocks, so that ray packets are full whatever the channel count.
-  constexpr int kBlockColumns = 64;
-  const size_t per_column = static_cast<size_t>(channels) * n_sub;
-  std::vector<Ray> rays(per_column * kBlockColumns);
-  std::vector<Hit> hits(rays.size());
-  std::vector<Vec3> central(static_cast<size_t>(channels) * kBlockColumns);
-  std::vector<double> column_time(kBlockColumns);
-  std::vector<SubHit> sub;
-  sub.reserve(n_sub);
-  // cos and sin of every channel's elevation plus each sub-ray's elevation offset.
-  std::vector<double> elevation_cs(static_cast<size_t>(channels) * n_sub * 2);
-  for (int ch = 0; ch < channels; ++ch)
-    for (int s = 0; s < n_sub; ++s) {
+  su.n_sub = SubRayOffsets(def, offsets);
+  su.per_column = su.channels * su.n_sub;
+  for (int s = 0; s < su.n_sub; ++s) su.sub_cos[s] = std::cos(offsets[s][0]), su.sub_sin[s] = std::sin(offsets[s][0]);
+  su.elevation_cs.resize(static_cast<size_t>(su.per_column) * 2);
+  for (int ch = 0; ch < su.channels; ++ch)
+    for (int s = 0; s < su.n_sub; ++s) {
       const double el = def.channel_elevations_rad[ch] + offsets[s][1];
-      elevation_cs[(static_cast<size_t>(ch) * n_sub + s) * 2] = std::cos(el);
-      elevation_cs[(static_cast<size_t>(ch) * n_sub + s) * 2 + 1] = std::sin(el);
+      su.elevation_cs[(static_cast<size_t>(ch) * su.n_sub + s) * 2] = std::cos(el);
+      su.elevation_cs[(static_cast<size_t>(ch) * su.n_sub + s) * 2 + 1] = std::sin(el);
     }
-  points.reserve(static_cast<size_t>(columns) * channels);
+  // Each sub-ray carries 1/n of the beam power; the background fills the whole IFOV (eq. 3, 5, 6).
+  const double n = su.n_sub;
+  su.d3 = def.range_law == RangeLaw::kSeedD3;
+  const double q_v = su.d3 ? std::sqrt(def.beam_divergence_h_rad * def.beam_divergence_v_rad) : 1.0;
+  su.pr_k = def.receiver_aperture_area_m2 * def.transmit_power_w * def.optics_efficiency / (q_v * kPi * n);
+  su.sun_k = def.sun_irradiance_w_per_m2_nm * def.optical_bandwidth_nm * def.receiver_aperture_area_m2 *
+             def.ifov_rad * def.ifov_rad * def.optics_efficiency / n;
+  su.p_dark = DarkPowerW(def);
+  su.alpha = def.extinction_coefficient_per_m;
+  for (const LidarMaterial& m : def.materials) {
+    su.reflectance.push_back(m.reflectance);
+    su.noise_sigma_m.push_back(def.range_noise_k * def.range_resolution_m * m.noise_scale);
+    su.material_max_range_m.push_back(m.max_range_m);
+  }
+  return su;
+}
 
-  for (int block = 0; block < columns; block += kBlockColumns) {
-    const int block_columns = std::min(kBlockColumns, columns - block);
-    // Moving entities are posed at the block's middle firing time (within half a block of each ray's own).
-    if (before_block)
-      before_block(0.5 * (def.ColumnTimeOffsetS(block) + def.ColumnTimeOffsetS(block + block_columns - 1)));
-    for (int bc = 0; bc < block_columns; ++bc) {
-      const int c = block + bc;
-      // Each column is cast from the sensor pose at its own firing time (motion distortion).
-      const double t = def.ColumnTimeOffsetS(c);
-      column_time[bc] = t;
-      const Pose pose = PoseAtTime(sensor_at_scan_start, velocity_mps, angular_velocity_radps, t);
-      const Eigen::Matrix3d rot = pose.orientation.toRotationMatrix();
-      // Directions (cos el cos az, cos el sin az, sin el) from per-column azimuth and per-channel
-      // elevation sines and cosines: a few trig calls per column instead of two per ray.
-      const double az = def.ColumnAzimuthRad(c);
-      double az_cos[5], az_sin[5];
-      for (int s = 0; s < n_sub; ++s) {
-        az_cos[s] = std::cos(az + offsets[s][0]);
-        az_sin[s] = std::sin(az + offsets[s][0]);
-      }
-      for (int ch = 0; ch < channels; ++ch) {
-        const double* el_cs = &elevation_cs[(static_cast<size_t>(ch) * n_sub) * 2];
-        central[static_cast<size_t>(bc) * channels + ch] = Vec3(el_cs[0] * az_cos[0], el_cs[0] * az_sin[0], el_cs[1]);
-        for (int s = 0; s < n_sub; ++s) {
-          Ray& r = rays[bc * per_column + static_cast<size_t>(ch) * n_sub + s];
-          const double ce = el_cs[2 * s], se = el_cs[2 * s + 1];
-          r.origin_m = pose.position_m;
-          r.direction = rot * Vec3(ce * az_cos[s], ce * az_sin[s], se);
-          r.tmax_m = def.max_range_m;
-        }
+// One thread's buffers: the packets of up to one block of columns and their hits, and the central
+// beam directions (sensor frame) that place the points. Allocated once per scan, never per hit.
+struct ScanWorkspace {
+  std::vector<RayPacket16> rays;
+  std::vector<HitPacket16> hits;
+  std::vector<double> central;  // [column in chunk][channel] x, y, z
+  std::vector<float> column_time;
+  std::vector<LidarPoint> points;
+};
+
+constexpr int kBlockColumns = 64;
+
+// Fills ws.rays with the rays of columns [c0, c1), packed 16 to a packet in casting order; returns
+// the packet count. Each column is cast from the sensor pose at its own firing time (motion distortion).
+size_t GenerateRays(const ScanSetup& su, int c0, int c1, ScanWorkspace& ws) {
+  const LidarDef& def = *su.def;
+  const size_t n_rays = static_cast<size_t>(c1 - c0) * su.per_column;
+  const size_t n_packets = (n_rays + 15) / 16;
+  if (ws.rays.size() < n_packets) ws.rays.resize(n_packets), ws.hits.resize(n_packets);
+  if (ws.central.size() < static_cast<size_t>(c1 - c0) * su.channels * 3) {
+    ws.central.resize(static_cast<size_t>(c1 - c0) * su.channels * 3);
+    ws.column_time.resize(c1 - c0);
+  }
+  const auto tmax = static_cast<float>(def.max_range_m);
+  size_t k = 0;  // ray index within the chunk
+  double last_t = std::numeric_limits<double>::quiet_NaN();
+  Eigen::Matrix3d rot = Eigen::Matrix3d::Identity();
+  Vec3 origin = Vec3::Zero();
+  for (int c = c0; c < c1; ++c) {
+    const double t = def.ColumnTimeOffsetS(c);
+    ws.column_time[c - c0] = static_cast<float>(t);
+    if (!(t == last_t)) {  // a flash scanner fires every column from one pose
+      su.PoseAt(t, &rot, &origin);
+      last_t = t;
+    }
+    // Directions (cos el cos az, cos el sin az, sin el): one sin/cos pair per column, the sub-ray
+    // azimuth offsets by the angle-sum identities.
+    const double az = def.ColumnAzimuthRad(c);
+    const double ca = std::cos(az), sa = std::sin(az);
+    double az_cos[5], az_sin[5];
+    for (int s = 0; s < su.n_sub; ++s) {
+      az_cos[s] = ca * su.sub_cos[s] - sa * su.sub_sin[s];
+      az_sin[s] = sa * su.sub_cos[s] + ca * su.sub_sin[s];
+    }
+    const auto ox = static_cast<float>(origin.x()), oy = static_cast<float>(origin.y()),
+               oz = static_cast<float>(origin.z());
+    double* central = &ws.central[static_cast<size_t>(c - c0) * su.channels * 3];
+    for (int ch = 0; ch < su.channels; ++ch) {
+      const double* el_cs = &su.elevation_cs[static_cast<size_t>(ch) * su.n_sub * 2];
+      central[3 * ch] = el_cs[0] * az_cos[0];
+      central[3 * ch + 1] = el_cs[0] * az_sin[0];
+      central[3 * ch + 2] = el_cs[1];
+      for (int s = 0; s < su.n_sub; ++s, ++k) {
+        const double ce = el_cs[2 * s], se = el_cs[2 * s + 1];
+        const Vec3 d = rot * Vec3(ce * az_cos[s], ce * az_sin[s], se);
+        RayPacket16& p = ws.rays[k >> 4];
+        const size_t lane = k & 15;
+        p.org_x[lane] = ox, p.org_y[lane] = oy, p.org_z[lane] = oz;
+        p.dir_x[lane] = static_cast<float>(d.x());
+        p.dir_y[lane] = static_cast<float>(d.y());
+        p.dir_z[lane] = static_cast<float>(d.z());
+        p.tmax_m[lane] = tmax;
+        p.count = static_cast<int>(lane) + 1;
       }
     }
-    const size_t n_rays = per_column * block_columns;
-    scene.IntersectBatch(std::span<const Ray>(rays.data(), n_rays), std::span<Hit>(hits.data(), n_rays));
+  }
+  return n_packets;
+}
 
-    for (int bc = 0; bc < block_columns; ++bc) {
-      const int c = block + bc;
-      const double t = column_time[bc];
-      for (int ch = 0; ch < channels; ++ch) {
-        // Physics per sub-ray: each carries 1/n of the beam power; the background fills the whole IFOV.
-        sub.clear();
+// Casts columns [c0, c1) and appends their points to ws.points in firing order.
+void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWorkspace& ws) {
+  const LidarDef& def = *su.def;
+  for (int b0 = c0; b0 < c1; b0 += kBlockColumns) {
+    const int b1 = std::min(c1, b0 + kBlockColumns);
+    const size_t n_packets = GenerateRays(su, b0, b1, ws);
+    scene.IntersectPackets(std::span<const RayPacket16>(ws.rays.data(), n_packets),
+                           std::span<HitPacket16>(ws.hits.data(), n_packets));
+
+    size_t k = 0;
+    for (int c = b0; c < b1; ++c) {
+      ColumnNormals normal(su.noise_seed, c);
+      const float t = ws.column_time[c - b0];
+      const double* central = &ws.central[static_cast<size_t>(c - b0) * su.channels * 3];
+      for (int ch = 0; ch < su.channels; ++ch, k += su.n_sub) {
+        // Per sub-ray: received power (eq. 3) and sun background (eq. 5), kept in small fixed arrays
+        // sorted by distance as they arrive (insertion sort; equal distances keep sub-ray order).
+        double dist[5], power[5];
+        int sub_index[5];
+        SurfaceTag tag[5];
+        int n = 0;
         double p_sun = 0.0;
-        for (int s = 0; s < n_sub; ++s) {
-          const size_t i = bc * per_column + static_cast<size_t>(ch) * n_sub + s;
-          const Hit& h = hits[i];
-          if (!h.valid || h.distance_m < def.min_range_m) continue;
-          const LidarMaterial& m = MaterialOf(def, h.tag.material_id);
-          const double cos_i = std::abs(h.normal.dot(rays[i].direction));
-          const double tau = std::exp(-def.extinction_coefficient_per_m * h.distance_m);  // shared by eq. 3 and 5
-          sub.push_back({h.distance_m, ReceivedPowerW(def, m.reflectance, cos_i, h.distance_m, tau) / n_sub, s, h.tag});
-          p_sun += SunPowerW(def, m.reflectance, tau) / n_sub;
+        for (int s = 0; s < su.n_sub; ++s) {
+          const size_t i = k + s;
+          const HitPacket16& hp = ws.hits[i >> 4];
+          const size_t lane = i & 15;
+          const double d = hp.distance_m[lane];
+          if (!(d >= def.min_range_m) || d == std::numeric_limits<double>::infinity()) continue;
+          const double rho = su.reflectance[su.MaterialIndex(hp.tag[lane].material_id)];
+          const double tau = std::exp(-su.alpha * d);  // shared by eq. 3 and 5
+          const double inv_d2 = 1.0 / (d * d);
+          const double pw = su.pr_k * rho * hp.cos_incidence[lane] * tau * tau * (su.d3 ? inv_d2 / d : inv_d2);
+          p_sun += su.sun_k * rho * tau;
+          int j = n++;
+          for (; j > 0 && dist[j - 1] > d; --j) {
+            dist[j] = dist[j - 1], power[j] = power[j - 1], sub_index[j] = sub_index[j - 1], tag[j] = tag[j - 1];
+          }
+          dist[j] = d, power[j] = pw, sub_index[j] = s, tag[j] = hp.tag[lane];
         }
-        if (sub.empty()) continue;
-        std::sort(sub.begin(), sub.end(), [](const SubHit& a, const SubHit& b) {
-          return a.distance_m != b.distance_m ? a.distance_m < b.distance_m : a.sub_index < b.sub_index;
-        });
+        if (n == 0) continue;
 
         // Merge sub-ray hits closer than the merge distance into one echo (seed 002 §4.3.2); an echo
         // made of k of n sub-rays carries k/n of the beam power (partial illumination at an edge).
         int echo = 0;
-        for (size_t b = 0; b < sub.size() && echo < def.max_echoes;) {
-          size_t e = b + 1;
-          while (e < sub.size() && sub[e].distance_m - sub[e - 1].distance_m < def.echo_merge_distance_m) ++e;
+        for (int b = 0; b < n && echo < def.max_echoes;) {
+          int e = b + 1;
+          while (e < n && dist[e] - dist[e - 1] < def.echo_merge_distance_m) ++e;
           double sum_d = 0.0, p_r = 0.0;
-          const SubHit* label = &sub[b];  // the sub-ray nearest the centre names the echo's surface
-          for (size_t k = b; k < e; ++k) {
-            sum_d += sub[k].distance_m;
-            p_r += sub[k].power_w;
-            if (sub[k].sub_index < label->sub_index) label = &sub[k];
+          int label = b;  // the sub-ray nearest the centre names the echo's surface
+          for (int q = b; q < e; ++q) {
+            sum_d += dist[q];
+            p_r += power[q];
+            if (sub_index[q] < sub_index[label]) label = q;
           }
-          const double dist = sum_d / static_cast<double>(e - b);
+          const double d = sum_d / static_cast<double>(e - b);
           b = e;
           // Detection: SNR threshold (eq. 2) and the optional per-material threshold distance.
-          const double snr = p_r / (p_sun + p_dark);
-          const LidarMaterial& m = MaterialOf(def, label->tag.material_id);
+          const double snr = p_r / (p_sun + su.p_dark);
           if (!(snr >= def.snr_threshold)) continue;
-          if (m.max_range_m > 0.0 && dist > m.max_range_m) continue;
+          const size_t m = su.MaterialIndex(tag[label].material_id);
+          if (su.material_max_range_m[m] > 0.0 && d > su.material_max_range_m[m]) continue;
           // Range noise on the distance only; angles are fixed by the hardware raster (seed 002 §4.3.3).
-          const double sigma = def.range_noise_k * def.range_resolution_m * m.noise_scale;
-          const double measured = std::max(0.0, dist + sigma * unit_normal(rng));
-          const Vec3 p = central[static_cast<size_t>(bc) * channels + ch] * measured;
-          LidarPoint pt;
-          pt.x_m = static_cast<float>(p.x());
-          pt.y_m = static_cast<float>(p.y());
-          pt.z_m = static_cast<float>(p.z());
+          const double sigma = su.noise_sigma_m[m];
+          const double measured = sigma > 0.0 ? std::max(0.0, d + sigma * normal.Next()) : d;
+          LidarPoint& pt = ws.points.emplace_back();
+          pt.x_m = static_cast<float>(central[3 * ch] * measured);
+          pt.y_m = static_cast<float>(central[3 * ch + 1] * measured);
+          pt.z_m = static_cast<float>(central[3 * ch + 2] * measured);
           pt.intensity_w = static_cast<float>(p_r);
           pt.snr = static_cast<float>(snr);
           pt.ring = static_cast<uint16_t>(ch);
           pt.column = static_cast<uint16_t>(c);
-          pt.time_offset_s = static_cast<float>(t);
+          pt.time_offset_s = t;
           pt.echo = static_cast<uint8_t>(echo++);
-          pt.entity_id = label->tag.entity_id;
-          pt.class_id = label->tag.class_id;
-          points.push_back(pt);
+          pt.entity_id = tag[label].entity_id;
+          pt.class_id = tag[label].class_id;
         }
       }
     }
   }
-  return points;
+}
+
+}  // namespace
+
+std::vector<RayPacket16> ScanRayPackets(const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
+                                        const Vec3& angular_velocity_radps, const LidarDef& def) {
+  assert(def.Validate().empty());
+  const ScanSetup su = MakeSetup(sensor_at_scan_start, velocity_mps, angular_velocity_radps, def);
+  std::vector<RayPacket16> all;
+  ScanWorkspace ws;
+  for (int b0 = 0; b0 < su.columns; b0 += kBlockColumns) {
+    const size_t n = GenerateRays(su, b0, std::min(su.columns, b0 + kBlockColumns), ws);
+    all.insert(all.end(), ws.rays.begin(), ws.rays.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  return all;
+}
+
+std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
+                             const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng,
+                             const std::function<void(double)>& before_block) {
+  assert(def.Validate().empty());
+  ScanSetup su = MakeSetup(sensor_at_scan_start, velocity_mps, angular_velocity_radps, def);
+  su.noise_seed = rng();
+  const int threads = std::clamp(def.threads, 1, 64);
+
+  // Segments run one after another: with before_block, the blocks of 64 columns (the scene is re-posed
+  // between them); without it, the whole scan. Each segment is split into `threads` contiguous column
+  // ranges whose points are appended in column order, so the output does not depend on the split.
+  std::vector<ScanWorkspace> ws(static_cast<size_t>(threads));
+  ws[0].points.reserve(static_cast<size_t>(su.columns) * su.channels);
+  const int segment_columns = before_block ? kBlockColumns : std::max(su.columns, 1);
+  int seg0 = 0, seg1 = 0;
+  auto part = [&](int k, int* c0, int* c1) {
+    const int n = seg1 - seg0;
+    *c0 = seg0 + static_cast<int>(static_cast<int64_t>(n) * k / threads);
+    *c1 = seg0 + static_cast<int>(static_cast<int64_t>(n) * (k + 1) / threads);
+  };
+
+  // Helper threads for this scan: they wait at `start` for a segment, cast their part, meet at `done`.
+  std::barrier<> start(threads), done(threads);
+  bool finished = false;
+  std::vector<std::thread> helpers;
+  for (int k = 1; k < threads; ++k)
+    helpers.emplace_back([&, k] {
+      for (;;) {
+        start.arrive_and_wait();
+        if (finished) return;
+        int c0, c1;
+        part(k, &c0, &c1);
+        CastColumns(scene, su, c0, c1, ws[k]);
+        done.arrive_and_wait();
+      }
+    });
+  struct Join {  // releases and joins the helpers however the loop below ends
+    std::vector<std::thread>& helpers;
+    std::barrier<>& start;
+    bool& finished;
+    ~Join() {
+      if (helpers.empty()) return;
+      finished = true;
+      start.arrive_and_wait();
+      for (auto& h : helpers) h.join();
+    }
+  } join{helpers, start, finished};
+
+  for (seg0 = 0; seg0 < su.columns; seg0 = seg1) {
+    seg1 = std::min(su.columns, seg0 + segment_columns);
+    // Moving entities are posed at the block's middle firing time (within half a block of each ray's own).
+    if (before_block) before_block(0.5 * (def.ColumnTimeOffsetS(seg0) + def.ColumnTimeOffsetS(seg1 - 1)));
+    if (threads > 1) start.arrive_and_wait();
+    int c0, c1;
+    part(0, &c0, &c1);
+    CastColumns(scene, su, c0, c1, ws[0]);
+    if (threads > 1) {
+      done.arrive_and_wait();
+      for (int k = 1; k < threads; ++k) {
+        ws[0].points.insert(ws[0].points.end(), ws[k].points.begin(), ws[k].points.end());
+        ws[k].points.clear();
+      }
+    }
+  }
+  return std::move(ws[0].points);
 }
 
 }  // namespace platoon::sensors

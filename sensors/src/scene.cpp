@@ -53,6 +53,13 @@ RTCGeometry NewTriangleGeometry(RTCDevice device, std::span<const Vec3> v,
   return g;
 }
 
+// Row-major 3x3 rotation of a pose, in float (turns an instance's object-frame normal into the world).
+void PoseToRot(const Pose& pose, float out[9]) {
+  const Eigen::Matrix3d r = pose.orientation.normalized().toRotationMatrix();
+  for (int rr = 0; rr < 3; ++rr)
+    for (int c = 0; c < 3; ++c) out[3 * rr + c] = static_cast<float>(r(rr, c));
+}
+
 // Embree's column-major 3x4 affine matrix for a rigid pose.
 void PoseToXfm(const Pose& pose, float out[12]) {
   const Eigen::Matrix3d r = pose.orientation.normalized().toRotationMatrix();
@@ -69,6 +76,7 @@ struct Scene::Impl {
     RTCGeometry instance = nullptr;
     Pose pose;
     SurfaceTag tag;
+    float rot[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};  // row-major rotation of `pose`: object -> world
   };
 
   RTCDevice device = nullptr;
@@ -158,6 +166,62 @@ struct Scene::Impl {
     return out;
   }
 
+  // Casts one SoA packet; distance, |cos incidence| and tag per lane, no per-ray normalisation.
+  void CastPacket(const RayPacket16& in, HitPacket16& out) const {
+    assert(committed && "Scene::Commit() must follow the last change");
+    assert(in.count >= 0 && in.count <= 16);
+    alignas(64) int valid[16];
+    alignas(64) RTCRayHit16 rh;
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    for (int i = 0; i < 16; ++i) {
+      const bool on = i < in.count;
+      valid[i] = on ? -1 : 0;
+      rh.ray.org_x[i] = on ? in.org_x[i] : 0.0f;
+      rh.ray.org_y[i] = on ? in.org_y[i] : 0.0f;
+      rh.ray.org_z[i] = on ? in.org_z[i] : 0.0f;
+      rh.ray.dir_x[i] = on ? in.dir_x[i] : 1.0f;
+      rh.ray.dir_y[i] = on ? in.dir_y[i] : 0.0f;
+      rh.ray.dir_z[i] = on ? in.dir_z[i] : 0.0f;
+      rh.ray.tnear[i] = 0.0f;
+      rh.ray.tfar[i] = on ? in.tmax_m[i] : 0.0f;
+      rh.ray.time[i] = 0.0f;
+      rh.ray.mask[i] = 0xFFFFFFFFu;
+      rh.ray.id[i] = static_cast<unsigned>(i);
+      rh.ray.flags[i] = 0;
+      rh.hit.geomID[i] = RTC_INVALID_GEOMETRY_ID;
+      rh.hit.instID[0][i] = RTC_INVALID_GEOMETRY_ID;
+    }
+    RTCIntersectContext ctx;
+    rtcInitIntersectContext(&ctx);
+    ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;  // a lidar column shares its origin
+    rtcIntersect16(valid, scene, &ctx, &rh);
+    for (int i = 0; i < 16; ++i) {
+      const uint32_t geom = rh.hit.geomID[i];
+      if (i >= in.count || geom == RTC_INVALID_GEOMETRY_ID) {
+        out.distance_m[i] = kInf;
+        out.cos_incidence[i] = 0.0f;
+        continue;
+      }
+      float nx = rh.hit.Ng_x[i], ny = rh.hit.Ng_y[i], nz = rh.hit.Ng_z[i];
+      const uint32_t inst = rh.hit.instID[0][i];
+      if (inst != RTC_INVALID_GEOMETRY_ID) {
+        // Embree 3 reports Ng of instanced geometry in the instance's object frame.
+        const Dynamic& dyn = dynamics[static_cast<size_t>(dynamic_by_geom[inst])];
+        const float* r = dyn.rot;
+        const float wx = r[0] * nx + r[1] * ny + r[2] * nz, wy = r[3] * nx + r[4] * ny + r[5] * nz,
+                    wz = r[6] * nx + r[7] * ny + r[8] * nz;
+        nx = wx, ny = wy, nz = wz;
+        out.tag[i] = dyn.tag;
+      } else {
+        out.tag[i] = static_tags[geom];
+      }
+      const float n2 = nx * nx + ny * ny + nz * nz;
+      const float dot = nx * in.dir_x[i] + ny * in.dir_y[i] + nz * in.dir_z[i];
+      out.distance_m[i] = rh.ray.tfar[i];
+      out.cos_incidence[i] = n2 > 0.0f ? std::min(1.0f, std::abs(dot) / std::sqrt(n2)) : 0.0f;
+    }
+  }
+
   // Casts up to 16 rays as one Embree packet.
   void Cast16(const Ray* rays, Hit* hits, size_t count) const {
     assert(committed && "Scene::Commit() must follow the last change");
@@ -234,6 +298,7 @@ DynamicId Scene::AddDynamicBox(const Vec3& half_extents_m, const SurfaceTag& tag
   rtcSetGeometryTimeStepCount(dyn.instance, 1);
   dyn.pose = pose;
   dyn.tag = tag;
+  PoseToRot(pose, dyn.rot);
   float xfm[12];
   PoseToXfm(pose, xfm);
   rtcSetGeometryTransform(dyn.instance, 0, RTC_FORMAT_FLOAT3X4_COLUMN_MAJOR, xfm);
@@ -251,6 +316,7 @@ DynamicId Scene::AddDynamicBox(const Vec3& half_extents_m, const SurfaceTag& tag
 void Scene::SetDynamicPose(DynamicId id, const Pose& pose) {
   Impl::Dynamic& dyn = impl_->dynamics.at(id);
   dyn.pose = pose;
+  PoseToRot(pose, dyn.rot);
   float xfm[12];
   PoseToXfm(pose, xfm);
   rtcSetGeometryTransform(dyn.instance, 0, RTC_FORMAT_FLOAT3X4_COLUMN_MAJOR, xfm);
@@ -277,5 +343,12 @@ void Scene::IntersectBatch(std::span<const Ray> rays, std::span<Hit> hits) const
   for (size_t i = 0; i < rays.size(); i += 16)
     impl_->Cast16(rays.data() + i, hits.data() + i, std::min<size_t>(16, rays.size() - i));
 }
+
+void Scene::IntersectPackets(std::span<const RayPacket16> rays, std::span<HitPacket16> hits) const {
+  assert(rays.size() == hits.size());
+  for (size_t i = 0; i < rays.size(); ++i) impl_->CastPacket(rays[i], hits[i]);
+}
+
+void* Scene::EmbreeSceneHandle() const { return impl_->scene; }
 
 }  // namespace platoon::sensors

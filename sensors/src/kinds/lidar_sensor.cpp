@@ -76,6 +76,8 @@ void ReadLidar(const config::Table& t, SensorSpec& s) {
   if (div == "cross") d.divergence_sampling = DivergenceSampling::kCross;
   d.echo_merge_distance_m = t.GetDouble("echo_merge_distance_m", d.echo_merge_distance_m, 0, 100);
   d.max_echoes = static_cast<int>(t.GetInt("max_echoes", d.max_echoes, 1, 8));
+  // Execution only: threads per scan (the points are the same for any value).
+  d.threads = static_cast<int>(t.GetInt("threads", d.threads, 1, 64));
   if (const std::string why = d.Validate(); !why.empty()) t.Fail("type", "invalid lidar: " + why);
   s.lidar = d;
   s.rate_hz = d.rotation_rate_hz;

@@ -93,6 +93,9 @@ struct LidarDef {
 
   std::vector<LidarMaterial> materials = DefaultLidarMaterials();  ///< Indexed by SurfaceTag::material_id; unknown ids use entry 0.
 
+  // --- Execution (not physics) ---
+  int threads = 1;  ///< Threads that cast one scan, 1..64; the scan's points do not depend on it. 1 or 2.
+
   /// Number of azimuth columns per scan.
   int ColumnCount() const;
   /// Azimuth of column `c`, in rad (column 0 is the first one fired).
@@ -148,13 +151,20 @@ double MaxDetectionRangeM(const LidarDef& def, double reflectance, double incide
 /// One lidar scan. The sensor starts at `sensor_at_scan_start` (world frame) and moves with constant
 /// world-frame `velocity_mps` and `angular_velocity_radps` during the scan; each column is cast from
 /// the pose at its firing time. The scene is const: the sensor cannot change the world. Deterministic
-/// for a given rng state (draws in firing order).
+/// for a given rng state: Scan draws one 64-bit seed from `rng`, and each column's range noise comes
+/// from its own stream derived from (seed, column), so the points are identical for any def.threads.
 /// `before_block`, when set, is called with a time after the scan start (s) before each block of 64
 /// columns is cast, so the caller can pose moving entities at the rays' own time (SetDynamicPose and
 /// Commit on the same scene); Scan reads the scene only between these calls.
 std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
                              const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng,
                              const std::function<void(double)>& before_block = {});
+
+/// The ray packets Scan() casts for this scan with one thread, in casting order (columns in blocks of 64,
+/// per column channel-major then sub-ray; each block starts a new packet), for benchmarks that time a
+/// bare ray-cast loop over exactly the same rays.
+std::vector<RayPacket16> ScanRayPackets(const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
+                                        const Vec3& angular_velocity_radps, const LidarDef& def);
 
 /// Sensor pose at `t_s` after the scan start under a constant twist: world-frame velocity at the start
 /// `velocity_mps`, turning with the constant world-frame angular velocity (exact on a circle).
