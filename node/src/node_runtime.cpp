@@ -84,7 +84,11 @@ void RunModules(std::vector<std::unique_ptr<Module>>& modules, session::SessionC
 }  // namespace
 
 NodeRuntime::NodeRuntime(NodeOptions options, std::shared_ptr<spdlog::logger> logger, const clock::Oscillator& local)
-    : options_(std::move(options)), log_(std::move(logger)), local_(local), client_(MakeClientDef(options_), local, log_) {}
+    : options_(std::move(options)),
+      log_(std::move(logger)),
+      local_(local),
+      client_(MakeClientDef(options_), local, log_),
+      started_host_ns_(clock::MonotonicOscillator().NowNs()) {}
 
 const clock::SlewedClock& NodeRuntime::Clock() const { return client_.Clock(); }
 
@@ -206,11 +210,36 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
     }
   };
   transport::Channel* const extra[] = {&inbox};
+  // Join time: from this runtime's start to the clock set, and (truth check) to the clock within
+  // kSyncedNs of this host's CLOCK_MONOTONIC (the reference when the server runs here). Logged once each.
+  constexpr int64_t kSyncedNs = 100'000;
+  const clock::MonotonicOscillator host;
+  bool set_logged = false, synced_logged = !options_.truth_check;
+  const auto watch_join = [&] {
+    if (set_logged && synced_logged) return;
+    const int64_t h1 = host.NowNs();
+    const clock::ClockReading reading = client_.Clock().Read();
+    const int64_t h2 = host.NowNs();
+    if (!client_.Clock().IsSet()) return;
+    const double after_s = static_cast<double>(h2 - started_host_ns_) / 1e9;
+    if (!set_logged) {
+      log_->info("clock set {:.3f} s after start", after_s);
+      set_logged = true;
+    }
+    // A read the scheduler preempted between the host reads measures the preemption: skip it.
+    const int64_t error = reading.synced_ns - (h1 + (h2 - h1) / 2);
+    if (!synced_logged && h2 - h1 < 20'000 && std::abs(error) <= kSyncedNs) {
+      log_->info("clock synced within {:.0f} us of the reference {:.3f} s after start (true error {:+.1f} us)",
+                 kSyncedNs / 1e3, after_s, static_cast<double>(error) / 1e3);
+      synced_logged = true;
+    }
+  };
   int exit_code = kExitOk;
   ModuleScheduler lockstep_scheduler;
   while (!stop.load(std::memory_order_relaxed) && local_.NowNs() < end) {
     follow_faults();
-    link.Turn(client_, mutex_, extra, 50'000'000, forward_states);
+    link.Turn(client_, mutex_, extra, set_logged && synced_logged ? 50'000'000 : 5'000'000, forward_states);
+    watch_join();
     // The acknowledgement leaves at once, not after the next wait.
     if (StepGranted(modules_, client_, mutex_, module_context, lockstep_scheduler)) link.SendPending(client_, mutex_);
     std::lock_guard lock(mutex_);

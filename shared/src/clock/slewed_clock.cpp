@@ -12,6 +12,8 @@ std::string ValidateClockDef(const ClockDef& d) {
     return "max_slew_ppm must be in (0, 100000], got " + std::to_string(d.max_slew_ppm);
   if (!(d.sync_rate_hz > 0 && d.sync_rate_hz <= 1000))
     return "sync_rate_hz must be in (0, 1000], got " + std::to_string(d.sync_rate_hz);
+  if (!(d.join_sync_rate_hz > 0 && d.join_sync_rate_hz <= 1000))
+    return "join_sync_rate_hz must be in (0, 1000], got " + std::to_string(d.join_sync_rate_hz);
   if (!(d.window_s > 0 && d.window_s <= 3600)) return "window_s must be in (0, 3600], got " + std::to_string(d.window_s);
   if (!(d.best_fraction > 0 && d.best_fraction <= 1))
     return "best_fraction must be in (0, 1], got " + std::to_string(d.best_fraction);

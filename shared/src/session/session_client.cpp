@@ -293,8 +293,11 @@ void SessionClient::Poll(int64_t now) {
     Queue(Socket::kControl, protocol::StatusRequest{});
     snapshot_due_ns_ = -1;
   }
-  // Time exchanges go on while rejoining, so the clock stays disciplined.
-  const int64_t request_period = static_cast<int64_t>(1e9 / def_.clock.sync_rate_hz);
+  // Time exchanges go on while rejoining, so the clock stays disciplined. Until the clock is set they
+  // come in a burst (join_sync_rate_hz), so that the fit span fills and the clock is set soon after join.
+  const double rate_hz =
+      clock_.IsSet() ? def_.clock.sync_rate_hz : std::max(def_.clock.sync_rate_hz, def_.clock.join_sync_rate_hz);
+  const int64_t request_period = static_cast<int64_t>(1e9 / rate_hz);
   if (ports_.time && now >= next_request_ns_) {
     Queue(Socket::kTime, protocol::TimeRequest{node_id_, ++request_seq_, now});
     next_request_ns_ = std::max(next_request_ns_ + request_period, now);

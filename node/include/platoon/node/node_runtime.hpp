@@ -77,6 +77,7 @@ class NodeRuntime {
   session::SessionClient client_;
   std::vector<std::unique_ptr<Module>> modules_;
   int64_t next_status_ns_ = 0;
+  int64_t started_host_ns_ = 0;  // host CLOCK_MONOTONIC at construction: the origin of the join time
 };
 
 

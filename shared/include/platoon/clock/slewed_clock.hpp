@@ -16,11 +16,14 @@ namespace platoon::clock {
 struct ClockDef {
   double max_slew_ppm = 10000.0;   ///< Bound of the rate correction, in ppm. Default 10000 (= 1 %).
   double sync_rate_hz = 20.0;      ///< Time exchanges per second. Typical 10-20.
+  /// Time exchanges per second until the clock is set (the join burst), in Hz; never below sync_rate_hz.
+  /// Typical 100: the fit span below fills with samples sooner, and the clock is set sooner at join.
+  double join_sync_rate_hz = 100.0;
   double window_s = 30.0;          ///< Sliding window of samples for the offset/drift fit, in s.
   double best_fraction = 0.5;      ///< Fraction of the window's samples (lowest delay) used in the fit.
   double correction_time_s = 3.0;  ///< Time constant of the offset correction, in s.
   int min_samples_to_set = 4;      ///< Samples needed before the one initial step at join.
-  double min_fit_span_s = 1.0;     ///< Below this sample span the drift is not fitted; the initial step waits for it, in s.
+  double min_fit_span_s = 0.5;     ///< Below this sample span the drift is not fitted; the initial step waits for it, in s.
   double delay_weight_floor_us = 20.0;  ///< Sample weight is 1/(delay excess + this)^2, in us. Typical 5-50.
 };
 
