@@ -1,3 +1,463 @@
-// Server capacity (issue 16 item 4): N simulated nodes in one process against a real platoon-server,
-// beside a PUB/SUB floor in the same run. Work in progress.
-int main() { return 0; }
+// Server capacity (issue 16 item 4): N simulated nodes in one process against a real platoon-server.
+// Each simulated node is a session::SessionClient with its own four sockets (join, heartbeats, time sync,
+// snapshot, world stream) and publishes E vehicles on circles through the send policy (dr::SendPolicy, the
+// dead-reckoning thresholds) or at every step. A few threads drive all of them with one zmq_poll each.
+// A few receiving nodes run the full client path on the world stream and measure relay latency (owner
+// stamp -> server -> receiver, on the synced sim clock); the others read and drop their world stream, so
+// that the server still writes it to N peers. Server CPU comes from /proc/<pid>/stat.
+// Floor, same run and same process: one PUB -> N SUB sockets polled the same way, at 60 Hz, with a
+// payload as large as the mean world-state broadcast of the platoon run.
+#include "platoon/clock/oscillator.hpp"
+#include "platoon/dead_reckoning.hpp"
+#include "platoon/entity_id.hpp"
+#include "platoon/process/child.hpp"
+#include "platoon/protocol/codec.hpp"
+#include "platoon/session/session_client.hpp"
+#include "platoon/transport/channel.hpp"
+
+#include <CLI/CLI.hpp>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <zmq.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using platoon::process::Child;
+using namespace std::chrono_literals;
+namespace session = platoon::session;
+namespace transport = platoon::transport;
+namespace protocol = platoon::protocol;
+
+namespace {
+
+int64_t MonoNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// CPU seconds (user + system) of a process so far.
+double CpuSeconds(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string tok;
+  double utime = 0, stime = 0;
+  for (int field = 3; rest >> tok; ++field) {
+    if (field == 14) utime = std::stod(tok);
+    if (field == 15) {
+      stime = std::stod(tok);
+      break;
+    }
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double SelfCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())))];
+}
+
+struct Options {
+  int entities = 16;
+  double step_hz = 60;
+  bool threshold = true;
+  int receivers = 4;
+  int threads = 2;
+  double warmup_s = 4, seconds = 6;
+};
+
+// One simulated node: the session client core and its four sockets (what session::ClientLink holds,
+// driven here from a shared poll loop instead of a thread of its own).
+struct SimNode {
+  SimNode(zmq::context_t& ctx, const std::string& name, bool receiver, const platoon::clock::Oscillator& osc,
+          const std::string& control_endpoint, double warmup_s)
+      : client(MakeDef(name, warmup_s), osc, nullptr),
+        name(name),
+        receiver(receiver),
+        control(ctx, transport::Pattern::kDealer),
+        time(ctx, transport::Pattern::kDealer),
+        world(ctx, transport::Pattern::kSub),
+        state(ctx, transport::Pattern::kPush) {
+    control.Connect(control_endpoint);
+  }
+  static session::ClientDef MakeDef(const std::string& name, double warmup_s) {
+    session::ClientDef d = session::DefaultClientDef(name, protocol::Role::kTraffic);
+    d.stats_warmup_s = warmup_s;
+    return d;
+  }
+
+  session::SessionClient client;
+  std::string name;
+  bool receiver;
+  transport::Channel control, time, world, state;
+  session::ServerPorts connected;
+  std::vector<platoon::dr::SendPolicy> policies;
+  int64_t next_step_ns = 0;
+  uint64_t sequence = 0;
+};
+
+// What the world streams showed, over the measured window.
+struct WorldSeen {
+  uint64_t broadcasts = 0, bytes = 0, keyframes = 0, keyframe_bytes = 0, dropped_reads = 0;
+};
+
+struct PlatoonResult {
+  double p50_us = 0, p99_us = 0, server_cpu = 0, self_cpu = 0, entities_per_s = 0, mean_world_bytes = 0,
+         keyframe_bytes = 0;
+  size_t samples = 0;
+  int joined = 0, synced = 0;
+};
+
+// A vehicle on a circle: radius from its index, 10-20 m/s, so that the send policy sends on its own terms.
+platoon::KinematicState Truth(int node, int index, int64_t sim_ns) {
+  const double r = 30.0 + 5.0 * index, v = 10.0 + (index % 5) * 2.0, w = v / r;
+  const double t = static_cast<double>(sim_ns) / 1e9, a = w * t + node * 0.1;
+  platoon::KinematicState k;
+  k.stamp_ns = sim_ns;
+  k.pose.position_m = platoon::Vec3(r * std::cos(a) + 500.0 * node, r * std::sin(a), 0);
+  k.pose.orientation = platoon::Quat(Eigen::AngleAxisd(a + M_PI / 2, platoon::Vec3::UnitZ()));
+  k.velocity_mps = platoon::Vec3(-v * std::sin(a), v * std::cos(a), 0);
+  k.acceleration_mps2 = platoon::Vec3(-v * w * std::cos(a), -v * w * std::sin(a), 0);
+  k.angular_velocity_radps = platoon::Vec3(0, 0, w);
+  return k;
+}
+
+void Follow(SimNode& n) {
+  const auto ports = n.client.Ports();
+  auto follow = [&](transport::Channel& c, uint16_t& current, uint16_t port) {
+    if (current == port || port == 0) return;
+    if (current) c.Disconnect(transport::TcpEndpoint("127.0.0.1", current));
+    c.Connect(transport::TcpEndpoint("127.0.0.1", port));
+    current = port;
+  };
+  follow(n.time, n.connected.time, ports.time);
+  follow(n.world, n.connected.world, ports.world);
+  follow(n.state, n.connected.state, ports.state);
+}
+
+void SendQueued(SimNode& n) {
+  for (auto& o : n.client.TakeOutgoing()) {
+    switch (o.socket) {
+      case session::Socket::kControl: n.control.Send(o.bytes); break;
+      case session::Socket::kTime: n.time.Send(o.bytes); break;
+      case session::Socket::kWorld: break;
+      case session::Socket::kState:
+        if (n.connected.state) n.state.Send(o.bytes);
+        break;
+    }
+  }
+}
+
+// Drives `nodes` until `end_ns`: one poll over their sockets, the clients' timed work, and each node's
+// vehicles at step_hz (each node at its own phase, as independent processes would be).
+void DriveNodes(std::vector<SimNode*> nodes, const Options& o, int64_t measure_from_ns, int64_t end_ns,
+                WorldSeen& seen, std::atomic<uint64_t>& entities_sent) {
+  std::vector<zmq::pollitem_t> items;
+  for (auto* n : nodes)
+    for (auto* c : {&n->time, &n->control, &n->world})
+      items.push_back(zmq::pollitem_t{static_cast<void*>(c->Socket()), 0, ZMQ_POLLIN, 0});
+  const auto period = static_cast<int64_t>(1e9 / o.step_hz);
+  uint64_t sent = 0;
+  while (true) {
+    const int64_t now = MonoNs();
+    if (now >= end_ns) break;
+    int64_t due = end_ns;
+    for (auto* n : nodes) due = std::min({due, n->client.NextDueNs(), n->next_step_ns});
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(std::clamp<int64_t>((due - now) / 1'000'000, 0, 5)));
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      SimNode& n = *nodes[i];
+      if (items[3 * i].revents & ZMQ_POLLIN)
+        while (auto p = n.time.TryReceive()) n.client.OnMessage(session::Socket::kTime, p->data, MonoNs());
+      if (items[3 * i + 1].revents & ZMQ_POLLIN)
+        while (auto p = n.control.TryReceive()) n.client.OnMessage(session::Socket::kControl, p->data, MonoNs());
+      if (items[3 * i + 2].revents & ZMQ_POLLIN)
+        while (auto p = n.world.TryReceive()) {
+          if (n.receiver) {
+            n.client.OnMessage(session::Socket::kWorld, p->data, MonoNs());
+          } else {
+            ++seen.dropped_reads;
+          }
+        }
+    }
+    const int64_t t = MonoNs();
+    for (auto* np : nodes) {
+      SimNode& n = *np;
+      if (t >= n.client.NextDueNs()) n.client.Poll(t);
+      // The node's vehicles, while sim time runs here.
+      if (t >= n.next_step_ns) {
+        n.next_step_ns = std::max(n.next_step_ns + period, t);
+        if (n.client.TakeRejoined())
+          n.policies.assign(static_cast<size_t>(o.entities), platoon::dr::SendPolicy(platoon::dr::DefaultSendPolicyDef()));
+        if (n.client.Joined() && n.client.Advancing()) {
+          const int64_t sim = n.client.SimNowNs();
+          protocol::NodeState ns;
+          ns.node_id = n.client.NodeId();
+          ns.sequence = ++n.sequence;
+          ns.token = n.client.StateToken();
+          for (int k = 0; k < o.entities; ++k) {
+            const auto truth = Truth(static_cast<int>(n.client.NodeId()), k, sim);
+            auto& policy = n.policies[static_cast<size_t>(k)];
+            if (o.threshold && !policy.ShouldSend(truth, sim)) continue;
+            policy.MarkSent(truth);
+            protocol::EntityState e;
+            e.id = platoon::VehicleId(n.name, static_cast<uint32_t>(k));
+            e.owner_node = ns.node_id;
+            e.kind = protocol::EntityKind::kCar;
+            e.kinematics = truth;
+            ns.entities.push_back(e);
+          }
+          if (!ns.entities.empty()) {
+            if (t >= measure_from_ns) sent += ns.entities.size();
+            n.client.SendState(protocol::Encode(ns));
+          }
+        }
+      }
+      Follow(n);
+      SendQueued(n);
+    }
+  }
+  entities_sent += sent;
+}
+
+std::string WriteSession(const std::string& dir, int n, int entities) {
+  const std::string path = dir + "/load.toml";
+  std::ofstream f(path);
+  // Raised limits (said in the bench's header line): room for n nodes and their entities.
+  f << "[session]\nname = \"load\"\n[server]\nbind_address = \"127.0.0.1\"\nstatus_interval_s = 0\n"
+    << "max_nodes = " << n + 16 << "\nmax_entities = " << std::max(20000, 2 * n * entities) << "\n"
+    << "[security]\nmode = \"off\"\n";
+  return path;
+}
+
+PlatoonResult MeasurePlatoon(const std::string& bin, int n, const Options& o) {
+  namespace fs = std::filesystem;
+  const std::string dir = fs::temp_directory_path() / ("platoon-load-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string ready = dir + "/ready.json";
+  Child server = Child::Spawn({bin + "/platoon-server", "--config", WriteSession(dir, n, o.entities), "--bind",
+                               "127.0.0.1", "--port", "0", "--ready-file", ready, "--autostart", "0", "--log-level",
+                               "warn"});
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!fs::exists(ready)) {
+    if (server.TryWait() || std::chrono::steady_clock::now() > deadline) throw std::runtime_error("server did not start");
+    server.ReadLine(20ms);
+  }
+  std::ifstream rf(ready);
+  const std::string json((std::istreambuf_iterator<char>(rf)), std::istreambuf_iterator<char>());
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"control\":(\\d+)"))) throw std::runtime_error("bad ready file");
+  const std::string control = "tcp://127.0.0.1:" + m[1].str();
+
+  zmq::context_t ctx(2);
+  ctx.set(zmq::ctxopt::max_sockets, 8 * n + 64);
+  const platoon::clock::MonotonicOscillator osc;
+  std::vector<std::unique_ptr<SimNode>> nodes;
+  const int64_t start = MonoNs();
+  const auto period = static_cast<int64_t>(1e9 / o.step_hz);
+  // Node i runs on thread i % threads, so the first `receivers` nodes spread over the threads.
+  for (int i = 0; i < n; ++i) {
+    const bool receiver = i < o.receivers;
+    nodes.push_back(std::make_unique<SimNode>(ctx, "sim" + std::to_string(i), receiver, osc, control, o.warmup_s));
+    nodes.back()->next_step_ns = start + period * i / n;
+    nodes.back()->policies.assign(static_cast<size_t>(o.entities), platoon::dr::SendPolicy());
+  }
+  // The receivers' world taps count broadcast and keyframe sizes in the measured window.
+  const int64_t measure_from = start + static_cast<int64_t>(o.warmup_s * 1e9);
+  const int64_t end = measure_from + static_cast<int64_t>(o.seconds * 1e9);
+  std::vector<WorldSeen> seen(static_cast<size_t>(o.threads));
+  std::mutex tap_mutex;
+  WorldSeen tapped;
+  for (auto& node : nodes)
+    if (node->receiver)
+      node->client.on_world_broadcast = [&](std::string_view bytes, const protocol::WorldState& w, int64_t local_ns) {
+        if (local_ns < measure_from) return;
+        std::lock_guard lock(tap_mutex);
+        ++tapped.broadcasts;
+        tapped.bytes += bytes.size();
+        if (w.keyframe) {
+          ++tapped.keyframes;
+          tapped.keyframe_bytes += bytes.size();
+        }
+      };
+  std::atomic<uint64_t> entities_sent{0};
+  std::vector<std::thread> threads;
+  double cpu0 = 0, self0 = 0;
+  for (int t = 0; t < o.threads; ++t) {
+    std::vector<SimNode*> mine;
+    for (int i = t; i < n; i += o.threads) mine.push_back(nodes[static_cast<size_t>(i)].get());
+    threads.emplace_back([&, mine, t] { DriveNodes(mine, o, measure_from, end, seen[static_cast<size_t>(t)], entities_sent); });
+  }
+  std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(measure_from)));
+  cpu0 = CpuSeconds(server.Pid());
+  self0 = SelfCpuSeconds();
+  const int64_t w0 = MonoNs();
+  std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(end - 100'000'000)));
+  const double cpu1 = CpuSeconds(server.Pid()), self1 = SelfCpuSeconds();
+  const double window = static_cast<double>(MonoNs() - w0) / 1e9;
+  for (auto& th : threads) th.join();
+
+  PlatoonResult r;
+  r.server_cpu = (cpu1 - cpu0) / window;
+  r.self_cpu = (self1 - self0) / window;
+  r.entities_per_s = static_cast<double>(entities_sent.load()) / o.seconds;
+  std::vector<double> lat;
+  for (auto& node : nodes) {
+    r.joined += node->client.Joined();
+    r.synced += node->client.Clock().IsSet();
+    if (!node->receiver) continue;
+    for (int64_t v : node->client.Stats().latencies_ns) lat.push_back(static_cast<double>(v) / 1e3);
+  }
+  r.samples = lat.size();
+  r.p50_us = Percentile(lat, 50);
+  r.p99_us = Percentile(lat, 99);
+  r.mean_world_bytes = tapped.broadcasts ? static_cast<double>(tapped.bytes) / static_cast<double>(tapped.broadcasts) : 0;
+  r.keyframe_bytes = tapped.keyframes ? static_cast<double>(tapped.keyframe_bytes) / static_cast<double>(tapped.keyframes) : 0;
+  nodes.clear();
+  server.Signal(SIGTERM);
+  server.WaitFor(5s);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return r;
+}
+
+struct Floor {
+  double p50_us = 0, p99_us = 0;
+  size_t samples = 0;
+};
+
+// One PUB (its own thread, 60 Hz, `bytes` per message, a send-time stamp in front) -> n SUB sockets in
+// this process, read by `threads` poll loops as the simulated nodes are.
+Floor MeasureFloor(int n, size_t bytes, const Options& o) {
+  zmq::context_t ctx(2);
+  ctx.set(zmq::ctxopt::max_sockets, 2 * n + 64);
+  zmq::socket_t pub(ctx, zmq::socket_type::pub);
+  pub.set(zmq::sockopt::sndhwm, 1000);
+  pub.bind("tcp://127.0.0.1:*");
+  const std::string ep = pub.get(zmq::sockopt::last_endpoint);
+  std::vector<zmq::socket_t> subs;
+  for (int i = 0; i < n; ++i) {
+    subs.emplace_back(ctx, zmq::socket_type::sub);
+    subs.back().set(zmq::sockopt::subscribe, "");
+    subs.back().connect(ep);
+  }
+  const double seconds = std::min(o.seconds, 5.0);
+  const int64_t start = MonoNs(), measure_from = start + 1'000'000'000, end = measure_from + static_cast<int64_t>(seconds * 1e9);
+  std::atomic<bool> stop{false};
+  std::thread sender([&] {
+    std::string msg(std::max<size_t>(bytes, 8), 'x');
+    const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / o.step_hz));
+    auto next = std::chrono::steady_clock::now();
+    while (!stop.load()) {
+      next += period;
+      std::this_thread::sleep_until(next);
+      const int64_t t = MonoNs();
+      std::memcpy(msg.data(), &t, 8);
+      pub.send(zmq::buffer(msg), zmq::send_flags::dontwait);
+    }
+  });
+  std::vector<std::vector<double>> lat(static_cast<size_t>(o.threads));
+  std::vector<std::thread> readers;
+  for (int t = 0; t < o.threads; ++t)
+    readers.emplace_back([&, t] {
+      std::vector<zmq::pollitem_t> items;
+      for (int i = t; i < n; i += o.threads)
+        items.push_back(zmq::pollitem_t{static_cast<void*>(subs[static_cast<size_t>(i)]), 0, ZMQ_POLLIN, 0});
+      while (MonoNs() < end) {
+        zmq::poll(items.data(), items.size(), 5ms);
+        for (auto& it : items) {
+          if (!(it.revents & ZMQ_POLLIN)) continue;
+          zmq::socket_ref s(zmq::from_handle, it.socket);
+          zmq::message_t m;
+          while (s.recv(m, zmq::recv_flags::dontwait)) {
+            const int64_t now = MonoNs();
+            int64_t stamp = 0;
+            std::memcpy(&stamp, m.data(), 8);
+            if (stamp >= measure_from) lat[static_cast<size_t>(t)].push_back(static_cast<double>(now - stamp) / 1e3);
+          }
+        }
+      }
+    });
+  for (auto& r : readers) r.join();
+  stop.store(true);
+  sender.join();
+  std::vector<double> all;
+  for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+  return Floor{Percentile(all, 50), Percentile(all, 99), all.size()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"load_bench: N simulated nodes (each a session client with its own sockets) against a real\n"
+               "platoon-server: server CPU, relay latency p50/p99 and world-state sizes, beside a PUB -> N SUB floor\n"
+               "measured in the same run and process."};
+  std::vector<int> counts = {64, 128, 256};
+  Options o;
+  std::string publish = "threshold";
+  app.add_option("--nodes", counts, "Simulated node counts")->delimiter(',')->capture_default_str();
+  app.add_option("--entities", o.entities, "Vehicles per node")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--publish", publish, "threshold: the send policy (dead-reckoning thresholds); fixed: every vehicle every step")
+      ->check(CLI::IsMember({"fixed", "threshold"}))
+      ->capture_default_str();
+  app.add_option("--receivers", o.receivers, "Nodes per thread that apply the world stream and measure latency")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "Threads driving the simulated nodes")->check(CLI::Range(1, 16))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "Seconds before measuring (joins, clock sync)")->capture_default_str();
+  app.add_option("--seconds", o.seconds, "Measured seconds per node count")->check(CLI::Range(1.0, 60.0))->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  o.threshold = publish == "threshold";
+  o.receivers *= o.threads;  // in all
+
+  // Four sockets per node, each with a descriptor or two: raise the open-file limit (the server inherits it).
+  rlimit lim{};
+  getrlimit(RLIMIT_NOFILE, &lim);
+  lim.rlim_cur = lim.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &lim);
+
+  const std::string bin = platoon::process::ExecutableDir();
+  std::printf("load_bench: %d vehicles per simulated node at %.0f Hz, %s publishing, %d threads, %d receivers, %.0f s "
+              "measured after %.0f s warm-up, loopback, %u cores; session file raises [server] max_nodes to N + 16 "
+              "and max_entities to max(20000, 2 N E)\n\n",
+              o.entities, o.step_hz, publish.c_str(), o.threads, o.receivers, o.seconds, o.warmup_s,
+              std::thread::hardware_concurrency());
+  std::printf("%6s | %21s | %21s | %6s | %10s | %9s | %11s | %12s | %s\n", "nodes", "relay p50 / p99 ms",
+              "floor p50 / p99 ms", "ratio", "server CPU", "bench CPU", "entities/s", "mean world B", "keyframe B");
+  for (int n : counts) {
+    const PlatoonResult r = MeasurePlatoon(bin, n, o);
+    const Floor f = MeasureFloor(n, static_cast<size_t>(std::max(64.0, r.mean_world_bytes)), o);
+    std::printf("%6d | %9.3f / %9.3f | %9.3f / %9.3f | %5.2fx | %9.0f%% | %8.0f%% | %11.0f | %12.0f | %.0f  (%d joined, "
+                "%d synced, %zu relay samples, %zu floor samples)\n",
+                n, r.p50_us / 1e3, r.p99_us / 1e3, f.p50_us / 1e3, f.p99_us / 1e3, f.p99_us > 0 ? r.p99_us / f.p99_us : 0,
+                100 * r.server_cpu, 100 * r.self_cpu, r.entities_per_s, r.mean_world_bytes, r.keyframe_bytes, r.joined,
+                r.synced, r.samples, f.samples);
+    std::fflush(stdout);
+  }
+  return 0;
+}
