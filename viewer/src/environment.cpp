@@ -279,6 +279,8 @@ Rgb KindColour(const EnvironmentLooks& l, ObjectKind kind) {
 osg::ref_ptr<osg::Group> BuildEnvironment(const std::vector<road::EnvObject>& objects, const EnvironmentLooks& looks) {
   osg::ref_ptr<osg::Group> root = new osg::Group;
   root->setName("environment");
+  // Closed models: back faces are never seen, and a software renderer need not shade them.
+  root->getOrCreateStateSet()->setMode(GL_CULL_FACE, osg::StateAttribute::ON);
   if (objects.empty()) return root;
   const KindModels models = MakeKindModels(looks);
   // Lamp heads glow: one state set shared by every tile.
