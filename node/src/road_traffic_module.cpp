@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unordered_map>
 
 namespace platoon::node {
 
@@ -67,11 +68,21 @@ void RoadTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
   std::vector<vehicle::ExternalCar> external;
   const auto remote = context.RemoteEntities(info.sim_ns);
   if (endless_) FollowDrivers(remote);
+  // Each remote vehicle is projected near where it was at the last step (a window of the road, not the whole
+  // road: thousands of them a step); one seen first is projected onto the whole road.
+  std::unordered_map<uint64_t, double> remote_s;
+  remote_s.reserve(remote.size());
   for (const auto& e : remote) {
     if (e.state.kind == protocol::EntityKind::kPedestrian || e.state.kind == protocol::EntityKind::kStaticObject) continue;
-    if (auto on = traffic_->OnLane(e.displayed.position_m))
-      external.push_back(vehicle::ExternalCar{on->first, on->second, e.state.kinematics.velocity_mps.norm()});
+    double s = 0, distance = 0;
+    const auto was = remote_s_.find(e.state.id);
+    const auto on = was == remote_s_.end()
+                        ? traffic_->OnLane(e.displayed.position_m, &s, &distance)
+                        : traffic_->OnLaneNear(e.displayed.position_m, was->second, kRemoteWindowM, &s, &distance);
+    remote_s.emplace(e.state.id, s);
+    if (on) external.push_back(vehicle::ExternalCar{on->first, on->second, e.state.kinematics.velocity_mps.norm()});
   }
+  remote_s_ = std::move(remote_s);
   max_external_ = std::max(max_external_, external.size());
   traffic_->SetExternal(std::move(external));
   if (info.dt_ns > 0) traffic_->Step(NsToS(info.dt_ns));

@@ -74,7 +74,9 @@ RvbWeights ComputeRvbWeights(double w_radps, double dt_s) {
 ///   v(t) = R(t) (v0 + ar t),   a(t) = w x v(t) + R(t) ar
 ///   p(t) = p0 + (int_0^t R ds) v0 + (int_0^t s R ds) ar
 /// where int R = t I + c1 [w] + c2 [w]^2 and int s R = t^2/2 I + d1 [w] + d2 [w]^2.
-KinematicState Rvb(const KinematicState& last, double dt_s) {
+/// With `pose_only`, the velocity and acceleration of the result are left as they were (the send policy
+/// compares poses only; the pose's bits are the same either way).
+KinematicState Rvb(const KinematicState& last, double dt_s, bool pose_only = false) {
   const Vec3& w = last.angular_velocity_radps;
   const Vec3& v0 = last.velocity_mps;
   const Vec3 ar = last.acceleration_mps2 - w.cross(v0);
@@ -84,6 +86,7 @@ KinematicState Rvb(const KinematicState& last, double dt_s) {
   out.pose.position_m += dt_s * v0 + k.c1 * wv + k.c2 * w.cross(wv) + k.d0 * ar + k.d1 * wa + k.d2 * w.cross(wa);
   const Quat turn = QuatFromAngularVelocity(w, dt_s);
   out.pose.orientation = (turn * last.pose.orientation).normalized();
+  if (pose_only) return out;
   out.velocity_mps = turn * (v0 + ar * dt_s);
   out.acceleration_mps2 = w.cross(out.velocity_mps) + turn * ar;
   return out;
@@ -99,7 +102,7 @@ KinematicState Rvb(const KinematicState& last, double dt_s) {
 ///   v(t) = R(s) u0 (|v0| + at t),   w(t) = k |v(t)|,   a(t) = w(t) x v(t) + at R(s) u0
 /// with c1, c2 those of RVB for rate |k| over s. The rest of a0, a side-slip change, is carried as RVB
 /// carries its tangential acceleration. At constant speed this is RVB: exact on circles.
-KinematicState Cca(const KinematicState& last, double dt_s) {
+KinematicState Cca(const KinematicState& last, double dt_s, bool pose_only = false) {
   const Vec3& v0 = last.velocity_mps;
   const double speed_mps = v0.norm();
   // Direction of travel; at a standstill the body's forward axis, where a pull-away goes.
@@ -125,6 +128,7 @@ KinematicState Cca(const KinematicState& last, double dt_s) {
   out.pose.position_m += s_m * u0 + c.c1 * ku + c.c2 * k.cross(ku) + ks.d0 * side + ks.d1 * ws + ks.d2 * w.cross(ws);
   const Quat turn = QuatFromAngularVelocity(k, s_m);
   out.pose.orientation = (turn * last.pose.orientation).normalized();
+  if (pose_only) return out;
   const Vec3 u = turn * u0;
   const Quat side_turn = QuatFromAngularVelocity(w, moved_s);
   out.angular_velocity_radps = speed_out * k;
@@ -163,7 +167,9 @@ std::string_view ModelName(Model model) {
   return "?";
 }
 
-KinematicState ExtrapolateState(Model model, const KinematicState& last, int64_t t_ns) {
+namespace {
+
+KinematicState ExtrapolateImpl(Model model, const KinematicState& last, int64_t t_ns, bool pose_only) {
   const double dt_s = NsToS(t_ns - last.stamp_ns);
   KinematicState out = last;
   switch (model) {
@@ -188,18 +194,26 @@ KinematicState ExtrapolateState(Model model, const KinematicState& last, int64_t
       break;
     }
     case Model::kRvb:
-      out = Rvb(last, dt_s);
+      out = Rvb(last, dt_s, pose_only);
       break;
     case Model::kCca:
-      out = Cca(last, dt_s);
+      out = Cca(last, dt_s, pose_only);
       break;
   }
   out.stamp_ns = t_ns;
   return out;
 }
 
+}  // namespace
+
+KinematicState ExtrapolateState(Model model, const KinematicState& last, int64_t t_ns) {
+  return ExtrapolateImpl(model, last, t_ns, false);
+}
+
+// The pose alone (the send policy evaluates about ten of these per entity and step): the same bits as
+// ExtrapolateState's pose, without the velocity, acceleration and second rotation it also computes.
 Pose Extrapolate(Model model, const KinematicState& last, int64_t t_ns) {
-  return ExtrapolateState(model, last, t_ns).pose;
+  return ExtrapolateImpl(model, last, t_ns, true).pose;
 }
 
 // ---------------------------------------------------------------------------------------------

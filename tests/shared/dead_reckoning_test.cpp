@@ -436,6 +436,29 @@ TEST_CASE("dead reckoning: extrapolated velocity is the derivative of extrapolat
   }
 }
 
+TEST_CASE("dead reckoning: the pose-only extrapolation gives ExtrapolateState's pose bit for bit") {
+  // Turning, braking to a stop, pulling away, side slip, backwards in time: every branch of each model.
+  std::vector<KinematicState> states;
+  for (double t : {0.0, 1.3, 4.0}) states.push_back(CircleTruth(t));
+  KinematicState braking = CircleTruth(0.5);
+  braking.acceleration_mps2 += -3.0 * braking.velocity_mps.normalized() + Vec3(0.0, 0.4, 0.05);
+  states.push_back(braking);
+  KinematicState standing;
+  standing.acceleration_mps2 = Vec3(1.0, 0.0, 0.0);
+  standing.angular_velocity_radps = Vec3(0.0, 0.0, 0.01);
+  states.push_back(standing);
+  for (const KinematicState& s : states)
+    for (Model m : {Model::kStatic, Model::kFpw, Model::kRvw, Model::kRvb, Model::kCca})
+      for (double dt : {-0.4, 0.001, 0.02, 0.5, 3.0}) {
+        const int64_t t = s.stamp_ns + SToNs(dt);
+        const Pose a = dr::Extrapolate(m, s, t), b = dr::ExtrapolateState(m, s, t).pose;
+        CAPTURE(dr::ModelName(m));
+        CAPTURE(dt);
+        CHECK(a.position_m == b.position_m);
+        CHECK(a.orientation.coeffs() == b.orientation.coeffs());
+      }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Receiver
 // ------------------------------------------------------------------------------------------------

@@ -95,6 +95,7 @@ RoadTraffic::Recycled RoadTraffic::Recycle(const std::vector<Vec3>& drivers_m, c
       out.removed.push_back(c.index);
       commands_.erase(c.index);
       cars_.erase(cars_.begin() + static_cast<long>(i));
+      index_dirty_ = true;
     } else {
       ++i;
     }
@@ -190,6 +191,7 @@ bool RoadTraffic::ChangeLane(uint32_t index, int lane) {
     c.target_lane = lane;
     c.lane_change_progress = 0;
     c.cooldown_s = def_.lane_change_cooldown_s;
+    index_dirty_ = true;
     return true;
   }
   return false;
@@ -207,6 +209,7 @@ std::optional<uint32_t> RoadTraffic::Spawn(double s_m, int lane, double speed_mp
   c.cooldown_s = def_.lane_change_cooldown_s;
   if (spread_.size() <= c.index) spread_.resize(c.index + 1, c.desired_speed_mps / std::max(def_.idm.desired_speed_mps, 0.1));
   cars_.push_back(c);
+  index_dirty_ = true;
   return c.index;
 }
 
@@ -215,6 +218,7 @@ bool RoadTraffic::Remove(uint32_t index) {
   if (it == cars_.end()) return false;
   cars_.erase(it);
   commands_.erase(index);
+  index_dirty_ = true;
   return true;
 }
 
@@ -284,7 +288,7 @@ bool RoadTraffic::Occupies(const TrafficCar& car, int lane) const {
   return car.lane == lane || car.target_lane == lane;
 }
 
-RoadTraffic::Neighbour RoadTraffic::Leader(int lane, double s_m, int self) const {
+RoadTraffic::Neighbour RoadTraffic::LeaderScan(int lane, double s_m, int self) const {
   Neighbour best;
   double best_ds = std::numeric_limits<double>::infinity();
   for (size_t j = 0; j < cars_.size(); ++j) {
@@ -307,6 +311,90 @@ RoadTraffic::Neighbour RoadTraffic::Leader(int lane, double s_m, int self) const
   return best;
 }
 
+void RoadTraffic::BuildIndex() const {
+  by_lane_.resize(lanes_.size());
+  for (auto& l : by_lane_) l.clear();
+  const int n = static_cast<int>(cars_.size());
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    for (int j = 0; j < n; ++j)
+      if (Occupies(cars_[static_cast<size_t>(j)], lanes_[k])) by_lane_[k].push_back(Slot{cars_[static_cast<size_t>(j)].s_m, j});
+    for (size_t j = 0; j < external_.size(); ++j)
+      if (external_[j].lane == lanes_[k]) by_lane_[k].push_back(Slot{external_[j].s_m, n + static_cast<int>(j)});
+    std::sort(by_lane_[k].begin(), by_lane_[k].end());
+  }
+  index_dirty_ = false;
+}
+
+const std::vector<RoadTraffic::Slot>* RoadTraffic::LaneSlots(int lane) const {
+  const auto at = std::find(lanes_.begin(), lanes_.end(), lane);
+  if (at == lanes_.end()) return nullptr;
+  if (index_dirty_) BuildIndex();
+  return &by_lane_[static_cast<size_t>(at - lanes_.begin())];
+}
+
+// The indexed searches give exactly what the scans give: they visit the lane's vehicles in the order of
+// their distance (ahead for the leader, behind for the follower; rounding keeps that order monotone),
+// starting a hair before `s_m` (vehicles within 1e-6 m behind are "almost a lap ahead" on a periodic road),
+// keep the smallest distance with the scans' tie rule (lower key first), and stop at the first vehicle
+// further than the best.
+RoadTraffic::Neighbour RoadTraffic::Leader(int lane, double s_m, int self) const {
+  const std::vector<Slot>* slots = def_.spatial_index ? LaneSlots(lane) : nullptr;
+  if (!slots) return LeaderScan(lane, s_m, self);
+  const std::vector<Slot>& l = *slots;
+  const size_t m = l.size();
+  const int n = static_cast<int>(cars_.size());
+  const size_t start = static_cast<size_t>(
+      std::lower_bound(l.begin(), l.end(), s_m - 1e-6, [](const Slot& a, double s) { return a.s_m < s; }) - l.begin());
+  Neighbour best;
+  double best_ds = std::numeric_limits<double>::infinity();
+  int best_key = std::numeric_limits<int>::max();
+  for (size_t k = 0; k < m; ++k) {
+    if (endless_ && start + k >= m) break;  // an endless road does not close on itself
+    const Slot& e = l[(start + k) % m];
+    const int id = e.key < n ? e.key : -2 - (e.key - n);
+    if (id == self) continue;
+    const double ds = Ahead(e.s_m - s_m);
+    if (best.car != -1 && ds > best_ds) break;
+    if (ds < best_ds || (best.car != -1 && ds == best_ds && e.key < best_key)) {
+      best_ds = ds;
+      best_key = e.key;
+      best.car = id;
+    }
+  }
+  if (best.car != -1) best.gap_m = best_ds - def_.vehicle_length_m;
+  return best;
+}
+
+RoadTraffic::Neighbour RoadTraffic::Follower(int lane, double s_m, int self) const {
+  const std::vector<Slot>* slots = def_.spatial_index ? LaneSlots(lane) : nullptr;
+  if (!slots) return FollowerScan(lane, s_m, self);
+  const std::vector<Slot>& l = *slots;
+  const size_t m = l.size();
+  const int n = static_cast<int>(cars_.size());
+  // One past the last vehicle at or before s_m + 1e-6; the scan goes backwards from there.
+  const size_t end = static_cast<size_t>(
+      std::upper_bound(l.begin(), l.end(), s_m + 1e-6, [](double s, const Slot& a) { return s < a.s_m; }) - l.begin());
+  Neighbour best;
+  double best_ds = std::numeric_limits<double>::infinity();
+  int best_key = std::numeric_limits<int>::max();
+  for (size_t k = 0; k < m; ++k) {
+    if (endless_ && k >= end) break;
+    const Slot& e = l[(end + m - 1 - k) % m];
+    const int id = e.key < n ? e.key : -2 - (e.key - n);
+    if (id == self) continue;
+    const double ds = Ahead(s_m - e.s_m);
+    if (!(ds > 0)) continue;
+    if (best.car != -1 && ds > best_ds) break;
+    if (ds < best_ds || (best.car != -1 && ds == best_ds && e.key < best_key)) {
+      best_ds = ds;
+      best_key = e.key;
+      best.car = id;
+    }
+  }
+  if (best.car != -1) best.gap_m = best_ds - def_.vehicle_length_m;
+  return best;
+}
+
 TrafficCar RoadTraffic::AsCar(int car) const {
   if (car >= 0) return cars_[static_cast<size_t>(car)];
   const ExternalCar& e = external_[static_cast<size_t>(-2 - car)];
@@ -319,12 +407,66 @@ TrafficCar RoadTraffic::AsCar(int car) const {
 }
 
 std::optional<std::pair<int, double>> RoadTraffic::OnLane(const Vec3& position_m) const {
+  return OnLane(position_m, nullptr, nullptr);
+}
+
+std::optional<std::pair<int, double>> RoadTraffic::OnLane(const Vec3& position_m, double* s_out,
+                                                          double* distance_out) const {
   const road::RoadCoord at = endless_ ? endless_->Project(position_m) : road_.Project(position_m);
+  if (s_out) *s_out = at.s_m;
+  if (distance_out) *distance_out = at.distance_m;
   if (std::find(lanes_.begin(), lanes_.end(), at.lane) == lanes_.end()) return std::nullopt;
   return std::make_pair(at.lane, at.s_m);
 }
 
-RoadTraffic::Neighbour RoadTraffic::Follower(int lane, double s_m, int self) const {
+std::optional<std::pair<int, double>> RoadTraffic::OnLaneNear(const Vec3& position_m, double near_s_m, double window_m,
+                                                              double* s_out, double* distance_out) const {
+  const double lo = near_s_m - window_m, hi = near_s_m + window_m;
+  // A periodic road's window must not cross its ends (the vehicle may reappear at the other one).
+  if (!endless_ && (lo <= 0.0 || hi >= length_m_)) return OnLane(position_m, s_out, distance_out);
+  const double x = position_m.x(), y = position_m.y();
+  const auto eval = [&](double s) { return endless_ ? endless_->Evaluate(s) : road_.Evaluate(s); };
+  // Newton on (p - c(s)) . T(s) = 0 from the last s (derivative -(1 - k t)): a vehicle followed from step to
+  // step is a few iterations from its foot point, where the sampled search costs tens of evaluations.
+  double s = near_s_m;
+  bool converged = false;
+  road::RoadPoint rp;
+  double lateral = 0;
+  for (int it = 0; it < 8; ++it) {
+    rp = eval(s);
+    const double ch = std::cos(rp.heading_rad), sh = std::sin(rp.heading_rad);
+    const double dx = x - rp.position_m.x(), dy = y - rp.position_m.y();
+    const double along = dx * ch + dy * sh;
+    lateral = -dx * sh + dy * ch;
+    const double denom = 1.0 - rp.curvature_1pm * lateral;
+    if (std::abs(along) < 1e-9) {
+      converged = true;
+      break;
+    }
+    if (denom < 0.5) break;  // near the centre of curvature: no reliable step
+    s += along / denom;
+    if (!(s > lo && s < hi)) break;
+  }
+  // The foot point where the sampled search takes over: not converged, off the carriageway (the road may pass
+  // near itself there), or in the outer quarter of the window (the vehicle moved far, or jumped).
+  const double margin = 0.25 * window_m;
+  const bool on_carriageway = lateral >= road_.RightEdgeOffset() - 5.0 && lateral <= road_.LeftEdgeOffset() + 5.0;
+  if (!converged || !on_carriageway || s <= lo + margin || s >= hi - margin) {
+    const road::RoadCoord at = endless_ ? endless_->ProjectNear(position_m, lo, hi) : road_.Project(position_m, lo, hi);
+    if (at.s_m <= lo + margin || at.s_m >= hi - margin) return OnLane(position_m, s_out, distance_out);
+    if (s_out) *s_out = at.s_m;
+    if (distance_out) *distance_out = at.distance_m;
+    if (std::find(lanes_.begin(), lanes_.end(), at.lane) == lanes_.end()) return std::nullopt;
+    return std::make_pair(at.lane, at.s_m);
+  }
+  if (s_out) *s_out = s;
+  if (distance_out) *distance_out = std::abs(lateral);
+  const int lane = road_.LaneAt(lateral);  // road_ is an endless road's layout
+  if (std::find(lanes_.begin(), lanes_.end(), lane) == lanes_.end()) return std::nullopt;
+  return std::make_pair(lane, s);
+}
+
+RoadTraffic::Neighbour RoadTraffic::FollowerScan(int lane, double s_m, int self) const {
   Neighbour best;
   double best_ds = std::numeric_limits<double>::infinity();
   for (size_t j = 0; j < cars_.size(); ++j) {
@@ -388,6 +530,12 @@ void RoadTraffic::ConsiderLaneChange(size_t i) {
               : Accel(f, Neighbour{});
     }
     if (MobilAllows(def_.mobil, a, dir > 0)) {
+      // It now occupies the target lane too: later vehicles of this pass see it there.
+      if (!index_dirty_)
+        if (auto* slots = const_cast<std::vector<Slot>*>(LaneSlots(target))) {
+          const Slot slot{c.s_m, me};
+          slots->insert(std::upper_bound(slots->begin(), slots->end(), slot), slot);
+        }
       c.target_lane = target;
       c.lane_change_progress = 0;
       c.cooldown_s = def_.lane_change_cooldown_s;
@@ -398,6 +546,7 @@ void RoadTraffic::ConsiderLaneChange(size_t i) {
 
 void RoadTraffic::Step(double dt_s) {
   // Accelerations first, from one consistent snapshot of positions (a parallel update).
+  index_dirty_ = true;
   std::vector<double> accel(cars_.size());
   for (size_t i = 0; i < cars_.size(); ++i) {
     const TrafficCar& c = cars_[i];
@@ -434,6 +583,8 @@ void RoadTraffic::Step(double dt_s) {
     }
   }
   time_s_ += dt_s;
+  // Lane changes see the new positions.
+  index_dirty_ = true;
   for (size_t i = 0; i < cars_.size(); ++i)
     if (!commands_.count(cars_[i].index)) ConsiderLaneChange(i);
 }
@@ -450,9 +601,17 @@ KinematicState RoadTraffic::State(const TrafficCar& c, int64_t stamp_ns) const {
   KinematicState k;
   k.stamp_ns = stamp_ns;
   const double t = LateralOffsetM(c);
-  const double heading = endless_ ? endless_->Heading(c.s_m) : road_.Heading(c.s_m);
   const double sign = c.lane > 0 ? -1.0 : 1.0;  // left lanes drive against s
-  k.pose.position_m = endless_ ? endless_->PointAt(c.s_m, t) : road_.PointAt(c.s_m, t);
+  double heading = 0;
+  if (endless_) {
+    heading = endless_->Heading(c.s_m);
+    k.pose.position_m = endless_->PointAt(c.s_m, t);
+  } else {
+    // One evaluation of the reference line for heading and point (Road::PointAt's formula, the same bits).
+    const road::RoadPoint p = road_.Evaluate(c.s_m);
+    heading = p.heading_rad;
+    k.pose.position_m = p.position_m + t * Vec3(-std::sin(p.heading_rad), std::cos(p.heading_rad), 0.0);
+  }
   k.pose.orientation = Quat(Eigen::AngleAxisd(sign > 0 ? heading : heading + M_PI, Vec3::UnitZ()));
   const Vec3 forward = k.pose.orientation * Vec3::UnitX();
   k.velocity_mps = c.speed_mps * forward;

@@ -249,20 +249,24 @@ RoadCoord Road::Project(const Vec3& p_m, double s_lo_m, double s_hi_m) const {
   const size_t i0 = std::min(all - 2, static_cast<size_t>(std::max<long>(0, first - sample_s_m_.begin() - 1)));
   const auto last = std::lower_bound(sample_s_m_.begin(), sample_s_m_.end(), s_hi_m);
   const size_t n = std::max(i0 + 2, std::min(all, static_cast<size_t>(last - sample_s_m_.begin()) + 1));
-  std::vector<double> d2(n);
+  // Squared distances of the window's samples only (d2[k] is sample i0 + k): a window near the end of a
+  // long road must not cost the whole road.
+  thread_local std::vector<double> d2_buffer;
+  d2_buffer.resize(n - i0);
+  const auto d2 = [&](size_t i) -> double& { return d2_buffer[i - i0]; };  // by sample index, i0 .. n - 1
   double best_sample = 1e300;
   for (size_t i = i0; i < n; ++i) {
     const double dx = x - sample_x_m_[i], dy = y - sample_y_m_[i];
-    d2[i] = dx * dx + dy * dy;
-    best_sample = std::min(best_sample, d2[i]);
+    d2(i) = dx * dx + dy * dy;
+    best_sample = std::min(best_sample, d2(i));
   }
   // Every sampled local minimum that could beat the best sample after refinement is refined:
   // the true minimum lies within one sample step of a sampled one.
   const double reach = std::sqrt(best_sample) + 2.0 * sample_step_m_;
   double best_s = 0.0, best_d2 = 1e300;
   for (size_t i = i0; i < n; ++i) {
-    const bool local_min = (i == i0 || d2[i] <= d2[i - 1]) && (i + 1 == n || d2[i] <= d2[i + 1]);
-    if (!local_min || d2[i] > reach * reach) continue;
+    const bool local_min = (i == i0 || d2(i) <= d2(i - 1)) && (i + 1 == n || d2(i) <= d2(i + 1));
+    if (!local_min || d2(i) > reach * reach) continue;
     double a = sample_s_m_[i == i0 ? i0 : i - 1], b = sample_s_m_[i + 1 == n ? n - 1 : i + 1];
     // Golden-section search of the squared distance within the bracket.
     const double g = (std::sqrt(5.0) - 1.0) / 2.0;

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace platoon::node {
@@ -47,6 +48,9 @@ class RoadTrafficModule final : public Module {
   std::map<uint64_t, double> driver_s_;            // each driver's road s at the last step, by entity id
   uint64_t spawned_ = 0, removed_ = 0;             // endless road: vehicles spawned / removed by Recycle
   std::unique_ptr<vehicle::RoadTraffic> traffic_;
+  // Remote vehicles' road s at the last step, by entity id: the next projection searches around it.
+  std::unordered_map<uint64_t, double> remote_s_;
+  static constexpr double kRemoteWindowM = 60.0;  // half-width of that search, in m of s
   vehicle::TrafficCheck worst_;
   size_t max_external_ = 0;
   int64_t next_check_ns_ = 0;

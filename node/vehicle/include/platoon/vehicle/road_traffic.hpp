@@ -41,6 +41,9 @@ struct RoadTrafficDef {
   double keep_ahead_m = 1500.0;      ///< A vehicle further than this ahead of the foremost driver is removed, in m of s.
   double spawn_clear_m = 200.0;      ///< Spawns and removals happen at least this far (straight line) from every driver, in m.
   double spawn_gap_m = 50.0;         ///< A spawned vehicle has at least this much road to its neighbours in its lane, in m.
+  /// Leaders and followers from an index of each lane sorted by s (O(log n) a query); false: a scan of
+  /// every vehicle (O(n) a query), the same answers, kept as the baseline of tests and benchmarks.
+  bool spatial_index = true;
 };
 /// Default road traffic settings.
 inline RoadTrafficDef DefaultRoadTrafficDef() { return RoadTrafficDef{}; }
@@ -117,10 +120,24 @@ class RoadTraffic {
   void Step(double dt_s);
 
   /// Vehicles the traffic must react to (followed, not cut off), as of now; replaces the previous set.
-  void SetExternal(std::vector<ExternalCar> cars) { external_ = std::move(cars); }
+  void SetExternal(std::vector<ExternalCar> cars) {
+    external_ = std::move(cars);
+    index_dirty_ = true;
+  }
 
   /// Where a world position lies on the driving lanes: (lane, s) when it is on one of them.
   std::optional<std::pair<int, double>> OnLane(const Vec3& position_m) const;
+  /// The same for a position known to have been near road s `near_s_m` (a vehicle followed from step to
+  /// step): Newton iterations on the foot point from `near_s_m` (a few evaluations of the road); where they
+  /// do not converge on the carriageway, the sampled search of [near_s_m - window_m, near_s_m + window_m];
+  /// the whole road when that window reaches an end of a periodic road or the foot point lies in the
+  /// window's outer quarter. The foot point agrees with OnLane's to its precision (about 1e-6 m) wherever
+  /// the road does not pass within the carriageway of itself. The foot point (s, |t|), for the next call,
+  /// goes to `s_out`, `distance_out`.
+  std::optional<std::pair<int, double>> OnLaneNear(const Vec3& position_m, double near_s_m, double window_m,
+                                                   double* s_out, double* distance_out) const;
+  /// OnLane with the foot point's s and distance (for a later OnLaneNear).
+  std::optional<std::pair<int, double>> OnLane(const Vec3& position_m, double* s_out, double* distance_out) const;
 
   /// The vehicles.
   const std::vector<TrafficCar>& Cars() const { return cars_; }
@@ -171,15 +188,33 @@ class RoadTraffic {
   void SetTimeHeadway(double s) { def_.idm.time_headway_s = s; }
   double TimeHeadway() const { return def_.idm.time_headway_s; }
 
- private:
+  /// The nearest vehicle ahead or behind in a lane.
   struct Neighbour {
-    int car = -1;        // index into cars_ (>= 0), an external car (<= -2: -2 - index), -1 none
-    double gap_m = 0;    // bumper-to-bumper gap
+    int car = -1;        ///< Index into Cars() (>= 0), an external car (<= -2: -2 - index), -1 none.
+    double gap_m = 0;    ///< Bumper-to-bumper gap, in m.
   };
+  /// The nearest vehicle at or ahead of `s_m` occupying `lane` (a vehicle changing lanes occupies both),
+  /// other than `self` (a Neighbour::car value; -1: none); ties go to the lower car, cars before externals.
+  Neighbour Leader(int lane, double s_m, int self) const;
+  /// The nearest vehicle strictly behind `s_m` occupying `lane`, other than `self`; ties as Leader.
+  Neighbour Follower(int lane, double s_m, int self) const;
+
+ private:
   // The neighbour as a vehicle (an external one gets its own speed as desired speed).
   TrafficCar AsCar(int car) const;
-  Neighbour Leader(int lane, double s_m, int self) const;
-  Neighbour Follower(int lane, double s_m, int self) const;
+  Neighbour LeaderScan(int lane, double s_m, int self) const;
+  Neighbour FollowerScan(int lane, double s_m, int self) const;
+  // The lane index: per driving lane (lanes_ order), the vehicles occupying it as (s, key) sorted, key = car
+  // index, or cars_.size() + external index. Rebuilt lazily after any change (index_dirty_).
+  struct Slot {
+    double s_m;
+    int key;
+    bool operator<(const Slot& o) const { return s_m < o.s_m || (s_m == o.s_m && key < o.key); }
+  };
+  void BuildIndex() const;
+  const std::vector<Slot>* LaneSlots(int lane) const;
+  mutable std::vector<std::vector<Slot>> by_lane_;
+  mutable bool index_dirty_ = true;
   bool Occupies(const TrafficCar& car, int lane) const;
   double Wrap(double ds) const;
   double Ahead(double ds) const;  // distance ahead: wrapped on a periodic road, infinity when behind on an endless one
