@@ -107,7 +107,7 @@ TEST_CASE("driver seat: a scripted run does not depend on when the module thread
   int64_t t = 0;
   for (int i = 0; t < 3000 * kDriverStepNs; ++i) {
     jittery.Step(StepInfo{t, 0}, b);
-    t = std::min<int64_t>(3000 * kDriverStepNs, t + 300'000 + (i * 7'919'000) % 6'700'000);
+    t = std::min<int64_t>(3000 * kDriverStepNs, t + 300'000 + (int64_t{i} * 7'919'000) % 6'700'000);
   }
   jittery.Step(StepInfo{t, 0}, b);
   CHECK(jittery.DynamicsSteps() == 3000);
@@ -345,7 +345,7 @@ TEST_CASE("driver seat: data write rows fall on whole multiples of the period, o
   int64_t t = 5'000'123'000;
   for (int i = 0; t < 6'000'000'000; ++i) {
     seat.Step(StepInfo{t, 0}, context);
-    t += 300'000 + (i * 7'919'000) % 6'700'000;
+    t += 300'000 + (int64_t{i} * 7'919'000) % 6'700'000;
   }
   for (int i = 0; i < 20; ++i) seat.Step(StepInfo{t, 0}, context);
   t -= 30'000'000;

@@ -201,7 +201,7 @@ class DriverSeatModule final : public Module {
     StreamStats stats;
     int64_t last_wall_ns = 0;      // steady ns of the newest datagram taken
     int64_t pending_sent_ns = -1;  // the newest datagram's sent_ns, until a step applies it
-    int64_t bad_logged_ns = INT64_MIN;
+    int64_t bad_logged_ns = INT64_MIN / 2;  // "long ago", with room to subtract from a steady time
     uint64_t bad_unlogged = 0;
     std::vector<float> latency_us;
   };
