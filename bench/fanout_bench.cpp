@@ -9,6 +9,8 @@
 #include "platoon/transport/channel.hpp"
 #include "platoon/transport/security.hpp"
 
+#include "bench_support.hpp"
+
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 #include <zmq.hpp>
@@ -35,41 +37,14 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+using platoon::bench::CpuSeconds;
+using platoon::bench::Summary;
+using platoon::bench::Field;
+
 int64_t MonoNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-double Field(const std::string& line, const std::string& key) {
-  std::smatch m;
-  if (std::regex_search(line, m, std::regex("\"" + key + "\":(-?[0-9.]+)"))) return std::stod(m[1]);
-  return -1;
-}
-
-std::string Summary(const Child& c) {
-  for (auto it = c.Lines().rbegin(); it != c.Lines().rend(); ++it)
-    if (it->find("SUMMARY") != std::string::npos) return *it;
-  return {};
-}
-
-// CPU seconds (user + system) of a process so far.
-double CpuSeconds(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string tok;
-  double utime = 0, stime = 0;
-  for (int field = 3; rest >> tok; ++field) {
-    if (field == 14) utime = std::stod(tok);
-    if (field == 15) {
-      stime = std::stod(tok);
-      break;
-    }
-  }
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 double Percentile(std::vector<double> v, double p) {

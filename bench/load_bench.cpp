@@ -15,6 +15,8 @@
 #include "platoon/session/session_client.hpp"
 #include "platoon/transport/channel.hpp"
 
+#include "bench_support.hpp"
+
 #include <CLI/CLI.hpp>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -45,29 +47,12 @@ namespace protocol = platoon::protocol;
 
 namespace {
 
+using platoon::bench::CpuSeconds;
+
 int64_t MonoNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-// CPU seconds (user + system) of a process so far.
-double CpuSeconds(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string tok;
-  double utime = 0, stime = 0;
-  for (int field = 3; rest >> tok; ++field) {
-    if (field == 14) utime = std::stod(tok);
-    if (field == 15) {
-      stime = std::stod(tok);
-      break;
-    }
-  }
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 double SelfCpuSeconds() {

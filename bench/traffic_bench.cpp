@@ -12,6 +12,8 @@
 #include "platoon/road/session_road.hpp"
 #include "platoon/vehicle/road_traffic.hpp"
 
+#include "bench_support.hpp"
+
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -31,6 +33,10 @@ using namespace platoon;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+using platoon::bench::CpuSeconds;
+using platoon::bench::Summary;
+using platoon::bench::Field;
 
 double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
@@ -76,37 +82,6 @@ struct Case {
   int vehicles = 0;
   int remote = 0;
 };
-
-double Field(const std::string& line, const std::string& key) {
-  std::smatch m;
-  if (std::regex_search(line, m, std::regex("\"" + key + "\":(-?[0-9.]+)"))) return std::stod(m[1]);
-  return -1;
-}
-
-std::string Summary(const process::Child& c) {
-  for (auto it = c.Lines().rbegin(); it != c.Lines().rend(); ++it)
-    if (it->find("SUMMARY") != std::string::npos) return *it;
-  return {};
-}
-
-// CPU seconds (user + system) of a process so far.
-double CpuSeconds(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string tok;
-  double utime = 0, stime = 0;
-  for (int field = 3; rest >> tok; ++field) {
-    if (field == 14) utime = std::stod(tok);
-    if (field == 15) {
-      stime = std::stod(tok);
-      break;
-    }
-  }
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
 
 // A real session over loopback: platoon-server, `nodes` road traffic nodes sharing `vehicles` on the demo
 // road, and an observer. Prints each node's CPU share (over the measured seconds) and update latency.
