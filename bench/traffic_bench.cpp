@@ -3,10 +3,13 @@
 // second traffic node's vehicles as remote vehicles. Reports the module's step time against its period and
 // vehicles per core, and where the time goes: the traffic model (lane index against the brute-force scan of
 // every vehicle, same run), the projection of remote vehicles (near their last s against the whole road,
-// same run) and the states handed to the runtime.
+// same run) and the states handed to the runtime. With --session N: a real session over loopback, each
+// node's CPU, update latency and view error (its displayed remote vehicles against their owner's truth,
+// from platoon-node --pose-log on every 20th vehicle).
 #include "platoon/config/session.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/node/module.hpp"
+#include "platoon/node/pose_log.hpp"
 #include "platoon/node/road_traffic_module.hpp"
 #include "platoon/process/child.hpp"
 #include "platoon/road/session_road.hpp"
@@ -86,7 +89,7 @@ struct Case {
 // A real session over loopback: platoon-server, `nodes` road traffic nodes sharing `vehicles` on the demo
 // road, and an observer. Prints each node's CPU share (over the measured seconds) and update latency.
 int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, double warmup, double length_m,
-               int lanes, double rate_hz) {
+               int lanes, double rate_hz, int pose_every, bool keep) {
   using namespace std::chrono_literals;
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("platoon-traffic-bench-" + std::to_string(getpid()));
@@ -117,11 +120,19 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
   for (int i = 0; i < nodes; ++i) names.push_back("traffic-" + std::to_string(i));
   names.push_back("observer");
   std::vector<process::Child> children;
-  for (const auto& name : names)
-    children.push_back(process::Child::Spawn({bin + "/platoon-node", "--config", session, "--name", name, "--server",
-                                              "127.0.0.1", "--port", port, "--log-level", "warn", "--monitor-hz", "100",
-                                              "--stats-warmup", std::to_string(warmup), "--exit-after",
-                                              std::to_string(warmup + seconds)}));
+  for (const auto& name : names) {
+    std::vector<std::string> args = {bin + "/platoon-node", "--config", session, "--name", name, "--server",
+                                     "127.0.0.1", "--port", port, "--log-level", "warn", "--monitor-hz", "100",
+                                     "--stats-warmup", std::to_string(warmup), "--exit-after",
+                                     std::to_string(warmup + seconds)};
+    // Every node's truth of its own vehicles and its view of the others', for the view error below.
+    if (pose_every > 0)
+      for (const std::string& a : {std::string("--pose-log"), (dir / (name + ".csv")).string(),
+                                   std::string("--pose-log-every"), std::to_string(pose_every),
+                                   std::string("--pose-log-hz"), std::string("20")})
+        args.push_back(a);
+    children.push_back(process::Child::Spawn(args));
+  }
   const auto t0 = Clock::now();
   std::vector<double> cpu0(children.size()), cpu1(children.size());
   double server0 = 0, server1 = 0;
@@ -155,7 +166,29 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
   const double wall = std::chrono::duration<double>(w1 - w0).count();
   std::printf("session: %d road vehicles on %d traffic node(s), %.0f Hz, %.0f s measured after %.0f s; server CPU %.0f %%\n",
               vehicles, nodes, rate_hz, seconds, warmup, 100.0 * (server1 - server0) / wall);
-  std::printf("%12s %6s %12s %12s %9s %12s\n", "node", "CPU%", "lat_p50_ms", "lat_p99_ms", "samples", "max_external");
+  // The view error: each node's displayed remote vehicles against their owner's truth (both from the pose
+  // logs), from the end of the warm-up on.
+  std::vector<std::vector<node::PoseRow>> logs(children.size());
+  std::vector<node::PoseRow> own;
+  int64_t first_ns = INT64_MAX;
+  if (pose_every > 0) {
+    try {
+      for (size_t i = 0; i < children.size(); ++i) {
+        logs[i] = node::ReadPoseLog((dir / (names[i] + ".csv")).string());
+        for (const auto& r : logs[i])
+          if (r.source == node::PoseRow::Source::kOwn) {
+            own.push_back(r);
+            first_ns = std::min(first_ns, r.sim_ns);
+          }
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "traffic_bench: %s\n", e.what());
+      return 1;
+    }
+  }
+  std::printf("%12s %6s %12s %12s %9s %12s %11s %11s %11s %8s %10s %10s\n", "node", "CPU%", "lat_p50_ms",
+              "lat_p99_ms", "samples", "max_external", "view_p50_cm", "view_p99_cm", "view_max_cm", "judged",
+              "est_p99_cm", "est_max_cm");
   for (size_t i = 0; i < children.size(); ++i) {
     const std::string s = Summary(children[i]);
     if (s.empty()) {
@@ -165,11 +198,25 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
         std::fprintf(stderr, "  %s\n", lines[k].c_str());
       continue;
     }
-    std::printf("%12s %6.0f %12.2f %12.2f %9.0f %12.0f\n", names[i].c_str(), 100.0 * (cpu1[i] - cpu0[i]) / wall,
-                Field(s, "update_latency_p50_us") / 1e3, Field(s, "update_latency_p99_us") / 1e3,
-                Field(s, "update_latency_samples"), Field(s, "road_max_external"));
+    node::ViewErrors view, estimate;
+    if (pose_every > 0 && first_ns != INT64_MAX) {
+      const int64_t from = first_ns + static_cast<int64_t>(warmup * 1e9), gap = static_cast<int64_t>(2.5e9 / rate_hz);
+      view = node::CompareViews(own, logs[i], from, gap);
+      estimate = node::CompareViews(own, logs[i], from, gap, node::PoseRow::Source::kEstimate);
+    }
+    const auto& e = view.errors_m;
+    const auto& u = estimate.errors_m;
+    std::printf("%12s %6.0f %12.2f %12.2f %9.0f %12.0f %11.2f %11.2f %11.2f %8zu %10.2f %10.2f\n", names[i].c_str(),
+                100.0 * (cpu1[i] - cpu0[i]) / wall, Field(s, "update_latency_p50_us") / 1e3,
+                Field(s, "update_latency_p99_us") / 1e3, Field(s, "update_latency_samples"),
+                Field(s, "road_max_external"), 100 * Percentile(e, 50), 100 * Percentile(e, 99),
+                e.empty() ? 0.0 : 100 * *std::max_element(e.begin(), e.end()), e.size(), 100 * Percentile(u, 99),
+                u.empty() ? 0.0 : 100 * *std::max_element(u.begin(), u.end()));
   }
-  fs::remove_all(dir);
+  if (keep)
+    std::printf("session files and pose logs kept in %s\n", dir.c_str());
+  else
+    fs::remove_all(dir);
   return 0;
 }
 
@@ -194,11 +241,18 @@ int main(int argc, char** argv) {
   app.add_option("--session-nodes", session_nodes, "Traffic nodes sharing the session's vehicles")->capture_default_str();
   app.add_option("--session-seconds", session_seconds, "Measured seconds of the session")->capture_default_str();
   app.add_option("--session-warmup", session_warmup, "Seconds before measuring (joins, clock sync)")->capture_default_str();
+  int pose_every = 20;
+  bool keep = false;
+  app.add_flag("--keep", keep, "Session: keep its folder (session file, pose logs) and print where it is");
+  app.add_option("--pose-every", pose_every,
+                 "Session: judge the view error on every this many vehicles (platoon-node --pose-log); 0: not at all")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (session_vehicles > 0) {
     const std::string bin = std::filesystem::canonical("/proc/self/exe").parent_path().string();
     return RunSession(bin, session_vehicles, std::max(1, session_nodes), session_seconds, session_warmup, length_m,
-                      lanes, rate_hz);
+                      lanes, rate_hz, pose_every, keep);
   }
 
   config::SessionDef session;

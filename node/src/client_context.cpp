@@ -30,6 +30,7 @@ std::vector<RemoteEntity> ClientModuleContext::RemoteEntities(int64_t sim_ns) co
 
 void ClientModuleContext::Publish(const protocol::EntityState& truth) {
   truth_[truth.id] = truth;
+  if (truth_tap_) truth_tap_(truth);
   const uint32_t id = NodeId();
   if (id == 0) return;
   if (resend_all.exchange(false)) policies_.clear();

@@ -56,6 +56,20 @@ int main(int argc, char** argv) {
   app.add_option("--publish", publish, "How owned entities are sent: threshold (dead-reckoning thresholds, default) or "
                                        "fixed (every module step)")
       ->check(CLI::IsMember({"threshold", "fixed"}));
+  app.add_option("--pose-log", opt.pose_log,
+                 "Diagnostic: write the truth of every entity this node owns and every remote entity as it displays "
+                 "it to this CSV (source,sim_ns,id,x_m,y_m,z_m,yaw_rad); two nodes' logs give one's view error "
+                 "against the other's truth")
+      ->group("Diagnostics");
+  app.add_option("--pose-log-every", opt.pose_log_every, "Diagnostic: only entities whose index is a multiple of this")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str()
+      ->group("Diagnostics");
+  app.add_option("--pose-log-hz", opt.pose_log_hz, "Diagnostic: rate of the pose log's view rows, Hz")
+      ->check(platoon::config::cli::Finite())
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str()
+      ->group("Diagnostics");
   int vehicles = -1;
   double monitor_hz = 0, module_hz = 0;
   app.add_option("--module-hz", module_hz, "Step rate of the role's main module, Hz (default 100)")

@@ -4,6 +4,7 @@
 #include "platoon/node/clock_monitor.hpp"
 #include "platoon/node/module.hpp"
 #include "platoon/node/roles.hpp"
+#include "platoon/node/pose_log.hpp"
 #include "platoon/node/view_monitor.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/session/client_link.hpp"
@@ -104,6 +105,15 @@ int NodeRuntime::MakeModules() {
     return kExitFailure;
   }
   modules_.push_back(std::make_unique<ViewMonitor>(options_.session, def.name, log_));
+  if (!options_.pose_log.empty()) {
+    try {
+      pose_log_ = std::make_shared<PoseLog>(options_.pose_log, options_.pose_log_every, log_);
+    } catch (const std::exception& e) {
+      log_->error("{}", e.what());
+      return kExitUsage;
+    }
+    modules_.push_back(std::make_unique<PoseLogModule>(pose_log_, options_.pose_log_hz));
+  }
   return kExitOk;
 }
 
@@ -167,6 +177,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   module_context.SetWake([&] {
     if (std::this_thread::get_id() != network_thread) outbox.Send(std::string());
   });
+  if (pose_log_) module_context.TapTruth([log = pose_log_](const protocol::EntityState& e) { log->Own(e); });
   for (auto& m : modules_) m->Attach(module_context);
   // Parameters by path: the server forwards node.<name>.* here (on this thread, the client locked).
   NodeParams params;

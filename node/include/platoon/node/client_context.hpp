@@ -85,6 +85,9 @@ class ClientModuleContext final : public ModuleContext, public EncodedPublisher 
   /// The node's parameters, whose queued sets StepDue applies before the modules step (nullptr: none).
   void SetParams(NodeParams* params) { params_ = params; }
   NodeParams* Params() const { return params_; }
+  /// Hands every truth a module publishes to `tap` (nullptr: none), before the send policy sees it; on
+  /// the module thread (PoseLog).
+  void TapTruth(std::function<void(const protocol::EntityState&)> tap) { truth_tap_ = std::move(tap); }
   /// The newest truth of every owned entity, for the session hash.
   std::vector<protocol::EntityState> OwnedTruth() const;
   /// Node states and entity states sent so far.
@@ -107,6 +110,7 @@ class ClientModuleContext final : public ModuleContext, public EncodedPublisher 
   std::function<void(std::string)> outbox_;
   dr::SendPolicyDef policy_def_;
   bool every_step_;
+  std::function<void(const protocol::EntityState&)> truth_tap_;
   std::map<uint64_t, dr::SendPolicy> policies_;
   std::map<uint64_t, protocol::EntityState> truth_;
   std::vector<protocol::EntityState> pending_;

@@ -42,6 +42,9 @@ struct NodeOptions {
   dr::SendPolicyDef send_policy = dr::DefaultSendPolicyDef();  ///< When owned entities are sent.
   double stats_warmup_s = 0;       ///< Update-latency and world-gap statistics start this long after launch, in s.
   bool publish_every_step = false;  ///< Send every owned entity at every step (fixed rate), ignoring thresholds.
+  std::string pose_log;             ///< Diagnostic CSV of owned truths and displayed remote poses (PoseLog); "" none.
+  uint32_t pose_log_every = 1;      ///< Only entities whose index is a multiple of this go into the pose log.
+  double pose_log_hz = 50;          ///< Rate of the pose log's view rows, in Hz.
 };
 
 /// Exit codes of platoon-node.
@@ -76,6 +79,7 @@ class NodeRuntime {
   std::mutex mutex_;                  // guards client_ between the network and module threads
   session::SessionClient client_;
   std::vector<std::unique_ptr<Module>> modules_;
+  std::shared_ptr<class PoseLog> pose_log_;  // --pose-log, when given
   int64_t next_status_ns_ = 0;
   int64_t started_host_ns_ = 0;  // host CLOCK_MONOTONIC at construction: the origin of the join time
 };

@@ -1,0 +1,159 @@
+// The pose log (platoon-node --pose-log): what it writes, how it is read back, and that the view error
+// it gives from two nodes' logs is the error against the owner's truth. Stadium traffic has a truth any
+// process can compute (node::TrafficTruth), so the log-based figure is checked against it here; road
+// traffic, which has none, is what traffic_bench --session measures with it.
+#include "../support/session_fixture.hpp"
+#include "platoon/node/pose_log.hpp"
+#include "platoon/node/traffic.hpp"
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+using namespace platoon;
+using namespace platoon::testing;
+using namespace std::chrono_literals;
+
+TEST_CASE("pose log: rows read back as written, and a bad row is named by file and line") {
+  TempDir dir;
+  auto logger = std::make_shared<spdlog::logger>("test");
+  const std::string path = dir.Path() + "/poses.csv";
+  {
+    node::PoseLog log(path, 2, logger);
+    protocol::EntityState e;
+    e.id = VehicleId("n1", 4);
+    e.kinematics.stamp_ns = 1'500'000'000;
+    e.kinematics.pose.position_m = Vec3(10.25, -3.5, 0.125);
+    e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(0.75, Vec3::UnitZ()));
+    log.Own(e);
+    e.id = VehicleId("n1", 3);  // index 3: not a multiple of 2, left out
+    log.Own(e);
+    node::RemoteEntity r{e, e.kinematics.pose};
+    r.state.id = VehicleId("n1", 6);
+    r.displayed.position_m = Vec3(1, 2, 3);
+    log.View(2'000'000'000, r);
+    r.state.stale = true;  // stale views are left out
+    log.View(2'010'000'000, r);
+    CHECK(log.Rows() == 3);
+  }
+  const auto rows = node::ReadPoseLog(path);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].source == node::PoseRow::Source::kOwn);
+  CHECK(rows[0].sim_ns == 1'500'000'000);
+  CHECK(rows[0].id == VehicleId("n1", 4));
+  CHECK((rows[0].position_m - Vec3(10.25, -3.5, 0.125)).norm() < 1e-6);
+  CHECK(rows[0].yaw_rad == doctest::Approx(0.75).epsilon(1e-6));
+  CHECK(rows[1].source == node::PoseRow::Source::kView);
+  CHECK(rows[1].sim_ns == 2'000'000'000);
+  CHECK((rows[1].position_m - Vec3(1, 2, 3)).norm() < 1e-6);
+  // The estimate: the received state (at 1.5 s, at rest) dead-reckoned to 2 s, without the display's blend.
+  CHECK(rows[2].source == node::PoseRow::Source::kEstimate);
+  CHECK((rows[2].position_m - Vec3(10.25, -3.5, 0.125)).norm() < 1e-6);
+
+  const std::string bad = dir.Write("bad.csv", "source,sim_ns,id,x_m,y_m,z_m,yaw_rad\nown,1,2,0,0,0,0\nview,3,x,0,0,0,0\n");
+  try {
+    node::ReadPoseLog(bad);
+    FAIL("a bad row was read");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find(bad + ":3:") != std::string::npos);
+  }
+  const std::string nan = dir.Write("nan.csv", "source,sim_ns,id,x_m,y_m,z_m,yaw_rad\nown,1,2,nan,0,0,0\n");
+  try {
+    node::ReadPoseLog(nan);
+    FAIL("a NaN row was read");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find(nan + ":2:") != std::string::npos);
+  }
+  CHECK_THROWS_AS(node::ReadPoseLog(dir.Write("other.csv", "a,b\n")), std::runtime_error);
+}
+
+TEST_CASE("pose log: a full disk ends the log with an error naming the path, not the process") {
+  std::ostringstream out;
+  auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  {
+    node::PoseLog log("/dev/full", 1, logger);
+    protocol::EntityState e;
+    for (int i = 0; i < 2000; ++i) {
+      e.id = static_cast<uint64_t>(i);
+      log.Own(e);
+    }
+    CHECK(log.Rows() < 2000);
+  }
+  CHECK(out.str().find("pose log '/dev/full': write failed") != std::string::npos);
+}
+
+TEST_CASE("pose log: the view error from an owner's and an observer's logs is the error against the owner's truth") {
+  TempDir dir;
+  const auto p = FreePorts(4);
+  const std::string session = dir.Write(
+      "session.toml", "[session]\nname = \"pose-log-test\"\n[server]\nbind_address = \"127.0.0.1\"\ncontrol_port = " +
+                          std::to_string(p[0]) + "\ntime_port = " + std::to_string(p[1]) + "\nworld_port = " +
+                          std::to_string(p[2]) + "\nstate_port = " + std::to_string(p[3]) +
+                          "\nstatus_interval_s = 0\n[[node]]\nname = \"n1\"\nrole = \"traffic\"\nvehicles = 4\n"
+                          "monitor_rate_hz = 50\nstatus_interval_s = 0\n[[node]]\nname = \"obs\"\nrole = \"observer\"\n"
+                          "monitor_rate_hz = 50\nstatus_interval_s = 0\n");
+  auto server = process::Child::Spawn({BinDir() + "/platoon-server", "--config", session, "--autostart", "0"});
+  const std::string own_log = dir.Path() + "/n1.csv", view_log = dir.Path() + "/obs.csv";
+  auto n1 = process::Child::Spawn({BinDir() + "/platoon-node", "--config", session, "--name", "n1", "--pose-log", own_log});
+  auto obs = process::Child::Spawn(
+      {BinDir() + "/platoon-node", "--config", session, "--name", "obs", "--pose-log", view_log, "--pose-log-hz", "40"});
+  // The observer sees the four vehicles, then reports 8 more views (4 s).
+  REQUIRE(obs.WaitForLine("view: 4/4 live, 0 stale", 30s));
+  for (int k = 0; k < 8; ++k) REQUIRE(obs.WaitForLine("view: 4/4 live", 10s));
+  for (auto* c : {&obs, &n1}) {
+    c->Signal(SIGTERM);
+    REQUIRE(c->WaitForLine("SUMMARY", 10s));
+    c->WaitFor(5s);
+  }
+  server.Signal(SIGTERM);
+  server.WaitFor(10s);
+  CheckNoErrorLines(n1, "n1");
+  CheckNoErrorLines(obs, "obs");
+
+  const auto own = node::ReadPoseLog(own_log);
+  const auto view = node::ReadPoseLog(view_log);
+  config::NodeDef owner;
+  owner.name = "n1";
+  owner.role = protocol::Role::kTraffic;
+  owner.vehicles = 4;
+  // The owner's rows are its truth at its steps.
+  size_t own_rows = 0;
+  for (const auto& r : own) {
+    if (r.source != node::PoseRow::Source::kOwn) continue;
+    ++own_rows;
+    const auto truth = node::TrafficTruth(owner, static_cast<uint32_t>(r.id & 0xffff), r.sim_ns);
+    REQUIRE((r.position_m - truth.kinematics.pose.position_m).norm() < 1e-5);
+  }
+  CHECK(own_rows > 4 * 100 * 4);  // 4 vehicles at 100 Hz for more than 4 s
+  REQUIRE_FALSE(view.empty());
+  // The judged rows: from 2 s after the first view on, against the owner's rows no more than two steps apart.
+  const int64_t from = view.front().sim_ns + 2'000'000'000;
+  const auto judged = node::CompareViews(own, view, from, 25'000'000);
+  size_t after = 0;
+  double error_max = 0;
+  for (const auto& r : view)
+    if (r.source == node::PoseRow::Source::kView && r.sim_ns >= from) ++after;
+  CHECK(after > 4 * 40 * 1);  // 4 vehicles at 40 Hz for more than a second
+  // The observer stopped first: every row lies between two of the owner's steps.
+  CHECK(judged.unmatched == 0);
+  REQUIRE(judged.errors_m.size() + judged.unmatched == after);
+  // Each judged error equals the error against the computed truth, to the interpolation between two
+  // 10 ms steps on the stadium's bends (v^2 dt^2 / (8 r) < 1 mm).
+  double worst_difference = 0;
+  for (size_t k = 0; k < judged.rows.size(); ++k) {
+    const auto& r = view[judged.rows[k]];
+    const auto truth = node::TrafficTruth(owner, static_cast<uint32_t>(r.id & 0xffff), r.sim_ns);
+    const double direct = (r.position_m - truth.kinematics.pose.position_m).norm();
+    worst_difference = std::max(worst_difference, std::abs(judged.errors_m[k] - direct));
+    error_max = std::max(error_max, direct);
+  }
+  MESSAGE("judged " << judged.errors_m.size() << " view rows; largest difference to the computed truth "
+                    << worst_difference * 1e3 << " mm; error max " << error_max * 100 << " cm");
+  CHECK(worst_difference < 1e-3);
+  // And the figure itself is the observer's usual one (the send threshold is 5 cm).
+  CHECK(*std::max_element(judged.errors_m.begin(), judged.errors_m.end()) < 0.10);
+}
