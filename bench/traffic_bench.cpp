@@ -186,9 +186,9 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
       return 1;
     }
   }
-  std::printf("%12s %6s %12s %12s %9s %12s %11s %11s %11s %8s %10s %10s\n", "node", "CPU%", "lat_p50_ms",
+  std::printf("%12s %6s %12s %12s %9s %12s %11s %11s %11s %8s %10s %10s %10s\n", "node", "CPU%", "lat_p50_ms",
               "lat_p99_ms", "samples", "max_external", "view_p50_cm", "view_p99_cm", "view_max_cm", "judged",
-              "est_p99_cm", "est_max_cm");
+              "est_p99_cm", "est_max_cm", "after_jump");
   for (size_t i = 0; i < children.size(); ++i) {
     const std::string s = Summary(children[i]);
     if (s.empty()) {
@@ -206,12 +206,12 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
     }
     const auto& e = view.errors_m;
     const auto& u = estimate.errors_m;
-    std::printf("%12s %6.0f %12.2f %12.2f %9.0f %12.0f %11.2f %11.2f %11.2f %8zu %10.2f %10.2f\n", names[i].c_str(),
+    std::printf("%12s %6.0f %12.2f %12.2f %9.0f %12.0f %11.2f %11.2f %11.2f %8zu %10.2f %10.2f %10zu\n", names[i].c_str(),
                 100.0 * (cpu1[i] - cpu0[i]) / wall, Field(s, "update_latency_p50_us") / 1e3,
                 Field(s, "update_latency_p99_us") / 1e3, Field(s, "update_latency_samples"),
                 Field(s, "road_max_external"), 100 * Percentile(e, 50), 100 * Percentile(e, 99),
                 e.empty() ? 0.0 : 100 * *std::max_element(e.begin(), e.end()), e.size(), 100 * Percentile(u, 99),
-                u.empty() ? 0.0 : 100 * *std::max_element(u.begin(), u.end()));
+                u.empty() ? 0.0 : 100 * *std::max_element(u.begin(), u.end()), view.after_jump);
   }
   if (keep)
     std::printf("session files and pose logs kept in %s\n", dir.c_str());

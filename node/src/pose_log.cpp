@@ -101,13 +101,21 @@ std::vector<PoseRow> ReadPoseLog(const std::string& path) {
 }
 
 ViewErrors CompareViews(const std::vector<PoseRow>& owners, const std::vector<PoseRow>& viewer, int64_t from_sim_ns,
-                        int64_t max_gap_ns, PoseRow::Source source) {
+                        int64_t max_gap_ns, PoseRow::Source source, int64_t jump_window_ns) {
   // Each owned entity's truth, in sim-time order.
   std::unordered_map<uint64_t, std::vector<const PoseRow*>> truth;
   for (const auto& r : owners)
     if (r.source == PoseRow::Source::kOwn) truth[r.id].push_back(&r);
-  for (auto& [id, rows] : truth)
+  // And the times it arrived somewhere by a teleport (the first row after it).
+  std::unordered_map<uint64_t, std::vector<int64_t>> jumps;
+  for (auto& [id, rows] : truth) {
     std::stable_sort(rows.begin(), rows.end(), [](const PoseRow* a, const PoseRow* b) { return a->sim_ns < b->sim_ns; });
+    for (size_t k = 1; k < rows.size(); ++k) {
+      const double dt_s = static_cast<double>(rows[k]->sim_ns - rows[k - 1]->sim_ns) * 1e-9;
+      if ((rows[k]->position_m - rows[k - 1]->position_m).norm() > kJumpSpeedMps * std::max(dt_s, 1e-3))
+        jumps[id].push_back(rows[k]->sim_ns);
+    }
+  }
   ViewErrors out;
   for (size_t i = 0; i < viewer.size(); ++i) {
     const PoseRow& v = viewer[i];
@@ -118,6 +126,16 @@ ViewErrors CompareViews(const std::vector<PoseRow>& owners, const std::vector<Po
       continue;
     }
     const auto& rows = it->second;
+    // From the last step before a teleport to jump_window_ns after it.
+    if (const auto j = jumps.find(v.id); j != jumps.end()) {
+      const auto next = std::lower_bound(j->second.begin(), j->second.end(), v.sim_ns);
+      const bool before_next = next != j->second.end() && *next - v.sim_ns < max_gap_ns;
+      const bool after_last = next != j->second.begin() && v.sim_ns - *(next - 1) <= jump_window_ns;
+      if (before_next || after_last) {
+        ++out.after_jump;
+        continue;
+      }
+    }
     // The first truth at or after the view's time, and the one before it.
     const auto after = std::lower_bound(rows.begin(), rows.end(), v.sim_ns,
                                         [](const PoseRow* r, int64_t t) { return r->sim_ns < t; });

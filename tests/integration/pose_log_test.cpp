@@ -71,6 +71,43 @@ TEST_CASE("pose log: rows read back as written, and a bad row is named by file a
   CHECK_THROWS_AS(node::ReadPoseLog(dir.Write("other.csv", "a,b\n")), std::runtime_error);
 }
 
+TEST_CASE("pose log: CompareViews interpolates the owner's truth, and sets teleports and unmatched rows apart") {
+  using Source = node::PoseRow::Source;
+  std::vector<node::PoseRow> owner;
+  // 10 m/s along x, a row every 10 ms for 2 s; at 1 s the entity is moved 5 km on (a finite road's end).
+  for (int k = 0; k <= 200; ++k) {
+    const int64_t t = k * 10'000'000LL;
+    owner.push_back({Source::kOwn, t, 7, Vec3(10.0 * t * 1e-9 + (t >= 1'000'000'000 ? 5000.0 : 0.0), 0, 0), 0});
+  }
+  const auto row = [](Source s, int64_t t, uint64_t id, double x, double y) { return node::PoseRow{s, t, id, Vec3(x, y, 0), 0}; };
+  const std::vector<node::PoseRow> viewer = {
+      row(Source::kView, 100'000'000, 7, 1.0, 0.5),         // before from_sim_ns: not judged at all
+      row(Source::kView, 505'000'000, 7, 5.05 + 0.03, 0),   // between two rows: truth 5.05, error 3 cm
+      row(Source::kEstimate, 505'000'000, 7, 5.05, 0.02),   // another source: not judged as a view
+      row(Source::kView, 995'000'000, 7, 9.95, 0),          // in the step that teleports
+      row(Source::kView, 1'200'000'000, 7, 12.0, 0),        // 0.2 s after it: still the old place
+      row(Source::kView, 1'800'000'000, 7, 5018.0, 0.01),   // long after: error 1 cm
+      row(Source::kView, 2'500'000'000, 7, 5025.0, 0),      // after the owner's last row
+      row(Source::kView, 600'000'000, 8, 0, 0),             // an entity nobody owns here
+  };
+  const auto v = node::CompareViews(owner, viewer, 500'000'000, 25'000'000);
+  REQUIRE(v.errors_m.size() == 2);
+  CHECK(v.errors_m[0] == doctest::Approx(0.03).epsilon(1e-9));
+  CHECK(v.errors_m[1] == doctest::Approx(0.01).epsilon(1e-9));
+  CHECK(v.rows == std::vector<size_t>{1, 5});
+  CHECK(v.after_jump == 2);
+  CHECK(v.unmatched == 2);
+  const auto e = node::CompareViews(owner, viewer, 500'000'000, 25'000'000, Source::kEstimate);
+  REQUIRE(e.errors_m.size() == 1);
+  CHECK(e.errors_m[0] == doctest::Approx(0.02).epsilon(1e-9));
+  // Owner rows further apart than max_gap_ns do not bracket a view row (the rows at 0.505 s and 0.995 s,
+  // which is now no longer within one step of the teleport); the row at 1.8 s lies on one.
+  const auto tight = node::CompareViews(owner, viewer, 500'000'000, 5'000'000);
+  CHECK(tight.rows == std::vector<size_t>{5});
+  CHECK(tight.unmatched == 4);
+  CHECK(tight.after_jump == 1);
+}
+
 TEST_CASE("pose log: a full disk ends the log with an error naming the path, not the process") {
   std::ostringstream out;
   auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));

@@ -81,12 +81,20 @@ struct ViewErrors {
   std::vector<double> errors_m;  ///< |displayed - truth| per view row judged, in m.
   std::vector<size_t> rows;      ///< The index in `viewer` of each judged row (errors_m's order).
   size_t unmatched = 0;          ///< View rows without owner truth on both sides within `max_gap_ns`.
+  size_t after_jump = 0;         ///< View rows within `jump_window_ns` after the owner moved an entity faster
+                                 ///< than kJumpSpeedMps (a teleport: a finite road's end to its start).
 };
+
+/// Faster than this between two of an owner's rows is a teleport, not motion, in m/s.
+inline constexpr double kJumpSpeedMps = 200.0;
 
 /// Judges every row of `viewer` from `source` (view or estimate) at or after `from_sim_ns` against the
 /// `own` rows of `owners`: the truth at the row's sim time is interpolated linearly between the owner's two
-/// rows around it, which must be at most `max_gap_ns` apart (a step or two of the owner).
+/// rows around it, which must be at most `max_gap_ns` apart (a step or two of the owner). Rows from a
+/// teleport of the entity to `jump_window_ns` after it are counted apart (`after_jump`), not judged: every
+/// viewer shows the old place until the news arrives, which is latency, not dead reckoning.
 ViewErrors CompareViews(const std::vector<PoseRow>& owners, const std::vector<PoseRow>& viewer, int64_t from_sim_ns,
-                        int64_t max_gap_ns, PoseRow::Source source = PoseRow::Source::kView);
+                        int64_t max_gap_ns, PoseRow::Source source = PoseRow::Source::kView,
+                        int64_t jump_window_ns = 500'000'000);
 
 }  // namespace platoon::node
