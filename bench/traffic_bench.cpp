@@ -89,7 +89,8 @@ struct Case {
 // A real session over loopback: platoon-server, `nodes` road traffic nodes sharing `vehicles` on the demo
 // road, and an observer. Prints each node's CPU share (over the measured seconds) and update latency.
 int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, double warmup, double length_m,
-               int lanes, double rate_hz, int pose_every, bool keep) {
+               int lanes, double rate_hz, int pose_every, double pose_hz, bool keep,
+               const std::vector<std::string>& node_extra) {
   using namespace std::chrono_literals;
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("platoon-traffic-bench-" + std::to_string(getpid()));
@@ -125,11 +126,12 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
                                      "127.0.0.1", "--port", port, "--log-level", "warn", "--monitor-hz", "100",
                                      "--stats-warmup", std::to_string(warmup), "--exit-after",
                                      std::to_string(warmup + seconds)};
+    for (const auto& a : node_extra) args.push_back(a);
     // Every node's truth of its own vehicles and its view of the others', for the view error below.
     if (pose_every > 0)
       for (const std::string& a : {std::string("--pose-log"), (dir / (name + ".csv")).string(),
                                    std::string("--pose-log-every"), std::to_string(pose_every),
-                                   std::string("--pose-log-hz"), std::string("20")})
+                                   std::string("--pose-log-hz"), std::to_string(pose_hz)})
         args.push_back(a);
     children.push_back(process::Child::Spawn(args));
   }
@@ -164,8 +166,11 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
     std::this_thread::sleep_for(20ms);
   }
   const double wall = std::chrono::duration<double>(w1 - w0).count();
-  std::printf("session: %d road vehicles on %d traffic node(s), %.0f Hz, %.0f s measured after %.0f s; server CPU %.0f %%\n",
-              vehicles, nodes, rate_hz, seconds, warmup, 100.0 * (server1 - server0) / wall);
+  std::string extra;
+  for (const auto& a : node_extra) extra += " " + a;
+  std::printf("session: %d road vehicles on %d traffic node(s), %.0f Hz, %.0f s measured after %.0f s; server CPU %.0f %%%s\n",
+              vehicles, nodes, rate_hz, seconds, warmup, 100.0 * (server1 - server0) / wall,
+              extra.empty() ? "" : ("; nodes with" + extra).c_str());
   // The view error: each node's displayed remote vehicles against their owner's truth (both from the pose
   // logs), from the end of the warm-up on.
   std::vector<std::vector<node::PoseRow>> logs(children.size());
@@ -186,9 +191,9 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
       return 1;
     }
   }
-  std::printf("%12s %6s %12s %12s %9s %12s %11s %11s %11s %8s %10s %10s %10s\n", "node", "CPU%", "lat_p50_ms",
+  std::printf("%12s %6s %12s %12s %9s %12s %11s %11s %11s %8s %10s %10s %10s %9s\n", "node", "CPU%", "lat_p50_ms",
               "lat_p99_ms", "samples", "max_external", "view_p50_cm", "view_p99_cm", "view_max_cm", "judged",
-              "est_p99_cm", "est_max_cm", "after_jump");
+              "est_p99_cm", "est_max_cm", "after_jump", "rough_p99");
   for (size_t i = 0; i < children.size(); ++i) {
     const std::string s = Summary(children[i]);
     if (s.empty()) {
@@ -206,12 +211,13 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
     }
     const auto& e = view.errors_m;
     const auto& u = estimate.errors_m;
-    std::printf("%12s %6.0f %12.2f %12.2f %9.0f %12.0f %11.2f %11.2f %11.2f %8zu %10.2f %10.2f %10zu\n", names[i].c_str(),
+    std::printf("%12s %6.0f %12.2f %12.2f %9.0f %12.0f %11.2f %11.2f %11.2f %8zu %10.2f %10.2f %10zu %9.1f\n", names[i].c_str(),
                 100.0 * (cpu1[i] - cpu0[i]) / wall, Field(s, "update_latency_p50_us") / 1e3,
                 Field(s, "update_latency_p99_us") / 1e3, Field(s, "update_latency_samples"),
                 Field(s, "road_max_external"), 100 * Percentile(e, 50), 100 * Percentile(e, 99),
                 e.empty() ? 0.0 : 100 * *std::max_element(e.begin(), e.end()), e.size(), 100 * Percentile(u, 99),
-                u.empty() ? 0.0 : 100 * *std::max_element(u.begin(), u.end()), view.after_jump);
+                u.empty() ? 0.0 : 100 * *std::max_element(u.begin(), u.end()), view.after_jump,
+                Percentile(view.roughness_mps2, 99));
   }
   if (keep)
     std::printf("session files and pose logs kept in %s\n", dir.c_str());
@@ -242,8 +248,19 @@ int main(int argc, char** argv) {
   app.add_option("--session-seconds", session_seconds, "Measured seconds of the session")->capture_default_str();
   app.add_option("--session-warmup", session_warmup, "Seconds before measuring (joins, clock sync)")->capture_default_str();
   int pose_every = 20;
+  double pose_hz = 20;
+  app.add_option("--pose-hz", pose_hz, "Session: rate of the viewers' pose log rows, Hz (roughness needs 100)")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str();
   bool keep = false;
   app.add_flag("--keep", keep, "Session: keep its folder (session file, pose logs) and print where it is");
+  std::vector<std::string> node_extra;
+  app.add_option_function<double>(
+      "--blend-time", [&](double v) { node_extra.insert(node_extra.end(), {"--blend-time", std::to_string(v)}); },
+      "Session: every node's platoon-node --blend-time (the receivers' shortest blend, s)");
+  app.add_option_function<double>(
+      "--blend-speed", [&](double v) { node_extra.insert(node_extra.end(), {"--blend-speed", std::to_string(v)}); },
+      "Session: every node's platoon-node --blend-speed (the fastest a blend moves the display, m/s)");
   app.add_option("--pose-every", pose_every,
                  "Session: judge the view error on every this many vehicles (platoon-node --pose-log); 0: not at all")
       ->check(CLI::Range(0, 65535))
@@ -252,7 +269,7 @@ int main(int argc, char** argv) {
   if (session_vehicles > 0) {
     const std::string bin = std::filesystem::canonical("/proc/self/exe").parent_path().string();
     return RunSession(bin, session_vehicles, std::max(1, session_nodes), session_seconds, session_warmup, length_m,
-                      lanes, rate_hz, pose_every, keep);
+                      lanes, rate_hz, pose_every, pose_hz, keep, node_extra);
   }
 
   config::SessionDef session;

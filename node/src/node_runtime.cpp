@@ -34,6 +34,7 @@ session::ClientDef MakeClientDef(const NodeOptions& o) {
   d.lockstep_member = true;
   d.stats_warmup_s = o.stats_warmup_s;
   d.broadcast_hz = o.session.server.broadcast_hz;
+  d.track = o.track;
   return d;
 }
 

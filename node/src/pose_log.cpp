@@ -101,7 +101,8 @@ std::vector<PoseRow> ReadPoseLog(const std::string& path) {
 }
 
 ViewErrors CompareViews(const std::vector<PoseRow>& owners, const std::vector<PoseRow>& viewer, int64_t from_sim_ns,
-                        int64_t max_gap_ns, PoseRow::Source source, int64_t jump_window_ns) {
+                        int64_t max_gap_ns, PoseRow::Source source, int64_t jump_window_ns,
+                        int64_t max_spacing_ns) {
   // Each owned entity's truth, in sim-time order.
   std::unordered_map<uint64_t, std::vector<const PoseRow*>> truth;
   for (const auto& r : owners)
@@ -117,6 +118,12 @@ ViewErrors CompareViews(const std::vector<PoseRow>& owners, const std::vector<Po
     }
   }
   ViewErrors out;
+  struct Judged {
+    uint64_t id;
+    int64_t t;
+    Vec3 shown, truth;
+  };
+  std::vector<Judged> judged;
   for (size_t i = 0; i < viewer.size(); ++i) {
     const PoseRow& v = viewer[i];
     if (v.source != source || v.sim_ns < from_sim_ns) continue;
@@ -156,6 +163,23 @@ ViewErrors CompareViews(const std::vector<PoseRow>& owners, const std::vector<Po
     }
     out.errors_m.push_back((v.position_m - at).norm());
     out.rows.push_back(i);
+    judged.push_back({v.id, v.sim_ns, v.position_m, at});
+  }
+  // Roughness: the acceleration shown over three consecutive judged rows of an entity (the second divided
+  // difference) minus the truth's over the same three instants.
+  std::stable_sort(judged.begin(), judged.end(), [](const Judged& a, const Judged& b) {
+    return a.id != b.id ? a.id < b.id : a.t < b.t;
+  });
+  const auto accel = [](const Vec3& p0, const Vec3& p1, const Vec3& p2, double t0, double t1, double t2) -> Vec3 {
+    return 2.0 * ((p2 - p1) / (t2 - t1) - (p1 - p0) / (t1 - t0)) / (t2 - t0);
+  };
+  for (size_t k = 2; k < judged.size(); ++k) {
+    const Judged &a = judged[k - 2], &b = judged[k - 1], &c = judged[k];
+    if (a.id != c.id || b.t <= a.t || c.t <= b.t || b.t - a.t > max_spacing_ns || c.t - b.t > max_spacing_ns) continue;
+    const double t0 = static_cast<double>(a.t) * 1e-9, t1 = static_cast<double>(b.t) * 1e-9,
+                 t2 = static_cast<double>(c.t) * 1e-9;
+    out.roughness_mps2.push_back(
+        (accel(a.shown, b.shown, c.shown, t0, t1, t2) - accel(a.truth, b.truth, c.truth, t0, t1, t2)).norm());
   }
   return out;
 }

@@ -102,6 +102,13 @@ TEST_CASE("operations: every usage error of every executable exits 2, --help exi
       {{node, "--name", "a", "--drift-ppm", "nan"}, 2, "finite"},
       {{node, "--name", "a", "--truth-warmup", "inf"}, 2, "finite"},
       {{node, "--name", "a", "--stats-warmup", "nan"}, 2, "finite"},
+      {{node, "--name", "a", "--blend-time", "nan"}, 2, "finite"},
+      {{node, "--name", "a", "--blend-time", "-0.1"}, 2, ""},
+      {{node, "--name", "a", "--blend-speed", "0"}, 2, ""},
+      {{node, "--name", "a", "--pose-log-hz", "inf"}, 2, "finite"},
+      {{node, "--name", "a", "--pose-log-every", "0"}, 2, ""},
+      // An unwritable pose log is refused at start, naming the file.
+      {{node, "--name", "a", "--pose-log", dir.Path() + "/no/such/folder/poses.csv"}, 2, "cannot write the pose log"},
       // Help is not an error.
       {{platoon, "--help"}, 0, "platoon run"},
       {{platoon, "run", "--help"}, 0, "--duration"},

@@ -108,6 +108,31 @@ TEST_CASE("pose log: CompareViews interpolates the owner's truth, and sets telep
   CHECK(tight.after_jump == 1);
 }
 
+TEST_CASE("pose log: a correction shown at once is a spike of roughness, one spread over a blend is not") {
+  using Source = node::PoseRow::Source;
+  std::vector<node::PoseRow> owner, snap, blend;
+  for (int k = 0; k <= 100; ++k) {
+    const int64_t t = k * 10'000'000LL;  // 10 m/s along x, a row every 10 ms
+    owner.push_back({Source::kOwn, t, 7, Vec3(0.1 * k, 0, 0), 0});
+    // The same motion shown 5 cm aside from 0.55 s on: at once, or over 0.1 s.
+    const double at_once = k >= 55 ? 0.05 : 0.0;
+    const double spread = 0.05 * std::clamp((k - 55) / 10.0, 0.0, 1.0);
+    snap.push_back({Source::kView, t, 7, Vec3(0.1 * k, at_once, 0), 0});
+    blend.push_back({Source::kView, t, 7, Vec3(0.1 * k, spread, 0), 0});
+  }
+  const auto s = node::CompareViews(owner, snap, 0, 25'000'000);
+  REQUIRE(s.roughness_mps2.size() == 99);  // every three consecutive rows of 101
+  // Second divided differences over 10 ms: 0.05 m / (0.01 s)^2 on each side of the step.
+  CHECK(*std::max_element(s.roughness_mps2.begin(), s.roughness_mps2.end()) == doctest::Approx(500.0));
+  CHECK(std::count_if(s.roughness_mps2.begin(), s.roughness_mps2.end(), [](double r) { return r > 1e-6; }) == 2);
+  const auto b = node::CompareViews(owner, blend, 0, 25'000'000);
+  REQUIRE(b.roughness_mps2.size() == 99);
+  // Spread over ten rows: a change of slope of 0.5 m/s at each end of the blend, 50 m/s^2.
+  CHECK(*std::max_element(b.roughness_mps2.begin(), b.roughness_mps2.end()) == doctest::Approx(50.0));
+  // Rows further apart than max_spacing_ns give no roughness.
+  CHECK(node::CompareViews(owner, snap, 0, 25'000'000, Source::kView, 500'000'000, 5'000'000).roughness_mps2.empty());
+}
+
 TEST_CASE("pose log: a full disk ends the log with an error naming the path, not the process") {
   std::ostringstream out;
   auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));

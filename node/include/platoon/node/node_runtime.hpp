@@ -42,6 +42,7 @@ struct NodeOptions {
   dr::SendPolicyDef send_policy = dr::DefaultSendPolicyDef();  ///< When owned entities are sent.
   double stats_warmup_s = 0;       ///< Update-latency and world-gap statistics start this long after launch, in s.
   bool publish_every_step = false;  ///< Send every owned entity at every step (fixed rate), ignoring thresholds.
+  dr::TrackDef track = dr::DefaultTrackDef();  ///< How this node blends corrections of remote entities.
   std::string pose_log;             ///< Diagnostic CSV of owned truths and displayed remote poses (PoseLog); "" none.
   uint32_t pose_log_every = 1;      ///< Only entities whose index is a multiple of this go into the pose log.
   double pose_log_hz = 50;          ///< Rate of the pose log's view rows, in Hz.

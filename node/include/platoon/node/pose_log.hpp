@@ -83,6 +83,10 @@ struct ViewErrors {
   size_t unmatched = 0;          ///< View rows without owner truth on both sides within `max_gap_ns`.
   size_t after_jump = 0;         ///< View rows within `jump_window_ns` after the owner moved an entity faster
                                  ///< than kJumpSpeedMps (a teleport: a finite road's end to its start).
+  /// How rough the display is: for every three consecutive judged rows of an entity, each at most
+  /// `max_spacing_ns` after the one before, |acceleration shown - the truth's| over those instants (second
+  /// divided differences), in m/s^2. A correction shown at once is a spike; a blend spreads it.
+  std::vector<double> roughness_mps2;
 };
 
 /// Faster than this between two of an owner's rows is a teleport, not motion, in m/s.
@@ -95,6 +99,6 @@ inline constexpr double kJumpSpeedMps = 200.0;
 /// viewer shows the old place until the news arrives, which is latency, not dead reckoning.
 ViewErrors CompareViews(const std::vector<PoseRow>& owners, const std::vector<PoseRow>& viewer, int64_t from_sim_ns,
                         int64_t max_gap_ns, PoseRow::Source source = PoseRow::Source::kView,
-                        int64_t jump_window_ns = 500'000'000);
+                        int64_t jump_window_ns = 500'000'000, int64_t max_spacing_ns = 100'000'000);
 
 }  // namespace platoon::node
