@@ -75,6 +75,7 @@ struct Options {
   int receivers = 4;
   int threads = 2;
   double warmup_s = 4, seconds = 6;
+  int keyframe_parts = 0;  // [server] keyframe_parts of the session: 0 auto (rolling past 512 entities), 1 whole
 };
 
 // One simulated node: the session client core and its four sockets (what session::ClientLink holds,
@@ -109,14 +110,15 @@ struct SimNode {
 
 // What the world streams showed, over the measured window.
 struct WorldSeen {
-  uint64_t broadcasts = 0, bytes = 0, keyframes = 0, keyframe_bytes = 0, dropped_reads = 0;
+  uint64_t broadcasts = 0, bytes = 0, keyframes = 0, keyframe_bytes = 0, largest = 0, dropped_reads = 0;
 };
 
 struct PlatoonResult {
   double p50_us = 0, p99_us = 0, server_cpu = 0, self_cpu = 0, entities_per_s = 0, mean_world_bytes = 0,
-         keyframe_bytes = 0;
+         keyframe_bytes = 0, largest_world_bytes = 0;
   size_t samples = 0;
   int joined = 0, synced = 0;
+  size_t world_min = 0, world_max = 0;  // entities in the receivers' worlds at the end (each: (N - 1) * E)
 };
 
 // A vehicle on a circle: radius from its index, 10-20 m/s, so that the send policy sends on its own terms.
@@ -230,12 +232,13 @@ void DriveNodes(std::vector<SimNode*> nodes, const Options& o, int64_t measure_f
   entities_sent += sent;
 }
 
-std::string WriteSession(const std::string& dir, int n, int entities) {
+std::string WriteSession(const std::string& dir, int n, int entities, int keyframe_parts) {
   const std::string path = dir + "/load.toml";
   std::ofstream f(path);
   // Raised limits (said in the bench's header line): room for n nodes and their entities.
   f << "[session]\nname = \"load\"\n[server]\nbind_address = \"127.0.0.1\"\nstatus_interval_s = 0\n"
     << "max_nodes = " << n + 16 << "\nmax_entities = " << std::max(20000, 2 * n * entities) << "\n"
+    << "keyframe_parts = " << keyframe_parts << "\n"
     << "[security]\nmode = \"off\"\n";
   return path;
 }
@@ -245,7 +248,7 @@ PlatoonResult MeasurePlatoon(const std::string& bin, int n, const Options& o) {
   const std::string dir = fs::temp_directory_path() / ("platoon-load-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string ready = dir + "/ready.json";
-  Child server = Child::Spawn({bin + "/platoon-server", "--config", WriteSession(dir, n, o.entities), "--bind",
+  Child server = Child::Spawn({bin + "/platoon-server", "--config", WriteSession(dir, n, o.entities, o.keyframe_parts), "--bind",
                                "127.0.0.1", "--port", "0", "--ready-file", ready, "--autostart", "0", "--log-level",
                                "warn"});
   const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -285,6 +288,7 @@ PlatoonResult MeasurePlatoon(const std::string& bin, int n, const Options& o) {
         std::lock_guard lock(tap_mutex);
         ++tapped.broadcasts;
         tapped.bytes += bytes.size();
+        tapped.largest = std::max<uint64_t>(tapped.largest, bytes.size());
         if (w.keyframe) {
           ++tapped.keyframes;
           tapped.keyframe_bytes += bytes.size();
@@ -312,10 +316,13 @@ PlatoonResult MeasurePlatoon(const std::string& bin, int n, const Options& o) {
   r.self_cpu = (self1 - self0) / window;
   r.entities_per_s = static_cast<double>(entities_sent.load()) / o.seconds;
   std::vector<double> lat;
+  r.world_min = SIZE_MAX;
   for (auto& node : nodes) {
     r.joined += node->client.Joined();
     r.synced += node->client.Clock().IsSet();
     if (!node->receiver) continue;
+    r.world_min = std::min(r.world_min, node->client.World().Size());
+    r.world_max = std::max(r.world_max, node->client.World().Size());
     for (int64_t v : node->client.Stats().latencies_ns) lat.push_back(static_cast<double>(v) / 1e3);
   }
   r.samples = lat.size();
@@ -323,6 +330,7 @@ PlatoonResult MeasurePlatoon(const std::string& bin, int n, const Options& o) {
   r.p99_us = Percentile(lat, 99);
   r.mean_world_bytes = tapped.broadcasts ? static_cast<double>(tapped.bytes) / static_cast<double>(tapped.broadcasts) : 0;
   r.keyframe_bytes = tapped.keyframes ? static_cast<double>(tapped.keyframe_bytes) / static_cast<double>(tapped.keyframes) : 0;
+  r.largest_world_bytes = static_cast<double>(tapped.largest);
   nodes.clear();
   server.Signal(SIGTERM);
   server.WaitFor(5s);
@@ -416,6 +424,13 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "Threads driving the simulated nodes")->check(CLI::Range(1, 16))->capture_default_str();
   app.add_option("--warmup", o.warmup_s, "Seconds before measuring (joins, clock sync)")->capture_default_str();
   app.add_option("--seconds", o.seconds, "Measured seconds per node count")->check(CLI::Range(1.0, 60.0))->capture_default_str();
+  std::vector<int> parts_list = {0};
+  app.add_option("--keyframe-parts", parts_list,
+                 "[server] keyframe_parts to run each node count with: 0 auto (a rolling keyframe past 512 entities), "
+                 "1 whole keyframes; e.g. 1,0 measures both in one run")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   o.threshold = publish == "threshold";
   o.receivers *= o.threads;  // in all
@@ -432,17 +447,22 @@ int main(int argc, char** argv) {
               "and max_entities to max(20000, 2 N E)\n\n",
               o.entities, o.step_hz, publish.c_str(), o.threads, o.receivers, o.seconds, o.warmup_s,
               std::thread::hardware_concurrency());
-  std::printf("%6s | %21s | %21s | %6s | %10s | %9s | %11s | %12s | %s\n", "nodes", "relay p50 / p99 ms",
-              "floor p50 / p99 ms", "ratio", "server CPU", "bench CPU", "entities/s", "mean world B", "keyframe B");
-  for (int n : counts) {
-    const PlatoonResult r = MeasurePlatoon(bin, n, o);
-    const Floor f = MeasureFloor(n, static_cast<size_t>(std::max(64.0, r.mean_world_bytes)), o);
-    std::printf("%6d | %9.3f / %9.3f | %9.3f / %9.3f | %5.2fx | %9.0f%% | %8.0f%% | %11.0f | %12.0f | %.0f  (%d joined, "
-                "%d synced, %zu relay samples, %zu floor samples)\n",
-                n, r.p50_us / 1e3, r.p99_us / 1e3, f.p50_us / 1e3, f.p99_us / 1e3, f.p99_us > 0 ? r.p99_us / f.p99_us : 0,
-                100 * r.server_cpu, 100 * r.self_cpu, r.entities_per_s, r.mean_world_bytes, r.keyframe_bytes, r.joined,
-                r.synced, r.samples, f.samples);
-    std::fflush(stdout);
-  }
+  std::printf("%6s | %5s | %21s | %21s | %6s | %10s | %9s | %11s | %12s | %12s | %s\n", "nodes", "parts",
+              "relay p50 / p99 ms", "floor p50 / p99 ms", "ratio", "server CPU", "bench CPU", "entities/s",
+              "mean world B", "largest B", "keyframe B");
+  for (int n : counts)
+    for (int parts : parts_list) {
+      o.keyframe_parts = parts;
+      const PlatoonResult r = MeasurePlatoon(bin, n, o);
+      const Floor f = MeasureFloor(n, static_cast<size_t>(std::max(64.0, r.mean_world_bytes)), o);
+      std::printf("%6d | %5s | %9.3f / %9.3f | %9.3f / %9.3f | %5.2fx | %9.0f%% | %8.0f%% | %11.0f | %12.0f | %12.0f | "
+                  "%.0f  (%d joined, %d synced, %zu relay samples, %zu floor samples, receivers' worlds %zu-%zu "
+                  "entities of %d)\n",
+                  n, parts == 0 ? "auto" : std::to_string(parts).c_str(), r.p50_us / 1e3, r.p99_us / 1e3,
+                  f.p50_us / 1e3, f.p99_us / 1e3, f.p99_us > 0 ? r.p99_us / f.p99_us : 0, 100 * r.server_cpu,
+                  100 * r.self_cpu, r.entities_per_s, r.mean_world_bytes, r.largest_world_bytes, r.keyframe_bytes,
+                  r.joined, r.synced, r.samples, f.samples, r.world_min, r.world_max, (n - 1) * o.entities);
+      std::fflush(stdout);
+    }
   return 0;
 }

@@ -90,7 +90,7 @@ struct Case {
 // road, and an observer. Prints each node's CPU share (over the measured seconds) and update latency.
 int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, double warmup, double length_m,
                int lanes, double rate_hz, int pose_every, double pose_hz, bool keep,
-               const std::vector<std::string>& node_extra) {
+               const std::vector<std::string>& node_extra, int keyframe_parts) {
   using namespace std::chrono_literals;
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("platoon-traffic-bench-" + std::to_string(getpid()));
@@ -99,7 +99,7 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
   {
     std::ofstream f(session);
     f << "[session]\nname = \"traffic-bench\"\nserver_host = \"127.0.0.1\"\n[server]\nbind_address = \"127.0.0.1\"\n"
-      << "status_interval_s = 0\n[road]\ngenerate_length_m = " << length_m << "\nseed = 1\nlanes = " << lanes << "\n";
+      << "status_interval_s = 0\nkeyframe_parts = " << keyframe_parts << "\n[road]\ngenerate_length_m = " << length_m << "\nseed = 1\nlanes = " << lanes << "\n";
     for (int i = 0; i < nodes; ++i)
       f << "[[node]]\nname = \"traffic-" << i << "\"\nrole = \"traffic\"\ntraffic_model = \"road\"\nvehicles = "
         << vehicles / nodes << "\nspeed_mps = 25\nmodule_rate_hz = " << rate_hz << "\n";
@@ -168,8 +168,9 @@ int RunSession(const std::string& bin, int vehicles, int nodes, double seconds, 
   const double wall = std::chrono::duration<double>(w1 - w0).count();
   std::string extra;
   for (const auto& a : node_extra) extra += " " + a;
-  std::printf("session: %d road vehicles on %d traffic node(s), %.0f Hz, %.0f s measured after %.0f s; server CPU %.0f %%%s\n",
-              vehicles, nodes, rate_hz, seconds, warmup, 100.0 * (server1 - server0) / wall,
+  std::printf("session: %d road vehicles on %d traffic node(s), %.0f Hz, %.0f s measured after %.0f s, keyframe_parts %d; "
+              "server CPU %.0f %%%s\n",
+              vehicles, nodes, rate_hz, seconds, warmup, keyframe_parts, 100.0 * (server1 - server0) / wall,
               extra.empty() ? "" : ("; nodes with" + extra).c_str());
   // The view error: each node's displayed remote vehicles against their owner's truth (both from the pose
   // logs), from the end of the warm-up on.
@@ -252,6 +253,11 @@ int main(int argc, char** argv) {
   app.add_option("--pose-hz", pose_hz, "Session: rate of the viewers' pose log rows, Hz (roughness needs 100)")
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
+  int keyframe_parts = 0;
+  app.add_option("--keyframe-parts", keyframe_parts,
+                 "Session: [server] keyframe_parts (0 auto: a rolling keyframe past 512 entities; 1 whole keyframes)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   bool keep = false;
   app.add_flag("--keep", keep, "Session: keep its folder (session file, pose logs) and print where it is");
   std::vector<std::string> node_extra;
@@ -269,7 +275,7 @@ int main(int argc, char** argv) {
   if (session_vehicles > 0) {
     const std::string bin = std::filesystem::canonical("/proc/self/exe").parent_path().string();
     return RunSession(bin, session_vehicles, std::max(1, session_nodes), session_seconds, session_warmup, length_m,
-                      lanes, rate_hz, pose_every, pose_hz, keep, node_extra);
+                      lanes, rate_hz, pose_every, pose_hz, keep, node_extra, keyframe_parts);
   }
 
   config::SessionDef session;

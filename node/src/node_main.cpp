@@ -73,13 +73,15 @@ int main(int argc, char** argv) {
       ->group("Diagnostics");
   double blend_time = -1, blend_speed = -1;
   app.add_option("--blend-time", blend_time,
-                 "Seconds a correction of a remote entity is blended over at least (default 0.15; 0: shown at once). "
-                 "Shorter: the view stays closer to the owner's truth; longer: smoother (docs/BENCHMARKS.md, "
-                 "\"Road traffic at scale\")")
+                 "Seconds a correction of a remote entity is blended over at least; 0: shown at once (default: the "
+                 "session file's blend_time_s, else 0.15 for a driver seat and 0 for every other role). Shorter: "
+                 "the view stays closer to the owner's truth; longer: smoother (docs/BENCHMARKS.md, \"Road traffic "
+                 "at scale\")")
       ->check(platoon::config::cli::Finite())
       ->check(CLI::Range(0.0, 10.0));
   app.add_option("--blend-speed", blend_speed,
-                 "Fastest a blend moves the display, m/s (default 0.3); larger corrections blend for longer")
+                 "Fastest a blend moves the display, m/s (default: the session file's blend_speed_mps, else 0.3); "
+                 "larger corrections blend for longer")
       ->check(platoon::config::cli::Finite())
       ->check(CLI::Range(0.001, 100.0));
   int vehicles = -1;
@@ -144,11 +146,8 @@ int main(int argc, char** argv) {
     if (drift_set) opt.node.drift_ppm = drift_ppm;
     if (vehicles >= 0) opt.node.vehicles = vehicles;
     opt.publish_every_step = publish == "fixed";
-    if (blend_time >= 0) {
-      opt.track.blend_time_s = blend_time;
-      opt.track.max_blend_time_s = std::max(opt.track.max_blend_time_s, blend_time);
-    }
-    if (blend_speed > 0) opt.track.max_correction_mps = blend_speed;
+    if (blend_time >= 0) opt.node.blend_time_s = blend_time;
+    if (blend_speed > 0) opt.node.blend_speed_mps = blend_speed;
     if (monitor_hz > 0) opt.node.monitor_rate_hz = monitor_hz;
     if (module_hz > 0) opt.node.module_rate_hz = module_hz;
     if (!log_level.empty()) {

@@ -27,6 +27,21 @@ using protocol::Encode;
 
 constexpr int64_t kSecond = 1'000'000'000;
 
+}  // namespace
+
+dr::TrackDef ViewTrackDef(const config::NodeDef& node) {
+  dr::TrackDef t = dr::DefaultTrackDef();
+  if (node.role != protocol::Role::kDriver && node.role != protocol::Role::kViewer) t.blend_time_s = 0;
+  if (node.blend_time_s) {
+    t.blend_time_s = *node.blend_time_s;
+    t.max_blend_time_s = std::max(t.max_blend_time_s, t.blend_time_s);
+  }
+  if (node.blend_speed_mps) t.max_correction_mps = *node.blend_speed_mps;
+  return t;
+}
+
+namespace {
+
 session::ClientDef MakeClientDef(const NodeOptions& o) {
   session::ClientDef d = session::DefaultClientDef(o.node.name, o.node.role);
   if (o.protocol_version) d.protocol_version = o.protocol_version;
@@ -34,7 +49,7 @@ session::ClientDef MakeClientDef(const NodeOptions& o) {
   d.lockstep_member = true;
   d.stats_warmup_s = o.stats_warmup_s;
   d.broadcast_hz = o.session.server.broadcast_hz;
-  d.track = o.track;
+  d.track = ViewTrackDef(o.node);
   return d;
 }
 

@@ -218,10 +218,11 @@ class Session {
     // The server's echo of this client's own entities (the client core's world skips them).
     client_.on_world_broadcast = [this](std::string_view, const protocol::WorldState& w, int64_t) {
       const uint32_t me = client_.NodeId();
-      if (w.keyframe) {
+      if (protocol::HasKeyframe(w)) {
         std::set<uint64_t> listed;
         for (const auto& e : w.entities) listed.insert(e.id);
-        std::erase_if(own_seen_, [&](const auto& kv) { return !listed.count(kv.first); });
+        std::erase_if(own_seen_,
+                      [&](const auto& kv) { return !listed.count(kv.first) && protocol::KeyframeCovers(w, kv.first); });
       }
       for (const auto& e : w.entities)
         if (e.owner_node == me && (own_seen_.size() < kMaxOwned || own_seen_.count(e.id))) own_seen_[e.id] = e;

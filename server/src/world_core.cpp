@@ -1239,6 +1239,28 @@ protocol::WorldState WorldCore::Delta(int64_t now) const {
   return w;
 }
 
+protocol::WorldState WorldCore::Slice(int64_t now, uint16_t part, uint16_t parts) const {
+  protocol::WorldState w = Delta(now);
+  w.keyframe_part = part;
+  w.keyframe_parts = parts;
+  for (const auto& [id, e] : entities_)
+    if (id % parts == part && !changed_.count(id)) w.entities.push_back(e.state);
+  // The node table rides on the first slice, once per keyframe interval as with whole keyframes.
+  if (part == 0)
+    for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
+  return w;
+}
+
+uint16_t WorldCore::KeyframeParts() const {
+  const auto& s = session_.server;
+  if (s.keyframe_parts == 1) return 1;
+  if (s.keyframe_parts == 0 && entities_.size() <= kWholeKeyframeEntities) return 1;
+  // Spread over the periodic broadcasts of one keyframe interval (auto), or over the configured count.
+  const double per_interval = std::round(s.keyframe_interval_s * s.broadcast_hz);
+  const int parts = s.keyframe_parts > 1 ? s.keyframe_parts : static_cast<int>(std::clamp(per_interval, 1.0, 1000.0));
+  return static_cast<uint16_t>(parts);
+}
+
 void WorldCore::ClearChanges() {
   changed_.clear();
   removed_.clear();
@@ -1255,10 +1277,20 @@ void WorldCore::Broadcast(protocol::WorldState w, int64_t now) {
 }
 
 void WorldCore::BroadcastRealTime(int64_t now, bool periodic) {
-  if (periodic && now >= next_keyframe_ns_) {
-    // Keyframe: the full set; receivers drop what it does not list.
+  if (periodic && slice_parts_ == 0 && now >= next_keyframe_ns_) {
+    // Keyframe time: the full set in one broadcast (receivers drop what it does not list), or, for a large
+    // world, a rolling keyframe: one slice on each periodic broadcast of the interval, so that no
+    // broadcast carries the whole world at once (docs/PROTOCOL.md, "Keyframes").
     next_keyframe_ns_ = now + SecondsToNs(session_.server.keyframe_interval_s);
+    slice_parts_ = KeyframeParts();
+    slice_next_ = 0;
+  }
+  if (periodic && slice_parts_ == 1) {
     Broadcast(Keyframe(now), now);
+    slice_parts_ = 0;
+  } else if (periodic && slice_parts_ > 1) {
+    Broadcast(Slice(now, slice_next_, slice_parts_), now);
+    if (++slice_next_ >= slice_parts_) slice_parts_ = slice_next_ = 0;
   } else {
     Broadcast(Delta(now), now);
   }

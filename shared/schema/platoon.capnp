@@ -202,6 +202,8 @@ struct WorldState {
   step @8 :UInt64;              # lock-step: this state grants step `step` at simTimeNs; 0: real time
   simRate @9 :Float64;          # sim ns per reference ns while running (replay speed); 0 means 1
   events @10 :List(LoggedEvent);  # events of the last second (repeated for loss); dedupe by sequence
+  keyframePart @11 :UInt16;     # rolling keyframe (keyframe = false, keyframeParts > 1): this state also lists
+  keyframeParts @12 :UInt16;    # every live entity whose id % keyframeParts == keyframePart; 0: no slice
 }
 
 # --- session control and parameters (control socket) ---

@@ -40,9 +40,10 @@ WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_s
     }
   }
   if (r.applied) {
-    if (w.keyframe) {
+    // A keyframe, or a rolling keyframe's slice, lists every live entity it covers: drop the others.
+    if (protocol::HasKeyframe(w)) {
       for (auto it = entries_.begin(); it != entries_.end();)
-        it = listed.count(it->first) ? std::next(it) : entries_.erase(it);
+        it = listed.count(it->first) || !protocol::KeyframeCovers(w, it->first) ? std::next(it) : entries_.erase(it);
     }
     for (uint64_t id : w.removed_entities) entries_.erase(id);
     last_sequence_ = std::max(last_sequence_, w.sequence);

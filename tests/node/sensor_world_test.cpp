@@ -1,6 +1,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/dead_reckoning.hpp"
 #include "platoon/dead_reckoning_kinds.hpp"
+#include "platoon/node/node_runtime.hpp"
 #include "platoon/node/sensor_host.hpp"
 
 #include <doctest/doctest.h>
@@ -67,4 +68,67 @@ TEST_CASE("sensor world: each entity kind is carried with its own dead-reckoning
   CHECK(AngleBetween(at[1].kinematics.pose.orientation, Quat::Identity()) == doctest::Approx(0.5));
   CHECK(at[0].kinematics.pose.position_m.x() == doctest::Approx(3.0));
   CHECK(at[2].kinematics.pose.position_m.norm() < 1e-12);
+}
+
+TEST_CASE("world view blend: a driver seat blends corrections, every other role shows the estimate, keys override") {
+  const auto session = config::LoadSessionText(R"(
+[[node]]
+name = "seat"
+role = "driver"
+input = "model:follow"
+headless = true
+[[node]]
+name = "lidar"
+role = "sensor"
+attach_to = "seat"
+[[node.sensor]]
+name = "imu"
+type = "imu"
+[[node]]
+name = "obs"
+role = "observer"
+[[node]]
+name = "calm"
+role = "observer"
+blend_time_s = 0.2
+blend_speed_mps = 0.5
+[[node]]
+name = "sharp"
+role = "driver"
+input = "model:follow"
+headless = true
+blend_time_s = 0
+)", "blend.toml");
+  const auto track = [&](const char* name) { return ViewTrackDef(*session.FindNode(name)); };
+  CHECK(track("seat").blend_time_s == doctest::Approx(0.15));
+  CHECK(track("seat").max_correction_mps == doctest::Approx(0.3));
+  CHECK(track("lidar").blend_time_s == 0);
+  CHECK(track("obs").blend_time_s == 0);
+  CHECK(track("calm").blend_time_s == doctest::Approx(0.2));
+  CHECK(track("calm").max_correction_mps == doctest::Approx(0.5));
+  CHECK(track("sharp").blend_time_s == 0);
+  for (const char* name : {"seat", "lidar", "obs", "calm", "sharp"}) CHECK(dr::ValidateTrackDef(track(name)).empty());
+
+  // A blend of 0 shows a correction at once; the seat's default spreads it.
+  dr::RemoteTrack snap(track("obs")), smooth(track("seat"));
+  KinematicState k;
+  k.stamp_ns = 0;
+  k.velocity_mps = Vec3(10, 0, 0);
+  for (auto* t : {&snap, &smooth}) t->OnUpdate(k, 0);
+  k.stamp_ns = 100'000'000;
+  k.pose.position_m = Vec3(1.05, 0, 0);  // 5 cm ahead of the dead-reckoned 1.0 m
+  for (auto* t : {&snap, &smooth}) t->OnUpdate(k, 100'000'000);
+  CHECK(snap.At(100'000'000).position_m.x() == doctest::Approx(1.05));
+  CHECK(smooth.At(100'000'000).position_m.x() == doctest::Approx(1.0).epsilon(1e-6));
+
+  // Out-of-range values are refused with the key.
+  for (const char* bad : {"blend_time_s = -1", "blend_time_s = 11", "blend_speed_mps = 0"}) {
+    INFO(bad);
+    try {
+      config::LoadSessionText(std::string("[[node]]\nname = \"x\"\n") + bad + "\n", "bad.toml");
+      FAIL("accepted");
+    } catch (const config::ConfigError& e) {
+      CHECK(std::string(e.what()).find(std::string(bad).substr(0, std::string(bad).find(' '))) != std::string::npos);
+    }
+  }
 }

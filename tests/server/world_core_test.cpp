@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace {
@@ -635,4 +636,66 @@ TEST_CASE("world core: a second live node under a used name is refused, a lost n
   const auto old = join_from("peer-1", 101, kT0 + 2 * kS + 2);
   CHECK(std::holds_alternative<protocol::Refuse>(old));
   CHECK(h.core.Counters().join_refused == 2);
+}
+
+TEST_CASE("world core: a large world's keyframe rolls over the interval's periodic broadcasts, a slice each") {
+  auto def = RealTimeDef();  // 10 Hz, keyframe every 1 s: 10 slices
+  def.server.lost_timeout_s = 30;  // node a stays alive without heartbeats (else its entities change to stale)
+  Harness h(def);
+  h.core.Poll(kT0);
+  h.Broadcasts();
+  const uint32_t a = h.Join("a", kT0);
+  std::vector<protocol::EntityState> many;
+  const size_t n = WorldCore::kWholeKeyframeEntities + 88;  // 600: past the auto threshold
+  for (uint64_t id = 1; id <= n; ++id) many.push_back(Entity(id, 10, 0.0));
+  h.State(a, many, kT0 + 1);
+  h.core.Poll(kT0 + 2);  // the delta of all 600
+  REQUIRE(h.Broadcasts().size() == 1);
+
+  // One keyframe interval of periodic broadcasts: slices 0..9, nothing else, each id in exactly one slice.
+  std::map<uint64_t, int> listed;
+  size_t largest = 0;
+  for (int k = 0; k < 10; ++k) {
+    h.core.Poll(kT0 + kS + k * 100 * kMs);
+    const auto sent = h.Broadcasts();
+    REQUIRE(sent.size() == 1);
+    const auto& w = sent[0];
+    CHECK_FALSE(w.keyframe);
+    CHECK(w.keyframe_parts == 10);
+    CHECK(w.keyframe_part == k);
+    CHECK(w.nodes.size() == (k == 0 ? 1u : 0u));  // the node table rides on the first slice
+    for (const auto& e : w.entities) {
+      CHECK(e.id % 10 == static_cast<uint64_t>(k));
+      ++listed[e.id];
+    }
+    largest = std::max(largest, w.entities.size());
+  }
+  CHECK(listed.size() == n);
+  CHECK(std::all_of(listed.begin(), listed.end(), [](const auto& kv) { return kv.second == 1; }));
+  CHECK(largest == n / 10);  // no broadcast carries more than its slice
+
+  // A change rides on the next broadcast whatever its slice; the next cycle starts at the next interval.
+  h.State(a, {Entity(5, 20, 1.0)}, kT0 + 2 * kS - 1);
+  h.core.Poll(kT0 + 2 * kS);
+  const auto next = h.Broadcasts();
+  REQUIRE(next.size() == 1);
+  CHECK(next[0].keyframe_part == 0);
+  CHECK(std::count_if(next[0].entities.begin(), next[0].entities.end(), [](const auto& e) { return e.id == 5; }) == 1);
+
+  // keyframe_parts = 1 keeps whole keyframes at any size.
+  auto whole_def = def;
+  whole_def.server.keyframe_parts = 1;
+  Harness w(whole_def);
+  w.core.Poll(kT0);
+  w.Broadcasts();
+  const uint32_t b = w.Join("b", kT0);
+  w.State(b, many, kT0 + 1);
+  w.core.Poll(kT0 + 2);
+  w.Broadcasts();
+  w.core.Poll(kT0 + kS);
+  const auto kf = w.Broadcasts();
+  REQUIRE(kf.size() == 1);
+  CHECK(kf[0].keyframe);
+  CHECK(kf[0].keyframe_parts == 0);
+  CHECK(kf[0].entities.size() == n);
 }

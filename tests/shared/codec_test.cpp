@@ -38,6 +38,8 @@ std::vector<Message> OneOfEach() {
   w.entities = {SampleEntity(1), SampleEntity(2)};
   w.removed_entities = {9, 10};
   w.sim_rate = 2.5;  // a replay at 2.5x
+  w.keyframe_part = 7;  // slice 7 of a 60-slice rolling keyframe
+  w.keyframe_parts = 60;
   w.events = {LoggedEvent{7, 1'000'000, LoggedEvent::Kind::kMarker, "ctl", "go", "", 0, 0}};
   w.nodes = {NodeInfo{3, "alpha", Role::kSensor, "pc-1", -1500, 80'000, 59.5f, 0.01f, 4'000'000'000, true,
                       {DataEndpoint{"lidar_front", StreamKind::kLidar, 41000, "10.0.0.5"}}, 777}};
@@ -194,4 +196,22 @@ TEST_CASE("codec: a valid Cap'n Proto message that is not a platoon envelope is 
   // The magic is the first data word of the root struct, right after the 8-byte segment table and root pointer.
   bytes[16] ^= 0x01;
   CHECK(Decode(bytes).error == DecodeError::kBadMagic);
+}
+
+TEST_CASE("codec: a rolling keyframe's slice index past its slice count is no slice") {
+  WorldState w;
+  w.keyframe = false;
+  w.keyframe_part = 60;
+  w.keyframe_parts = 60;
+  const auto bad = std::get<WorldState>(*Decode(Encode(w)).message);
+  CHECK(bad.keyframe_parts == 0);
+  CHECK(bad.keyframe_part == 0);
+  // No slice covers anything: a receiver drops nothing on its word.
+  CHECK_FALSE(protocol::HasKeyframe(bad));
+  CHECK_FALSE(protocol::KeyframeCovers(bad, 0));
+  w.keyframe_part = 59;
+  const auto good = std::get<WorldState>(*Decode(Encode(w)).message);
+  CHECK(protocol::KeyframeCovers(good, 59));
+  CHECK(protocol::KeyframeCovers(good, 119));
+  CHECK_FALSE(protocol::KeyframeCovers(good, 58));
 }

@@ -93,3 +93,28 @@ TEST_CASE("remote world: older states never overwrite newer ones, the stale flag
   view.Apply(World(3, false, {stale}), 2 * kS, false, /*own_node=*/7);
   CHECK(view.WithDisplayedPose(2 * kS)[0].first.stale);
 }
+
+TEST_CASE("remote world: a rolling keyframe's slice drops the unlisted ids it covers and no others") {
+  RemoteWorld view;
+  // Ids 10..13 known; 4 slices: 10 % 4 = 2, 11 % 4 = 3, 12 % 4 = 0, 13 % 4 = 1.
+  view.Apply(World(1, true, {Car(10, 2, 0, 0), Car(11, 2, 0, 0), Car(12, 2, 0, 0), Car(13, 2, 0, 0)}), 0, false, 7);
+  REQUIRE(view.Size() == 4);
+  // The removal of 10 and 12 was lost. Slice 2 lists nothing: 10 is gone, 12 (slice 0) stays.
+  WorldState slice2 = World(2, false, {Car(11, 2, kS / 10, 1)});  // a changed entity of another slice rides along
+  slice2.keyframe_part = 2;
+  slice2.keyframe_parts = 4;
+  view.Apply(slice2, kS / 10, false, 7);
+  CHECK(view.Size() == 3);
+  CHECK(view.Track(10) == nullptr);
+  CHECK(view.Track(11) != nullptr);
+  CHECK(view.Track(12) != nullptr);
+  // Slice 0 lists nothing either: 12 goes; 13 (slice 1, unlisted) stays.
+  WorldState slice0 = World(3, false, {});
+  slice0.keyframe_parts = 4;
+  view.Apply(slice0, kS / 5, false, 7);
+  CHECK(view.Track(12) == nullptr);
+  CHECK(view.Track(13) != nullptr);
+  // A plain delta drops nothing.
+  view.Apply(World(4, false, {}), kS / 4, false, 7);
+  CHECK(view.Size() == 2);
+}

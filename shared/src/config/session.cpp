@@ -55,6 +55,7 @@ ServerDef ReadServerDef(const Table& t) {
   d.lost_timeout_s = t.GetDouble("lost_timeout_s", d.lost_timeout_s, bounds::kLostTimeoutS.min, bounds::kLostTimeoutS.max);
   d.status_interval_s = t.GetDouble("status_interval_s", d.status_interval_s, bounds::kStatusIntervalS.min, bounds::kStatusIntervalS.max);
   d.keyframe_interval_s = t.GetDouble("keyframe_interval_s", d.keyframe_interval_s, 0.01, 3600);
+  d.keyframe_parts = static_cast<int>(t.GetInt("keyframe_parts", d.keyframe_parts, 0, 1000));
   d.stale_grace_s = t.GetDouble("stale_grace_s", d.stale_grace_s, bounds::kStaleGraceS.min, bounds::kStaleGraceS.max);
   d.stale_remove = t.GetString("stale_policy", "freeze", {"freeze", "remove"}) == "remove";
   d.log_level = t.GetString("log_level", d.log_level, kLogLevels);
@@ -245,6 +246,9 @@ void ReadWorldPartKeys(const Table& t, NodeDef& d) {
     if (t.Has(key) && !driver && !route)
       t.Fail(key, "needs role = \"driver\" or a traffic node with traffic_model = \"route\", " + got);
   if (t.Has("tyre_mu")) d.tyre_mu = t.GetDouble("tyre_mu", 1.0, 0.05, 1.5);
+  // The world view's blend of corrections (any role; the role's default when absent).
+  if (t.Has("blend_time_s")) d.blend_time_s = t.GetDouble("blend_time_s", 0.0, 0.0, 10.0);
+  if (t.Has("blend_speed_mps")) d.blend_speed_mps = t.GetDouble("blend_speed_mps", 0.3, 0.001, 100.0);
   if (auto c = t.Sub("controller")) {
     ControllerDef& k = d.controller;
     k.speed_limit_mps = c->GetDouble("speed_limit_mps", k.speed_limit_mps, 0, 100);

@@ -356,6 +356,8 @@ struct BodyWriter {
     b.setSimRate(m.sim_rate == 1.0 ? 0.0 : m.sim_rate);  // 0 on the wire: 1 (peers that predate the field)
     if (!m.events.empty())
       PutList(b.initEvents(m.events.size()), m.events, [](auto x, const auto& e) { Put(x, e); });
+    b.setKeyframePart(m.keyframe_part);
+    b.setKeyframeParts(m.keyframe_parts);
   }
   void operator()(const SessionControl& m) {
     auto b = body.initSessionControl();
@@ -550,6 +552,10 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body, std::string_v
       m.step = r.getStep();
       m.sim_rate = r.getSimRate() == 0.0 ? 1.0 : r.getSimRate();
       m.events = GetList<LoggedEvent>(r.getEvents());
+      m.keyframe_parts = r.getKeyframeParts();
+      // A slice index past the slice count is no slice (garbage-safe: nothing is dropped on its word).
+      m.keyframe_part = r.getKeyframePart();
+      if (m.keyframe_part >= m.keyframe_parts) m.keyframe_part = m.keyframe_parts = 0;
       return m;
     }
     case W::SESSION_CONTROL: {

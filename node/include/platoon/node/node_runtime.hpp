@@ -29,6 +29,12 @@
 
 namespace platoon::node {
 
+/// How node `node`'s world view blends corrections of remote entities: a driver seat blends (0.15 s, at
+/// most 0.3 m/s: what a person sees should not jump); every other role shows the newest estimate at once
+/// (blend 0: sensors, traffic and observers see the remote vehicles closest to their owners' truth). The
+/// node's blend_time_s and blend_speed_mps keys replace these defaults.
+dr::TrackDef ViewTrackDef(const config::NodeDef& node);
+
 /// How the node runs, beyond its session entry.
 struct NodeOptions {
   config::SessionDef session;
@@ -42,7 +48,6 @@ struct NodeOptions {
   dr::SendPolicyDef send_policy = dr::DefaultSendPolicyDef();  ///< When owned entities are sent.
   double stats_warmup_s = 0;       ///< Update-latency and world-gap statistics start this long after launch, in s.
   bool publish_every_step = false;  ///< Send every owned entity at every step (fixed rate), ignoring thresholds.
-  dr::TrackDef track = dr::DefaultTrackDef();  ///< How this node blends corrections of remote entities.
   std::string pose_log;             ///< Diagnostic CSV of owned truths and displayed remote poses (PoseLog); "" none.
   uint32_t pose_log_every = 1;      ///< Only entities whose index is a multiple of this go into the pose log.
   double pose_log_hz = 50;          ///< Rate of the pose log's view rows, in Hz.

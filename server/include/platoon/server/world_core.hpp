@@ -161,6 +161,9 @@ class WorldCore {
  public:
   /// Wire-level re-grant period while a lock-step step is outstanding, in ns (a lost PUB grant cannot hang).
   static constexpr int64_t kRegrantPeriodNs = 200'000'000;
+  /// [server] keyframe_parts = 0 (auto): up to this many entities a keyframe goes out whole (about 170 KB
+  /// encoded), beyond it as a rolling keyframe spread over the interval's periodic broadcasts.
+  static constexpr size_t kWholeKeyframeEntities = 512;
   /// Entity stamps may run this far ahead of the session clock, in ns (clock offsets are microseconds).
   static constexpr int64_t kMaxFutureStampNs = 1'000'000'000;
 
@@ -325,6 +328,10 @@ class WorldCore {
   void Broadcast(protocol::WorldState world, int64_t now);
   void BroadcastRealTime(int64_t now, bool periodic);
   protocol::WorldState Delta(int64_t now) const;
+  // A delta plus slice `part` of `parts` of a rolling keyframe (every entity whose id % parts == part).
+  protocol::WorldState Slice(int64_t now, uint16_t part, uint16_t parts) const;
+  // Slices of the next keyframe: 1 whole, or the periodic broadcasts of one keyframe interval.
+  uint16_t KeyframeParts() const;
   // An empty world state numbered like the last broadcast, stamped with `now`, sim time and phase.
   protocol::WorldState Stamped(int64_t now, bool keyframe) const;
   void ClearChanges();
@@ -361,6 +368,8 @@ class WorldCore {
   bool schedule_started_ = false;
   int64_t next_broadcast_ns_ = 0;
   int64_t next_keyframe_ns_ = 0;
+  uint16_t slice_parts_ = 0;      // a rolling keyframe under way: its slice count; 0: none
+  uint16_t slice_next_ = 0;       // the slice the next periodic broadcast carries
   int64_t first_change_ns_ = -1;  // arrival of the oldest change not yet forwarded
   int64_t last_forward_ns_ = INT64_MIN / 2;
 

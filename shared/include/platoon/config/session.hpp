@@ -43,6 +43,10 @@ struct ServerDef {
   double lost_timeout_s = 1.0;       ///< Silence after which a node is marked lost, in s.
   double status_interval_s = 3.0;    ///< Status table print period, in s; 0 = never.
   double keyframe_interval_s = 1.0;  ///< Full world snapshot period between deltas, in s.
+  /// How a keyframe goes out: 0 (auto) whole up to 512 entities, else spread over the periodic broadcasts
+  /// of one keyframe interval (a rolling keyframe, a slice each); 1 always whole; N > 1 spread over N
+  /// periodic broadcasts. Typical 0.
+  int keyframe_parts = 0;
   double stale_grace_s = 2.0;        ///< A lost node's entities are dead-reckoned this long, in s.
   bool stale_remove = false;         ///< After the grace: remove the entities (true) or freeze them (false).
   std::string log_level = "info";    ///< trace, debug, info, warn, error, critical or off.
@@ -188,6 +192,13 @@ struct NodeDef {
   std::string vehicle_model = "single_track";
   ControllerDef controller;          ///< driver, traffic (route): the [node.controller] table.
   std::optional<double> tyre_mu;     ///< driver, traffic (route): road friction scale (VehicleDef::mu); nullopt: the default 1.0.
+  /// Seconds this node's world view blends a correction of a remote entity over (dr::TrackDef::blend_time_s);
+  /// 0 shows the newest estimate at once. nullopt: the role's default, 0.15 s for a driver seat (what a
+  /// person sees should not jump), 0 for every other role (sensors, traffic and observers take the
+  /// estimate, which is closer to the owner's truth: docs/BENCHMARKS.md, "Road traffic at scale").
+  std::optional<double> blend_time_s;
+  /// Fastest a blend moves the view, in m/s (dr::TrackDef::max_correction_mps); nullopt: 0.3.
+  std::optional<double> blend_speed_mps;
   RouteDef route;                    ///< traffic (route): the [node.route] table.
   std::vector<PedestrianDef> pedestrians;  ///< traffic (pedestrians): the [[node.pedestrian]] tables.
 

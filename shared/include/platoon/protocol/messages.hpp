@@ -215,8 +215,22 @@ struct WorldState {
   uint64_t step = 0;            ///< Lock-step: grants step `step`, to be computed at sim_time_ns; 0 in real time.
   double sim_rate = 1.0;        ///< Sim ns per reference ns while running (a replay's speed); 1 live.
   std::vector<LoggedEvent> events;  ///< Events of the last second (repeated for loss); dedupe by sequence.
+  /// Rolling keyframe (docs/PROTOCOL.md, "Keyframes"): with keyframe_parts > 1 (and keyframe false) this
+  /// broadcast also lists every live entity whose id % keyframe_parts == keyframe_part, so a receiver drops
+  /// the ids of that slice it does not list. 0 parts: no slice.
+  uint16_t keyframe_part = 0;
+  uint16_t keyframe_parts = 0;   ///< Slices of the rolling keyframe, typically broadcast_hz * keyframe_interval_s.
   bool operator==(const WorldState&) const = default;
 };
+
+/// True when `w` lists every live entity with id `id`: a whole keyframe, or the slice of a rolling
+/// keyframe that holds `id`. A receiver drops a covered id that `w` does not list.
+inline bool KeyframeCovers(const WorldState& w, uint64_t id) {
+  return w.keyframe || (w.keyframe_parts > 1 && id % w.keyframe_parts == w.keyframe_part);
+}
+
+/// True when `w` is authoritative for some ids (a whole keyframe or a rolling keyframe's slice).
+inline bool HasKeyframe(const WorldState& w) { return w.keyframe || w.keyframe_parts > 1; }
 
 /// Any client -> server: session control.
 struct SessionControl {
