@@ -2,12 +2,15 @@
 # Runs the whole ctest suite again and again while two busy loops load both cores, and stops at the first
 # failure: the "no flaky test" check of docs/TESTING.md. Each run's log is kept.
 #
-#   scripts/stress_suite.sh [runs] [build dir]     e.g. scripts/stress_suite.sh 20 build
+#   scripts/stress_suite.sh [runs] [build dir] [ctest options...]
+#   e.g. scripts/stress_suite.sh 20 build
+#        scripts/stress_suite.sh 20 build -LE 'timing|realtime'   # without the wall-clock-bound tests
 #
 # Prints one line a run (result, seconds, load average) and, on a failure, the failed tests; exits 1 then.
 set -uo pipefail
 runs=${1:-20}
 build=${2:-build}
+shift $(( $# > 2 ? 2 : $# ))
 cd "$(dirname "$0")/.." || exit 2
 [ -f "$build/CTestTestfile.cmake" ] || { echo "stress_suite.sh: no ctest tree in '$build' (build first)" >&2; exit 2; }
 logs=$(mktemp -d /tmp/platoon-stress.XXXX)
@@ -17,7 +20,7 @@ burn & b2=$!
 trap 'kill $b1 $b2 2>/dev/null' EXIT
 for i in $(seq "$runs"); do
   start=$(date +%s)
-  if (cd "$build" && ctest -j2 --timeout 900 --output-on-failure) >"$logs/run_$i.log" 2>&1; then r=pass; else r=FAIL; fi
+  if (cd "$build" && ctest -j2 --timeout 900 --output-on-failure "$@") >"$logs/run_$i.log" 2>&1; then r=pass; else r=FAIL; fi
   echo "run $i/$runs: $r in $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg) ($logs/run_$i.log)"
   if [ "$r" = FAIL ]; then
     sed -n '/The following tests FAILED/,/Errors while/p' "$logs/run_$i.log"
