@@ -1280,7 +1280,7 @@ void WorldCore::BroadcastRealTime(int64_t now, bool periodic) {
   if (periodic && slice_parts_ == 0 && now >= next_keyframe_ns_) {
     // Keyframe time: the full set in one broadcast (receivers drop what it does not list), or, for a large
     // world, a rolling keyframe: one slice on each periodic broadcast of the interval, so that no
-    // broadcast carries the whole world at once (docs/PROTOCOL.md, "Keyframes").
+    // broadcast carries the whole world at once (docs/PROTOCOL.md, "Rolling keyframes").
     next_keyframe_ns_ = now + SecondsToNs(session_.server.keyframe_interval_s);
     slice_parts_ = KeyframeParts();
     slice_next_ = 0;
