@@ -1036,12 +1036,8 @@ void WorldCore::MarkOwnerAlive(NodeRecord& node, int64_t now) {
     node.idle_until_step = 0;
     Emit(NodeEvent{NodeEvent::Kind::kBack, node.info.node_id, node.info.name, now});
   }
-  for (auto& [id, e] : entities_) {
-    if (e.state.owner_node != node.info.node_id || e.stale_since_ns < 0) continue;
-    e.stale_since_ns = -1;
-    e.state.stale = false;
-    changed_.insert(id);
-  }
+  // Its entities stay stale until it sends each of them again (Merge): what the server holds is the state
+  // from before the loss, or a frozen one, and a restarted owner's cars are elsewhere by now.
 }
 
 // ---- time-driven --------------------------------------------------------------------------------

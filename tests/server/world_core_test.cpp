@@ -279,10 +279,14 @@ TEST_CASE("world core: a node that rejoins under its name keeps its id and its e
   CHECK(again == a);
   CHECK(h.core.Nodes().size() == 2);
   CHECK_FALSE(h.core.Nodes().at(a).info.lost);
-  CHECK_FALSE(h.core.Entities().at(7).state.stale);
-  // And it may update them again.
+  // Its entity stays stale until it sends it again: the pose held is the one from before the loss.
+  CHECK(h.core.Entities().at(7).state.stale);
+  h.core.OnControl("peer-a", "127.0.0.1", Ok(protocol::Heartbeat{a}), kT0 + 2 * kS + 2);
+  CHECK(h.core.Entities().at(7).state.stale);
+  // And it may update them again, which makes them live.
   h.State(a, {Entity(7, 20, 2.0)}, kT0 + 3 * kS);
   CHECK(h.core.Entities().at(7).state.kinematics.pose.position_m.x() == 2.0);
+  CHECK_FALSE(h.core.Entities().at(7).state.stale);
   CHECK(h.core.Counters().foreign_entity == 0);
 }
 
