@@ -72,13 +72,25 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
   int64_t finished_at = -1;
   std::array<transport::Channel*, 3> inputs = {&time_, &control_, &state_};
 
+  // Checkpoints through each turn: far more time between two of them than the wait asked for means this
+  // process was not running (a suspended VM or laptop, SIGSTOP, a starved core). The core is told before
+  // it polls, so that the gap never counts as every node's silence.
+  constexpr int64_t kStallNs = 5 * kMaxWaitNs;
+  int64_t mark = -1;
+  auto checkpoint = [&](int64_t asked_ns) {
+    const int64_t t = reference_.NowNs();
+    if (mark >= 0 && t - mark - asked_ns > kStallNs) core_.ForgiveStall(t - mark - asked_ns, t);
+    mark = t;
+  };
   while (!stop.load(std::memory_order_relaxed)) {
+    checkpoint(0);
     const int64_t now = reference_.NowNs();
     int64_t next_due = core_.NextDueNs();
     if (status_period() > 0) next_due = std::min(next_due, next_status);
     // Only the channels with input are read: an empty read costs system calls on every turn.
-    const uint64_t ready =
-        transport::WaitAny(inputs, std::chrono::nanoseconds(std::clamp<int64_t>(next_due - now, 0, kMaxWaitNs)));
+    const int64_t wait_ns = std::clamp<int64_t>(next_due - now, 0, kMaxWaitNs);
+    const uint64_t ready = transport::WaitAny(inputs, std::chrono::nanoseconds(wait_ns));
+    checkpoint(wait_ns);
 
     // At most max_messages_per_turn from each socket, then the core's Poll: whatever arrives, the world
     // broadcast is late by at most one turn. What is left is read in the next turn (WaitAny sees it).
@@ -108,6 +120,7 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
         core_.OnState(p->user_id, protocol::Decode(p->data), t);
       }
 
+    checkpoint(0);
     t = reference_.NowNs();
     core_.Poll(t);
     Flush();

@@ -631,6 +631,8 @@ void WorldCore::RegisterParams() {
   counter("server.refused.not_operator", counters_.not_operator,
           "Session control, parameter sets, markers and closed reads from keys that are not operators");
   counter("server.refused.rate_limited", counters_.rate_limited, "Messages beyond a peer's rate, dropped");
+  counter("server.stalls_forgiven", counters_.stalls_forgiven,
+          "Times the server itself was not running (suspended, starved) and did not count that as nodes' silence");
 }
 
 std::vector<protocol::Parameter> WorldCore::ListParams(const std::string& prefix) const { return params_.List(prefix); }
@@ -1041,6 +1043,22 @@ void WorldCore::MarkOwnerAlive(NodeRecord& node, int64_t now) {
 }
 
 // ---- time-driven --------------------------------------------------------------------------------
+
+void WorldCore::ForgiveStall(int64_t gap_ns, int64_t now) {
+  if (gap_ns <= 0) return;
+  ++counters_.stalls_forgiven;
+  log_->warn("the server was not running for {:.2f} s (suspended or starved); silence, grace and step deadlines "
+             "count from now on",
+             NsToS(gap_ns));
+  for (auto& [id, n] : nodes_)
+    if (!n.info.lost) n.info.last_seen_ns = std::min(n.info.last_seen_ns + gap_ns, now);
+  for (auto& [id, e] : entities_)
+    if (e.stale_since_ns >= 0 && !e.frozen) e.stale_since_ns = std::min(e.stale_since_ns + gap_ns, now);
+  if (session_.step.lockstep) {
+    next_late_check_ns_ += gap_ns;
+    grant_ref_ns_ += gap_ns;
+  }
+}
 
 void WorldCore::Expire(int64_t now) {
   const int64_t timeout = SecondsToNs(session_.server.lost_timeout_s);

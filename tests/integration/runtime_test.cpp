@@ -11,6 +11,7 @@
 
 #include <map>
 #include <regex>
+#include <thread>
 
 using namespace platoon;
 using namespace platoon::testing;
@@ -201,6 +202,40 @@ TEST_CASE("runtime: the server killed and restarted: nodes run on, rejoin and ar
   CheckNoErrorLines(n2, "n2");
   CheckNoErrorLines(server, "server (killed)");
   CheckNoErrorLines(server2, "server (restarted)");
+}
+
+TEST_CASE("runtime: every process stopped for 3 s (a suspended PC): nobody is marked lost or rejoins, the view is whole again") {
+  TwoCarsAndObserver s;
+  auto& [dir, session, server, n1, n2, obs] = s;
+  REQUIRE(WaitForView(n1, AllLive, 30s));
+  // SIGSTOP freezes each process while the clock runs on, as a suspended VM or laptop does.
+  for (auto* c : {&server, &n1, &n2, &obs}) c->Signal(SIGSTOP);
+  const auto frozen_at = Clock::now();
+  while (Clock::now() - frozen_at < 3s) std::this_thread::sleep_for(50ms);
+  for (auto* c : {&server, &n1, &n2, &obs}) c->Signal(SIGCONT);
+  // Each process says it was not running; none calls that the others' silence.
+  REQUIRE(server.WaitForLine("the server was not running for", 10s));
+  REQUIRE(obs.WaitForLine("this node was not running for", 10s));
+  // The view is whole and right again within 2 s of the resume (the world states came back at once).
+  const auto resumed_at = Clock::now();
+  while (obs.ReadLine(0ms)) {
+  }
+  const auto v = WaitForView(obs, [](const ViewLine& v) { return AllLive(v) && v.max_cm <= 10; }, 10s);
+  REQUIRE(v);
+  const double whole_after_s = std::chrono::duration<double>(Clock::now() - resumed_at).count();
+  MESSAGE("view whole and within 10 cm " << whole_after_s << " s after a 3 s stop of every process");
+  CHECK(whole_after_s <= 2.0);
+  for (auto* c : {&n1, &n2, &obs}) Stop(*c);
+  server.Signal(SIGTERM);
+  CHECK(server.WaitFor(10s) == std::optional<int>(0));
+  for (auto* c : {&server, &n1, &n2, &obs}) {
+    Collect(*c);
+    CHECK_FALSE(AnyLineContains(c->Lines(), " lost: silent for"));
+    CHECK_FALSE(AnyLineContains(c->Lines(), "joining again"));
+    CHECK_FALSE(AnyLineContains(c->Lines(), "entities stale"));
+  }
+  CheckNoErrorLines(server, "server");
+  CheckNoErrorLines(obs, "obs");
 }
 
 TEST_CASE("server: updates to an entity owned by another node are refused and counted") {

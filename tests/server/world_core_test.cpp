@@ -183,6 +183,40 @@ TEST_CASE("world core: a lost node's entities go stale, then freeze at the extra
   CHECK(e.state.stale);
 }
 
+TEST_CASE("world core: a stall of the server's own is not the nodes' silence; silence after it still counts") {
+  Harness h(RealTimeDef());
+  h.Start(kT0, kT0);
+  h.core.Poll(kT0);
+  const uint32_t a = h.Join("a", kT0);
+  h.State(a, {Entity(1, 0, 0.0, 10.0)}, kT0);
+  h.core.Poll(kT0 + kS / 2);
+
+  // The server did not run from 0.5 s to 6.5 s (a suspended VM): nobody could be heard. The shell says so
+  // before its next poll; node a is not lost, its car not stale.
+  h.core.ForgiveStall(6 * kS, kT0 + 6 * kS + kS / 2);
+  h.core.Poll(kT0 + 6 * kS + kS / 2);
+  CHECK_FALSE(h.core.Nodes().at(a).info.lost);
+  CHECK_FALSE(h.core.Entities().at(1).state.stale);
+  CHECK(h.core.Counters().stalls_forgiven == 1);
+  CHECK(h.core.GetParam("server.stalls_forgiven").param.value == "1");
+
+  // Without it the same poll marks it lost (the control case).
+  Harness u(RealTimeDef());
+  u.Start(kT0, kT0);
+  u.core.Poll(kT0);
+  const uint32_t ua = u.Join("a", kT0);
+  u.State(ua, {Entity(1, 0, 0.0, 10.0)}, kT0);
+  u.core.Poll(kT0 + 6 * kS + kS / 2);
+  CHECK(u.core.Nodes().at(ua).info.lost);
+
+  // Silence after the stall counts: last heard at 0 s, forgiven 6 s, so lost just after 7 s.
+  h.core.Poll(kT0 + 7 * kS - 1);
+  CHECK_FALSE(h.core.Nodes().at(a).info.lost);
+  h.core.Poll(kT0 + 7 * kS + 1);
+  CHECK(h.core.Nodes().at(a).info.lost);
+  CHECK(h.core.Entities().at(1).state.stale);
+}
+
 TEST_CASE("world core: with stale_remove a lost node's entities are removed after the grace and listed as removed") {
   auto def = RealTimeDef();
   def.server.stale_remove = true;

@@ -168,6 +168,26 @@ TEST_CASE("session client: a silent server is joined again after three lost time
   CHECK(Rig::Count<protocol::Join>(r.Poll()) == 1);
 }
 
+TEST_CASE("session client: a stall of the node's own is not the server's silence; silence after it still counts") {
+  Rig r;
+  r.Poll();
+  r.Welcome();
+  r.Poll();
+  // The process did not run for 10 s (a suspended laptop): the shell says so before polling.
+  r.local.Advance(10 * kS);
+  r.client.ForgiveStall(10 * kS, r.local.NowNs());
+  CHECK(Rig::Count<protocol::Join>(r.Poll()) == 0);
+  CHECK(r.client.Joined());
+  CHECK(r.client.Stats().stalls_forgiven == 1);
+  // Three lost timeouts (3 s) of silence after it: joined again, as without a stall.
+  r.local.Advance(2 * kS);
+  r.Poll();
+  CHECK(r.client.Joined());
+  r.local.Advance(1500 * kMs);
+  r.Poll();
+  CHECK_FALSE(r.client.Joined());
+}
+
 TEST_CASE("session client: lock-step grants set sim time, a done step stops advancing, a repeated grant is re-acknowledged") {
   Rig r;
   r.Poll();

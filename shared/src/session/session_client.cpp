@@ -279,6 +279,15 @@ void SessionClient::SendJoin() {
   Queue(Socket::kControl, protocol::EncodeWithVersion(join, def_.protocol_version));
 }
 
+void SessionClient::ForgiveStall(int64_t gap_ns, int64_t local_ns) {
+  if (gap_ns <= 0) return;
+  ++stats_.stalls_forgiven;
+  if (log_)
+    log_->warn("this node was not running for {:.2f} s (suspended or starved); the server's silence counts from now on",
+               static_cast<double>(gap_ns) / 1e9);
+  last_heard_ns_ = std::min(last_heard_ns_ + gap_ns, local_ns);
+}
+
 void SessionClient::Poll(int64_t now) {
   if (refused_) return;
   if (!joined_ && now >= next_join_ns_) {

@@ -44,6 +44,7 @@ struct ServerCounters {
   uint64_t forged_state = 0;         ///< Node states without the state token of the node they name.
   uint64_t future_stamp = 0;         ///< Entity updates stamped more than kMaxFutureStampNs ahead of sim time.
   uint64_t entity_limit = 0;         ///< New entities beyond max_entities or max_entities_per_node.
+  uint64_t stalls_forgiven = 0;      ///< Stalls of the server's own loop whose time did not count as silence.
   uint64_t nodes_forgotten = 0;      ///< Lost nodes owning nothing, dropped from the table after forget_lost_s.
   uint64_t unexpected_message = 0;   ///< Valid messages on the wrong socket.
   uint64_t join_refused = 0;         ///< Joins refused by a system (identity policy) or for an empty name.
@@ -216,6 +217,11 @@ class WorldCore {
 
   /// Lost detection and the stale grace: marks silent nodes lost, freezes or removes their entities.
   void Expire(int64_t now_ns);
+  /// The server itself was not running for `gap_ns` up to `now_ns` (a suspended VM or laptop, SIGSTOP, a
+  /// debugger): nobody could be heard meanwhile, so silence, the stale grace and the lock-step deadline
+  /// count from now on, as if the gap had not been. The shell calls it when its loop turn took far
+  /// longer than its longest wait; a stall of the server's own never marks every node lost.
+  void ForgiveStall(int64_t gap_ns, int64_t now_ns);
   /// Everything time-driven: Starting -> Running, Expire, the broadcast schedule (real time) or granting
   /// (lock-step). Call after feeding input and whenever NextDueNs() is reached.
   void Poll(int64_t now_ns);

@@ -52,6 +52,9 @@ class ClientLink {
   std::string host_, control_endpoint_;
   transport::Channel control_, time_, world_, state_;
   ServerPorts connected_;
+  /// A turn or the time between two turns this much longer than asked for: the process was not running.
+  static constexpr int64_t kStallNs = 250'000'000;
+  int64_t turn_end_ns_ = -1;  ///< Local time the last Turn ended; -1 before the first.
 };
 
 }  // namespace platoon::session

@@ -99,6 +99,7 @@ struct ClientStats {
   uint64_t snapshots = 0;        ///< Snapshot replies applied.
   uint64_t server_restarts = 0;  ///< Sequence resets seen.
   uint64_t bad_input = 0;        ///< Undecodable or unexpected messages, dropped.
+  uint64_t stalls_forgiven = 0;  ///< Times this process was not running and that did not count as silence.
   int64_t world_max_gap_ns = 0;  ///< Longest interval between two world states, local ns.
   /// World-state inter-arrival gaps in broadcast periods: <=1.5, <=2.5, <=3.5, <=10.5, more.
   std::array<uint64_t, 5> gap_hist{};
@@ -142,6 +143,10 @@ class SessionClient {
   ServerPorts Ports() const { return ports_; }
   /// True once after each Welcome: the client (re)joined; owners send all their entities afresh.
   bool TakeRejoined() { return std::exchange(rejoined_, false); }
+  /// This process was not running for `gap_ns` up to `local_ns` (a suspended VM or laptop, SIGSTOP, a
+  /// starved core): nothing could be heard meanwhile, so the server's silence counts from now on. The
+  /// shell (ClientLink::Turn) calls it when a turn took far longer than its wait.
+  void ForgiveStall(int64_t gap_ns, int64_t local_ns);
   /// Replies to this client's commands and parameter requests since the last call, oldest first
   /// (only with `keep_replies`; at most kMaxKeptReplies are held).
   std::vector<ControlReply> TakeReplies() { return std::exchange(replies_, {}); }
