@@ -183,7 +183,7 @@ TEST_CASE("world core: a lost node's entities go stale, then freeze at the extra
   CHECK(e.state.stale);
 }
 
-TEST_CASE("world core: a stall of the server's own is not the nodes' silence; silence after it still counts") {
+TEST_CASE("world core: a stall of the server's own is not the nodes' silence, silence after it still counts") {
   Harness h(RealTimeDef());
   h.Start(kT0, kT0);
   h.core.Poll(kT0);

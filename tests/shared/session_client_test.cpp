@@ -168,7 +168,7 @@ TEST_CASE("session client: a silent server is joined again after three lost time
   CHECK(Rig::Count<protocol::Join>(r.Poll()) == 1);
 }
 
-TEST_CASE("session client: a stall of the node's own is not the server's silence; silence after it still counts") {
+TEST_CASE("session client: a stall of the node's own is not the server's silence, silence after it still counts") {
   Rig r;
   r.Poll();
   r.Welcome();
