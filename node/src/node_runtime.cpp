@@ -75,10 +75,13 @@ class ClientSimClock final : public SimClock {
 // network thread steps them (StepGranted, with no thread hand-over between grant and acknowledgement)
 // and this thread idles.
 void RunModules(std::vector<std::unique_ptr<Module>>& modules, session::SessionClient& client, std::mutex& mutex,
-                ClientModuleContext& context, const std::atomic<bool>& stop) {
+                ClientModuleContext& context, const std::atomic<bool>& stop, clock::StallWatch& lateness) {
   const ClientSimClock sim(client, mutex);
+  const clock::MonotonicOscillator host;
   ModuleScheduler scheduler;
+  int64_t asked_ns = 0;  // the sleep asked for before this turn; lateness is what the thread was away beyond it
   while (!stop.load(std::memory_order_relaxed)) {
+    lateness.Mark(host.NowNs(), asked_ns);
     bool lockstep;
     {
       std::lock_guard lock(mutex);
@@ -87,14 +90,17 @@ void RunModules(std::vector<std::unique_ptr<Module>>& modules, session::SessionC
     if (lockstep || !sim.Running()) {
       // Paused or not started: sim time stands still, and so do the modules.
       scheduler.Reset();
-      std::this_thread::sleep_for(std::chrono::milliseconds(lockstep ? 20 : 5));
+      asked_ns = lockstep ? 20'000'000 : 5'000'000;
+      std::this_thread::sleep_for(std::chrono::nanoseconds(asked_ns));
       continue;
     }
     const int64_t now = sim.SimNowNs();
     scheduler.StepDue(modules, now, context);
     // Sim time runs at the synced rate (1 +- 1 %), so sleeping the sim-time difference is close enough.
     const int64_t wake = std::min(now + 50'000'000, scheduler.NextDueNs());
-    std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<int64_t>(0, wake - sim.SimNowNs())));
+    lateness.Mark(host.NowNs(), 0);  // the steps themselves count as time away
+    asked_ns = std::max<int64_t>(0, wake - sim.SimNowNs());
+    std::this_thread::sleep_for(std::chrono::nanoseconds(asked_ns));
   }
 }
 
@@ -224,7 +230,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   if (options_.truth_check) WatchNaiveError(monitor);
   std::atomic<bool> stop_threads{false};
   std::thread monitor_thread([&] { monitor.Run(stop_threads); });
-  std::thread module_thread([&] { RunModules(modules_, client_, mutex_, module_context, stop_threads); });
+  std::thread module_thread([&] { RunModules(modules_, client_, mutex_, module_context, stop_threads, module_lateness_); });
   log_->info("node '{}' ({}) joining session at {}", options_.node.name, protocol::RoleName(options_.node.role),
              link.ControlEndpoint());
 
@@ -283,6 +289,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
     client_.Leave(exit_code == kExitOk ? "shutdown" : "error");
   }
   link.Flush(client_, mutex_);
+  loop_late_max_ns_ = link.Stalls().LateMaxNs();
   stop_threads.store(true);
   module_thread.join();
   monitor_thread.join();
@@ -352,6 +359,11 @@ void NodeRuntime::PrintSummary(const ClockMonitor& monitor, uint64_t states_sent
   if (data_messages_ > 0)
     fields.push_back(fmt::format("\"data_messages\":{},\"data_hash\":\"{}\"", data_messages_,
                                  session::HashHex(data_hash_)));
+  // How far this node's loops fell behind the waits they asked for (a starved core shows here), and the
+  // stalls of its own it did not count as the server's silence.
+  fields.push_back(fmt::format("\"loop_late_max_ms\":{:.1f},\"module_late_max_ms\":{:.1f},\"stalls_forgiven\":{}",
+                               static_cast<double>(loop_late_max_ns_) / 1e6,
+                               static_cast<double>(module_lateness_.LateMaxNs()) / 1e6, cs.stalls_forgiven));
   std::string module_fields;
   for (const auto& f : fields) module_fields += "," + f;
   const std::string summary = fmt::format(

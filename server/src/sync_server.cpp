@@ -75,12 +75,9 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
   // Checkpoints through each turn: far more time between two of them than the wait asked for means this
   // process was not running (a suspended VM or laptop, SIGSTOP, a starved core). The core is told before
   // it polls, so that the gap never counts as every node's silence.
-  constexpr int64_t kStallNs = 5 * kMaxWaitNs;
-  int64_t mark = -1;
   auto checkpoint = [&](int64_t asked_ns) {
     const int64_t t = reference_.NowNs();
-    if (mark >= 0 && t - mark - asked_ns > kStallNs) core_.ForgiveStall(t - mark - asked_ns, t);
-    mark = t;
+    if (const int64_t stall = stalls_.Mark(t, asked_ns); stall > 0) core_.ForgiveStall(stall, t);
   };
   while (!stop.load(std::memory_order_relaxed)) {
     checkpoint(0);

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <zmq.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -181,6 +182,54 @@ std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeou
     }
   }
   return std::nullopt;
+}
+
+struct MachineStallProbe::State {
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> max_ns{0};
+  std::atomic<int> over_20ms{0};
+  std::thread thread;
+};
+
+MachineStallProbe::MachineStallProbe() : state_(std::make_unique<State>()) {
+  state_->thread = std::thread([s = state_.get()] {
+    while (!s->stop.load()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const int64_t over = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count() - 1'000'000;
+      if (over > s->max_ns.load()) s->max_ns.store(over);
+      if (over > 20'000'000) ++s->over_20ms;
+    }
+  });
+}
+
+MachineStallProbe::~MachineStallProbe() {
+  state_->stop.store(true);
+  state_->thread.join();
+}
+
+double MachineStallProbe::MaxOvershootMs() const { return static_cast<double>(state_->max_ns.load()) / 1e6; }
+
+std::string MachineStallProbe::Describe() const {
+  std::ostringstream o;
+  o << "machine: a 1 ms sleep overshot by at most " << MaxOvershootMs() << " ms (" << state_->over_20ms.load()
+    << " times over 20 ms)";
+  return o.str();
+}
+
+std::string LoopLateness(const std::vector<std::pair<std::string, const std::vector<std::string>*>>& processes) {
+  std::string out;
+  for (const auto& [name, lines] : processes) {
+    std::string fields;
+    for (const char* key : {"loop_late_max_ms", "module_late_max_ms", "stalls_forgiven"})
+      if (const auto v = SummaryValue(*lines, key)) {
+        std::ostringstream o;
+        o << " " << key << "=" << *v;
+        fields += o.str();
+      }
+    if (!fields.empty()) out += (out.empty() ? "" : "; ") + name + ":" + fields;
+  }
+  return out;
 }
 
 }  // namespace platoon::testing

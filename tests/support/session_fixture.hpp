@@ -4,6 +4,7 @@
 #include "platoon/process/child.hpp"
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,5 +80,28 @@ void CheckNoErrorLines(const std::vector<std::string>& lines, const std::vector<
 
 /// Collect(c), then CheckNoErrorLines on its lines; `who` names the process in the failure.
 void CheckNoErrorLines(process::Child& c, const std::string& who, const std::vector<std::string>& expected_substrings = {});
+
+/// How long this machine kept a plain sleeping thread from running, while the probe lives: a thread that
+/// sleeps 1 ms again and again and keeps the largest overshoot. A wall-clock-bound test prints it beside
+/// a figure that missed its bound, so that a starved or suspended machine is told from a slow process.
+class MachineStallProbe {
+ public:
+  MachineStallProbe();
+  ~MachineStallProbe();
+  MachineStallProbe(const MachineStallProbe&) = delete;
+  MachineStallProbe& operator=(const MachineStallProbe&) = delete;
+  /// The largest overshoot of a 1 ms sleep so far, in ms.
+  double MaxOvershootMs() const;
+  /// "machine: a 1 ms sleep overshot by at most N ms (M times over 20 ms)".
+  std::string Describe() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// "name: loop_late_max_ms=.. module_late_max_ms=.. stalls_forgiven=.." for each process's last SUMMARY line
+/// (fields it lacks are left out): how far each process's loops fell behind.
+std::string LoopLateness(const std::vector<std::pair<std::string, const std::vector<std::string>*>>& processes);
 
 }  // namespace platoon::testing

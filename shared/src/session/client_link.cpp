@@ -60,18 +60,17 @@ void ClientLink::Turn(SessionClient& client, std::mutex& lock, std::span<transpo
   // Far more time since the last turn, or in the wait, than asked for: this process was not running, and
   // the client is told before it polls, so that the gap is not the server's silence.
   const int64_t wait_ns = std::clamp<int64_t>(due, 0, max_wait_ns);
-  const auto checkpoint = [&](int64_t since_ns, int64_t asked_ns) {
+  const auto checkpoint = [&](int64_t asked_ns) {
     const int64_t t = client.LocalNowNs();
-    if (since_ns >= 0 && t - since_ns - asked_ns > kStallNs) {
+    if (const int64_t stall = stalls_.Mark(t, asked_ns); stall > 0) {
       std::lock_guard guard(lock);
-      client.ForgiveStall(t - since_ns - asked_ns, t);
+      client.ForgiveStall(stall, t);
     }
-    return t;
   };
-  const int64_t before = checkpoint(turn_end_ns_, 0);
+  checkpoint(0);
   // Only the channels with input are read: an empty read costs system calls on every turn.
   const uint64_t ready = transport::WaitAny(inputs, std::chrono::nanoseconds(wait_ns));
-  checkpoint(before, wait_ns);
+  checkpoint(wait_ns);
 
   // Time replies first: t4 is stamped as soon as the loop sees them, before any lock is taken.
   if (ready & 1u)
@@ -101,7 +100,7 @@ void ClientLink::Turn(SessionClient& client, std::mutex& lock, std::span<transpo
   }
   Follow(ports);
   Send(std::move(out));
-  turn_end_ns_ = client.LocalNowNs();
+  checkpoint(0);
 }
 
 void ClientLink::SendPending(SessionClient& client, std::mutex& lock) {

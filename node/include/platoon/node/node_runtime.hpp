@@ -11,6 +11,7 @@
 
 #include "platoon/clock/oscillator.hpp"
 #include "platoon/clock/slewed_clock.hpp"
+#include "platoon/clock/stall_watch.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/dead_reckoning.hpp"
 #include "platoon/node/module.hpp"
@@ -87,6 +88,8 @@ class NodeRuntime {
   std::vector<std::unique_ptr<Module>> modules_;
   std::shared_ptr<class PoseLog> pose_log_;  // --pose-log, when given
   int64_t next_status_ns_ = 0;
+  clock::StallWatch module_lateness_{INT64_MAX};  // the module thread's lateness (measured, never forgiven)
+  int64_t loop_late_max_ns_ = 0;                  // the network loop's, taken from its link at the end
   int64_t started_host_ns_ = 0;  // host CLOCK_MONOTONIC at construction: the origin of the join time
 };
 

@@ -5,6 +5,7 @@
 /// time nothing in it waits for any particular node (lock-step waiting is the core's, not the loop's).
 
 #include "platoon/clock/oscillator.hpp"
+#include "platoon/clock/stall_watch.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/server/world_core.hpp"
@@ -66,6 +67,9 @@ class SyncServer {
   int64_t SimTimeAt(int64_t ref_ns) const { return core_.SimTimeAt(ref_ns); }
   /// True once a lock-step session reached its end_s.
   bool Finished() const { return core_.Finished(); }
+  /// How far the event loop fell behind (the largest time beyond the asked wait between two checkpoints),
+  /// and how many of those gaps were stalls forgiven to the nodes.
+  const clock::StallWatch& Stalls() const { return stalls_; }
 
  private:
   std::optional<transport::CurveDef> SocketCurve() const;
@@ -81,6 +85,8 @@ class SyncServer {
   std::unique_ptr<transport::ZapHandler> zap_;    // admits the authorised client keys (before the sockets)
   transport::Channel control_, time_, world_, state_;
   uint64_t faults_version_ = 0;  // the core's FaultsVersion() the sockets follow
+  // Gaps of more than five of the loop's longest waits (250 ms) beyond the wait asked for are stalls.
+  clock::StallWatch stalls_{250'000'000};
 };
 
 }  // namespace platoon::server

@@ -4,6 +4,7 @@
 /// ports the server announces, one wait over them and the caller's extra sockets, and the hand-over of
 /// what arrived and what to send. The core does the thinking; this does the I/O.
 
+#include "platoon/clock/stall_watch.hpp"
 #include "platoon/session/session_client.hpp"
 #include "platoon/transport/channel.hpp"
 #include "platoon/transport/fault_injector.hpp"
@@ -42,6 +43,10 @@ class ClientLink {
   /// "tcp://host:port" of the server's control socket.
   const std::string& ControlEndpoint() const { return control_endpoint_; }
 
+  /// How far this loop fell behind: the largest time beyond the asked wait between two checkpoints of a
+  /// turn (or between two turns), and how many of those were stalls forgiven to the client.
+  const clock::StallWatch& Stalls() const { return stalls_; }
+
   /// Replaces the receive-path faults of the control, time and world sockets (a live parameter).
   void SetFaults(const transport::FaultDef& faults);
 
@@ -52,9 +57,9 @@ class ClientLink {
   std::string host_, control_endpoint_;
   transport::Channel control_, time_, world_, state_;
   ServerPorts connected_;
-  /// A turn or the time between two turns this much longer than asked for: the process was not running.
-  static constexpr int64_t kStallNs = 250'000'000;
-  int64_t turn_end_ns_ = -1;  ///< Local time the last Turn ended; -1 before the first.
+  /// A turn, its wait or the time between two turns this much longer than asked for: the process was not
+  /// running.
+  clock::StallWatch stalls_{250'000'000};
 };
 
 }  // namespace platoon::session
