@@ -21,6 +21,8 @@ trap 'kill $b1 $b2 2>/dev/null' EXIT
 for i in $(seq "$runs"); do
   start=$(date +%s)
   if (cd "$build" && ctest -j2 --timeout 900 --output-on-failure "$@") >"$logs/run_$i.log" 2>&1; then r=pass; else r=FAIL; fi
+  # Every test's whole output (passed ones too), for figures that passed near their bounds.
+  cp "$build/Testing/Temporary/LastTest.log" "$logs/run_$i.all.log" 2>/dev/null
   echo "run $i/$runs: $r in $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg) ($logs/run_$i.log)"
   if [ "$r" = FAIL ]; then
     sed -n '/The following tests FAILED/,/Errors while/p' "$logs/run_$i.log"

@@ -246,6 +246,7 @@ struct SensorHostModule::Sensor {
   int64_t next_ns = -1;
   uint64_t sequence = 0;
   uint64_t frames = 0, points = 0;
+  uint64_t skipped = 0;  // instants skipped because the host was more than a period late
   double compute_s = 0;
 };
 
@@ -316,10 +317,18 @@ void SensorHostModule::Step(const StepInfo& info, ModuleContext& context) {
       }
       return;
     }
+    // Real time, more than a period late (a slow step, a starved core, the wait for the ego): the instants
+    // missed are skipped, never measured in a burst, and the host measures at the latest one due. The phase
+    // stays on the whole multiples of the period, so this host's scans still end with the others'. In
+    // lock-step no instant is skipped: a fusion node awaits every one of them; the host catches up one
+    // instant a step.
+    if (const int64_t latest = info.sim_ns / s->period_ns * s->period_ns; context.StepNs() == 0 && latest > s->next_ns) {
+      s->skipped += static_cast<uint64_t>((latest - s->next_ns) / s->period_ns);
+      s->next_ns = latest;
+    }
     // Measured at its scheduled instant (the module polls at 1 kHz, so at most 1 ms after it).
     Measure(*s, s->next_ns, context);
     s->next_ns += s->period_ns;
-    if (s->next_ns <= info.sim_ns) s->next_ns = info.sim_ns + s->period_ns;  // overrun: skip, never burst
   }
 }
 
@@ -356,9 +365,10 @@ void SensorHostModule::Summarize(std::vector<std::string>& fields) const {
   for (const auto& s : sensors_) {
     std::string kind_members;
     s->instance->Summarize(kind_members);
-    list += fmt::format("{}{{\"id\":\"{}\",\"kind\":\"{}\",\"frames\":{},\"items\":{},\"mean_compute_ms\":{:.3f}{}}}",
-                        list.empty() ? "" : ",", s->spec.id, protocol::StreamKindName(s->spec.kind), s->frames, s->points,
-                        s->frames ? 1e3 * s->compute_s / static_cast<double>(s->frames) : 0.0, kind_members);
+    list += fmt::format("{}{{\"id\":\"{}\",\"kind\":\"{}\",\"frames\":{},\"skipped\":{},\"items\":{},"
+                        "\"mean_compute_ms\":{:.3f}{}}}",
+                        list.empty() ? "" : ",", s->spec.id, protocol::StreamKindName(s->spec.kind), s->frames, s->skipped,
+                        s->points, s->frames ? 1e3 * s->compute_s / static_cast<double>(s->frames) : 0.0, kind_members);
   }
   fields.push_back(fmt::format("\"sensors\":[{}],\"sensor_waits_no_ego\":{}", list, no_ego_steps_));
 }

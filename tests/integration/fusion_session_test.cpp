@@ -86,11 +86,16 @@ TEST_CASE("fusion farm: kill -9 of a lidar host leaves 3 sources within a timeou
   Farm farm{dir.Write("farm.toml", FarmSession(record)), server.control_port, {}};
   for (const char* n : {"ego", "lidar_front", "lidar_rear", "lidar_left", "lidar_right", "fusion"}) farm.Start(n);
 
+  const auto started_at = std::chrono::steady_clock::now();
+  const auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   if (!farm.WaitFor("fusion", "fused frames now from 4/4 sources", 40s)) {
     for (auto& [n, p] : farm.procs)
       for (size_t i = p.Lines().size() > 8 ? p.Lines().size() - 8 : 0; i < p.Lines().size(); ++i) MESSAGE(n << ": " << p.Lines()[i]);
     FAIL("no 4-source frame within 40 s");
   }
+  const double to_four_s = since(started_at);
   // Let it run a little, then kill one host without warning.
   REQUIRE(!farm.WaitFor("fusion", "never printed", 2s));
   const auto killed_at = std::chrono::steady_clock::now();
@@ -99,7 +104,12 @@ TEST_CASE("fusion farm: kill -9 of a lidar host leaves 3 sources within a timeou
   const double to_three_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
   REQUIRE(!farm.WaitFor("fusion", "never printed", 2s));
   farm.Start("lidar_left");
+  const auto restarted_at = std::chrono::steady_clock::now();
   REQUIRE_MESSAGE(farm.WaitFor("fusion", "fused frames now from 4/4 sources", 30s), "the restarted host was not picked up");
+  const double back_to_four_s = since(restarted_at);
+  // Printed on every run (ctest keeps it in Testing/Temporary/LastTest.log): how long each phase took.
+  std::printf("fusion farm phases: 4/4 sources %.2f s after the start, 3/4 %.3f s after the kill, 4/4 again %.2f s "
+              "after the restart\n", to_four_s, to_three_s, back_to_four_s);
   REQUIRE(!farm.WaitFor("fusion", "never printed", 2s));
   for (auto& [n, p] : farm.procs) p.Signal(SIGTERM);
   for (auto& [n, p] : farm.procs) {
@@ -155,6 +165,7 @@ TEST_CASE("fusion farm: kill -9 of a lidar host leaves 3 sources within a timeou
                                            ? "@" + std::to_string(src.stamp_ns / 1'000'000)
                                            : ":" + std::string(protocol::SourceStatusName(src.status)));
   }
+  std::printf("fusion farm: largest reference gap %.1f ms\n", static_cast<double>(max_gap) / 1e6);
   CHECK_MESSAGE(max_gap <= 200'000'000, machine.Describe() << "; " << LoopLateness(lines) << around);
   // The killed host's run and the restarted one: two epochs, the old never after the new.
   REQUIRE(left_epochs.size() == 2);

@@ -85,3 +85,52 @@ TEST_CASE("sensor config: camera render must be none, rgb8 or png") {
   CHECK(bad.find("render") != std::string::npos);
   CHECK(bad.find("jpeg") != std::string::npos);
 }
+
+TEST_CASE("sensor host: a host more than a period late skips to the latest instant due and keeps its phase") {
+  Unset display("DISPLAY");
+  const config::SessionDef session = config::LoadSessionText(
+      "[[node]]\nname = \"cams\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
+      "[[node.sensor]]\nid = \"front\"\ntype = \"camera\"\nimage_width_px = 64\nimage_height_px = 36\nrate_hz = 10\n"
+      "position = [1.8, 0, 1.3]\nrender = \"none\"\n",
+      "cams.toml");
+  SensorHostModule host(session, session.nodes[0], std::make_shared<spdlog::logger>("cams"));
+  testing::CameraContext context;
+  // No ego yet at 0.1 s and 0.2 s: nothing measured.
+  for (int64_t t : {1'000'000, 100'000'001, 200'000'001}) host.Step(StepInfo{t, 0}, context);
+  CHECK(context.frames.empty());
+  context.remote = {testing::StandingCar(VehicleId("ego", 0), Vec3(0, 0, 0))};
+  // The ego appears at 0.261 s; later a step 0.16 s late (0.405 -> 0.661 s), then on time again.
+  for (int64_t t : {261'000'000, 300'000'500, 405'000'000, 661'000'000, 700'000'100, 800'000'100})
+    host.Step(StepInfo{t, 0}, context);
+  std::vector<int64_t> stamps;
+  for (const auto& f : context.frames) stamps.push_back(f.header.stamp_ns);
+  // Always on whole multiples of the 0.1 s period, never two for one step, never one instant twice.
+  CHECK(stamps == std::vector<int64_t>{200'000'000, 300'000'000, 400'000'000, 600'000'000, 700'000'000, 800'000'000});
+  std::vector<std::string> fields;
+  host.Summarize(fields);
+  REQUIRE(fields.size() == 1);
+  // Skipped: 0.1 s (no ego until 0.261 s) and 0.5 s (the late step).
+  CHECK(fields[0].find("\"skipped\":2") != std::string::npos);
+}
+
+TEST_CASE("sensor host: in lock-step no instant is skipped, the host catches up one instant a step") {
+  Unset display("DISPLAY");
+  const config::SessionDef session = config::LoadSessionText(
+      "[[node]]\nname = \"cams\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
+      "[[node.sensor]]\nid = \"front\"\ntype = \"camera\"\nimage_width_px = 64\nimage_height_px = 36\nrate_hz = 10\n"
+      "position = [1.8, 0, 1.3]\nrender = \"none\"\n",
+      "cams.toml");
+  SensorHostModule host(session, session.nodes[0], std::make_shared<spdlog::logger>("cams"));
+  testing::CameraContext context;
+  context.step_ns = 10'000'000;
+  host.Step(StepInfo{10'000'000, 0}, context);
+  // The ego is seen only at 0.26 s (a fusion node may have seen it long before and awaits 0.1 s and 0.2 s).
+  context.remote = {testing::StandingCar(VehicleId("ego", 0), Vec3(0, 0, 0))};
+  for (int64_t t = 260'000'000; t <= 410'000'000; t += 10'000'000) host.Step(StepInfo{t, 10'000'000}, context);
+  std::vector<int64_t> stamps;
+  for (const auto& f : context.frames) stamps.push_back(f.header.stamp_ns);
+  CHECK(stamps == std::vector<int64_t>{100'000'000, 200'000'000, 300'000'000, 400'000'000});
+  std::vector<std::string> fields;
+  host.Summarize(fields);
+  CHECK(fields[0].find("\"skipped\":0") != std::string::npos);
+}

@@ -13,10 +13,12 @@ class CameraContext final : public node::ModuleContext {
  public:
   std::vector<node::RemoteEntity> remote;
   std::vector<protocol::CameraFrame> frames;
+  int64_t step_ns = 0;  // the lock-step period; 0: real time
   std::vector<node::RemoteEntity> RemoteEntities(int64_t) const override { return remote; }
   void Publish(const protocol::EntityState&) override {}
   void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override { received = 0, max_gap_ns = 0; }
   uint32_t NodeId() const override { return 1; }
+  int64_t StepNs() const override { return step_ns; }
   void PublishData(const protocol::Message& m) override {
     if (const auto* f = std::get_if<protocol::CameraFrame>(&m)) frames.push_back(*f);
   }
