@@ -18,12 +18,19 @@ burn() { while :; do :; done; }
 burn & b1=$!
 burn & b2=$!
 trap 'kill $b1 $b2 2>/dev/null' EXIT
+# The machine's own trouble in a run, beside its result: time with every task stalled on I/O (PSI "full"),
+# and time the hypervisor gave the CPUs to others (steal), so that a failure on a stalled machine shows.
+io_full_us() { sed -n 's/^full .*total=\([0-9]*\)/\1/p' /proc/pressure/io 2>/dev/null || echo 0; }
+steal_ticks() { awk '/^cpu /{print $9}' /proc/stat; }
 for i in $(seq "$runs"); do
   start=$(date +%s)
+  io0=$(io_full_us); st0=$(steal_ticks)
   if (cd "$build" && ctest -j2 --timeout 900 --output-on-failure "$@") >"$logs/run_$i.log" 2>&1; then r=pass; else r=FAIL; fi
   # Every test's whole output (passed ones too), for figures that passed near their bounds.
   cp "$build/Testing/Temporary/LastTest.log" "$logs/run_$i.all.log" 2>/dev/null
-  echo "run $i/$runs: $r in $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg) ($logs/run_$i.log)"
+  io=$(awk -v a="$io0" -v b="$(io_full_us)" 'BEGIN{printf "%.1f", (b-a)/1e6}')
+  steal=$(awk -v a="$st0" -v b="$(steal_ticks)" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", (b-a)/hz}')
+  echo "run $i/$runs: $r in $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg), io stall ${io} s, steal ${steal} s ($logs/run_$i.log)"
   if [ "$r" = FAIL ]; then
     sed -n '/The following tests FAILED/,/Errors while/p' "$logs/run_$i.log"
     exit 1
