@@ -53,9 +53,17 @@ struct Farm {
   std::map<std::string, process::Child> procs;
 
   void Start(const std::string& name) {
+    const auto t0 = std::chrono::steady_clock::now();
     procs.erase(name);
+    const auto t1 = std::chrono::steady_clock::now();
     procs.emplace(name, process::Child::Spawn({BinDir() + "/platoon-node", "--config", session, "--name", name,
                                                "--server", "127.0.0.1", "--port", std::to_string(port)}));
+    const auto t2 = std::chrono::steady_clock::now();
+    // Printed when slow (ctest keeps it): reaping the old process and forking the new one take milliseconds.
+    if (t2 - t0 > std::chrono::milliseconds(200))
+      std::printf("fusion farm: starting %s took %.3f s (reaping the old process %.3f s, the spawn %.3f s)\n",
+                  name.c_str(), std::chrono::duration<double>(t2 - t0).count(),
+                  std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
   }
   // Reads every process's output until `who` prints a line containing `needle`.
   bool WaitFor(const std::string& who, const std::string& needle, std::chrono::milliseconds timeout) {
@@ -102,7 +110,9 @@ TEST_CASE("fusion farm: kill -9 of a lidar host leaves 3 sources within a timeou
   kill(farm.procs.at("lidar_left").Pid(), SIGKILL);
   REQUIRE_MESSAGE(farm.WaitFor("fusion", "fused frames now from 3/4 sources", 5s), "fusion did not go on with 3 sources");
   const double to_three_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  const auto waited_at = std::chrono::steady_clock::now();
   REQUIRE(!farm.WaitFor("fusion", "never printed", 2s));
+  if (since(waited_at) > 2.5) std::printf("fusion farm: a 2 s wait took %.3f s (%s)\n", since(waited_at), machine.Describe().c_str());
   farm.Start("lidar_left");
   const auto restarted_at = std::chrono::steady_clock::now();
   REQUIRE_MESSAGE(farm.WaitFor("fusion", "fused frames now from 4/4 sources", 30s), "the restarted host was not picked up");
