@@ -35,6 +35,15 @@ class Unset {
   std::optional<std::string> old_;
 };
 
+// One host "cams" with a 10 Hz camera sending ROIs only, attached to "ego".
+config::SessionDef SmallCameraSession() {
+  return config::LoadSessionText(
+      "[[node]]\nname = \"cams\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
+      "[[node.sensor]]\nid = \"front\"\ntype = \"camera\"\nimage_width_px = 64\nimage_height_px = 36\nrate_hz = 10\n"
+      "position = [1.8, 0, 1.3]\nrender = \"none\"\n",
+      "cams.toml");
+}
+
 }  // namespace
 
 TEST_CASE("sensor host camera: without a display, render = \"png\" warns once and sends ROIs only") {
@@ -88,11 +97,7 @@ TEST_CASE("sensor config: camera render must be none, rgb8 or png") {
 
 TEST_CASE("sensor host: a host more than a period late skips to the latest instant due and keeps its phase") {
   Unset display("DISPLAY");
-  const config::SessionDef session = config::LoadSessionText(
-      "[[node]]\nname = \"cams\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
-      "[[node.sensor]]\nid = \"front\"\ntype = \"camera\"\nimage_width_px = 64\nimage_height_px = 36\nrate_hz = 10\n"
-      "position = [1.8, 0, 1.3]\nrender = \"none\"\n",
-      "cams.toml");
+  const config::SessionDef session = SmallCameraSession();
   SensorHostModule host(session, session.nodes[0], std::make_shared<spdlog::logger>("cams"));
   testing::CameraContext context;
   // No ego yet at 0.1 s and 0.2 s: nothing measured.
@@ -115,11 +120,7 @@ TEST_CASE("sensor host: a host more than a period late skips to the latest insta
 
 TEST_CASE("sensor host: in lock-step no instant is skipped, the host catches up one instant a step") {
   Unset display("DISPLAY");
-  const config::SessionDef session = config::LoadSessionText(
-      "[[node]]\nname = \"cams\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
-      "[[node.sensor]]\nid = \"front\"\ntype = \"camera\"\nimage_width_px = 64\nimage_height_px = 36\nrate_hz = 10\n"
-      "position = [1.8, 0, 1.3]\nrender = \"none\"\n",
-      "cams.toml");
+  const config::SessionDef session = SmallCameraSession();
   SensorHostModule host(session, session.nodes[0], std::make_shared<spdlog::logger>("cams"));
   testing::CameraContext context;
   context.step_ns = 10'000'000;
