@@ -36,7 +36,6 @@ class StallWatch {
   int64_t LateMaxNs() const { return late_max_ns_; }
   /// How many gaps exceeded the threshold.
   uint64_t Stalls() const { return stalls_; }
-  int64_t ThresholdNs() const { return threshold_ns_; }
 
  private:
   int64_t threshold_ns_;
