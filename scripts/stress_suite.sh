@@ -6,7 +6,8 @@
 #   e.g. scripts/stress_suite.sh 20 build
 #        scripts/stress_suite.sh 20 build -LE 'timing|realtime'   # without the wall-clock-bound tests
 #
-# Prints one line a run (result, seconds, load average) and, on a failure, the failed tests; exits 1 then.
+# Prints one line a run (result, seconds, load average, the machine's own stalls) and, on a failure, the
+# failed tests and the CPU stalls of that run; exits 1 then.
 set -uo pipefail
 runs=${1:-20}
 build=${2:-build}
@@ -17,22 +18,32 @@ logs=$(mktemp -d /tmp/platoon-stress.XXXX)
 burn() { while :; do :; done; }
 burn & b1=$!
 burn & b2=$!
-trap 'kill $b1 $b2 2>/dev/null' EXIT
+# One sleeper pinned to each CPU reports wake-ups more than 250 ms late: a CPU that did not run at all
+# (the hypervisor's doing) shows there, whatever the tests were doing.
+: >"$logs/cpu_stalls.log"
+python3 scripts/cpu_stall_probe.py --threshold-ms 250 --out "$logs/cpu_stalls.log" & probe=$!
+trap 'kill $b1 $b2 $probe 2>/dev/null' EXIT
+lockups() { dmesg 2>/dev/null | grep -c 'workqueue lockup' || true; }
 # The machine's own trouble in a run, beside its result: time with every task stalled on I/O (PSI "full"),
 # and time the hypervisor gave the CPUs to others (steal), so that a failure on a stalled machine shows.
 io_full_us() { sed -n 's/^full .*total=\([0-9]*\)/\1/p' /proc/pressure/io 2>/dev/null || echo 0; }
 steal_ticks() { awk '/^cpu /{print $9}' /proc/stat; }
 for i in $(seq "$runs"); do
   start=$(date +%s)
-  io0=$(io_full_us); st0=$(steal_ticks)
+  io0=$(io_full_us); st0=$(steal_ticks); lk0=$(lockups); sl0=$(wc -l <"$logs/cpu_stalls.log" 2>/dev/null || echo 0)
   if (cd "$build" && ctest -j2 --timeout 900 --output-on-failure "$@") >"$logs/run_$i.log" 2>&1; then r=pass; else r=FAIL; fi
   # Every test's whole output (passed ones too), for figures that passed near their bounds.
   cp "$build/Testing/Temporary/LastTest.log" "$logs/run_$i.all.log" 2>/dev/null
   io=$(awk -v a="$io0" -v b="$(io_full_us)" 'BEGIN{printf "%.1f", (b-a)/1e6}')
   steal=$(awk -v a="$st0" -v b="$(steal_ticks)" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", (b-a)/hz}')
-  echo "run $i/$runs: $r in $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg), io stall ${io} s, steal ${steal} s ($logs/run_$i.log)"
+  tail -n +"$((sl0 + 1))" "$logs/cpu_stalls.log" 2>/dev/null >"$logs/run_$i.cpu_stalls.log"
+  stalls=$(wc -l <"$logs/run_$i.cpu_stalls.log")
+  stall_max=$(awk '{for (f = 1; f < NF; ++f) if ($f == "woke" && $(f + 1) > m) m = $(f + 1)} END {print m + 0}' "$logs/run_$i.cpu_stalls.log")
+  echo "run $i/$runs: $r in $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg), io stall ${io} s, steal ${steal} s," \
+       "cpu stalls ${stalls} (max ${stall_max} ms), kernel lockup reports $(( $(lockups) - lk0 )) ($logs/run_$i.log)"
   if [ "$r" = FAIL ]; then
     sed -n '/The following tests FAILED/,/Errors while/p' "$logs/run_$i.log"
+    cat "$logs/run_$i.cpu_stalls.log"
     exit 1
   fi
 done

@@ -70,8 +70,6 @@ type = "radar"
 position = [3.7, 0.0, 0.5]
 )";
 
-std::string Bytes(std::span<const uint8_t> b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
-
 // Runs `session` in-process and records it to `path` as a recorder would: the session info, every
 // world broadcast at its sim time, every sensor message on its stream's topic at its stamp.
 // `setup_core` adds systems to the server's core (a replay).
