@@ -419,7 +419,14 @@ TEST_CASE("limits over loopback: 3,000 join attempts and 20,000 entities from on
   Stop(owner);
   CheckNoErrorLines(owner, "owner");
   server.Signal(SIGTERM);
-  CHECK(server.WaitFor(10s) == std::optional<int>(0));
+  {
+    MachineStallProbe probe;
+    std::string report;
+    const auto status = WaitForExitOrDescribe(server, 10s, 30s, &report);
+    CHECK_MESSAGE(status == std::optional<int>(0), "the server after SIGTERM: " << report << " (exit status "
+                                                      << (status ? std::to_string(*status) : "none") << "); "
+                                                      << probe.Describe());
+  }
   Collect(server);
   CHECK(AnyLineContains(server.Lines(), "join(s) under a second name on one connection"));
   CheckNoErrorLines(server, "server");

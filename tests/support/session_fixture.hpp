@@ -104,4 +104,15 @@ class MachineStallProbe {
 /// (fields it lacks are left out): how far each process's loops fell behind.
 std::string LoopLateness(const std::vector<std::pair<std::string, const std::vector<std::string>*>>& processes);
 
+/// What a process's threads are doing now, one line each: "tid name: state S, wchan W, utime+stime T ms
+/// [, kernel stack f1 < f2 ...]" from /proc (the stack where readable). Printed when a process does not exit
+/// or answer in time, so that a blocked call is told from a thread that was not scheduled.
+std::string ThreadStates(pid_t pid);
+
+/// Waits up to `timeout` for `c` to exit; if it has not, describes its threads (ThreadStates), waits up to
+/// `extra` more, and says how long the exit took in the end. Returns the exit status (nullopt: still running)
+/// and, through `report`, a text for a failure message ("" when it exited within `timeout`).
+std::optional<int> WaitForExitOrDescribe(process::Child& c, std::chrono::milliseconds timeout,
+                                         std::chrono::milliseconds extra, std::string* report);
+
 }  // namespace platoon::testing
