@@ -121,8 +121,13 @@ std::string WriteLog(const TempDir& dir, const Drive& d, const std::string& sess
     w.keyframe = ms % 1000 == 0;
     if (w.keyframe) {
       for (const auto& [id, e] : latest) w.entities.push_back(e);
-      w.nodes = {protocol::NodeInfo{.node_id = 1, .name = "follow", .role = protocol::Role::kTraffic},
-                 protocol::NodeInfo{.node_id = 2, .name = "lead", .role = protocol::Role::kTraffic}};
+      w.nodes.assign(2, protocol::NodeInfo{});
+      w.nodes[0].node_id = 1;
+      w.nodes[0].name = "follow";
+      w.nodes[0].role = protocol::Role::kTraffic;
+      w.nodes[1].node_id = 2;
+      w.nodes[1].name = "lead";
+      w.nodes[1].role = protocol::Role::kTraffic;
     } else {
       w.entities = pending;
     }
