@@ -11,6 +11,7 @@
 #include <map>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 using namespace platoon;
 using namespace platoon::testing;
@@ -50,6 +51,29 @@ DemoRun RunDemoLockstep(const std::string& session, double sim_s) {
 }
 
 }  // namespace
+
+TEST_CASE("process fixture: a child that does not exit in time is described thread by thread, then waited for") {
+  // A shell that ignores SIGTERM and sleeps: it outlives the first wait, is described, and dies by SIGKILL.
+  auto child = process::Child::Spawn({"/bin/sh", "-c", "trap '' TERM; echo up; sleep 30"});
+  REQUIRE(child.WaitForLine("up", 5s));
+  const std::string states = ThreadStates(child.Pid());
+  MESSAGE(states);
+  CHECK(states.find(" sh: state S, wchan ") != std::string::npos);  // asleep, waiting for its sleep child
+  child.Signal(SIGTERM);
+  std::string report;
+  const pid_t pid = child.Pid();
+  std::thread killer([pid] {
+    std::this_thread::sleep_for(1500ms);
+    kill(pid, SIGKILL);
+  });
+  const auto status = WaitForExitOrDescribe(child, 1s, 10s, &report);
+  killer.join();
+  CHECK(status == std::optional<int>(128 + SIGKILL));
+  CHECK(report.find("not exited after 1000 ms; its threads then:\n") == 0);
+  CHECK(report.find(" sh: state S") != std::string::npos);
+  CHECK(report.find("it exited with 137 after ") != std::string::npos);
+  CHECK(ThreadStates(pid).find("no threads in") == 0);  // reaped
+}
 
 TEST_CASE("error-line fixture: spdlog error and critical lines, crashes and sanitizers count, info, warning and text do not") {
   CHECK(IsErrorLine("11:02:03.456 error [server] refused join from old on vm: protocol version mismatch"));
@@ -163,6 +187,6 @@ TEST_CASE("lock-step: a member killed -9 under late_policy drop is dropped by na
     CHECK(SummaryValue(c.Lines(), "steps_done") == steps);
     CheckNoErrorLines(c, n);
   }
-  CHECK(nodes.at("n2").WaitFor(5s) == std::optional<int>(128 + SIGKILL));
+  CHECK(WaitForKilled(nodes.at("n2"), "n2") == std::optional<int>(128 + SIGKILL));
   CheckNoErrorLines(server, "server");
 }

@@ -234,7 +234,7 @@ TEST_CASE("operations: a launcher killed with SIGKILL takes its server and nodes
   CHECK_FALSE(PortFree(ports[0]));  // the server holds its control port
 
   launcher.Signal(SIGKILL);
-  CHECK(launcher.WaitFor(5s) == std::optional<int>(128 + SIGKILL));
+  CHECK(WaitForKilled(launcher, "launcher") == std::optional<int>(128 + SIGKILL));
   // The children got SIGTERM from the kernel (PR_SET_PDEATHSIG) and stop cleanly.
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (std::chrono::steady_clock::now() < deadline &&

@@ -171,7 +171,7 @@ TEST_CASE("recording: 30 s of configs/drivers.toml read completely by @mcap/core
   }
   victim.Signal(SIGKILL);
   const int64_t kill_ns = MonotonicNs();
-  REQUIRE(victim.WaitFor(5s) == std::optional<int>(128 + SIGKILL));
+  REQUIRE(WaitForKilled(victim, "victim recorder") == std::optional<int>(128 + SIGKILL));
   const auto status = RunToExit(launcher, 90s);
   REQUIRE_MESSAGE(status.has_value(), "the session did not end within 90 s");
   CHECK(*status == 0);  // ran to its duration: a killed recorder stops nobody

@@ -288,4 +288,11 @@ std::optional<int> WaitForExitOrDescribe(process::Child& c, std::chrono::millise
   return status;
 }
 
+std::optional<int> WaitForKilled(process::Child& c, const std::string& who) {
+  std::string report;
+  const auto status = WaitForExitOrDescribe(c, std::chrono::seconds(5), std::chrono::seconds(55), &report);
+  if (!report.empty()) MESSAGE(who << ", killed: " << report);
+  return status;
+}
+
 }  // namespace platoon::testing
