@@ -250,14 +250,7 @@ TEST_CASE("server: updates to an entity owned by another node are refused and co
   for (auto* s : {&control, &state, &world}) s->set(zmq::sockopt::linger, 2000);
   control.set(zmq::sockopt::rcvtimeo, 5000);
   control.connect("tcp://127.0.0.1:" + std::to_string(server.control_port));
-  control.send(zmq::buffer(protocol::Encode([] {
-      protocol::Join j;
-      j.name = "intruder";
-      j.role = protocol::Role::kObserver;
-      j.host = "test";
-      j.pid = 1;
-      return j;
-    }())));
+  control.send(zmq::buffer(protocol::Encode(ObserverJoin("intruder"))));
   zmq::message_t reply;
   REQUIRE(control.recv(reply));
   const auto w = std::get<protocol::Welcome>(*protocol::Decode(reply.to_string()).message);

@@ -84,14 +84,7 @@ TEST_CASE("server: garbage, truncated and wrong-version bytes are counted and th
     time.connect(host + std::to_string(server.control_port + 0));  // replaced below once ports are known
     std::mt19937 rng(3);
     // Learn the other ports from a real join.
-    control.send(zmq::buffer(protocol::Encode([] {
-      protocol::Join j;
-      j.name = "probe";
-      j.role = protocol::Role::kObserver;
-      j.host = "test";
-      j.pid = 1;
-      return j;
-    }())));
+    control.send(zmq::buffer(protocol::Encode(ObserverJoin("probe"))));
     zmq::message_t reply;
     control.set(zmq::sockopt::rcvtimeo, 5000);
     REQUIRE(control.recv(reply));

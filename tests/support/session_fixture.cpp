@@ -295,4 +295,13 @@ std::optional<int> WaitForKilled(process::Child& c, const std::string& who) {
   return status;
 }
 
+protocol::Join ObserverJoin(const std::string& name) {
+  protocol::Join j;
+  j.name = name;
+  j.role = protocol::Role::kObserver;
+  j.host = "test";
+  j.pid = 1;
+  return j;
+}
+
 }  // namespace platoon::testing

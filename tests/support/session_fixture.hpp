@@ -2,6 +2,7 @@
 // Helpers for multi-process tests: start platoon processes, wait on handshakes with deadlines.
 
 #include "platoon/process/child.hpp"
+#include "platoon/protocol/messages.hpp"
 
 #include <chrono>
 #include <memory>
@@ -120,5 +121,8 @@ std::optional<int> WaitForExitOrDescribe(process::Child& c, std::chrono::millise
 /// filesystem's journal on a busy disk). A slow exit is printed (MESSAGE) with its thread states; whether the
 /// status is right is the caller's check. Returns the exit status (nullopt: still running after 60 s).
 std::optional<int> WaitForKilled(process::Child& c, const std::string& who);
+
+/// A Join as an observer named `name` from host "test", pid 1: for tests that join by hand.
+protocol::Join ObserverJoin(const std::string& name);
 
 }  // namespace platoon::testing
