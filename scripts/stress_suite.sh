@@ -5,6 +5,11 @@
 #   scripts/stress_suite.sh [runs] [build dir] [ctest options...]
 #   e.g. scripts/stress_suite.sh 20 build
 #        scripts/stress_suite.sh 20 build -LE 'timing|realtime'   # without the wall-clock-bound tests
+#        BURN_NICE=19 scripts/stress_suite.sh 20 build           # the busy loops yield to everything else
+#
+# BURN_NICE (default 0) is the busy loops' nice value: 0 competes with the tests and the kernel's own
+# worker threads as a parallel build does; 19 keeps the cores busy without competing, which tells a stall
+# that the load causes from one that the machine causes by itself.
 #
 # Prints one line a run (result, seconds, load average, the machine's own stalls) and, on a failure, the
 # failed tests and the CPU stalls of that run; exits 1 then.
@@ -16,8 +21,11 @@ cd "$(dirname "$0")/.." || exit 2
 [ -f "$build/CTestTestfile.cmake" ] || { echo "stress_suite.sh: no ctest tree in '$build' (build first)" >&2; exit 2; }
 logs=$(mktemp -d /tmp/platoon-stress.XXXX)
 burn() { while :; do :; done; }
+burn_nice=${BURN_NICE:-0}
+[[ $burn_nice =~ ^-?[0-9]+$ ]] || { echo "stress_suite.sh: BURN_NICE must be an integer, got '$burn_nice'" >&2; exit 2; }
 burn & b1=$!
 burn & b2=$!
+renice -n "$burn_nice" -p "$b1" "$b2" >/dev/null || { kill "$b1" "$b2"; echo "stress_suite.sh: cannot renice the busy loops to $burn_nice" >&2; exit 2; }
 # One sleeper pinned to each CPU reports wake-ups more than 250 ms late: a CPU that did not run at all
 # (the hypervisor's doing) shows there, whatever the tests were doing.
 : >"$logs/cpu_stalls.log"
@@ -48,4 +56,4 @@ for i in $(seq "$runs"); do
     exit 1
   fi
 done
-echo "stress_suite.sh: $runs runs in a row passed with both cores loaded"
+echo "stress_suite.sh: $runs runs in a row passed with both cores loaded (busy loops at nice $burn_nice)"
