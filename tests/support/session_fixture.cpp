@@ -7,11 +7,11 @@
 #include <unistd.h>
 #include <zmq.hpp>
 
-#include <iterator>
-#include <optional>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <thread>

@@ -117,8 +117,8 @@ std::optional<int> WaitForExitOrDescribe(process::Child& c, std::chrono::millise
                                          std::chrono::milliseconds extra, std::string* report);
 
 /// Waits for `c`, sent a fatal signal, to be reaped: WaitForExitOrDescribe with 5 s and then 55 s more (a
-/// killed process dies only when an uninterruptible wait in the kernel ends, e.g. a write held up by the
-/// filesystem's journal on a busy disk). A slow exit is printed (MESSAGE) with its thread states; whether the
+/// killed process is reaped only once the kernel has torn it down, which waits on the kernel's own workers;
+/// docs/TESTING.md, "The suite under load", saw that take minutes on a VM). A slow exit is printed (MESSAGE) with its thread states; whether the
 /// status is right is the caller's check. Returns the exit status (nullopt: still running after 60 s).
 std::optional<int> WaitForKilled(process::Child& c, const std::string& who);
 
