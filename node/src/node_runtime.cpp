@@ -50,6 +50,9 @@ session::ClientDef MakeClientDef(const NodeOptions& o) {
   d.stats_warmup_s = o.stats_warmup_s;
   d.broadcast_hz = o.session.server.broadcast_hz;
   d.track = ViewTrackDef(o.node);
+  // Remote entities are dead-reckoned through a silent world stream as long as the server would dead-reckon
+  // a lost node's, then held.
+  d.world_hold_s = o.session.server.lost_timeout_s + o.session.server.stale_grace_s;
   return d;
 }
 
@@ -361,9 +364,11 @@ void NodeRuntime::PrintSummary(const ClockMonitor& monitor, uint64_t states_sent
                                  session::HashHex(data_hash_)));
   // How far this node's loops fell behind the waits they asked for (a starved core shows here), and the
   // stalls of its own it did not count as the server's silence.
-  fields.push_back(fmt::format("\"loop_late_max_ms\":{:.1f},\"module_late_max_ms\":{:.1f},\"stalls_forgiven\":{}",
-                               static_cast<double>(loop_late_max_ns_) / 1e6,
-                               static_cast<double>(module_lateness_.LateMaxNs()) / 1e6, cs.stalls_forgiven));
+  // And how often the world stream fell silent long enough for the remote world to hold.
+  fields.push_back(fmt::format(
+      "\"loop_late_max_ms\":{:.1f},\"module_late_max_ms\":{:.1f},\"stalls_forgiven\":{},\"world_holds\":{}",
+      static_cast<double>(loop_late_max_ns_) / 1e6, static_cast<double>(module_lateness_.LateMaxNs()) / 1e6,
+      cs.stalls_forgiven, cs.world_holds));
   std::string module_fields;
   for (const auto& f : fields) module_fields += "," + f;
   const std::string summary = fmt::format(

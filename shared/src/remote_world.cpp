@@ -6,9 +6,27 @@
 #include <set>
 
 namespace platoon {
+namespace {
+
+// What a held display shows: the estimate at the hold instant, standing still.
+KinematicState Held(const dr::RemoteTrack& track, int64_t at_ns) {
+  KinematicState k = track.DisplayedState(at_ns);
+  k.velocity_mps.setZero();
+  k.acceleration_mps2.setZero();
+  k.angular_velocity_radps.setZero();
+  return k;
+}
+
+}  // namespace
+
+void RemoteWorld::Hold(int64_t sim_ns) {
+  if (!held_at_ns_) held_at_ns_ = sim_ns;
+}
 
 WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_sim_ns, bool snapshot, uint32_t own_node) {
   WorldApplyResult r;
+  // Any world state from the server ends a hold: the newest states are news again.
+  held_at_ns_.reset();
   if (last_sequence_ != 0 && w.sequence < last_sequence_) {
     if (snapshot) {
       // A snapshot overtaken by broadcasts: its states may still be new, but it cannot remove anything.
@@ -54,18 +72,31 @@ WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_s
 std::vector<std::pair<protocol::EntityState, Pose>> RemoteWorld::WithDisplayedPose(int64_t sim_ns) const {
   std::vector<std::pair<protocol::EntityState, Pose>> out;
   out.reserve(entries_.size());
-  for (const auto& [id, e] : entries_)
-    if (e.track.HasState()) out.emplace_back(e.state, e.track.At(sim_ns));
+  const bool held = held_at_ns_ && sim_ns > *held_at_ns_;
+  for (const auto& [id, e] : entries_) {
+    if (!e.track.HasState()) continue;
+    if (!held) {
+      out.emplace_back(e.state, e.track.At(sim_ns));
+      continue;
+    }
+    protocol::EntityState s = e.state;
+    s.kinematics = Held(e.track, *held_at_ns_);
+    s.stale = true;
+    const Pose pose = s.kinematics.pose;
+    out.emplace_back(std::move(s), pose);
+  }
   return out;
 }
 
 std::vector<protocol::EntityState> RemoteWorld::Displayed(int64_t sim_ns) const {
   std::vector<protocol::EntityState> out;
   out.reserve(entries_.size());
+  const bool held = held_at_ns_ && sim_ns > *held_at_ns_;
   for (const auto& [id, e] : entries_) {
     if (!e.track.HasState()) continue;
     out.push_back(e.state);
-    out.back().kinematics = e.track.DisplayedState(sim_ns);
+    out.back().kinematics = held ? Held(e.track, *held_at_ns_) : e.track.DisplayedState(sim_ns);
+    out.back().stale = out.back().stale || held;
   }
   return out;
 }

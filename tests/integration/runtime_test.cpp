@@ -166,10 +166,11 @@ TEST_CASE("runtime: kill -9 of a node: others keep their world, its vehicles go 
   CheckNoErrorLines(n2b, "n2 (restarted)");
 }
 
-TEST_CASE("runtime: the server killed and restarted: nodes run on, rejoin and are consistent again within 3 s") {
+TEST_CASE("runtime: the server killed and restarted: nodes run on, hold the world after 3 s, rejoin and are consistent again within 3 s") {
   TwoCarsAndObserver s;
   auto& [dir, session, server, n1, n2, obs] = s;
 
+  const auto killed_at = Clock::now();
   server.Signal(SIGKILL);
   server.WaitFor(5s);
   // The nodes run on without it: the observer reports its dead-reckoned view twice more (1 s).
@@ -177,12 +178,22 @@ TEST_CASE("runtime: the server killed and restarted: nodes run on, rejoin and ar
   }
   REQUIRE(WaitForView(obs, [](const ViewLine& v) { return v.live == v.expected; }, 5s));
   REQUIRE(WaitForView(obs, [](const ViewLine& v) { return v.live == v.expected; }, 5s));
+  // With no world state for as long as the server would dead-reckon a lost node (lost timeout 1 s + stale
+  // grace 2 s), every node holds its remote vehicles where they were estimated to be and shows them stale,
+  // instead of dead-reckoning them on without news.
+  REQUIRE(obs.WaitForLine("no world state for", 10s));
+  const double held_after_s = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  MESSAGE("remote vehicles held " << held_after_s << " s after the server's kill -9");
+  CHECK(held_after_s >= 2.5);
+  REQUIRE(WaitForView(obs, [](const ViewLine& v) { return v.live == 0 && v.stale == v.expected; }, 5s));
+  CHECK(n1.WaitForLine("no world state for", 5s).has_value());
 
   const auto restarted_at = Clock::now();
   auto server2 = StartServer(session);
   REQUIRE(server2.WaitForLine("listening on", 10s));
   // The observer has heard the new server (dead reckoning alone keeps its view live for a while, so a
   // consistent view line by itself does not show that it rejoined; on a loaded machine it may come late).
+  REQUIRE(obs.WaitForLine("world states again after", 10s));
   REQUIRE(obs.WaitForLine("world sequence restarted", 10s));
   // Consistent: every vehicle live and the whole last report window within 10 cm of the truth.
   const auto v = WaitForView(obs, [](const ViewLine& v) { return AllLive(v) && v.max_cm <= 10; }, 10s);
@@ -194,6 +205,7 @@ TEST_CASE("runtime: the server killed and restarted: nodes run on, rejoin and ar
   CHECK(server2.WaitForLine("resuming session", 5s).has_value());
   const auto& lines = Stop(obs);
   CHECK(SummaryValue(lines, "server_restarts").value_or(0) >= 1);
+  CHECK(SummaryValue(lines, "world_holds") == 1.0);
   Stop(n1);
   Stop(n2);
   // Nodes ride out a lost server without logging errors.
@@ -234,6 +246,8 @@ TEST_CASE("runtime: every process stopped for 3 s (a suspended PC): nobody is ma
     CHECK_FALSE(AnyLineContains(c->Lines(), "joining again"));
     CHECK_FALSE(AnyLineContains(c->Lines(), "entities stale"));
   }
+  // Nor did any node take the stop for a silent world stream and hold its remote vehicles.
+  for (auto* c : {&n1, &n2, &obs}) CHECK(SummaryValue(c->Lines(), "world_holds") == 0.0);
   CheckNoErrorLines(server, "server");
   CheckNoErrorLines(obs, "obs");
 }

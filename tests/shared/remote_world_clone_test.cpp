@@ -118,3 +118,62 @@ TEST_CASE("remote world: a rolling keyframe's slice drops the unlisted ids it co
   view.Apply(World(4, false, {}), kS / 4, false, 7);
   CHECK(view.Size() == 2);
 }
+
+TEST_CASE("remote world: a hold shows each entity where its estimate was, standing still and stale, the next world state ends it") {
+  RemoteWorld view;
+  // A car turning (yaw rate 0.5 rad/s) and speeding up (1 m/s^2): dead-reckoned without news, it would
+  // circle and gather speed for ever. And one on a straight.
+  EntityState turning = Car(1, 2, 0, 0);
+  turning.kinematics.angular_velocity_radps = Vec3(0, 0, 0.5);
+  turning.kinematics.acceleration_mps2 = Vec3(1, 0, 0);
+  view.Apply(World(1, true, {turning, Car(2, 3, 0, 50)}), 0, false, /*own_node=*/7);
+  const auto at_hold = view.Displayed(2 * kS);
+  const auto before = view.Displayed(kS);
+  view.Hold(2 * kS);
+  view.Hold(5 * kS);  // a second call keeps the first instant
+  REQUIRE(view.HeldAt() == 2 * kS);
+
+  // Before the hold instant, the estimates as ever.
+  const auto early = view.Displayed(kS);
+  REQUIRE(early.size() == 2);
+  for (size_t i = 0; i < early.size(); ++i) {
+    CHECK(early[i].kinematics.pose.position_m.isApprox(before[i].kinematics.pose.position_m));
+    CHECK_FALSE(early[i].stale);
+  }
+  // Past it: where the estimate was at 2 s, standing still, flagged stale; both ways of reading the view.
+  const auto late = view.Displayed(10 * kS);
+  const auto late_poses = view.WithDisplayedPose(10 * kS);
+  REQUIRE(late.size() == 2);
+  REQUIRE(late_poses.size() == 2);
+  for (size_t i = 0; i < late.size(); ++i) {
+    INFO("entity " << late[i].id);
+    CHECK((late[i].kinematics.pose.position_m - at_hold[i].kinematics.pose.position_m).norm() < 1e-9);
+    CHECK(late[i].kinematics.velocity_mps.norm() == 0);
+    CHECK(late[i].kinematics.acceleration_mps2.norm() == 0);
+    CHECK(late[i].kinematics.angular_velocity_radps.norm() == 0);
+    CHECK(late[i].kinematics.stamp_ns == 2 * kS);
+    CHECK(late[i].stale);
+    const auto& [state, pose] = late_poses[i];
+    CHECK((pose.position_m - at_hold[i].kinematics.pose.position_m).norm() < 1e-9);
+    CHECK(state.stale);
+    CHECK(state.kinematics.velocity_mps.norm() == 0);
+    // A sensor host extrapolates the state it is handed to its render time: a held one stays put.
+    const Pose later = dr::Extrapolate(dr::Model::kCca, state.kinematics, 12 * kS);
+    CHECK((later.position_m - pose.position_m).norm() < 1e-9);
+  }
+  // The unheld estimate of the turning car at 10 s is far from the held pose (it went on round its circle).
+  CHECK((dr::Extrapolate(dr::Model::kCca, turning.kinematics, 10 * kS).position_m - late[0].kinematics.pose.position_m)
+            .norm() > 10);
+
+  // A world state ends the hold: the car it brings news of follows that; the other runs on from its
+  // newest state, as if there had been no hold.
+  view.Apply(World(2, false, {Car(2, 3, 9 * kS, 140)}), 10 * kS, false, /*own_node=*/7);
+  CHECK_FALSE(view.HeldAt());
+  const auto after = view.Displayed(10 * kS);
+  REQUIRE(after.size() == 2);
+  CHECK((after[0].kinematics.pose.position_m - dr::Extrapolate(dr::Model::kCca, turning.kinematics, 10 * kS).position_m)
+            .norm() < 1e-6);
+  CHECK(after[1].kinematics.pose.position_m.x() == doctest::Approx(150.0));
+  CHECK_FALSE(after[0].stale);
+  CHECK_FALSE(after[1].stale);
+}

@@ -217,6 +217,98 @@ TEST_CASE("session client: lock-step grants set sim time, a done step stops adva
   CHECK(r.client.SimNowNs() == 10 * kMs);
 }
 
+TEST_CASE("session client: a silent world stream holds the remote world at the instant it fell due, the next world state ends it") {
+  Rig r;
+  r.Poll();
+  r.Welcome();
+  // The clock is set by time exchanges with a server whose clock equals ours.
+  for (int i = 0; i < 40; ++i) {
+    for (auto& [s, m] : r.Poll())
+      if (auto* q = std::get_if<protocol::TimeRequest>(&m))
+        r.Give(Socket::kTime, protocol::TimeReply{q->sequence, q->t1_ns, r.local.NowNs(), r.local.NowNs()});
+    r.local.Advance(50 * kMs);
+  }
+  REQUIRE(r.client.Clock().IsSet());
+  // One remote car at x = 0, 10 m/s, stamped at sim 5 s, in a world state at sim 5 s.
+  protocol::WorldState w;
+  w.sequence = 1;
+  w.keyframe = true;
+  w.phase = SessionPhase::kRunning;
+  w.sim_time_ns = 5 * kS;
+  w.server_time_ns = r.local.NowNs();
+  protocol::EntityState car;
+  car.id = 42;
+  car.owner_node = 3;
+  car.kind = protocol::EntityKind::kCar;
+  car.kinematics.stamp_ns = 5 * kS;
+  car.kinematics.velocity_mps = Vec3(10, 0, 0);
+  w.entities = {car};
+  r.Give(Socket::kWorld, w);
+  const auto x_shown = [&] {
+    const auto shown = r.client.World().Displayed(r.client.SimNowNs());
+    REQUIRE(shown.size() == 1);
+    return std::pair{shown[0].kinematics.pose.position_m.x(), shown[0].stale};
+  };
+  // Within the hold time (3 s, the default) the car is dead-reckoned.
+  r.local.Advance(2900 * kMs);
+  r.Poll();
+  CHECK_FALSE(r.client.World().HeldAt());
+  CHECK(x_shown().first == doctest::Approx(29.0).epsilon(1e-3));
+  CHECK_FALSE(x_shown().second);
+  // Polled late, at 3.5 s: held at the instant the silence reached 3 s (sim 8 s, x = 30), shown stale.
+  r.local.Advance(600 * kMs);
+  r.Poll();
+  REQUIRE(r.client.World().HeldAt());
+  CHECK(std::abs(*r.client.World().HeldAt() - 8 * kS) < kMs);
+  CHECK(r.client.Stats().world_holds == 1);
+  r.local.Advance(5 * kS);
+  r.Poll();
+  CHECK(r.client.Stats().world_holds == 1);
+  CHECK(x_shown().first == doctest::Approx(30.0).epsilon(1e-3));
+  CHECK(x_shown().second);
+  // The next world state ends the hold: the car is dead-reckoned from its newest state again (x = 85 at 13.5 s).
+  w.sequence = 2;
+  w.keyframe = false;
+  w.entities.clear();
+  w.sim_time_ns = 13500 * kMs;
+  w.server_time_ns = r.local.NowNs();
+  r.Give(Socket::kWorld, w);
+  CHECK_FALSE(r.client.World().HeldAt());
+  CHECK(x_shown().first == doctest::Approx(85.0).epsilon(1e-3));
+  CHECK_FALSE(x_shown().second);
+  // A stall of this process's own is not the stream's silence: 10 s not running, then polled, no hold...
+  r.local.Advance(10 * kS);
+  r.client.ForgiveStall(10 * kS, r.local.NowNs());
+  r.Poll();
+  CHECK_FALSE(r.client.World().HeldAt());
+  // ... but 3 s of silence after it still hold.
+  r.local.Advance(3100 * kMs);
+  r.Poll();
+  CHECK(r.client.World().HeldAt());
+  CHECK(r.client.Stats().world_holds == 2);
+}
+
+TEST_CASE("session client: in lock-step the remote world never holds (sim time moves with the grants alone)") {
+  Rig r;
+  r.Poll();
+  r.Welcome(10 * kMs);
+  r.World(1, SessionPhase::kRunning, 0, r.local.NowNs(), 1);
+  r.local.Advance(60 * kS);
+  r.Poll();
+  CHECK_FALSE(r.client.World().HeldAt());
+  CHECK(r.client.Stats().world_holds == 0);
+  // A real-time client with world_hold_s = 0 never holds either.
+  ClientDef def = Rig::Def();
+  def.world_hold_s = 0;
+  Rig q(def);
+  q.Poll();
+  q.Welcome();
+  q.World(1, SessionPhase::kRunning, 0, q.local.NowNs());
+  q.local.Advance(60 * kS);
+  q.Poll();
+  CHECK_FALSE(q.client.World().HeldAt());
+}
+
 TEST_CASE("session client: the world tap gets each broadcast's bytes as received, not snapshots nor garbage, and nothing unset") {
   Rig r;
   r.Welcome();

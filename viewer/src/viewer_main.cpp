@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
   client_def.subscribe_lidar = lidar;
   client_def.curve = curve;
   client_def.server_silence_s = 3.0 * session.server.lost_timeout_s;
+  client_def.world_hold_s = session.server.lost_timeout_s + session.server.stale_grace_s;
   try {
     viewer::SceneGraph scene;
     scene.SetRoads(roads);

@@ -13,6 +13,7 @@ session::ClientDef MakeClientDef(const WorldClientDef& def) {
   d.clock = def.clock;
   d.rejoin_interval_s = def.rejoin_interval_s;
   d.server_silence_s = def.server_silence_s;
+  d.world_hold_s = def.world_hold_s;
   d.retry_refused = true;  // a viewer keeps trying, and shows the refusal
   d.keep_replies = true;   // the parameter panel reads the answers (TakeReplies)
   return d;

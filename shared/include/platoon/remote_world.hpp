@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -33,11 +34,22 @@ class RemoteWorld {
   /// corrections start blending. Entities owned by `own_node` are skipped (0: keep every entity).
   WorldApplyResult Apply(const protocol::WorldState& world, int64_t now_sim_ns, bool snapshot, uint32_t own_node = 0);
 
+  /// The world stream fell silent: from sim time `sim_ns` on, Displayed and WithDisplayedPose show every
+  /// entity where its estimate was at `sim_ns`, standing still (no velocity, acceleration or turn rate)
+  /// and flagged stale, instead of dead-reckoning it further without news. The next Apply ends the hold,
+  /// and the estimates run on from the newest states as if there had been none. A second call while
+  /// holding keeps the first instant. (session::SessionClient holds after ClientDef::world_hold_s.)
+  void Hold(int64_t sim_ns);
+  /// The sim time the display holds at, while it holds.
+  std::optional<int64_t> HeldAt() const { return held_at_ns_; }
+
   /// Every entity with its kinematics replaced by the displayed (dead-reckoned, blended) state at
-  /// `sim_ns`; other fields as last received. Sorted by id.
+  /// `sim_ns`; other fields as last received. While holding, past the hold instant: the held state. Sorted by id.
   std::vector<protocol::EntityState> Displayed(int64_t sim_ns) const;
 
-  /// Every entity as received, with its displayed (dead-reckoned, blended) pose at `sim_ns`.
+  /// Every entity as received, with its displayed (dead-reckoned, blended) pose at `sim_ns`. While holding,
+  /// past the hold instant: the held pose, and the state's kinematics are the held ones (standing still,
+  /// stamped at the hold instant) and its stale flag set.
   std::vector<std::pair<protocol::EntityState, Pose>> WithDisplayedPose(int64_t sim_ns) const;
 
   /// Every entity as last received (not dead-reckoned), sorted by id.
@@ -61,6 +73,7 @@ class RemoteWorld {
   dr::TrackDef track_def_;
   std::map<uint64_t, Entry> entries_;
   uint64_t last_sequence_ = 0;
+  std::optional<int64_t> held_at_ns_;
 };
 
 }  // namespace platoon

@@ -200,6 +200,10 @@ void SessionClient::FollowAnchor(const protocol::WorldState& w) {
 }
 
 void SessionClient::OnWorld(const protocol::WorldState& w, bool snapshot, int64_t local_ns) {
+  if (world_.HeldAt() && log_)
+    log_->info("world states again after {:.1f} s: remote entities are dead-reckoned from their newest states again",
+               static_cast<double>(local_ns - world_heard_ns_) / 1e9);
+  world_heard_ns_ = local_ns;
   const bool stats_on = local_ns - start_ns_ >= SToNs(def_.stats_warmup_s);
   if (!snapshot && Advancing()) {
     // Update latency: owner computed the state -> server -> here, on the sim clock.
@@ -286,6 +290,12 @@ void SessionClient::ForgiveStall(int64_t gap_ns, int64_t local_ns) {
     log_->warn("this node was not running for {:.2f} s (suspended or starved); the server's silence counts from now on",
                static_cast<double>(gap_ns) / 1e9);
   last_heard_ns_ = std::min(last_heard_ns_ + gap_ns, local_ns);
+  if (world_heard_ns_ >= 0) world_heard_ns_ = std::min(world_heard_ns_ + gap_ns, local_ns);
+}
+
+int64_t SessionClient::WorldHoldDueNs() const {
+  if (def_.world_hold_s <= 0 || step_ns_ > 0 || world_heard_ns_ < 0 || world_.HeldAt()) return INT64_MAX;
+  return world_heard_ns_ + SToNs(def_.world_hold_s);
 }
 
 void SessionClient::Poll(int64_t now) {
@@ -324,6 +334,18 @@ void SessionClient::Poll(int64_t now) {
     Queue(Socket::kControl, c);
   }
   pending_controls_.clear();
+  // A silent world stream: once the silence outlasts what the server itself dead-reckons a lost node's
+  // entities for, the remote world stands where its estimates were when it fell due, flagged stale,
+  // instead of running on without news (a car with a yaw rate would circle for ever). The instant is
+  // that of the due time, not of this poll, which may come late.
+  if (const int64_t due = WorldHoldDueNs(); now >= due) {
+    const int64_t ref = clock_.NowNs() - (local_.NowNs() - due);
+    world_.Hold(SimTimeAt(anchor_, ref));
+    ++stats_.world_holds;
+    if (log_)
+      log_->warn("no world state for {:.1f} s: remote entities held where they were estimated to be, shown stale",
+                 static_cast<double>(now - world_heard_ns_) / 1e9);
+  }
   const int64_t silence = def_.server_silence_s > 0 ? SToNs(def_.server_silence_s) : 3 * lost_timeout_ns_;
   if (joined_ && now - last_heard_ns_ > silence) {
     if (log_)
@@ -338,6 +360,7 @@ void SessionClient::Poll(int64_t now) {
 int64_t SessionClient::NextDueNs() const {
   int64_t due = std::min(joined_ ? next_heartbeat_ns_ : next_join_ns_, ports_.time ? next_request_ns_ : INT64_MAX);
   if (snapshot_due_ns_ >= 0) due = std::min(due, snapshot_due_ns_);
+  due = std::min(due, WorldHoldDueNs());
   if (!pending_controls_.empty() || !out_.empty()) due = local_.NowNs();
   return due;
 }

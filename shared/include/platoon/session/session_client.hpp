@@ -56,6 +56,11 @@ struct ClientDef {
   bool retry_refused = false;                       ///< After a refusal: retry every second (viewer) or give up (node).
   std::vector<protocol::DataEndpoint> endpoints;    ///< Data streams announced at join.
   dr::TrackDef track = dr::DefaultTrackDef();       ///< Blending of corrections in the remote world.
+  /// World-stream silence after which the remote world holds (RemoteWorld::Hold: every remote entity stands
+  /// where its estimate was and shows stale) instead of dead-reckoning on without news, in s; 0: never.
+  /// Nodes and viewers set the session's lost_timeout_s + stale_grace_s, as long as the server itself
+  /// dead-reckons the entities of a lost node. Real time only: in lock-step, time moves with the grants.
+  double world_hold_s = 3.0;
   double stats_warmup_s = 0;                        ///< Latency and gap statistics start this long after construction, in s.
   double broadcast_hz = 60.0;                       ///< The server's periodic broadcast rate (gap histogram), in Hz.
   /// Keep the server's answers to this client's commands and parameter requests for TakeReplies() (a
@@ -100,6 +105,7 @@ struct ClientStats {
   uint64_t server_restarts = 0;  ///< Sequence resets seen.
   uint64_t bad_input = 0;        ///< Undecodable or unexpected messages, dropped.
   uint64_t stalls_forgiven = 0;  ///< Times this process was not running and that did not count as silence.
+  uint64_t world_holds = 0;      ///< Times the world stream fell silent for world_hold_s and the remote world held.
   int64_t world_max_gap_ns = 0;  ///< Longest interval between two world states, local ns.
   /// World-state inter-arrival gaps in broadcast periods: <=1.5, <=2.5, <=3.5, <=10.5, more.
   std::array<uint64_t, 5> gap_hist{};
@@ -219,6 +225,8 @@ class SessionClient {
   void Queue(Socket s, std::string bytes) { out_.push_back(Outgoing{s, std::move(bytes)}); }
   void Ack(uint64_t step);
   void SendJoin();
+  /// Local time at which the remote world holds for the world stream's silence; INT64_MAX: not due.
+  int64_t WorldHoldDueNs() const;
 
   ClientDef def_;
   const clock::Oscillator& local_;
@@ -240,6 +248,7 @@ class SessionClient {
   int64_t heartbeat_ns_ = 250'000'000, lost_timeout_ns_ = 1'000'000'000, broadcast_ns_ = 16'666'667;
   int64_t start_ns_ = 0, next_join_ns_ = 0, next_request_ns_ = 0, next_heartbeat_ns_ = 0;
   int64_t last_heard_ns_ = 0, waiting_logged_ns_ = 0, snapshot_due_ns_ = -1, last_world_ns_ = -1;
+  int64_t world_heard_ns_ = -1;  ///< Local time of the newest world state (broadcast or snapshot); -1: none.
   uint32_t request_seq_ = 0;
 
   SessionAnchor anchor_;

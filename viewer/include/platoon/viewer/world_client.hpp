@@ -39,6 +39,7 @@ struct WorldClientDef {
   transport::FaultDef faults;             ///< Receive-path faults (the session's [faults]).
   double rejoin_interval_s = 0.25;        ///< Join retry period while not joined, in s.
   double server_silence_s = 3.0;          ///< Silence after which the client joins again, in s.
+  double world_hold_s = 3.0;              ///< World-stream silence after which remote vehicles hold, shown stale, in s.
   bool sensor_data = true;                ///< Subscribe to the fused and radar streams of the node table.
   bool subscribe_lidar = false;           ///< Also connect to raw lidar streams (counted and listed, not drawn).
   std::optional<transport::CurveDef> curve;  ///< CURVE client keys when the session has CURVE on (config::LoadClientCurve).
