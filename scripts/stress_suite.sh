@@ -31,7 +31,12 @@ renice -n "$burn_nice" -p "$b1" "$b2" >/dev/null || { kill "$b1" "$b2"; echo "st
 : >"$logs/cpu_stalls.log"
 python3 scripts/cpu_stall_probe.py --threshold-ms 250 --out "$logs/cpu_stalls.log" & probe=$!
 trap 'kill $b1 $b2 $probe 2>/dev/null' EXIT
-lockups() { dmesg 2>/dev/null | grep -c 'workqueue lockup' || true; }
+# Kernel "workqueue lockup" reports stamped after uptime $1 (s): counted by stamp, not by line count, since
+# the kernel's ring buffer drops its oldest lines as the tests' network namespaces log theirs.
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+lockups_since() {
+  dmesg 2>/dev/null | sed -n 's/^\[ *\([0-9.]*\)\].*workqueue lockup.*/\1/p' | awk -v t="$1" '$1 > t { n++ } END { print n + 0 }'
+}
 # The machine's own trouble in a run, beside its result: time with some task stalled on I/O (PSI "some";
 # "full", every task stalled, stays 0 while the busy loops run), and time the hypervisor gave the CPUs to
 # others (steal), so that a failure on a stalled machine shows.
@@ -39,7 +44,7 @@ io_some_us() { sed -n 's/^some .*total=\([0-9]*\)/\1/p' /proc/pressure/io 2>/dev
 steal_ticks() { awk '/^cpu /{print $9}' /proc/stat; }
 for i in $(seq "$runs"); do
   start=$(date +%s)
-  io0=$(io_some_us); st0=$(steal_ticks); lk0=$(lockups); sl0=$(wc -l <"$logs/cpu_stalls.log" 2>/dev/null || echo 0)
+  io0=$(io_some_us); st0=$(steal_ticks); lk0=$(uptime_s); sl0=$(wc -l <"$logs/cpu_stalls.log" 2>/dev/null || echo 0)
   if (cd "$build" && ctest -j2 --timeout 900 --output-on-failure "$@") >"$logs/run_$i.log" 2>&1; then r=pass; else r=FAIL; fi
   # Every test's whole output (passed ones too), for figures that passed near their bounds.
   cp "$build/Testing/Temporary/LastTest.log" "$logs/run_$i.all.log" 2>/dev/null
@@ -49,7 +54,7 @@ for i in $(seq "$runs"); do
   stalls=$(wc -l <"$logs/run_$i.cpu_stalls.log")
   stall_max=$(awk '{for (f = 1; f < NF; ++f) if ($f == "woke" && $(f + 1) > m) m = $(f + 1)} END {print m + 0}' "$logs/run_$i.cpu_stalls.log")
   echo "run $i/$runs: $r in $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg), I/O wait (some task) ${io} s, steal ${steal} s," \
-       "cpu stalls ${stalls} (max ${stall_max} ms), kernel lockup reports $(( $(lockups) - lk0 )) ($logs/run_$i.log)"
+       "cpu stalls ${stalls} (max ${stall_max} ms), kernel lockup reports $(lockups_since "$lk0") ($logs/run_$i.log)"
   if [ "$r" = FAIL ]; then
     sed -n '/The following tests FAILED/,/Errors while/p' "$logs/run_$i.log"
     cat "$logs/run_$i.cpu_stalls.log"

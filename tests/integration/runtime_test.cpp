@@ -200,6 +200,22 @@ TEST_CASE("runtime: the server killed and restarted: nodes run on, hold the worl
   REQUIRE(v);
   const double consistent_after_s = std::chrono::duration<double>(Clock::now() - restarted_at).count();
   MESSAGE("consistent again " << consistent_after_s << " s after the server restart");
+  if (consistent_after_s > 3.0) {
+    // What each process said about joins, holds, restarts and the view, to tell where the time went.
+    for (auto* c : {&obs, &n1, &n2}) Collect(*c);
+    Collect(server2);
+    const std::pair<const char*, process::Child*> said_by[] = {{"obs", &obs}, {"n1", &n1}, {"n2", &n2}, {"server2", &server2}};
+    for (const auto& [name, c] : said_by) {
+      std::string said;
+      for (const auto& l : c->Lines())
+        for (const char* key : {"view:", "world", "join", "entities", "refused", "resuming", "session"})
+          if (l.find(key) != std::string::npos) {
+            said += l + "\n";
+            break;
+          }
+      MESSAGE(name << ":\n" << said);
+    }
+  }
   CHECK(consistent_after_s <= 3.0);
   // The restarted server resumed the running session instead of restarting sim time.
   CHECK(server2.WaitForLine("resuming session", 5s).has_value());

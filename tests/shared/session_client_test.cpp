@@ -41,6 +41,16 @@ struct Rig {
     return n;
   }
   void Give(Socket s, const protocol::Message& m) { client.OnMessage(s, protocol::Encode(m), local.NowNs()); }
+  // Sets the client's clock by time exchanges with a server whose clock equals ours (2 s of local time).
+  void SetClock() {
+    for (int i = 0; i < 40; ++i) {
+      for (auto& [s, m] : Poll())
+        if (auto* q = std::get_if<protocol::TimeRequest>(&m))
+          Give(Socket::kTime, protocol::TimeReply{q->sequence, q->t1_ns, local.NowNs(), local.NowNs()});
+      local.Advance(50 * kMs);
+    }
+    REQUIRE(client.Clock().IsSet());
+  }
   void Welcome(int64_t step_ns = 0) {
     protocol::Welcome w;
     w.node_id = 7;
@@ -90,14 +100,7 @@ TEST_CASE("session client: sim time follows the newest world state, and a restar
   Rig r;
   r.Poll();
   r.Welcome();
-  // The clock is set by time exchanges with a server whose clock equals ours.
-  for (int i = 0; i < 40; ++i) {
-    for (auto& [s, m] : r.Poll())
-      if (auto* q = std::get_if<protocol::TimeRequest>(&m))
-        r.Give(Socket::kTime, protocol::TimeReply{q->sequence, q->t1_ns, r.local.NowNs(), r.local.NowNs()});
-    r.local.Advance(50 * kMs);
-  }
-  REQUIRE(r.client.Clock().IsSet());
+  r.SetClock();
   const int64_t ref = r.local.NowNs();
   r.World(1, SessionPhase::kRunning, 5 * kS, ref);
   CHECK(r.client.Advancing());
@@ -221,14 +224,7 @@ TEST_CASE("session client: a silent world stream holds the remote world at the i
   Rig r;
   r.Poll();
   r.Welcome();
-  // The clock is set by time exchanges with a server whose clock equals ours.
-  for (int i = 0; i < 40; ++i) {
-    for (auto& [s, m] : r.Poll())
-      if (auto* q = std::get_if<protocol::TimeRequest>(&m))
-        r.Give(Socket::kTime, protocol::TimeReply{q->sequence, q->t1_ns, r.local.NowNs(), r.local.NowNs()});
-    r.local.Advance(50 * kMs);
-  }
-  REQUIRE(r.client.Clock().IsSet());
+  r.SetClock();
   // One remote car at x = 0, 10 m/s, stamped at sim 5 s, in a world state at sim 5 s.
   protocol::WorldState w;
   w.sequence = 1;
