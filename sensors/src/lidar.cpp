@@ -1,5 +1,7 @@
 #include "platoon/sensors/lidar.hpp"
 
+#include "platoon/sensors/noise.hpp"
+
 #include <algorithm>
 #include <barrier>
 #include <cassert>
@@ -265,38 +267,11 @@ Pose PoseAtTime(const Pose& start, const Vec3& velocity_mps, const Vec3& angular
 
 namespace {
 
-// SplitMix64 finaliser: a bijective 64-bit mix.
-inline uint64_t Mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // Standard normal draws from one column's own stream, seeded by (scan seed, column) and independent of
-// which thread casts the column: SplitMix64 uniforms, Box-Muller pairs.
-class ColumnNormals {
- public:
-  ColumnNormals(uint64_t scan_seed, int column) : state_(Mix64(scan_seed ^ Mix64(static_cast<uint64_t>(column) + 1))) {}
-  double Next() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
-    }
-    const double u1 = static_cast<double>((NextBits() >> 11) + 1) * 0x1.0p-53;  // (0, 1]
-    const double u2 = static_cast<double>(NextBits() >> 11) * 0x1.0p-53;        // [0, 1)
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    const double a = 2.0 * kPi * u2;
-    spare_ = r * std::sin(a);
-    has_spare_ = true;
-    return r * std::cos(a);
-  }
-
- private:
-  uint64_t NextBits() { return Mix64(state_ += 0x9E3779B97F4A7C15ull); }
-  uint64_t state_;
-  double spare_ = 0.0;
-  bool has_spare_ = false;
-};
+// which thread casts the column.
+NormalStream ColumnNormals(uint64_t scan_seed, int column) {
+  return NormalStream(Mix64(scan_seed ^ Mix64(static_cast<uint64_t>(column) + 1)));
+}
 
 // Everything about a scan that does not change from column to column: geometry tables and the physics
 // constants of eq. 3, 5 and 6 folded into per-hit multipliers.
@@ -426,6 +401,11 @@ size_t GenerateRays(const ScanSetup& su, int c0, int c1, ScanWorkspace& ws) {
     }
     const auto ox = static_cast<float>(origin.x()), oy = static_cast<float>(origin.y()),
                oz = static_cast<float>(origin.z());
+    // rot * (cos el cos az, cos el sin az, sin el) = cos el * (rot * (cos az, sin az, 0)) + sin el * rot.col(2):
+    // per sub-ray azimuth one rotation, per ray two scaled sums.
+    Vec3 horizontal[5];
+    for (int s = 0; s < su.n_sub; ++s) horizontal[s] = rot.col(0) * az_cos[s] + rot.col(1) * az_sin[s];
+    const Vec3 up = rot.col(2);
     double* central = &ws.central[static_cast<size_t>(c - c0) * su.channels * 3];
     for (int ch = 0; ch < su.channels; ++ch) {
       const double* el_cs = &su.elevation_cs[static_cast<size_t>(ch) * su.n_sub * 2];
@@ -434,7 +414,7 @@ size_t GenerateRays(const ScanSetup& su, int c0, int c1, ScanWorkspace& ws) {
       central[3 * ch + 2] = el_cs[1];
       for (int s = 0; s < su.n_sub; ++s, ++k) {
         const double ce = el_cs[2 * s], se = el_cs[2 * s + 1];
-        const Vec3 d = rot * Vec3(ce * az_cos[s], ce * az_sin[s], se);
+        const Vec3 d = ce * horizontal[s] + se * up;
         RayPacket16& p = ws.rays[k >> 4];
         const size_t lane = k & 15;
         p.org_x[lane] = ox, p.org_y[lane] = oy, p.org_z[lane] = oz;
@@ -460,7 +440,7 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
 
     size_t k = 0;
     for (int c = b0; c < b1; ++c) {
-      ColumnNormals normal(su.noise_seed, c);
+      NormalStream normal = ColumnNormals(su.noise_seed, c);
       const float t = ws.column_time[c - b0];
       const double* central = &ws.central[static_cast<size_t>(c - b0) * su.channels * 3];
       for (int ch = 0; ch < su.channels; ++ch, k += su.n_sub) {

@@ -92,9 +92,11 @@ struct Scene::Impl {
     if (!device) throw std::runtime_error("Embree: rtcNewDevice failed (error " +
                                           std::to_string(static_cast<int>(rtcGetDeviceError(nullptr))) + ")");
     scene = rtcNewScene(device);
-    // Dynamic boxes move every frame: favour fast rebuilds over the last few percent of traversal speed.
+    // Dynamic boxes move every frame, so the top level is rebuilt at every commit. Medium (SAH) quality
+    // beats low (Morton) both ways for a street of a few hundred instances: lidar_bench measured the LUX
+    // frame's bare cast 0.29 against 0.32 ms and re-posing 300 boxes + commit 0.24 against 0.34 ms.
     rtcSetSceneFlags(scene, RTC_SCENE_FLAG_DYNAMIC);
-    rtcSetSceneBuildQuality(scene, RTC_BUILD_QUALITY_LOW);
+    rtcSetSceneBuildQuality(scene, RTC_BUILD_QUALITY_MEDIUM);
   }
   ~Impl() {
     for (auto& d : dynamics) rtcReleaseScene(d.prototype);

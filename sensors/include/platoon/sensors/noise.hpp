@@ -4,6 +4,7 @@
 
 #include "platoon/geometry.hpp"
 
+#include <cstdint>
 #include <random>
 
 namespace platoon::sensors {
@@ -13,5 +14,29 @@ double UniformOpenZero(std::mt19937_64& rng);
 
 /// Three independent N(0, 1) draws by Box-Muller.
 Vec3 StandardNormal3(std::mt19937_64& rng);
+
+/// SplitMix64's finaliser: a bijective mix of 64 bits, for deriving independent stream seeds from ids.
+inline uint64_t Mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// A stream of N(0, 1) draws from one 64-bit seed, the same with every compiler and standard library:
+/// SplitMix64 bits turned into normals by the ziggurat method (256 layers, Marsaglia and Tsang 2000), with
+/// the layer index and the abscissa taken from disjoint bits of one draw (Doornik 2005: sharing them
+/// skews the tails). Exact in distribution: the wedges and the tail beyond 3.654 are sampled by
+/// rejection. About 99 % of draws cost one 64-bit mix, a multiply and a compare, against a logarithm, a
+/// square root and a sine-cosine pair for every two Box-Muller draws.
+class NormalStream {
+ public:
+  explicit NormalStream(uint64_t seed) : state_(seed) {}
+  /// The next N(0, 1) draw.
+  double Next();
+
+ private:
+  uint64_t NextBits() { return Mix64(state_ += 0x9E3779B97F4A7C15ull); }
+  uint64_t state_;
+};
 
 }  // namespace platoon::sensors
