@@ -78,9 +78,17 @@ int StopAll(std::vector<Proc>& procs, size_t width) {
   int worst = 0;
   for (auto& p : procs) {
     if (!p.child.TryWait()) {
-      std::fprintf(stderr, "platoon: '%s' did not stop within 5 s; killing it\n", p.name.c_str());
+      // What its threads are doing tells a process hung in its own code from one whose exit the kernel
+      // has not finished tearing down (on a loaded VM that waits on the kernel's workers, seconds at times).
+      std::fprintf(stderr, "platoon: '%s' did not stop within 5 s; killing it. Its threads:\n%s", p.name.c_str(),
+                   platoon::process::ThreadStates(p.child.Pid()).c_str());
       p.child.Signal(SIGKILL);
-      p.child.WaitFor(std::chrono::seconds(2));
+      // Its status is known only once reaped: a process already exiting keeps its own exit code (0 after a
+      // clean stop), one killed in its own code gets 137.
+      if (!p.child.WaitFor(std::chrono::seconds(2))) {
+        std::fprintf(stderr, "platoon: waiting up to 60 s for the kernel to tear '%s' down\n", p.name.c_str());
+        p.child.WaitFor(std::chrono::seconds(58));
+      }
     }
     const int st = p.child.Status().value_or(137);
     // A process stopped by our own SIGTERM exits cleanly (0) or reports the signal (143): both are fine.

@@ -7,6 +7,9 @@
 #include <signal.h>
 #include <zmq.hpp>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <regex>
 
@@ -189,4 +192,35 @@ TEST_CASE("launcher: a required process that dies stops the session with a clear
   CHECK(AnyLineContains(launcher.Lines(), "required process 'n2' exited with status 137"));
   CHECK(FindPid({session, "platoon-server"}) == 0);
   CheckNoErrorLines(launcher, "platoon run");
+}
+
+TEST_CASE("launcher: a process that ignores SIGTERM is described thread by thread, killed after 5 s, and the run fails") {
+  // Stand-ins for the two binaries (--bin-dir): a server that says it listens and stops on SIGTERM, and a
+  // node that ignores SIGTERM.
+  TempDir dir;
+  const std::string session = LauncherSession(dir);
+  const std::string bin = dir.Path() + "/bin";
+  std::filesystem::create_directories(bin);
+  const auto script = [&](const std::string& name, const std::string& body) {
+    const std::string path = bin + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  };
+  script("platoon-server", "echo 'listening on 127.0.0.1'\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n");
+  script("platoon-node", "trap '' TERM\necho ready\nwhile :; do sleep 0.1; done\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto launcher = process::Child::Spawn({BinDir() + "/platoon", "run", session, "--bin-dir", bin, "--duration", "1"});
+  const auto st = RunToExit(launcher, 30s);
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(st.has_value());
+  CHECK(*st == 1);
+  CHECK(took_s >= 5.5);  // 1 s of session, then the 5 s grace
+  CHECK(took_s < 20);
+  const auto& lines = launcher.Lines();
+  CHECK(AnyLineContains(lines, "platoon: 'n1' did not stop within 5 s; killing it. Its threads:"));
+  CHECK(AnyLineContains(lines, "platoon: 'n2' did not stop within 5 s; killing it. Its threads:"));
+  CHECK_FALSE(AnyLineContains(lines, "'server' did not stop"));
+  // One line per thread of the shell: its tid, its name, the scheduler's state and where it waits.
+  const std::regex thread_line(R"(^[0-9]+ platoon-node: state [A-Z], wchan [a-z_0-9]*, cpu [0-9.]+ ms)");
+  CHECK(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return std::regex_search(l, thread_line); }) >= 2);
 }

@@ -105,10 +105,8 @@ class MachineStallProbe {
 /// (fields it lacks are left out): how far each process's loops fell behind.
 std::string LoopLateness(const std::vector<std::pair<std::string, const std::vector<std::string>*>>& processes);
 
-/// What a process's threads are doing now, one line each: "tid name: state S, wchan W, utime+stime T ms
-/// [, kernel stack f1 < f2 ...]" from /proc (the stack where readable). Printed when a process does not exit
-/// or answer in time, so that a blocked call is told from a thread that was not scheduled.
-std::string ThreadStates(pid_t pid);
+/// What a process's threads are doing now (process::ThreadStates, which the launcher prints too).
+using process::ThreadStates;
 
 /// Waits up to `timeout` for `c` to exit; if it has not, describes its threads (ThreadStates), waits up to
 /// `extra` more, and says how long the exit took in the end. Returns the exit status (nullopt: still running)

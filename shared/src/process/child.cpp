@@ -10,6 +10,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -162,6 +165,46 @@ std::optional<std::string> Child::WaitForLine(const std::string& needle, std::ch
     if (!line) return std::nullopt;
     if (line->find(needle) != std::string::npos) return line;
   }
+}
+
+std::string ThreadStates(pid_t pid) {
+  namespace fs = std::filesystem;
+  const auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  std::string out;
+  std::error_code ec;
+  const fs::path task = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& entry : fs::directory_iterator(task, ec)) {
+    const std::string stat = read(entry.path() / "stat");
+    // "tid (comm) S ppid ... utime(14) stime(15)": the fields after the name's closing parenthesis.
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::vector<std::string> f{std::istream_iterator<std::string>(fields), {}};
+    const double cpu_ms =
+        f.size() > 12 ? (std::stod(f[11]) + std::stod(f[12])) * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK)) : -1;
+    std::string comm = read(entry.path() / "comm");
+    if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    std::ostringstream line;
+    line << entry.path().filename().string() << " " << comm << ": state " << (f.empty() ? "?" : f[0]) << ", wchan "
+         << read(entry.path() / "wchan") << ", cpu " << cpu_ms << " ms";
+    std::string stack = read(entry.path() / "stack");
+    if (!stack.empty()) {
+      std::string frames;
+      std::istringstream in(stack);
+      for (std::string l; std::getline(in, l) && frames.size() < 300;) {
+        const auto sp = l.find(' ');
+        frames += (frames.empty() ? "" : " < ") + (sp == std::string::npos ? l : l.substr(sp + 1));
+      }
+      line << ", kernel stack " << frames;
+    }
+    out += line.str() + "\n";
+  }
+  return out.empty() ? "no threads in " + task.string() + "\n" : out;
 }
 
 std::string ExecutableDir() {

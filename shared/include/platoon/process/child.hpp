@@ -59,6 +59,12 @@ class Child {
   size_t read_pos_ = 0;
 };
 
+/// What a process's threads are doing now, one line each: "tid name: state S, wchan W, cpu T ms
+/// [, kernel stack f1 < f2 ...]" from /proc (the stack where readable); "no threads in /proc/<pid>/task"
+/// once it is gone. Printed when a process does not exit or answer in time, so that a blocked call, a
+/// thread that was not scheduled and an exit the kernel has not finished can be told apart.
+std::string ThreadStates(pid_t pid);
+
 /// Directory of the running executable (to find sibling binaries such as platoon-server).
 std::string ExecutableDir();
 
