@@ -55,8 +55,9 @@ void PrintLines(const std::string& name, size_t width, const std::vector<std::st
 // Pumps every child's output, prefixed by its name, for up to `timeout`.
 void PumpOutput(std::vector<Proc>& procs, size_t width, std::chrono::milliseconds timeout) {
   std::vector<pollfd> fds;
+  // Reaped children are left out: their pipe at EOF would make poll() return at once, every time.
   for (auto& p : procs)
-    if (p.child.OutputFd() >= 0) fds.push_back(pollfd{p.child.OutputFd(), POLLIN, 0});
+    if (p.child.OutputFd() >= 0 && p.child.Running()) fds.push_back(pollfd{p.child.OutputFd(), POLLIN, 0});
   poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
   for (auto& p : procs) {
     std::vector<std::string> lines;
@@ -65,31 +66,42 @@ void PumpOutput(std::vector<Proc>& procs, size_t width, std::chrono::millisecond
   }
 }
 
+// Pumps every child's output until all are reaped (true) or `deadline` passes (false).
+bool ReapAll(std::vector<Proc>& procs, size_t width, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    bool running = false;
+    for (auto& p : procs) running |= !p.child.TryWait().has_value();
+    if (!running) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    PumpOutput(procs, width, std::chrono::milliseconds(50));
+  }
+}
+
 // SIGTERM to all, then SIGKILL whatever is still running after the grace period.
 int StopAll(std::vector<Proc>& procs, size_t width) {
+  using std::chrono::seconds;
+  using std::chrono::steady_clock;
   for (auto& p : procs) p.child.Signal(SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < deadline) {
-    PumpOutput(procs, width, std::chrono::milliseconds(50));
-    bool any = false;
-    for (auto& p : procs) any |= !p.child.TryWait().has_value();
-    if (!any) break;
-  }
-  int worst = 0;
-  for (auto& p : procs) {
-    if (!p.child.TryWait()) {
+  if (!ReapAll(procs, width, steady_clock::now() + seconds(5))) {
+    std::string late;
+    for (auto& p : procs) {
+      if (p.child.TryWait()) continue;
       // What its threads are doing tells a process hung in its own code from one whose exit the kernel
       // has not finished tearing down (on a loaded VM that waits on the kernel's workers, seconds at times).
       std::fprintf(stderr, "platoon: '%s' did not stop within 5 s; killing it. Its threads:\n%s", p.name.c_str(),
                    platoon::process::ThreadStates(p.child.Pid()).c_str());
       p.child.Signal(SIGKILL);
-      // Its status is known only once reaped: a process already exiting keeps its own exit code (0 after a
-      // clean stop), one killed in its own code gets 137.
-      if (!p.child.WaitFor(std::chrono::seconds(2))) {
-        std::fprintf(stderr, "platoon: waiting up to 60 s for the kernel to tear '%s' down\n", p.name.c_str());
-        p.child.WaitFor(std::chrono::seconds(58));
-      }
+      late += (late.empty() ? "'" : ", '") + p.name + "'";
     }
+    // A status is known only once reaped: a process already exiting keeps its own exit code (0 after a
+    // clean stop), one killed in its own code gets 137.
+    if (!ReapAll(procs, width, steady_clock::now() + seconds(2))) {
+      std::fprintf(stderr, "platoon: waiting up to 60 s for the kernel to tear %s down\n", late.c_str());
+      ReapAll(procs, width, steady_clock::now() + seconds(58));
+    }
+  }
+  int worst = 0;
+  for (auto& p : procs) {
     const int st = p.child.Status().value_or(137);
     // A process stopped by our own SIGTERM exits cleanly (0) or reports the signal (143): both are fine.
     if (st != 0 && st != 128 + SIGTERM) worst = std::max(worst, st);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -181,12 +182,14 @@ std::string ThreadStates(pid_t pid) {
   for (const auto& entry : fs::directory_iterator(task, ec)) {
     const std::string stat = read(entry.path() / "stat");
     // "tid (comm) S ppid ... utime(14) stime(15)": the fields after the name's closing parenthesis.
+    // A thread that ends while being read leaves a short or empty file: never throw on what /proc gives.
     const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
+    if (close == std::string::npos || close + 2 > stat.size()) continue;
     std::istringstream fields(stat.substr(close + 2));
     std::vector<std::string> f{std::istream_iterator<std::string>(fields), {}};
-    const double cpu_ms =
-        f.size() > 12 ? (std::stod(f[11]) + std::stod(f[12])) * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK)) : -1;
+    const double cpu_ms = f.size() > 12 ? (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) *
+                                              1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK))
+                                        : -1;
     std::string comm = read(entry.path() / "comm");
     if (!comm.empty() && comm.back() == '\n') comm.pop_back();
     std::ostringstream line;
