@@ -10,7 +10,9 @@
 //    published: four PUB sockets -> one SUB -> decode in place, assemble, fuse on arrival, encode in
 //    place -> PUB without a copy. Interleaved frame by frame with two baselines on the same sockets: the
 //    floor (the four clouds forwarded unchanged through the same hop, zero-copy) and the copying pipeline
-//    the node had before (decode with copies, FuseClouds when due, pack, encode, send with a copy);
+//    the node had before (decode with copies, FuseClouds when due, pack, encode, send with a copy). As in
+//    a session, each lidar host, the fusion node and the consumer have their own ZeroMQ context (their
+//    own I/O thread); --one-context puts all of them on one I/O thread, as this bench did before;
 //  - bytes per lidar stream per second at 10 Hz.
 // Results and the command: docs/BENCHMARKS.md.
 #include "platoon/dead_reckoning.hpp"
@@ -130,6 +132,12 @@ int main(int argc, char** argv) {
   int frames = 50, latency_frames = 50;
   app.add_option("--frames", frames, "Compute repetitions per variant")->check(CLI::Range(3, 100000));
   app.add_option("--latency-frames", latency_frames, "Frames sent over loopback")->check(CLI::Range(3, 100000));
+  int io_threads = 1;
+  app.add_option("--io-threads", io_threads, "ZeroMQ I/O threads of the fusion node's context (a node has 1)")
+      ->check(CLI::Range(1, 8));
+  bool one_context = false;
+  app.add_flag("--one-context", one_context,
+               "Senders, fusion and consumer on one ZeroMQ context and I/O thread (how this bench measured before)");
   CLI11_PARSE(app, argc, argv);
 
   std::printf("building the scene and four HDL-64E scans on a 20 m/s curve (radius 60 m)...\n");
@@ -205,13 +213,17 @@ int main(int argc, char** argv) {
               pl.p50 <= 3.0 ? "met" : "NOT met", f.p50 / c.p50, n.p50 / f.p50);
 
   // --- Loopback latency: last cloud sent -> fused frame published, three pipelines interleaved ---
-  zmq::context_t ctx(1);
-  transport::ChannelDef def{.send_hwm = 100, .receive_hwm = 100};
+  // Contexts as in a session: one per lidar host process, one for the fusion node (its data sockets
+  // share received clouds instead of copying them, as NodeRuntime's do), one for the consumer.
+  zmq::context_t ctx(one_context ? 1 : io_threads), sink_ctx(1);
+  std::vector<std::unique_ptr<zmq::context_t>> host_ctx;
+  transport::ChannelDef def{.send_hwm = 100, .receive_hwm = 100, .share_from_bytes = 64 * 1024};
   std::vector<std::unique_ptr<transport::Channel>> pubs;
   transport::Channel sub(ctx, transport::Pattern::kSub, def), out(ctx, transport::Pattern::kPub, def),
-      sink(ctx, transport::Pattern::kSub, def);
+      sink(one_context ? ctx : sink_ctx, transport::Pattern::kSub, def);
   for (size_t i = 0; i < clouds.size(); ++i) {
-    pubs.push_back(std::make_unique<transport::Channel>(ctx, transport::Pattern::kPub, def));
+    host_ctx.push_back(std::make_unique<zmq::context_t>(1));
+    pubs.push_back(std::make_unique<transport::Channel>(one_context ? ctx : *host_ctx.back(), transport::Pattern::kPub, def));
     sub.Connect(pubs.back()->Bind("tcp://127.0.0.1:*"));
   }
   sink.Connect(out.Bind("tcp://127.0.0.1:*"));
@@ -237,8 +249,8 @@ int main(int argc, char** argv) {
       const int m = mode.load();
       if (m == kFloor) {  // forward as received: the hop's own cost
         const int64_t now = transport::MonotonicNowNs();
-        auto owner = std::make_shared<std::string>(std::move(p->data));
-        transport::SendShared(out, *owner, owner);
+        const auto bytes = p->TakePayload();
+        transport::SendShared(out, bytes.view, bytes.owner);
         if (++forwarded % 4 == 0) {
           arrival_ms[m].push_back(static_cast<double>(now - last_sent_ns.load()) / 1e6);
           latency_ms[m].push_back(static_cast<double>(transport::MonotonicNowNs() - last_sent_ns.load()) / 1e6);
@@ -246,7 +258,8 @@ int main(int argc, char** argv) {
         continue;
       }
       if (m == kCopying) {
-        const auto d = protocol::Decode(p->data);
+        const std::string received(p->Payload());  // the copy the receive path made before
+        const auto d = protocol::Decode(received);
         auto* cloud = d.message ? std::get_if<protocol::PointCloud>(&*d.message) : nullptr;
         if (!cloud) continue;
         const int64_t now = transport::MonotonicNowNs();
@@ -269,7 +282,7 @@ int main(int argc, char** argv) {
         continue;
       }
       // The fusion node's path.
-      auto rc = node::DecodeReceivedCloud(std::move(p->data));
+      auto rc = node::DecodeReceivedCloud(p->TakePayload());
       if (!rc) continue;
       const int64_t now = transport::MonotonicNowNs();
       const int source = fa.SourceIndex(rc->cloud.header.sensor_id);
@@ -315,7 +328,7 @@ int main(int argc, char** argv) {
     bytes_per_cloud = wire[0].size();
     for (size_t i = 0; i < wire.size(); ++i) {
       if (i + 1 == wire.size()) last_sent_ns.store(transport::MonotonicNowNs());
-      pubs[i]->Send(wire[i]);
+      pubs[i]->Send(std::move(wire[i]));  // handed to ZeroMQ without a copy, as a sensor host's PublishData
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     while (sink.TryReceive()) {
@@ -328,8 +341,8 @@ int main(int argc, char** argv) {
       std::printf("latency: only %zu frames came back for %s\n", latency_ms[m].size(), mode_names[m]);
       return 1;
     }
-  std::printf("\nloopback latency, last cloud sent -> published (%d frames each, interleaved)   p50 ms    p99 ms  arrival p50\n",
-              latency_frames);
+  std::printf("\nloopback latency, last cloud sent -> published (%d frames each, interleaved; %s)   p50 ms    p99 ms  arrival p50\n",
+              latency_frames, one_context ? "one context" : "a context per process");
   for (int m = 0; m < 3; ++m) {
     const auto l = Summarise(latency_ms[m]), a = Summarise(arrival_ms[m]);
     std::printf("  %-72s %8.3f %9.3f %9.3f\n", mode_names[m], l.p50, l.p99, a.p50);

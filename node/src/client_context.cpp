@@ -93,12 +93,12 @@ void ClientModuleContext::SubscribeData(const std::vector<std::string>& stream_i
   nodes_seen_ = ~0ull;  // re-resolve at the next ReceiveData
 }
 
-std::optional<std::string> ClientModuleContext::ReceiveData(int64_t wait_ns) {
+std::optional<transport::SharedBytes> ClientModuleContext::ReceiveData(int64_t wait_ns) {
   if (!data_sub_) return std::nullopt;
   ResolveSubscriptions();
   auto p = wait_ns > 0 ? data_sub_->Receive(std::chrono::nanoseconds(wait_ns)) : data_sub_->TryReceive();
   if (!p) return std::nullopt;
-  return std::move(p->data);
+  return p->TakePayload();
 }
 
 std::vector<protocol::NodeInfo> ClientModuleContext::Nodes() const {

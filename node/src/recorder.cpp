@@ -397,7 +397,7 @@ void RecorderModule::Step(const StepInfo&, ModuleContext& context) {
   for (int i = 0; i < kDataPerStep; ++i) {
     auto bytes = context.ReceiveData(0);
     if (!bytes) break;
-    queue_.Push(RecordItem{RecordItem::Kind::kData, std::move(*bytes), NowNs()});
+    queue_.Push(RecordItem{RecordItem::Kind::kData, std::string(bytes->view), NowNs()});
   }
 }
 

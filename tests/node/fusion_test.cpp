@@ -301,12 +301,68 @@ TEST_CASE("fusion wire: a frame encoded in place in front of its blob decodes li
   }
   // A received message that is no cloud, or unaligned bytes, is no ReceivedCloud.
   CHECK_FALSE(DecodeReceivedCloud(protocol::Encode(protocol::StatusRequest{})).has_value());
-  CHECK_FALSE(DecodeReceivedCloud("garbage!").has_value());
+  CHECK_FALSE(DecodeReceivedCloud(std::string("garbage!")).has_value());
   const std::string bytes = " " + protocol::Encode(RandomCloud("front", 0, 5, 9, 0));
   std::string_view blob;
   const auto d = protocol::DecodeInPlace(std::string_view(bytes).substr(1), &blob);
   CHECK(d.error == protocol::DecodeError::kBadSize);
   CHECK(blob.empty());
+}
+
+TEST_CASE("fusion: a fused point keeps every field but its position and source, for any record stride") {
+  // Distinct values in every field, records of 36 and of 40 bytes (4 bytes the reader must skip), and
+  // guard bytes after the output that must stay untouched.
+  const auto mount = sensors::MountingFromRpy(Vec3(1.5, -0.5, 1.8), 0, 0, 90);
+  const Eigen::Matrix3d rot = mount.orientation.toRotationMatrix();
+  EgoTrack still;  // the ego at rest: compensation changes nothing
+  KinematicState rest;
+  still.Add(rest);
+  auto pose = [&](int64_t t) { return still.PoseAt(t); };
+  for (uint16_t stride : {uint16_t{36}, uint16_t{40}}) {
+    for (bool compensate : {false, true}) {
+      INFO("stride " << stride << ", compensate " << compensate);
+      constexpr uint32_t kN = 37;  // not a multiple of any block size
+      std::string blob(size_t{kN} * stride, '\x5a');
+      for (uint32_t i = 0; i < kN; ++i) {
+        PointRecord p;
+        p.x_m = 1.0f + static_cast<float>(i);
+        p.y_m = -2.0f * static_cast<float>(i);
+        p.z_m = 0.25f * static_cast<float>(i % 7);
+        p.intensity_w = 1e-7f * static_cast<float>(i + 1);
+        p.snr = 5.5f + static_cast<float>(i);
+        p.time_offset_s = 0.001f * static_cast<float>(i / 3);
+        p.ring = static_cast<uint16_t>(1000 + i);
+        p.echo = static_cast<uint8_t>(i % 3);
+        p.source = 200;  // replaced by the fused source index
+        p.entity_id = 0xA0000000u + i;
+        p.class_id = 7 + i;
+        WritePointRecord(p, blob.data() + size_t{i} * stride);
+      }
+      protocol::PointCloud cloud = Cloud("side", 0, 1, kN);
+      cloud.point_stride = stride;
+      cloud.header.mount_position_m = mount.position_m;
+      cloud.header.mount_orientation = mount.orientation;
+      std::string out(size_t{kN} * point_record::kStride + 64, '\x11');
+      REQUIRE(FuseCloudInto(cloud, blob, 3, kPeriod, pose, compensate, out.data()) == kN);
+      for (uint32_t i = 0; i < kN; ++i) {
+        const PointRecord in = ReadPointRecord(blob.data() + size_t{i} * stride);
+        const PointRecord got = ReadPointRecord(out.data() + size_t{i} * point_record::kStride);
+        const Eigen::Vector3d want = rot * Eigen::Vector3d(in.x_m, in.y_m, in.z_m) + mount.position_m;
+        CHECK(got.x_m == doctest::Approx(want.x()).epsilon(1e-5));
+        CHECK(got.y_m == doctest::Approx(want.y()).epsilon(1e-5));
+        CHECK(got.z_m == doctest::Approx(want.z()).epsilon(1e-5));
+        CHECK(got.intensity_w == in.intensity_w);
+        CHECK(got.snr == in.snr);
+        CHECK(got.time_offset_s == in.time_offset_s);
+        CHECK(got.ring == in.ring);
+        CHECK(got.echo == in.echo);
+        CHECK(got.source == 3);
+        CHECK(got.entity_id == in.entity_id);
+        CHECK(got.class_id == in.class_id);
+      }
+      CHECK(out.substr(size_t{kN} * point_record::kStride) == std::string(64, '\x11'));
+    }
+  }
 }
 
 TEST_CASE("fusion: a frame waits for every source, or publishes after the timeout with the missing ones flagged") {
@@ -595,7 +651,7 @@ class LockstepWire final : public ModuleContext {
   void PublishData(const protocol::Message& m) override {
     if (const auto* f = std::get_if<protocol::FusedCloud>(&m)) fused.push_back(Published{*f, now_ns});
   }
-  std::optional<std::string> ReceiveData(int64_t wait_ns) override {
+  std::optional<transport::SharedBytes> ReceiveData(int64_t wait_ns) override {
     for (auto it = wire.begin(); it != wire.end(); ++it)
       if (it->visible_ns <= now_ns) {
         std::string b = std::move(it->bytes);

@@ -33,7 +33,7 @@ class FakeContext final : public node::ModuleContext {
   void WorldStats(uint64_t& received, int64_t& gap) const override { received = 0, gap = 0; }
   uint32_t NodeId() const override { return 9; }
   void SubscribeData(const std::vector<std::string>& ids) override { subscribed = ids; }
-  std::optional<std::string> ReceiveData(int64_t) override {
+  std::optional<transport::SharedBytes> ReceiveData(int64_t) override {
     if (data.empty()) return std::nullopt;
     std::string b = std::move(data.front());
     data.pop_front();

@@ -51,7 +51,8 @@ int64_t MonotonicNowNs() {
 }
 
 Channel::Channel(zmq::context_t& context, Pattern pattern, const ChannelDef& def)
-    : pattern_(pattern), socket_(context, ToZmq(pattern)), injector_(def.faults) {
+    : pattern_(pattern), socket_(context, ToZmq(pattern)), injector_(def.faults),
+      share_from_bytes_(pattern == Pattern::kRouter ? 0 : def.share_from_bytes) {
   socket_.set(zmq::sockopt::linger, 0);
   socket_.set(zmq::sockopt::sndhwm, def.send_hwm);
   socket_.set(zmq::sockopt::rcvhwm, def.receive_hwm);
@@ -117,6 +118,33 @@ bool Channel::Send(const Packet& packet) {
   return true;
 }
 
+bool Channel::SendBody(zmq::message_t& body) {
+  try {
+    if (socket_.send(body, zmq::send_flags::dontwait)) {
+      ++stats_.sent;
+      return true;
+    }
+  } catch (const zmq::error_t&) {
+    // The peer is gone: dropped like on a LAN.
+  }
+  ++stats_.send_dropped;
+  return false;
+}
+
+bool Channel::Send(std::string_view data) {
+  if (pattern_ == Pattern::kRouter) return Send(Packet{{}, std::string(data)});
+  zmq::message_t body(data.data(), data.size());
+  return SendBody(body);
+}
+
+bool Channel::Send(std::string&& data) {
+  if (pattern_ == Pattern::kRouter || data.size() < kZeroCopySendBytes) return Send(std::string_view(data));
+  // ZeroMQ reads the string in place from its I/O thread and frees it when done (sent or dropped).
+  auto* owned = new std::string(std::move(data));
+  zmq::message_t body(owned->data(), owned->size(), [](void*, void* s) { delete static_cast<std::string*>(s); }, owned);
+  return SendBody(body);
+}
+
 void Channel::Drain() {
   const int64_t now = MonotonicNowNs();
   // A bounded batch per call: a peer that sends without pause cannot keep one read going (the server's
@@ -151,8 +179,15 @@ void Channel::Drain() {
       }
       if (curve_server_) packet.user_id = UserIdOf(body);
     } else {
-      packet.data = first.to_string();
       if (curve_server_) packet.user_id = UserIdOf(first);
+      if (share_from_bytes_ > 0 && first.size() >= share_from_bytes_) {
+        // Kept in ZeroMQ's buffer: the view points into the message now on the heap.
+        auto held = std::make_shared<zmq::message_t>(std::move(first));
+        const std::string_view view(static_cast<const char*>(held->data()), held->size());
+        packet.shared = SharedBytes(std::move(held), view);
+      } else {
+        packet.data = first.to_string();
+      }
     }
     // Swallow any further frames: platoon messages are single-frame.
     bool extra = false;

@@ -60,7 +60,7 @@ class ClientModuleContext final : public ModuleContext, public EncodedPublisher 
   void PublishData(const protocol::Message& message) override;
   void PublishEncoded(std::string_view wire, std::shared_ptr<const void> owner) override;
   void SubscribeData(const std::vector<std::string>& stream_ids) override;
-  std::optional<std::string> ReceiveData(int64_t wait_ns) override;
+  std::optional<transport::SharedBytes> ReceiveData(int64_t wait_ns) override;
   std::vector<protocol::NodeInfo> Nodes() const override;
   int64_t StepNs() const override;
   void TapWorld(WorldTap tap) override;

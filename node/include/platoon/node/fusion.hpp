@@ -71,16 +71,18 @@ struct SourceCloud {
 };
 
 /// A point cloud as received: the wire bytes, its fields decoded in place (`cloud.points` stays empty)
-/// and where its point blob lies inside the bytes, which are never copied.
+/// and where its point blob lies inside the bytes, which are never copied (they may be the socket's own
+/// buffer: ChannelDef::share_from_bytes).
 struct ReceivedCloud {
-  std::string bytes;            ///< The message as received.
-  protocol::PointCloud cloud;   ///< Every field but `points` (empty).
+  transport::SharedBytes bytes;  ///< The message as received.
+  protocol::PointCloud cloud;    ///< Every field but `points` (empty).
   size_t blob_offset = 0, blob_size = 0;
-  std::string_view Blob() const { return std::string_view(bytes).substr(blob_offset, blob_size); }
+  std::string_view Blob() const { return bytes.view.substr(blob_offset, blob_size); }
 };
 
 /// Decodes received bytes in place (protocol::DecodeInPlace); nullopt when they are no valid point cloud.
-std::optional<ReceivedCloud> DecodeReceivedCloud(std::string bytes);
+/// Bytes not 8-byte aligned (which Cap'n Proto cannot read in place) are copied once into aligned storage.
+std::optional<ReceivedCloud> DecodeReceivedCloud(transport::SharedBytes bytes);
 
 /// FuseClouds for one cloud: transforms its `cloud.point_count` records of `cloud.point_stride` bytes in
 /// `blob` into `out` (point_count packed records, point_record::kStride bytes each) with source index
@@ -255,12 +257,12 @@ class FusionModule final : public Module {
 
   void Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleContext& context);
   // Decodes a received message in place and counts it; nullopt (counted as bad input) when it is no cloud.
-  std::optional<ReceivedCloud> DecodeCloud(std::string bytes);
+  std::optional<ReceivedCloud> DecodeCloud(transport::SharedBytes bytes);
   // Offers a cloud to the assembler and, when taken, fuses it into the open frame at once.
   void OfferCloud(ReceivedCloud cloud, int64_t now_ns);
   void StepLockstep(const StepInfo& info, int64_t step_ns, ModuleContext& context);
   // Lock-step: notes a received cloud, offers it when its scan ended by `due_until_ns`, else holds it back.
-  void AcceptLockstep(std::string bytes, int64_t due_until_ns, int64_t now_ns);
+  void AcceptLockstep(transport::SharedBytes bytes, int64_t due_until_ns, int64_t now_ns);
   // Lock-step: indices of live sources whose cloud with scan end <= `due_until_ns` has not arrived.
   std::vector<int> MissingDue(const std::vector<const protocol::NodeInfo*>& hosts, int64_t due_until_ns,
                               int64_t step_ns) const;

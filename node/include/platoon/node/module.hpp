@@ -4,6 +4,7 @@
 
 #include "platoon/config/params.hpp"
 #include "platoon/protocol/messages.hpp"
+#include "platoon/transport/shared_bytes.hpp"
 
 #include <spdlog/logger.h>
 
@@ -54,8 +55,9 @@ class ModuleContext {
   /// Subscribes to the data streams with these ids, wherever the session's node table says they are
   /// published; follows hosts that restart or move.
   virtual void SubscribeData(const std::vector<std::string>& stream_ids) { (void)stream_ids; }
-  /// Next received data message (encoded), waiting at most `wait_ns`; nullopt when none.
-  virtual std::optional<std::string> ReceiveData(int64_t wait_ns) { (void)wait_ns; return std::nullopt; }
+  /// Next received data message (encoded), waiting at most `wait_ns`; nullopt when none. A large message
+  /// (a point cloud) is shared with the socket's buffer, never copied.
+  virtual std::optional<transport::SharedBytes> ReceiveData(int64_t wait_ns) { (void)wait_ns; return std::nullopt; }
   /// The server's latest node table.
   virtual std::vector<protocol::NodeInfo> Nodes() const { return {}; }
   /// Lock-step period, in ns, while the session runs in lock-step (sim time advances only on the

@@ -5,11 +5,13 @@
 
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/transport/security.hpp"
+#include "platoon/transport/shared_bytes.hpp"
 
 #include <zmq.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 #include <span>
@@ -23,9 +25,16 @@ enum class Pattern : uint8_t { kRouter, kDealer, kPub, kSub, kPush, kPull };
 /// One message: the payload and, on a ROUTER, the peer identity it came from or goes to.
 struct Packet {
   std::string peer;  ///< ROUTER peer identity; empty on other patterns.
-  std::string data;  ///< Payload bytes (an encoded Envelope).
+  std::string data;  ///< Payload bytes (an encoded Envelope); empty when `shared` holds them.
   std::string peer_address{};  ///< Received on a TCP ROUTER: the peer's IP address as this host sees it.
   std::string user_id{};     ///< Received with CURVE on: the ZAP user id (the client key's name); else empty.
+  /// A large received message kept in its ZeroMQ buffer, uncopied (ChannelDef::share_from_bytes).
+  SharedBytes shared{};
+
+  /// The payload, wherever it is held.
+  std::string_view Payload() const { return shared.owner ? shared.view : std::string_view(data); }
+  /// The payload as SharedBytes (a string payload is moved into it).
+  SharedBytes TakePayload() { return shared.owner ? std::move(shared) : SharedBytes(std::move(data)); }
 };
 
 /// Socket settings.
@@ -38,7 +47,14 @@ struct ChannelDef {
   /// CURVE encryption and authentication (docs/PROTOCOL.md "Security"); nullopt: plain TCP. A server
   /// socket needs a ZapHandler in its context, or ZeroMQ admits every client key.
   std::optional<CurveDef> curve{};
+  /// Received messages (not on a ROUTER) of at least this many bytes stay in ZeroMQ's buffer and come out
+  /// in Packet::shared instead of being copied into Packet::data; 0: every message is copied. For streams
+  /// of megabyte messages (point clouds), where the copy is on the latency path.
+  size_t share_from_bytes = 0;
 };
+
+/// Sends of at least this many bytes from an rvalue string hand the string itself to ZeroMQ (no copy).
+inline constexpr size_t kZeroCopySendBytes = 64 * 1024;
 
 /// Counters of a channel.
 struct ChannelStats {
@@ -63,7 +79,10 @@ class Channel {
   /// Sends without blocking; returns false (and counts) when the message had to be dropped.
   bool Send(const Packet& packet);
   /// Sends a payload (no peer) without blocking.
-  bool Send(std::string_view data) { return Send(Packet{{}, std::string(data)}); }
+  bool Send(std::string_view data);
+  /// Same; a payload of kZeroCopySendBytes or more (not on a ROUTER) is handed to ZeroMQ without a copy
+  /// and freed when sent or dropped.
+  bool Send(std::string&& data);
 
   /// Returns a received message that is due, without blocking.
   std::optional<Packet> TryReceive();
@@ -85,12 +104,14 @@ class Channel {
  private:
   friend uint64_t WaitAny(std::span<Channel* const>, std::chrono::nanoseconds);
   void Drain();
+  bool SendBody(zmq::message_t& body);
 
   Pattern pattern_;
   zmq::socket_t socket_;
   FaultInjector<Packet> injector_;
   ChannelStats stats_;
   bool curve_server_ = false;  // received messages carry the ZAP user id
+  size_t share_from_bytes_ = 0;
 };
 
 /// Blocks until any channel may have a message for TryReceive(), or `timeout` passes. Returns a mask:
