@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
   // share received clouds instead of copying them, as NodeRuntime's do), one for the consumer.
   zmq::context_t ctx(one_context ? 1 : io_threads), sink_ctx(1);
   std::vector<std::unique_ptr<zmq::context_t>> host_ctx;
-  transport::ChannelDef def{.send_hwm = 100, .receive_hwm = 100, .share_from_bytes = 64 * 1024};
+  transport::ChannelDef def{.send_hwm = 100, .receive_hwm = 100, .share_from_bytes = transport::kZeroCopySendBytes};
   std::vector<std::unique_ptr<transport::Channel>> pubs;
   transport::Channel sub(ctx, transport::Pattern::kSub, def), out(ctx, transport::Pattern::kPub, def),
       sink(one_context ? ctx : sink_ctx, transport::Pattern::kSub, def);

@@ -19,7 +19,6 @@
 #include <limits>
 #include <stdexcept>
 
-
 namespace platoon::node {
 namespace {
 

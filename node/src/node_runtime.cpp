@@ -168,7 +168,7 @@ int NodeRuntime::Run(const std::atomic<bool>& stop) {
   const auto& session = options_.session;
   // Data streams: one PUB socket for what this node's modules publish, one SUB for what they read.
   // Point clouds (megabytes) stay in ZeroMQ's buffers on receive: no copy between socket and fusion.
-  transport::ChannelDef data_def{.send_hwm = 100, .receive_hwm = 100, .faults = session.faults, .share_from_bytes = 64 * 1024};
+  transport::ChannelDef data_def{.send_hwm = 100, .receive_hwm = 100, .faults = session.faults, .share_from_bytes = transport::kZeroCopySendBytes};
   transport::Channel data_pub(context, transport::Pattern::kPub, data_def), data_sub(context, transport::Pattern::kSub, data_def);
   const auto endpoints = BindData(data_pub);
   if (!endpoints) return kExitFailure;

@@ -11,7 +11,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <vector>
 #include <span>
@@ -53,7 +52,8 @@ struct ChannelDef {
   size_t share_from_bytes = 0;
 };
 
-/// Sends of at least this many bytes from an rvalue string hand the string itself to ZeroMQ (no copy).
+/// Sends of at least this many bytes from an rvalue string hand the string itself to ZeroMQ (no copy); also
+/// the receive threshold the node's data sockets use (ChannelDef::share_from_bytes).
 inline constexpr size_t kZeroCopySendBytes = 64 * 1024;
 
 /// Counters of a channel.
