@@ -1,5 +1,6 @@
 #include "platoon/sensors/lidar.hpp"
 
+#include "platoon/sensors/fast_exp.hpp"
 #include "platoon/sensors/noise.hpp"
 
 #include <algorithm>
@@ -362,6 +363,7 @@ struct ScanWorkspace {
   std::vector<HitPacket16> hits;
   std::vector<double> central;  // [column in chunk][channel] x, y, z
   std::vector<float> column_time;
+  std::vector<double> dist, power, sun, snr;  // per ray of the block, see RayPhysics
   std::vector<LidarPoint> points;
 };
 
@@ -373,7 +375,11 @@ size_t GenerateRays(const ScanSetup& su, int c0, int c1, ScanWorkspace& ws) {
   const LidarDef& def = *su.def;
   const size_t n_rays = static_cast<size_t>(c1 - c0) * su.per_column;
   const size_t n_packets = (n_rays + 15) / 16;
-  if (ws.rays.size() < n_packets) ws.rays.resize(n_packets), ws.hits.resize(n_packets);
+  if (ws.rays.size() < n_packets) {
+    ws.rays.resize(n_packets), ws.hits.resize(n_packets);
+    ws.dist.resize(n_packets * 16), ws.power.resize(n_packets * 16), ws.sun.resize(n_packets * 16);
+    ws.snr.resize(n_packets * 16);
+  }
   if (ws.central.size() < static_cast<size_t>(c1 - c0) * su.channels * 3) {
     ws.central.resize(static_cast<size_t>(c1 - c0) * su.channels * 3);
     ws.column_time.resize(c1 - c0);
@@ -429,6 +435,46 @@ size_t GenerateRays(const ScanSetup& su, int c0, int c1, ScanWorkspace& ws) {
   return n_packets;
 }
 
+// Per-ray physics of a block's packets, structure of arrays in casting order: distance (+inf where the
+// ray found nothing within range), received power P_r (eq. 3) and sun background P_sun (eq. 5) of each
+// sub-ray, and the signal-to-noise ratio (eq. 2) the ray would have alone (a beam's when it has one
+// ray). Branch-free over a packet's lanes (the material's reflectance looked up first), so the
+// exponentials and divisions of 16 rays run side by side in vector registers; the range law is a
+// template argument, since a select on it would keep the loop scalar.
+template <bool kD3>
+void RayPhysics(const ScanSetup& su, size_t n_packets, ScanWorkspace& ws) {
+  const double min_range = su.def->min_range_m, alpha = su.alpha, pr_k = su.pr_k, sun_k = su.sun_k,
+               p_dark = su.p_dark;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  for (size_t p = 0; p < n_packets; ++p) {
+    const HitPacket16& hp = ws.hits[p];
+    double rho[16], pr_rho_cos[16];
+    // The tag is undefined on a miss; MaterialIndex keeps the read in the table either way.
+    for (int lane = 0; lane < 16; ++lane) {
+      rho[lane] = su.reflectance[su.MaterialIndex(hp.tag[lane].material_id)];
+      pr_rho_cos[lane] = pr_k * rho[lane] * hp.cos_incidence[lane];
+    }
+    double* dist = &ws.dist[p * 16];
+    double* power = &ws.power[p * 16];
+    double* sun = &ws.sun[p * 16];
+    double* snr = &ws.snr[p * 16];
+#pragma omp simd
+    for (int lane = 0; lane < 16; ++lane) {
+      const double df = hp.distance_m[lane];
+      const bool hit = (df >= min_range) & (df != kInf);  // NaN-safe: a NaN distance is no hit
+      const double d = hit ? df : 1.0;
+      const double tau = ExpNonPositive(-alpha * d);  // shared by eq. 3 and 5
+      const double d_n = kD3 ? d * d * d : d * d;     // P_r falls as d^-3 (seed_d3) or d^-2
+      const double pw = pr_rho_cos[lane] * tau * tau / d_n;
+      dist[lane] = hit ? d : kInf;
+      power[lane] = hit ? pw : 0.0;
+      const double p_sun = sun_k * rho[lane] * tau;
+      sun[lane] = hit ? p_sun : 0.0;
+      snr[lane] = pw / (p_sun + p_dark);  // eq. 2 for a beam of this one ray
+    }
+  }
+}
+
 // Casts columns [c0, c1) and appends their points to ws.points in firing order.
 void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWorkspace& ws) {
   const LidarDef& def = *su.def;
@@ -437,15 +483,55 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
     const size_t n_packets = GenerateRays(su, b0, b1, ws);
     scene.IntersectPackets(std::span<const RayPacket16>(ws.rays.data(), n_packets),
                            std::span<HitPacket16>(ws.hits.data(), n_packets));
+    (su.d3 ? RayPhysics<true> : RayPhysics<false>)(su, n_packets, ws);
 
+    // Every beam yields at most min(n_sub, max_echoes) points: room for all of them (growing
+    // geometrically), so that appending never reallocates inside the loops below.
+    const size_t needed = ws.points.size() + static_cast<size_t>(b1 - b0) * su.channels *
+                                                 static_cast<size_t>(std::min(su.n_sub, def.max_echoes));
+    if (ws.points.capacity() < needed) ws.points.reserve(std::max(needed, 2 * ws.points.capacity()));
     size_t k = 0;
     for (int c = b0; c < b1; ++c) {
       NormalStream normal = ColumnNormals(su.noise_seed, c);
       const float t = ws.column_time[c - b0];
       const double* central = &ws.central[static_cast<size_t>(c - b0) * su.channels * 3];
+      // One echo of beam `ch` at distance d with power p_r and signal-to-noise ratio snr, from the surface
+      // `tag`: detection (eq. 2 and the optional per-material threshold distance), range noise on the
+      // distance only (angles are fixed by the hardware raster, seed 002 §4.3.3), and the point.
+      auto emit = [&](int ch, int echo, double d, double p_r, double snr, const SurfaceTag& tag) {
+        if (!(snr >= def.snr_threshold)) return false;
+        const size_t m = su.MaterialIndex(tag.material_id);
+        if (su.material_max_range_m[m] > 0.0 && d > su.material_max_range_m[m]) return false;
+        const double sigma = su.noise_sigma_m[m];
+        const double measured = sigma > 0.0 ? std::max(0.0, d + sigma * normal.Next()) : d;
+        // Built in place: a point assembled field by field on the stack and then copied would be read
+        // back in wider words than it was written, which the CPU cannot forward from its store buffer.
+        LidarPoint& pt = ws.points.emplace_back();  // zeroed, padding included
+        pt.x_m = static_cast<float>(central[3 * ch] * measured);
+        pt.y_m = static_cast<float>(central[3 * ch + 1] * measured);
+        pt.z_m = static_cast<float>(central[3 * ch + 2] * measured);
+        pt.intensity_w = static_cast<float>(p_r);
+        pt.snr = static_cast<float>(snr);
+        pt.ring = static_cast<uint16_t>(ch);
+        pt.column = static_cast<uint16_t>(c);
+        pt.time_offset_s = t;
+        pt.echo = static_cast<uint8_t>(echo);
+        pt.entity_id = tag.entity_id;
+        pt.class_id = tag.class_id;
+        return true;
+      };
+      if (su.n_sub == 1) {
+        // One ray per beam: its hit is the beam's only echo, its P_sun the beam's background, and the
+        // signal-to-noise ratio was computed with the ray's physics.
+        for (int ch = 0; ch < su.channels; ++ch, ++k) {
+          if (ws.dist[k] == std::numeric_limits<double>::infinity()) continue;
+          emit(ch, 0, ws.dist[k], ws.power[k], ws.snr[k], ws.hits[k >> 4].tag[k & 15]);
+        }
+        continue;
+      }
       for (int ch = 0; ch < su.channels; ++ch, k += su.n_sub) {
-        // Per sub-ray: received power (eq. 3) and sun background (eq. 5), kept in small fixed arrays
-        // sorted by distance as they arrive (insertion sort; equal distances keep sub-ray order).
+        // The beam's sub-ray hits in small fixed arrays sorted by distance as they arrive (insertion
+        // sort; equal distances keep sub-ray order); P_sun sums over all of them.
         double dist[5], power[5];
         int sub_index[5];
         SurfaceTag tag[5];
@@ -453,20 +539,14 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
         double p_sun = 0.0;
         for (int s = 0; s < su.n_sub; ++s) {
           const size_t i = k + s;
-          const HitPacket16& hp = ws.hits[i >> 4];
-          const size_t lane = i & 15;
-          const double d = hp.distance_m[lane];
-          if (!(d >= def.min_range_m) || d == std::numeric_limits<double>::infinity()) continue;
-          const double rho = su.reflectance[su.MaterialIndex(hp.tag[lane].material_id)];
-          const double tau = std::exp(-su.alpha * d);  // shared by eq. 3 and 5
-          const double inv_d2 = 1.0 / (d * d);
-          const double pw = su.pr_k * rho * hp.cos_incidence[lane] * tau * tau * (su.d3 ? inv_d2 / d : inv_d2);
-          p_sun += su.sun_k * rho * tau;
+          const double d = ws.dist[i];
+          if (d == std::numeric_limits<double>::infinity()) continue;
+          p_sun += ws.sun[i];
           int j = n++;
           for (; j > 0 && dist[j - 1] > d; --j) {
             dist[j] = dist[j - 1], power[j] = power[j - 1], sub_index[j] = sub_index[j - 1], tag[j] = tag[j - 1];
           }
-          dist[j] = d, power[j] = pw, sub_index[j] = s, tag[j] = hp.tag[lane];
+          dist[j] = d, power[j] = ws.power[i], sub_index[j] = s, tag[j] = ws.hits[i >> 4].tag[i & 15];
         }
         if (n == 0) continue;
 
@@ -485,26 +565,7 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
           }
           const double d = sum_d / static_cast<double>(e - b);
           b = e;
-          // Detection: SNR threshold (eq. 2) and the optional per-material threshold distance.
-          const double snr = p_r / (p_sun + su.p_dark);
-          if (!(snr >= def.snr_threshold)) continue;
-          const size_t m = su.MaterialIndex(tag[label].material_id);
-          if (su.material_max_range_m[m] > 0.0 && d > su.material_max_range_m[m]) continue;
-          // Range noise on the distance only; angles are fixed by the hardware raster (seed 002 §4.3.3).
-          const double sigma = su.noise_sigma_m[m];
-          const double measured = sigma > 0.0 ? std::max(0.0, d + sigma * normal.Next()) : d;
-          LidarPoint& pt = ws.points.emplace_back();
-          pt.x_m = static_cast<float>(central[3 * ch] * measured);
-          pt.y_m = static_cast<float>(central[3 * ch + 1] * measured);
-          pt.z_m = static_cast<float>(central[3 * ch + 2] * measured);
-          pt.intensity_w = static_cast<float>(p_r);
-          pt.snr = static_cast<float>(snr);
-          pt.ring = static_cast<uint16_t>(ch);
-          pt.column = static_cast<uint16_t>(c);
-          pt.time_offset_s = t;
-          pt.echo = static_cast<uint8_t>(echo++);
-          pt.entity_id = tag[label].entity_id;
-          pt.class_id = tag[label].class_id;
+          if (emit(ch, echo, d, p_r, p_r / (p_sun + su.p_dark), tag[label])) ++echo;
         }
       }
     }

@@ -47,14 +47,11 @@ double OpenZero(uint64_t bits) { return (static_cast<double>(bits >> 11) + 1.0) 
 
 }  // namespace
 
-double NormalStream::Next() {
+NormalStream::NormalStream(uint64_t seed) : state_(seed), layer_x_(Table().x) {}
+
+double NormalStream::Rejected(int i, double u, double v) {
   const Ziggurat& z = Table();
   for (;;) {
-    const uint64_t bits = NextBits();
-    const int i = static_cast<int>(bits & 0xFF);                                          // bits 0..7: the layer
-    const double u = static_cast<double>(static_cast<int64_t>(bits) >> 11) * 0x1.0p-52;  // bits 11..63: [-1, 1)
-    const double v = u * z.x[i];
-    if (std::abs(v) < z.x[i + 1]) return v;  // inside the rectangle below the curve
     if (i == 0) {
       // The tail beyond kR (Marsaglia 1964): kR + a with a exponential, accepted with probability
       // exp(-a^2 / 2).
@@ -68,6 +65,12 @@ double NormalStream::Next() {
     // The wedge between the rectangle and the curve: a uniform height in the layer, under f or not.
     const double y = z.f[i] + (1.0 - OpenZero(NextBits())) * (z.f[i + 1] - z.f[i]);
     if (y < std::exp(-0.5 * v * v)) return v;
+    // Rejected: a new draw, as Next() makes it.
+    const uint64_t bits = NextBits();
+    i = static_cast<int>(bits & 0xFF);
+    u = static_cast<double>(static_cast<int64_t>(bits) >> 11) * 0x1.0p-52;
+    v = u * z.x[i];
+    if (std::abs(v) < z.x[i + 1]) return v;
   }
 }
 

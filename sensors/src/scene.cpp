@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -168,59 +169,76 @@ struct Scene::Impl {
     return out;
   }
 
-  // Casts one SoA packet; distance, |cos incidence| and tag per lane, no per-ray normalisation.
+  // Casts one SoA packet; distance, |cos incidence| and tag per lane, no per-ray normalisation. The
+  // copies in and out and the cosines run lane by lane without branches, so the compiler keeps them in
+  // vector registers; only the tag and the instance normal look tables up per hit.
   void CastPacket(const RayPacket16& in, HitPacket16& out) const {
     assert(committed && "Scene::Commit() must follow the last change");
     assert(in.count >= 0 && in.count <= 16);
     alignas(64) int valid[16];
     alignas(64) RTCRayHit16 rh;
     constexpr float kInf = std::numeric_limits<float>::infinity();
+#pragma omp simd
     for (int i = 0; i < 16; ++i) {
-      const bool on = i < in.count;
-      valid[i] = on ? -1 : 0;
-      rh.ray.org_x[i] = on ? in.org_x[i] : 0.0f;
-      rh.ray.org_y[i] = on ? in.org_y[i] : 0.0f;
-      rh.ray.org_z[i] = on ? in.org_z[i] : 0.0f;
-      rh.ray.dir_x[i] = on ? in.dir_x[i] : 1.0f;
-      rh.ray.dir_y[i] = on ? in.dir_y[i] : 0.0f;
-      rh.ray.dir_z[i] = on ? in.dir_z[i] : 0.0f;
+      rh.ray.org_x[i] = in.org_x[i];
+      rh.ray.org_y[i] = in.org_y[i];
+      rh.ray.org_z[i] = in.org_z[i];
+      rh.ray.dir_x[i] = in.dir_x[i];
+      rh.ray.dir_y[i] = in.dir_y[i];
+      rh.ray.dir_z[i] = in.dir_z[i];
       rh.ray.tnear[i] = 0.0f;
-      rh.ray.tfar[i] = on ? in.tmax_m[i] : 0.0f;
+      rh.ray.tfar[i] = in.tmax_m[i];
       rh.ray.time[i] = 0.0f;
       rh.ray.mask[i] = 0xFFFFFFFFu;
       rh.ray.id[i] = static_cast<unsigned>(i);
       rh.ray.flags[i] = 0;
       rh.hit.geomID[i] = RTC_INVALID_GEOMETRY_ID;
       rh.hit.instID[0][i] = RTC_INVALID_GEOMETRY_ID;
+      rh.hit.Ng_x[i] = rh.hit.Ng_y[i] = rh.hit.Ng_z[i] = 0.0f;  // Embree writes them on hits only
+    }
+    for (int i = 0; i < 16; ++i) valid[i] = i < in.count ? -1 : 0;
+    if (in.count < 16) {  // lanes past the count: a harmless ray that Embree does not trace
+      for (int i = in.count; i < 16; ++i) {
+        rh.ray.org_x[i] = rh.ray.org_y[i] = rh.ray.org_z[i] = 0.0f;
+        rh.ray.dir_x[i] = 1.0f, rh.ray.dir_y[i] = rh.ray.dir_z[i] = 0.0f;
+        rh.ray.tfar[i] = 0.0f;
+      }
     }
     RTCIntersectContext ctx;
     rtcInitIntersectContext(&ctx);
     ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;  // a lidar column shares its origin
     rtcIntersect16(valid, scene, &ctx, &rh);
+    // Per hit: the tag, and the normal of an instanced box turned into the world (Embree 3 reports Ng of
+    // instanced geometry in the instance's object frame).
     for (int i = 0; i < 16; ++i) {
       const uint32_t geom = rh.hit.geomID[i];
       if (i >= in.count || geom == RTC_INVALID_GEOMETRY_ID) {
-        out.distance_m[i] = kInf;
-        out.cos_incidence[i] = 0.0f;
+        rh.ray.tfar[i] = kInf;
         continue;
       }
-      float nx = rh.hit.Ng_x[i], ny = rh.hit.Ng_y[i], nz = rh.hit.Ng_z[i];
       const uint32_t inst = rh.hit.instID[0][i];
       if (inst != RTC_INVALID_GEOMETRY_ID) {
-        // Embree 3 reports Ng of instanced geometry in the instance's object frame.
         const Dynamic& dyn = dynamics[static_cast<size_t>(dynamic_by_geom[inst])];
         const float* r = dyn.rot;
-        const float wx = r[0] * nx + r[1] * ny + r[2] * nz, wy = r[3] * nx + r[4] * ny + r[5] * nz,
-                    wz = r[6] * nx + r[7] * ny + r[8] * nz;
-        nx = wx, ny = wy, nz = wz;
+        const float nx = rh.hit.Ng_x[i], ny = rh.hit.Ng_y[i], nz = rh.hit.Ng_z[i];
+        rh.hit.Ng_x[i] = r[0] * nx + r[1] * ny + r[2] * nz;
+        rh.hit.Ng_y[i] = r[3] * nx + r[4] * ny + r[5] * nz;
+        rh.hit.Ng_z[i] = r[6] * nx + r[7] * ny + r[8] * nz;
         out.tag[i] = dyn.tag;
       } else {
         out.tag[i] = static_tags[geom];
       }
+    }
+#pragma omp simd
+    for (int i = 0; i < 16; ++i) {
+      const float nx = rh.hit.Ng_x[i], ny = rh.hit.Ng_y[i], nz = rh.hit.Ng_z[i];
       const float n2 = nx * nx + ny * ny + nz * nz;
       const float dot = nx * in.dir_x[i] + ny * in.dir_y[i] + nz * in.dir_z[i];
+      const float q = std::abs(dot) / std::sqrt(n2);
+      const float c = q < 1.0f ? q : 1.0f;  // a value select, not std::min's reference: it vectorises
+      const bool hit = (rh.ray.tfar[i] != kInf) & (n2 > 0.0f);
       out.distance_m[i] = rh.ray.tfar[i];
-      out.cos_incidence[i] = n2 > 0.0f ? std::min(1.0f, std::abs(dot) / std::sqrt(n2)) : 0.0f;
+      out.cos_incidence[i] = hit ? c : 0.0f;
     }
   }
 

@@ -1,4 +1,5 @@
 // Lidar model (sensors/src/lidar.cpp) and its Embree scene (sensors/src/scene.cpp).
+#include "platoon/sensors/fast_exp.hpp"
 #include "platoon/sensors/lidar.hpp"
 #include "platoon/sensors/scene.hpp"
 
@@ -182,6 +183,73 @@ TEST_CASE("lidar: returns vanish where the closed-form SNR = 5 distance says, wi
       CHECK(std::abs(vanished_m - r_max) / r_max < 0.01);
     }
   }
+}
+
+TEST_CASE("lidar: the transmission's exponential is within 1 ulp of std::exp for every x <= 0") {
+  auto ulps = [](double a, double b) {  // distance in units in the last place of b (b > 0)
+    return std::abs(a - b) / (std::nextafter(b, 2.0 * b + 1.0) - b);
+  };
+  CHECK(ExpNonPositive(0.0) == 1.0);
+  CHECK(ExpNonPositive(-0.0) == 1.0);
+  CHECK(ExpNonPositive(-708.0) == doctest::Approx(std::exp(-708.0)).epsilon(1e-15));
+  // Held at e^-708 below it: never zero, never subnormal.
+  CHECK(ExpNonPositive(-1000.0) == ExpNonPositive(-708.0));
+  CHECK(std::isnormal(ExpNonPositive(-1e300)));
+  // 10^6 arguments over every scale a lidar meets (alpha d from 1e-12 to 708), and the multiples of
+  // ln 2 / 2 where the range reduction switches k.
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  double worst = 0.0, worst_x = 0.0;
+  for (int i = 0; i < 1'000'000; ++i) {
+    const double x = i % 2 ? -708.0 * unit(rng) : -std::pow(10.0, -12.0 + 14.85 * unit(rng));
+    const double u = ulps(ExpNonPositive(x), std::exp(x));
+    if (u > worst) worst = u, worst_x = x;
+  }
+  for (int j = 1; j < 2000; ++j)
+    for (const double eps : {-1e-12, 0.0, 1e-12}) {
+      const double x = -0.5 * std::numbers::ln2 * j + eps;
+      if (x > 0.0) continue;
+      const double u = ulps(ExpNonPositive(x), std::exp(x));
+      if (u > worst) worst = u, worst_x = x;
+    }
+  MESSAGE("ExpNonPositive: worst ", worst, " ulp at x = ", worst_x);
+  CHECK(worst <= 1.0);
+}
+
+TEST_CASE("lidar: a one-ray beam reports eq. 2's SNR at its range, in clear air and in fog, for both range laws") {
+  // The batched per-ray physics (transmission, received power, background) against LidarSnr's closed
+  // form, evaluated in double at the reported range: float rounding of the point leaves about 1e-6.
+  int checked = 0;
+  for (const RangeLaw law : {RangeLaw::kLambertianD2, RangeLaw::kSeedD3}) {
+    for (const double alpha : {2.0e-4, 0.03, 0.2}) {
+      for (const double distance_m : {5.0, 20.0, 60.0}) {
+        LidarDef def = FanDef(0.0, 0.25);  // one beam on the boresight, the central ray only
+        def.range_law = law;
+        def.extinction_coefficient_per_m = alpha;
+        def.kind = ScanKind::kFlash;
+        REQUIRE(def.Validate().empty());
+        REQUIRE(def.RaysPerBeam() == 1);
+        Scene scene;
+        scene.AddBox(WallPose(distance_m, 0.0, 0.1), Vec3(0.1, 40, 40), SurfaceTag{kConcrete, 1, 1});
+        scene.Commit();
+        std::mt19937_64 rng(3);
+        const auto pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng);
+        const double reflectance = def.materials[kConcrete].reflectance;
+        const double expected_snr = LidarSnr(def, reflectance, 0.0, distance_m);
+        if (expected_snr < def.snr_threshold) {  // far walls in fog: below the threshold, no point
+          CHECK(distance_m > 5.0);                // the near wall is seen through any of these
+          CHECK(pts.empty());
+          continue;
+        }
+        REQUIRE(pts.size() == 1);
+        CHECK(pts[0].RangeM() == doctest::Approx(distance_m).epsilon(1e-6));
+        CHECK(pts[0].snr == doctest::Approx(LidarSnr(def, reflectance, 0.0, pts[0].RangeM())).epsilon(2e-6));
+        ++checked;
+      }
+    }
+  }
+  MESSAGE(checked, " of 18 walls detected");
+  CHECK(checked >= 6);  // at least every near wall
 }
 
 TEST_CASE("lidar: a moving rotating sensor shows the expected motion distortion across the scan") {

@@ -4,6 +4,7 @@
 
 #include "platoon/geometry.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 
@@ -30,13 +31,25 @@ inline uint64_t Mix64(uint64_t z) {
 /// square root and a sine-cosine pair for every two Box-Muller draws.
 class NormalStream {
  public:
-  explicit NormalStream(uint64_t seed) : state_(seed) {}
-  /// The next N(0, 1) draw.
-  double Next();
+  explicit NormalStream(uint64_t seed);
+  /// The next N(0, 1) draw. The common case (inside a layer's rectangle) is inline; wedges and the tail
+  /// continue out of line.
+  double Next() {
+    const uint64_t bits = NextBits();
+    const int i = static_cast<int>(bits & 0xFF);                                          // bits 0..7: the layer
+    const double u = static_cast<double>(static_cast<int64_t>(bits) >> 11) * 0x1.0p-52;  // bits 11..63: [-1, 1)
+    const double v = u * layer_x_[i];
+    if (std::abs(v) < layer_x_[i + 1]) return v;  // inside the rectangle below the curve
+    return Rejected(i, u, v);
+  }
 
  private:
   uint64_t NextBits() { return Mix64(state_ += 0x9E3779B97F4A7C15ull); }
+  // The draw (layer i, abscissa u in [-1, 1), v = u x[i]) fell outside its layer's rectangle: sample the
+  // wedge or the tail, drawing again if rejected.
+  double Rejected(int i, double u, double v);
   uint64_t state_;
+  const double* layer_x_;  // the ziggurat's layer edges x[0..256]
 };
 
 }  // namespace platoon::sensors
