@@ -19,6 +19,7 @@
 #include "platoon/node/fusion.hpp"
 #include "platoon/node/sensor_host.hpp"
 #include "platoon/point_record.hpp"
+#include "platoon/process/memory.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/sensors/lidar.hpp"
 #include "platoon/sensors/mounting.hpp"
@@ -138,9 +139,15 @@ int main(int argc, char** argv) {
   bool one_context = false;
   app.add_flag("--one-context", one_context,
                "Senders, fusion and consumer on one ZeroMQ context and I/O thread (how this bench measured before)");
+  bool default_malloc = false;
+  app.add_flag("--default-malloc", default_malloc,
+               "Leave the C library's allocator as it is (platoon-node keeps large freed blocks: "
+               "process::KeepLargeAllocations; the default since 2026-11-26)");
   CLI11_PARSE(app, argc, argv);
+  if (!default_malloc) platoon::process::KeepLargeAllocations();
 
-  std::printf("building the scene and four HDL-64E scans on a 20 m/s curve (radius 60 m)...\n");
+  std::printf("building the scene and four HDL-64E scans on a 20 m/s curve (radius 60 m); allocator: %s...\n",
+              default_malloc ? "C library default" : "as platoon-node (large blocks kept)");
   const auto scene = MakeScene(7);
   const std::vector<std::pair<std::string, sensors::Mounting>> mounts = {
       {"front", sensors::MountingFromRpy(Vec3(3.7, 0, 1.9), 0, 0, 0)},

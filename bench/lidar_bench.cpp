@@ -4,7 +4,10 @@
 // and ms per IBEO LUX and HDL-64E frame (divergence sub-rays, SNR, echoes and noise) with 1 and 2
 // threads, each against a bare rtcIntersect16 loop over exactly the same ray packets on the same Embree
 // scene (the floor the model cannot go below), and a check that 1 and 2 threads give the same points.
+#include "platoon/process/memory.hpp"
+#include "platoon/protocol/codec.hpp"
 #include "platoon/sensors/lidar.hpp"
+#include "platoon/sensors/point_cloud.hpp"
 #include "platoon/sensors/scene.hpp"
 
 #include <CLI/CLI.hpp>
@@ -179,7 +182,12 @@ int main(int argc, char** argv) {
   app.add_option("--frames", frames, "Lidar frames per timing")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--bullet-rays", bullet_rays, "Rays cast through Bullet (the slow baseline)")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--seed", seed, "Seed of the street layout and the lidar noise")->capture_default_str();
+  bool default_malloc = false;
+  app.add_flag("--default-malloc", default_malloc,
+               "Leave the C library's allocator as it is (platoon-node keeps large freed blocks: "
+               "process::KeepLargeAllocations)");
   CLI11_PARSE(app, argc, argv);
+  if (!default_malloc) platoon::process::KeepLargeAllocations();
 
   const Street street = MakeStreet(vehicles, seed);
   std::vector<DynamicId> ids;
@@ -187,8 +195,9 @@ int main(int argc, char** argv) {
   Scene scene = BuildEmbree(street, &ids);
   const double embree_build_ms = (Now() - t0) * 1e3;
   BulletWorld bullet(street);
-  std::printf("lidar_bench: %d vehicles, %zu buildings, ground %.0f m square; Embree build %.1f ms\n", vehicles,
-              street.buildings.size(), 2 * street.ground_half_m, embree_build_ms);
+  std::printf("lidar_bench: %d vehicles, %zu buildings, ground %.0f m square; Embree build %.1f ms; allocator: %s\n",
+              vehicles, street.buildings.size(), 2 * street.ground_half_m, embree_build_ms,
+              default_malloc ? "C library default" : "as platoon-node (large blocks kept)");
 
   // --- 1. Ray casts per second: HDL-64E rays (all directions, ground to horizon) from the street centre.
   const Pose sensor{Vec3(0.0, 1.75, 1.9), Quat::Identity()};
@@ -369,6 +378,38 @@ int main(int argc, char** argv) {
     std::printf("    full model, 2 threads: %8.3f / %8.3f ms  scaling 1 -> 2 threads %.2fx, real-time factor %.2f\n",
                 two.median_ms, two.min_ms, one.median_ms / two.median_ms, period_ms / two.median_ms);
     std::printf("    points identical with 1 and 2 threads: %s\n", same_with_threads(def) ? "yes" : "NO");
+    // What a sensor host does with the scan before it goes on the wire (sensors/src/kinds/lidar_sensor.cpp):
+    // the echoes as packed point records, then the encoded PointCloud. Baseline, same run: the records
+    // through a CloudPoint vector (ToCloudPoint, then PackPointRecords), as before 2026-11-26.
+    {
+      const std::vector<LidarPoint> scan = Scan(scene, sensor, velocity, yaw_rate, def, rng);
+      std::vector<double> via_ms, direct_ms, encode_ms;
+      size_t wire_bytes = 0;
+      for (int f = 0; f < frames; ++f) {
+        double s = Now();
+        std::vector<CloudPoint> pts;
+        pts.reserve(scan.size());
+        for (const auto& p : scan) pts.push_back(ToCloudPoint(p, 0));
+        const std::string via = PackPointRecords(pts);
+        via_ms.push_back((Now() - s) * 1e3);
+        s = Now();
+        protocol::PointCloud msg;
+        msg.point_count = static_cast<uint32_t>(scan.size());
+        msg.point_stride = point_record::kStride;
+        msg.points = PackLidarPoints(scan, 0);
+        direct_ms.push_back((Now() - s) * 1e3);
+        if (msg.points != via) {
+          std::printf("    PackLidarPoints differs from ToCloudPoint + PackPointRecords\n");
+          return 1;
+        }
+        s = Now();
+        wire_bytes = protocol::Encode(msg).size();
+        encode_ms.push_back((Now() - s) * 1e3);
+      }
+      std::printf("    as a sensor host sends it: records %.3f ms (through CloudPoint: %.3f ms), encode %.3f ms "
+                  "(%.2f MB)\n",
+                  median(direct_ms), median(via_ms), median(encode_ms), wire_bytes / 1e6);
+    }
   }
   return 0;
 }

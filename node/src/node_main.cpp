@@ -5,6 +5,7 @@
 #include "platoon/log/logging.hpp"
 #include "platoon/node/node_runtime.hpp"
 #include "platoon/node/roles.hpp"
+#include "platoon/process/memory.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +20,8 @@ void OnSignal(int) { g_stop.store(true); }
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Megabyte messages (clouds, fused frames, keyframes) reuse freed heap instead of new mappings.
+  platoon::process::KeepLargeAllocations();
   using platoon::node::kExitUsage;
   CLI::App app{"platoon-node: a node of a platoon session. Joins the sync server, slews its clock to the\n"
                "server's reference clock and runs its role's modules on it."};

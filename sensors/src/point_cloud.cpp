@@ -4,6 +4,8 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <functional>
 #include <queue>
 #include <stdexcept>
@@ -116,6 +118,33 @@ CloudPoint ToCloudPoint(const LidarPoint& p, uint8_t source) {
   c.entity_id = p.entity_id;
   c.class_id = p.class_id;
   return c;
+}
+
+std::string PackLidarPoints(std::span<const LidarPoint> points, uint8_t source) {
+  using namespace point_record;
+  std::string out(points.size() * kStride, '\0');
+  char* o = out.data();
+  for (const LidarPoint& p : points) {
+    if constexpr (std::endian::native == std::endian::little) {
+      // Field by field from the point in memory to the blob. A CloudPoint assembled on the stack and then
+      // copied as a whole would be read back in wider words than it was written, which the CPU cannot
+      // forward from its store buffer (it waits for every point).
+      static_assert(offsetof(LidarPoint, snr) == offsetof(LidarPoint, x_m) + 4 * sizeof(float) &&
+                    kOffsetSnr == kOffsetX + 4 * sizeof(float));
+      // x, y, z, intensity, snr: five floats in the same order in both.
+      std::memcpy(o + kOffsetX, reinterpret_cast<const char*>(&p) + offsetof(LidarPoint, x_m), 5 * sizeof(float));
+      std::memcpy(o + kOffsetTime, &p.time_offset_s, sizeof(float));
+      std::memcpy(o + kOffsetRing, &p.ring, sizeof p.ring);
+      o[kOffsetEcho] = static_cast<char>(p.echo);
+      o[kOffsetSource] = static_cast<char>(source);
+      std::memcpy(o + kOffsetEntity, &p.entity_id, sizeof p.entity_id);
+      std::memcpy(o + kOffsetClass, &p.class_id, sizeof p.class_id);
+    } else {
+      WritePointRecord(ToCloudPoint(p, source), o);
+    }
+    o += kStride;
+  }
+  return out;
 }
 
 // ---- Voxel downsampling

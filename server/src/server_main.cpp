@@ -3,6 +3,7 @@
 #include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
+#include "platoon/process/memory.hpp"
 #include "platoon/server/scenario_system.hpp"
 #include "platoon/server/start_when_joined.hpp"
 #include "platoon/server/sync_server.hpp"
@@ -41,6 +42,8 @@ void PrintSummary(const platoon::config::SessionDef& session, const platoon::ser
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Megabyte messages (clouds, fused frames, keyframes) reuse freed heap instead of new mappings.
+  platoon::process::KeepLargeAllocations();
   CLI::App app{"platoon-server: sync server of a platoon session. Keeps the reference clock, answers time\n"
                "requests, tracks nodes, merges their states and broadcasts the world state."};
   std::string config_path, log_level, bind, fault_spec, ready_file;

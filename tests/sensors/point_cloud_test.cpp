@@ -224,6 +224,36 @@ TEST_CASE("point cloud: ToCloudPoint copies every lidar field and tags the sourc
   CHECK(c.class_id == 5);
 }
 
+TEST_CASE("point cloud: PackLidarPoints writes the records ToCloudPoint and PackPointRecords would, byte for byte") {
+  // Every field distinct in every point (bit patterns that a swapped or shifted field would change).
+  std::vector<LidarPoint> scan(257);
+  for (size_t i = 0; i < scan.size(); ++i) {
+    LidarPoint& l = scan[i];
+    const auto f = static_cast<float>(i);
+    l.x_m = 1.5f + f, l.y_m = -2.25f - f, l.z_m = 0.125f * f, l.intensity_w = 3e-8f * (f + 1), l.snr = 42.0f + f;
+    l.ring = static_cast<uint16_t>(1000 + i), l.column = static_cast<uint16_t>(60000 - i);
+    l.time_offset_s = 0.0125f + 1e-4f * f, l.echo = static_cast<uint8_t>(i % 7);
+    l.entity_id = 0x01020304u + static_cast<uint32_t>(i), l.class_id = 0xA0B0C0D0u - static_cast<uint32_t>(i);
+  }
+  for (const uint8_t source : {uint8_t{0}, uint8_t{3}, uint8_t{255}}) {
+    std::vector<CloudPoint> via;
+    for (const auto& l : scan) via.push_back(ToCloudPoint(l, source));
+    const std::string expected = PackPointRecords(via);
+    const std::string packed = PackLidarPoints(scan, source);
+    REQUIRE(packed.size() == scan.size() * point_record::kStride);
+    CHECK(packed == expected);
+    // And read back as records: every field where it belongs.
+    std::vector<PointRecord> back(scan.size());
+    REQUIRE(ReadPointRecords(packed, static_cast<uint32_t>(scan.size()), point_record::kStride, back.data()));
+    CHECK(back[200].ring == 1200);
+    CHECK(back[200].echo == 200 % 7);
+    CHECK(back[200].source == source);
+    CHECK(back[200].class_id == 0xA0B0C0D0u - 200);
+    CHECK(back[200].time_offset_s == scan[200].time_offset_s);
+  }
+  CHECK(PackLidarPoints({}, 1).empty());
+}
+
 TEST_CASE("point cloud: voxel downsample of a regular grid gives one point per voxel at its centroid") {
   // 4 x 3 x 2 unit voxels (including negative indices), 8 points at offsets {0.25, 0.75}^3 in each,
   // inserted in a scrambled order.

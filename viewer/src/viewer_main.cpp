@@ -2,6 +2,7 @@
 #include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
+#include "platoon/process/memory.hpp"
 #include "platoon/road/road_file.hpp"
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/viewer/scene.hpp"
@@ -30,6 +31,8 @@ void OnSignal(int) { g_stop.store(true); }
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Megabyte messages (clouds, fused frames, keyframes) reuse freed heap instead of new mappings.
+  platoon::process::KeepLargeAllocations();
   using namespace platoon;
   CLI::App app{"platoon-viewer: a 3D view of a platoon session with a control panel. Joins the sync server as an\n"
                "observer, shows every vehicle dead-reckoned between broadcasts, the node table and live plots,\n"

@@ -26,16 +26,13 @@ class LidarSensor final : public SensorInstance {
     const auto raw = Scan(scene, SensorPoseInWorld(vehicle.pose, spec_.mounting), mount.velocity_mps,
                           vehicle.angular_velocity_radps, spec_.lidar, rng_,
                           [&](double t_s) { world.SceneAt(start + SToNs(t_s)); });
-    std::vector<CloudPoint> pts;
-    pts.reserve(raw.size());
-    for (const auto& p : raw) pts.push_back(ToCloudPoint(p, 0));
     protocol::PointCloud msg;
     msg.header.stamp_ns = start;
     msg.duration_ns = duration;
-    msg.point_count = static_cast<uint32_t>(pts.size());
+    msg.point_count = static_cast<uint32_t>(raw.size());
     msg.point_stride = point_record::kStride;
-    msg.points = PackPointRecords(pts);
-    return Measurement{std::move(msg), pts.size()};
+    msg.points = PackLidarPoints(raw, 0);
+    return Measurement{std::move(msg), raw.size()};
   }
 
  private:

@@ -30,6 +30,11 @@ using CloudPoint = PointRecord;
 /// LidarPoint::column is not carried (ring, time_offset_s and the position identify the beam).
 CloudPoint ToCloudPoint(const LidarPoint& p, uint8_t source);
 
+/// A scan's echoes as the packed point records of PointCloud::points (points.size() * kStride bytes),
+/// converted as ToCloudPoint does but in one pass, each field written straight into the blob: no
+/// CloudPoint vector in between.
+std::string PackLidarPoints(std::span<const LidarPoint> points, uint8_t source);
+
 // ---------------------------------------------------------------------------------------------------
 // Voxel downsampling
 
