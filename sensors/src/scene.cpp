@@ -233,7 +233,7 @@ struct Scene::Impl {
     for (int i = 0; i < 16; ++i) {
       const float nx = rh.hit.Ng_x[i], ny = rh.hit.Ng_y[i], nz = rh.hit.Ng_z[i];
       const float n2 = nx * nx + ny * ny + nz * nz;
-      const float dot = nx * in.dir_x[i] + ny * in.dir_y[i] + nz * in.dir_z[i];
+      const float dot = nx * rh.ray.dir_x[i] + ny * rh.ray.dir_y[i] + nz * rh.ray.dir_z[i];
       const float q = std::abs(dot) / std::sqrt(n2);
       const float c = q < 1.0f ? q : 1.0f;  // a value select, not std::min's reference: it vectorises
       const bool hit = (rh.ray.tfar[i] != kInf) & (n2 > 0.0f);

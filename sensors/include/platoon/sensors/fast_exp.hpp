@@ -11,8 +11,10 @@ namespace platoon::sensors {
 /// k ln 2 + r with |r| <= ln 2 / 2 (Cody and Waite: ln 2 in two parts, so r is exact); e^r by its Taylor
 /// series to r^13 / 13! (truncation below 2e-16 relative), summed by Estrin's scheme with the largest
 /// terms last (about eight dependent steps instead of Horner's 26); 2^k written straight into the
-/// exponent bits. Below -708 the result is held at e^-708 (3.3e-308), the last power of two with a
-/// normal exponent: no subnormals, no zero. Undefined for x > 0 and NaN.
+/// exponent bits. Below -708 the result is held at e^-708 (3.3e-308, just above the smallest normal
+/// double, 2.2e-308): no subnormals, no zero. Undefined for x > 0 and NaN. The 1 ulp holds for the
+/// operations as written; a build that fuses multiply-adds (-march with FMA) rounds differently, within
+/// about 1 ulp more.
 inline double ExpNonPositive(double x) {
   constexpr double kLog2e = 1.4426950408889634;
   constexpr double kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;

@@ -46,13 +46,13 @@ struct Hit {
 /// Up to 16 rays in single precision as a structure of arrays, the layout of one Embree packet (for
 /// bulk casting: lidar frames). Directions must be unit length; lanes at and beyond `count` are ignored.
 struct RayPacket16 {
-  alignas(64) float org_x[16];  ///< Origins, world frame, in m.
-  alignas(64) float org_y[16];
-  alignas(64) float org_z[16];
-  alignas(64) float dir_x[16];  ///< Unit directions, world frame.
-  alignas(64) float dir_y[16];
-  alignas(64) float dir_z[16];
-  alignas(64) float tmax_m[16];  ///< Longest distance searched, in m.
+  alignas(64) float org_x[16] = {};  ///< Origins, world frame, in m.
+  alignas(64) float org_y[16] = {};
+  alignas(64) float org_z[16] = {};
+  alignas(64) float dir_x[16] = {};  ///< Unit directions, world frame.
+  alignas(64) float dir_y[16] = {};
+  alignas(64) float dir_z[16] = {};
+  alignas(64) float tmax_m[16] = {};  ///< Longest distance searched, in m.
   int count = 0;                 ///< Rays in use, 0..16 (lanes 0..count-1).
 };
 
