@@ -10,7 +10,7 @@
 #include <malloc.h>
 #endif
 
-// Sanitizers replace malloc (and answer mallopt with a stub): there is no glibc heap to look at.
+// Sanitizers bring their own malloc, on which mallopt has no effect: there is no glibc heap to look at.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define PLATOON_TEST_OWN_MALLOC 1
 #elif defined(__has_feature)
