@@ -14,10 +14,15 @@
 #include <bit>
 #include <cassert>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <utility>
 
 namespace platoon::node {
 namespace {
@@ -99,10 +104,12 @@ std::optional<ReceivedCloud> DecodeReceivedCloud(transport::SharedBytes bytes) {
   return r;
 }
 
-uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob, uint8_t source, int64_t reference_ns,
-                       const std::function<Pose(int64_t)>& ego_pose, bool compensate, char* out) {
-  // A malformed blob (stride below the record, too short) contributes no points.
-  if (!PointRecordsFit(blob, cloud.point_count, cloud.point_stride)) return 0;
+namespace {
+// Points [begin, end) of a cloud whose blob holds its records (PointRecordsFit) into `out` (the output
+// record of point `begin`).
+void FuseRange(const protocol::PointCloud& cloud, std::string_view blob, uint8_t source, int64_t reference_ns,
+               const std::function<Pose(int64_t)>& ego_pose, bool compensate, char* out, uint32_t begin,
+               uint32_t end) {
   const auto& h = cloud.header;
   const Rigid mount = FromPose(Pose{h.mount_position_m, h.mount_orientation});
   const Rigid ref_inv = compensate ? FromPose(ego_pose(reference_ns)).Inverse() : Rigid{};
@@ -110,9 +117,9 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
   float cached_offset = std::numeric_limits<float>::quiet_NaN();
   Eigen::Matrix3f r = mount.RF();
   Eigen::Vector3f t = mount.TF();
-  const char* in = blob.data();
   const size_t stride = cloud.point_stride;
-  const uint32_t n = cloud.point_count;
+  const char* in = blob.data() + size_t{begin} * stride;
+  const uint32_t n = end - begin;
   const auto transform_for = [&](float time_offset_s) {
     if (compensate && !(time_offset_s == cached_offset)) {
       cached_offset = time_offset_s;
@@ -141,7 +148,7 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
       std::memcpy(out + kOffsetZ, &z, sizeof z);
       out[kOffsetSource] = static_cast<char>(source);
     }
-    return n;
+    return;
   }
   for (uint32_t i = 0; i < n; ++i, in += stride, out += point_record::kStride) {
     PointRecord p = ReadPointRecord(in);
@@ -153,7 +160,34 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
     p.source = source;
     WritePointRecord(p, out);
   }
+}
+
+// Below this a second thread costs more than it saves (waking it takes tens of microseconds).
+constexpr uint32_t kSplitPoints = 20000;
+
+uint32_t FuseCloudSplit(const protocol::PointCloud& cloud, std::string_view blob, uint8_t source, int64_t reference_ns,
+                        const std::function<Pose(int64_t)>& ego_pose, bool compensate, char* out,
+                        const RunBothFn& run_both) {
+  // A malformed blob (stride below the record, too short) contributes no points.
+  if (!PointRecordsFit(blob, cloud.point_count, cloud.point_stride)) return 0;
+  const uint32_t n = cloud.point_count;
+  if (!run_both || n < kSplitPoints) {
+    FuseRange(cloud, blob, source, reference_ns, ego_pose, compensate, out, 0, n);
+    return n;
+  }
+  const uint32_t half = n / 2;
+  run_both([&] { FuseRange(cloud, blob, source, reference_ns, ego_pose, compensate, out, 0, half); },
+           [&] {
+             FuseRange(cloud, blob, source, reference_ns, ego_pose, compensate,
+                       out + size_t{half} * point_record::kStride, half, n);
+           });
   return n;
+}
+}  // namespace
+
+uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob, uint8_t source, int64_t reference_ns,
+                       const std::function<Pose(int64_t)>& ego_pose, bool compensate, char* out) {
+  return FuseCloudSplit(cloud, blob, source, reference_ns, ego_pose, compensate, out, {});
 }
 
 std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds, int64_t reference_ns,
@@ -167,6 +201,69 @@ std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds,
                        reinterpret_cast<char*>(out.data() + n));
   out.resize(n);
   return out;
+}
+
+// --- HelperThread ---
+
+struct HelperThread::State {
+  std::mutex mutex;
+  std::condition_variable changed;
+  const std::function<void()>* job = nullptr;  // set by RunBoth, cleared by the helper when done
+  std::exception_ptr error;
+  bool stop = false;
+  std::thread thread;
+};
+
+HelperThread::HelperThread() : state_(std::make_unique<State>()) {
+  state_->thread = std::thread([s = state_.get()] {
+    std::unique_lock lock(s->mutex);
+    for (;;) {
+      s->changed.wait(lock, [&] { return s->stop || s->job; });
+      if (!s->job) return;
+      const auto* job = s->job;
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        (*job)();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      s->error = error;
+      s->job = nullptr;
+      s->changed.notify_all();
+    }
+  });
+}
+
+HelperThread::~HelperThread() {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->stop = true;
+  }
+  state_->changed.notify_all();
+  state_->thread.join();
+}
+
+void HelperThread::RunBoth(const std::function<void()>& here, const std::function<void()>& there) {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->job = &there;
+  }
+  state_->changed.notify_all();
+  std::exception_ptr mine, theirs;
+  try {
+    here();
+  } catch (...) {
+    mine = std::current_exception();
+  }
+  {
+    std::unique_lock lock(state_->mutex);
+    state_->changed.wait(lock, [&] { return state_->job == nullptr; });
+    theirs = std::exchange(state_->error, nullptr);
+  }
+  if (mine) std::rethrow_exception(mine);
+  if (theirs) std::rethrow_exception(theirs);
 }
 
 // --- FrameFuser ---
@@ -216,19 +313,20 @@ void FrameFuser::Grow(size_t min_bytes) {
 void FrameFuser::Remove(size_t source) {
   Slot& s = slots_[source];
   if (!s.cloud) return;
+  // The groups after it (arrived later) move down: only for a replaced or dropped cloud.
   const size_t end = s.offset + s.count;
   if (end < used_) {
     std::memmove(open_->Blob() + s.offset * kRecord, open_->Blob() + end * kRecord, (used_ - end) * kRecord);
     moved_bytes_ += (used_ - end) * kRecord;
   }
-  for (size_t i = source + 1; i < slots_.size(); ++i)
-    if (slots_[i].cloud) slots_[i].offset -= s.count;
+  for (auto& other : slots_)
+    if (other.cloud && other.offset > s.offset) other.offset -= s.count;
   used_ -= s.count;
   s = Slot{};
 }
 
 void FrameFuser::Add(size_t source, ReceivedCloud cloud, const std::function<Pose(int64_t)>& ego_pose,
-                     bool compensate) {
+                     bool compensate, const RunBothFn& run_both) {
   if (source >= slots_.size()) return;
   const uint32_t count = PointRecordsFit(cloud.Blob(), cloud.cloud.point_count, cloud.cloud.point_stride)
                              ? cloud.cloud.point_count
@@ -236,23 +334,15 @@ void FrameFuser::Add(size_t source, ReceivedCloud cloud, const std::function<Pos
   if (!open_) Open(static_cast<size_t>(count) * kRecord);
   Remove(source);
   if ((used_ + count) * kRecord > open_->blob_capacity) Grow((used_ + count) * kRecord);
-  // Source order: after every lower source present; the higher ones move up to make room.
-  size_t at = 0;
-  for (size_t i = 0; i < source; ++i)
-    if (slots_[i].cloud) at = std::max(at, slots_[i].offset + slots_[i].count);
-  if (at < used_ && count > 0) {
-    std::memmove(open_->Blob() + (at + count) * kRecord, open_->Blob() + at * kRecord, (used_ - at) * kRecord);
-    moved_bytes_ += (used_ - at) * kRecord;
-  }
-  for (size_t i = source + 1; i < slots_.size(); ++i)
-    if (slots_[i].cloud) slots_[i].offset += count;
+  // Its group goes after the groups of the clouds that came before it: nothing already fused moves.
+  const size_t at = used_;
   Slot& s = slots_[source];
   s.offset = at;
   s.count = count;
   s.fused_ref = cloud.cloud.header.stamp_ns + cloud.cloud.duration_ns;
   s.compensated = compensate;
-  FuseCloudInto(cloud.cloud, cloud.Blob(), static_cast<uint8_t>(source), s.fused_ref, ego_pose, compensate,
-                open_->Blob() + at * kRecord);
+  FuseCloudSplit(cloud.cloud, cloud.Blob(), static_cast<uint8_t>(source), s.fused_ref, ego_pose, compensate,
+                 open_->Blob() + at * kRecord, run_both);
   s.cloud = std::move(cloud);
   used_ += count;
 }
@@ -262,6 +352,7 @@ FrameFuser::Result FrameFuser::Finish(const std::vector<bool>& keep, int64_t ref
   if (!open_) Open(0);
   Result r;
   r.clouds.resize(slots_.size());
+  r.groups.assign(slots_.size(), {0, 0});
   for (size_t i = 0; i < slots_.size(); ++i)
     if (i >= keep.size() || !keep[i]) Remove(i);
   for (size_t i = 0; i < slots_.size(); ++i) {
@@ -273,6 +364,7 @@ FrameFuser::Result FrameFuser::Finish(const std::vector<bool>& keep, int64_t ref
                     open_->Blob() + s.offset * kRecord);
       ++refused_;
     }
+    r.groups[i] = {static_cast<uint32_t>(s.offset), s.count};
     r.clouds[i] = std::move(s.cloud);
     s = Slot{};
   }
@@ -523,10 +615,16 @@ void FusionModule::OfferCloud(ReceivedCloud cloud, int64_t now_ns) {
     ++stats_->stale;
     return;
   }
-  // Taken: fused now, into the open frame, so that a due frame has only its last cloud's share left.
+  // Taken: fused now, into the open frame, so that a due frame has only its last cloud's share left. The
+  // cloud that completes the frame is fused on two cores: every cloud is in, so the other one is free.
   const auto t0 = std::chrono::steady_clock::now();
+  RunBothFn both;
+  if (assembler_->Due(now_ns)) {
+    if (!helper_) helper_ = std::make_unique<HelperThread>();
+    both = [this](const std::function<void()>& a, const std::function<void()>& b) { helper_->RunBoth(a, b); };
+  }
   fuser_->Add(static_cast<size_t>(i), std::move(cloud), [&](int64_t t) { return ego_.PoseAt(t); },
-              def_.motion_compensation && !ego_.Empty());
+              def_.motion_compensation && !ego_.Empty(), both);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   frame_fuse_ms_ += ms;
   step_fuse_ms_ += ms;
@@ -553,14 +651,14 @@ void FusionModule::StepLockstep(const StepInfo& info, int64_t step_ns, ModuleCon
         host_seen_ns_.try_emplace({n.node_id, n.pid}, now);
       }
 
-  // Clouds held back at an earlier step that are due now (in arrival order), then what has arrived.
+  // Clouds held back at an earlier step that are due now, then what has arrived.
   std::vector<ReceivedCloud> later;
   for (auto& cloud : held_) {
     if (cloud.cloud.header.stamp_ns + cloud.cloud.duration_ns > due_until) later.push_back(std::move(cloud));
-    else OfferCloud(std::move(cloud), now);
+    else due_.push_back(std::move(cloud));
   }
   held_ = std::move(later);
-  while (auto bytes = context.ReceiveData(0)) AcceptLockstep(std::move(*bytes), due_until, now);
+  while (auto bytes = context.ReceiveData(0)) AcceptLockstep(std::move(*bytes), due_until);
 
   // Wait for the due clouds still in flight, up to the wall deadline; then go on without them.
   const auto t0 = std::chrono::steady_clock::now();
@@ -582,17 +680,24 @@ void FusionModule::StepLockstep(const StepInfo& info, int64_t step_ns, ModuleCon
       break;
     }
     waited = true;
-    if (auto bytes = context.ReceiveData(left)) AcceptLockstep(std::move(*bytes), due_until, now);
+    if (auto bytes = context.ReceiveData(left)) AcceptLockstep(std::move(*bytes), due_until);
   }
   if (waited) {
     ++stats_->waits;
     stats_->wait_ms_max = std::max(
         stats_->wait_ms_max, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
+  // Offered in source order, not in the order the network brought them: the frame's layout (its groups)
+  // is the same in every run.
+  std::stable_sort(due_.begin(), due_.end(), [&](const ReceivedCloud& a, const ReceivedCloud& b) {
+    return assembler_->SourceIndex(a.cloud.header.sensor_id) < assembler_->SourceIndex(b.cloud.header.sensor_id);
+  });
+  for (auto& cloud : due_) OfferCloud(std::move(cloud), now);
+  due_.clear();
   if (assembler_->Due(now)) Publish(assembler_->Take(), now, context);
 }
 
-void FusionModule::AcceptLockstep(transport::SharedBytes bytes, int64_t due_until_ns, int64_t now_ns) {
+void FusionModule::AcceptLockstep(transport::SharedBytes bytes, int64_t due_until_ns) {
   auto cloud = DecodeCloud(std::move(bytes));
   if (!cloud) return;
   const int64_t end = cloud->cloud.header.stamp_ns + cloud->cloud.duration_ns;
@@ -606,7 +711,7 @@ void FusionModule::AcceptLockstep(transport::SharedBytes bytes, int64_t due_unti
     held_.push_back(std::move(*cloud));
     return;
   }
-  OfferCloud(std::move(*cloud), now_ns);
+  due_.push_back(std::move(*cloud));
 }
 
 std::vector<int> FusionModule::MissingDue(const std::vector<const protocol::NodeInfo*>& hosts, int64_t due_until_ns,
@@ -672,6 +777,23 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   msg.reference_ns = frame.reference_ns;
   msg.entity_id = ego_id_;
   msg.sources = frame.meta;
+  // Where each source's records lie: the fuser's groups (arrival order), or for reduced points the
+  // groups they are sorted into (source order).
+  std::vector<std::pair<uint32_t, uint32_t>> groups = fused.groups;
+  if (reduced) {
+    std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.source < b.source; });
+    uint32_t at = 0;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const auto end = std::partition_point(points.begin() + at, points.end(), [&](const auto& p) { return p.source <= i; });
+      const auto count = static_cast<uint32_t>(end - (points.begin() + at));
+      groups[i] = {count ? at : 0u, count};
+      at += count;
+    }
+  }
+  for (size_t i = 0; i < msg.sources.size() && i < groups.size(); ++i) {
+    msg.sources[i].first_point = groups[i].first;
+    msg.sources[i].point_count = groups[i].second;
+  }
   msg.point_count = reduced ? static_cast<uint32_t>(points.size()) : fused.count;
   msg.point_stride = point_record::kStride;
   msg.motion_compensated = compensate;

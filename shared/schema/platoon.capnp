@@ -413,6 +413,8 @@ struct FusedSource {
   status @3 :SourceStatus;
   hostEpoch @4 :UInt64;
   sequence @5 :UInt64;          # the source cloud's sequence number
+  firstPoint @6 :UInt32 = 0xffffffff;  # its first record in the fused blob; the default (frames written
+                                       # before this field): the groups lie in source order
 }
 
 struct FusedCloud {

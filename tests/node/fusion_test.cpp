@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 using namespace platoon;
@@ -169,12 +170,31 @@ std::vector<sensors::CloudPoint> ResultPoints(const FrameFuser::Result& r) {
                             point_record::kStride);
 }
 
+// The blob's groups put in source order (the fuser lays them out in arrival order); each group checked to
+// hold only its source's records, the groups to cover the blob exactly.
+std::vector<sensors::CloudPoint> InSourceOrder(const FrameFuser::Result& r) {
+  const auto all = ResultPoints(r);
+  std::vector<sensors::CloudPoint> out;
+  uint64_t covered = 0;
+  for (size_t i = 0; i < r.groups.size(); ++i) {
+    const auto [first, count] = r.groups[i];
+    REQUIRE(uint64_t{first} + count <= all.size());
+    for (uint32_t k = first; k < first + count; ++k) {
+      CHECK(all[k].source == i);
+      out.push_back(all[k]);
+    }
+    covered += count;
+  }
+  CHECK(covered == all.size());
+  return out;
+}
+
 bool SameBits(const std::vector<sensors::CloudPoint>& a, const std::vector<sensors::CloudPoint>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0);
 }
 }  // namespace
 
-TEST_CASE("fusion on arrival: any arrival order, a replaced and a dropped cloud, and an off-phase scan give FuseClouds' frame to the bit") {
+TEST_CASE("fusion on arrival: any arrival order, a replaced and a dropped cloud, and an off-phase scan give FuseClouds' records to the bit, grouped by source in arrival order") {
   EgoTrack ego;
   ego.Add(EgoAtZero());
   auto pose = [&](int64_t t) { return ego.PoseAt(t); };
@@ -190,23 +210,25 @@ TEST_CASE("fusion on arrival: any arrival order, a replaced and a dropped cloud,
   FrameFuser fuser(4);
   const std::vector<bool> all(4, true);
 
-  // Arrival order d, b, a, c: the blob stays in source order.
+  // Arrival order d, b, a, c: each group where its cloud came, nothing fused before it moved.
   for (size_t i : {3u, 1u, 0u, 2u}) fuser.Add(i, Received(c[i]), pose, true);
   auto r = fuser.Finish(all, t, pose, true);
   const auto want = expected({&c[0], &c[1], &c[2], &c[3]}, t, true);
   CHECK(r.count == 1001 + 2000 + 777 + 1500);
-  CHECK(SameBits(ResultPoints(r), want));
-  CHECK(fuser.MovedBytes() > 0);
+  using Group = std::pair<uint32_t, uint32_t>;
+  CHECK(r.groups == std::vector<Group>{{3500, 1001}, {1500, 2000}, {4501, 777}, {0, 1500}});
+  CHECK(SameBits(InSourceOrder(r), want));
+  CHECK(fuser.MovedBytes() == 0);
   CHECK(fuser.Refused() == 0);
   for (size_t i = 0; i < 4; ++i) {
     REQUIRE(r.clouds[i].has_value());
     CHECK(r.clouds[i]->Blob() == std::string_view(c[i].points));  // the source's own bytes, for PCD export
   }
-  // In order, nothing is moved; the first buffer is still held (by `r`, as the socket would), so a second one.
-  const uint64_t moved = fuser.MovedBytes();
+  // In source order, the blob is FuseClouds' frame itself; the first buffer is still held (by `r`, as the
+  // socket would), so a second one.
   for (size_t i = 0; i < 4; ++i) fuser.Add(i, Received(c[i]), pose, true);
   auto r2 = fuser.Finish(all, t, pose, true);
-  CHECK(fuser.MovedBytes() == moved);
+  CHECK(fuser.MovedBytes() == 0);
   CHECK(r2.buffer != r.buffer);
   CHECK(SameBits(ResultPoints(r2), want));
   // Released by the socket: the next frame reuses a buffer, none is allocated.
@@ -231,14 +253,17 @@ TEST_CASE("fusion on arrival: any arrival order, a replaced and a dropped cloud,
   r = fuser.Finish({true, true, false, true}, ref, pose, true);
   CHECK_FALSE(r.clouds[2].has_value());
   CHECK(fuser.Refused() == 2);  // a and b were fused at t, not at the frame's reference
-  CHECK(SameBits(ResultPoints(r), expected({&c[0], &b2, nullptr, &d2}, ref, true)));
+  // The groups after the replaced b (c, d, a) and after the dropped c (d, a) moved down; b2 came last.
+  CHECK(fuser.MovedBytes() == (777 + 1600 + 1001) * point_record::kStride + (1600 + 1001 + 1800) * point_record::kStride);
+  CHECK(r.groups == std::vector<Group>{{1600, 1001}, {2601, 1800}, {0, 0}, {0, 1600}});
+  CHECK(SameBits(InSourceOrder(r), expected({&c[0], &b2, nullptr, &d2}, ref, true)));
   r = {};
 
   // Fused with compensation on arrival, but the frame has none (no ego yet at publish): re-fused plainly.
   fuser.Add(0, Received(c[0]), pose, true);
   fuser.Add(2, Received(c[2]), pose, false);
   r = fuser.Finish({true, false, true, false}, t, pose, false);
-  CHECK(SameBits(ResultPoints(r), expected({&c[0], nullptr, &c[2], nullptr}, t, false)));
+  CHECK(SameBits(InSourceOrder(r), expected({&c[0], nullptr, &c[2], nullptr}, t, false)));
 
   // A frame of no clouds is empty, and a cloud whose blob does not hold its points adds none.
   r = fuser.Finish(all, t, pose, true);
@@ -249,7 +274,37 @@ TEST_CASE("fusion on arrival: any arrival order, a replaced and a dropped cloud,
   fuser.Add(1, Received(c[1]), pose, true);
   r = fuser.Finish(all, t, pose, true);
   CHECK(r.count == 2000);
-  CHECK(SameBits(ResultPoints(r), expected({nullptr, &c[1]}, t, true)));
+  CHECK(r.groups[0] == Group{0, 0});
+  CHECK(SameBits(InSourceOrder(r), expected({nullptr, &c[1]}, t, true)));
+}
+
+TEST_CASE("fusion on arrival: a large cloud fused in two halves on a helper thread gives the same bits, and the helper's exception reaches the caller") {
+  EgoTrack ego;
+  ego.Add(EgoAtZero());
+  auto pose = [&](int64_t t) { return ego.PoseAt(t); };
+  const int64_t t = 5 * kPeriod;
+  HelperThread helper;
+  int halves = 0;
+  const RunBothFn both = [&](const std::function<void()>& a, const std::function<void()>& b) {
+    ++halves;
+    helper.RunBoth(a, b);
+  };
+  for (uint32_t n : {19999u, 50001u}) {  // below the split (one thread) and above it (two)
+    INFO("points " << n);
+    const auto c = RandomCloud("a", t - kPeriod, n, 11, 30);
+    FrameFuser one(2), two(2);
+    one.Add(1, Received(c), pose, true);
+    two.Add(1, Received(c), pose, true, both);
+    const auto r1 = one.Finish({false, true}, t, pose, true), r2 = two.Finish({false, true}, t, pose, true);
+    CHECK(r2.count == n);
+    CHECK(SameBits(ResultPoints(r1), ResultPoints(r2)));
+  }
+  CHECK(halves == 1);
+  int ran = 0;
+  CHECK_THROWS_AS(helper.RunBoth([&] { ++ran; }, [] { throw std::runtime_error("helper"); }), std::runtime_error);
+  CHECK_THROWS_AS(helper.RunBoth([] { throw std::logic_error("here"); }, [&] { ++ran; }), std::logic_error);
+  helper.RunBoth([&] { ++ran; }, [&] { ++ran; });  // still serving after both
+  CHECK(ran == 4);
 }
 
 TEST_CASE("fusion wire: a frame encoded in place in front of its blob decodes like Encode, and a cloud decodes in place") {
@@ -700,6 +755,25 @@ bool SummaryHas(const std::string& summary, const std::string& fragment) {
   return summary.find(fragment) != std::string::npos;
 }
 
+// The four-host farm for `steps` steps of 10 ms (step_ns 0: real time): host i's clouds are seen by plain
+// polls lag[i] steps after it published them. Returns the wire (with the fused frames) and the SUMMARY.
+std::pair<LockstepWire, std::string> RunFarm(const config::SessionDef& session, std::shared_ptr<spdlog::logger> log,
+                                             const int (&lag)[4], int64_t step_ns, int64_t steps) {
+  FusionModule fusion(session, session.nodes[4], std::move(log));
+  LockstepWire wire;
+  wire.step_ns = step_ns;
+  wire.nodes = FarmHosts();
+  wire.remote = {testing::StandingCar(AttachedVehicleId("ego"), Vec3(0, 0, 0))};
+  for (int64_t j = 0; j <= steps; ++j) {
+    wire.now_ns = j * kStep;
+    // Hosts finish their scans at whole multiples of the period and publish before acknowledging.
+    if (wire.now_ns > 0 && wire.now_ns % kPeriod == 0)
+      for (int i = 0; i < 4; ++i) wire.Send(i, wire.now_ns, lag[i]);
+    fusion.Step(StepInfo{wire.now_ns, j == 0 ? 0 : kStep}, wire);
+  }
+  return std::make_pair(std::move(wire), FusionSummary(fusion));
+}
+
 }  // namespace
 
 TEST_CASE("fusion in lock-step: clouds that reach the node several steps after they were measured still make complete frames of their own cycle") {
@@ -708,21 +782,7 @@ TEST_CASE("fusion in lock-step: clouds that reach the node several steps after t
   // Plain polls see front's cloud in the step it was measured, rear's 2 steps later, left's 6 and right's
   // 9: beyond the 5-step (50 ms) timeout, so a fusion that only polls publishes frames without them.
   const int lag[] = {0, 2, 6, 9};
-  auto run = [&](int64_t step_ns) {
-    FusionModule fusion(session, session.nodes[4], log);
-    LockstepWire wire;
-    wire.step_ns = step_ns;
-    wire.nodes = FarmHosts();
-    wire.remote = {testing::StandingCar(AttachedVehicleId("ego"), Vec3(0, 0, 0))};
-    for (int64_t j = 0; j <= 101; ++j) {
-      wire.now_ns = j * kStep;
-      // Hosts finish their scans at whole multiples of the period and publish before acknowledging.
-      if (wire.now_ns > 0 && wire.now_ns % kPeriod == 0)
-        for (int i = 0; i < 4; ++i) wire.Send(i, wire.now_ns, lag[i]);
-      fusion.Step(StepInfo{wire.now_ns, j == 0 ? 0 : kStep}, wire);
-    }
-    return std::make_pair(std::move(wire), FusionSummary(fusion));
-  };
+  auto run = [&](int64_t step_ns) { return RunFarm(session, log, lag, step_ns, 101); };
 
   const auto [wire, summary] = run(kStep);
   INFO(summary);
@@ -755,6 +815,26 @@ TEST_CASE("fusion in lock-step: clouds that reach the node several steps after t
   }
   CHECK(rt.fused.size() > 0);
   CHECK(complete == 0);
+}
+
+TEST_CASE("fusion groups: in real time each source's points lie where its cloud arrived, in lock-step in source order whatever the network did") {
+  const auto session = LockstepFarm();
+  auto log = std::make_shared<spdlog::logger>("fusion", std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100));
+  const int lag[] = {3, 2, 1, 0};  // right's cloud comes first, front's last
+  auto run = [&](int64_t step_ns) { return std::move(RunFarm(session, log, lag, step_ns, 61).first.fused); };
+  using Groups = std::vector<std::pair<uint32_t, uint32_t>>;
+  for (const int64_t step_ns : {kStep, int64_t{0}}) {
+    INFO((step_ns ? "lock-step" : "real time"));
+    const auto fused = run(step_ns);
+    REQUIRE(fused.size() >= 5);
+    for (const auto& f : fused) {
+      REQUIRE(f.frame.sources.size() == 4);
+      CHECK(f.frame.point_count == 40);
+      // Lock-step: source order. Real time: right, left, rear, front, as they came.
+      const Groups want = step_ns ? Groups{{0, 10}, {10, 10}, {20, 10}, {30, 10}} : Groups{{30, 10}, {20, 10}, {10, 10}, {0, 10}};
+      CHECK(protocol::FusedGroups(f.frame) == want);
+    }
+  }
 }
 
 TEST_CASE("fusion in lock-step: a gone or lost host is not waited for, a live silent one costs one bounded wait until it sends again") {

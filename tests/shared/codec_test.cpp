@@ -140,6 +140,37 @@ TEST_CASE("codec: a point blob whose size disagrees with count x stride is refus
   CHECK(Decode(Encode(fused)).error == DecodeError::kNone);
 }
 
+TEST_CASE("codec: a fused frame's source groups round-trip, read as source order when not given, and a group past the blob is refused") {
+  FusedCloud f;
+  f.point_count = 5;
+  f.point_stride = 36;
+  f.points.assign(5 * 36, '\0');
+  f.sources = {FusedSource{"a", 1, 3, SourceStatus::kOk, 1, 1, 2}, FusedSource{"b", 1, 2, SourceStatus::kOk, 1, 1, 0},
+               FusedSource{"c", 0, 0, SourceStatus::kMissing, 0, 0, 0}};
+  using Groups = std::vector<std::pair<uint32_t, uint32_t>>;
+  auto d = Decode(Encode(f));
+  REQUIRE(d.error == DecodeError::kNone);
+  CHECK(std::get<FusedCloud>(*d.message) == f);
+  CHECK(FusedGroups(f) == Groups{{2, 3}, {0, 2}, {0, 0}});
+  // Not given (what a frame from before the field reads as: the default is its wire zero): source order.
+  auto legacy = f;
+  for (auto& s : legacy.sources) s.first_point = FusedSource::kInSourceOrder;
+  d = Decode(Encode(legacy));
+  REQUIRE(d.error == DecodeError::kNone);
+  CHECK(FusedGroups(std::get<FusedCloud>(*d.message)) == Groups{{0, 3}, {3, 2}, {5, 0}});
+  // A group reaching past the blob, or given for some sources only: refused.
+  auto past = f;
+  past.sources[0].first_point = 3;
+  CHECK_FALSE(FusedGroups(past).has_value());
+  CHECK(Decode(Encode(past)).error == DecodeError::kUnknownBody);
+  auto mixed = f;
+  mixed.sources[1].first_point = FusedSource::kInSourceOrder;
+  CHECK(Decode(Encode(mixed)).error == DecodeError::kUnknownBody);
+  auto huge = f;
+  huge.sources[0].first_point = 0xfffffff0u;  // no wrap-around in the bound
+  CHECK(Decode(Encode(huge)).error == DecodeError::kUnknownBody);
+}
+
 TEST_CASE("codec: a join of another version is readable so it can be refused clearly") {
   const Decoded d = Decode(EncodeWithVersion(Join{"old", Role::kObserver, "pc", 0, 1}, kProtocolVersion + 1));
   CHECK(d.error == DecodeError::kVersionMismatch);

@@ -177,11 +177,12 @@ void Put(wire::FusedSource::Builder b, const FusedSource& f) {
   b.setStatus(CastEnum<wire::SourceStatus>(f.status));
   b.setHostEpoch(f.host_epoch);
   b.setSequence(f.sequence);
+  b.setFirstPoint(f.first_point);
 }
 
 FusedSource Get(wire::FusedSource::Reader r) {
-  return FusedSource{r.getSensorId(), r.getStampNs(), r.getPointCount(), CastEnum<SourceStatus>(r.getStatus()),
-                     r.getHostEpoch(), r.getSequence()};
+  return FusedSource{r.getSensorId(), r.getStampNs(),  r.getPointCount(), CastEnum<SourceStatus>(r.getStatus()),
+                     r.getHostEpoch(), r.getSequence(), r.getFirstPoint()};
 }
 
 capnp::Data::Reader AsData(const std::string& bytes) {
@@ -668,7 +669,7 @@ bool EnumsInRange(const Message& m, std::optional<size_t> blob_size = std::nullo
   if (auto* f = std::get_if<FusedCloud>(&m)) {
     for (const auto& src : f->sources)
       if (src.status > SourceStatus::kMissing) return false;
-    return blob_ok(f->point_count, f->point_stride, f->points);
+    return blob_ok(f->point_count, f->point_stride, f->points) && FusedGroups(*f).has_value();
   }
   auto entities_ok = [&](const std::vector<EntityState>& es) {
     for (const auto& e : es)

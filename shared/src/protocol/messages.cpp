@@ -1,5 +1,6 @@
 #include "platoon/protocol/messages.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace platoon::protocol {
@@ -62,6 +63,29 @@ std::string_view EventKindName(LoggedEvent::Kind kind) {
   constexpr std::array<std::string_view, 5> kNames = {"marker", "param", "fired", "action", "message"};
   const auto i = static_cast<size_t>(kind);
   return i < kNames.size() ? kNames[i] : "unknown";
+}
+
+std::optional<std::vector<std::pair<uint32_t, uint32_t>>> FusedGroups(const FusedCloud& frame) {
+  std::vector<std::pair<uint32_t, uint32_t>> groups;
+  groups.reserve(frame.sources.size());
+  size_t given = 0;
+  for (const auto& s : frame.sources) given += s.first_point != FusedSource::kInSourceOrder;
+  if (given == 0) {  // before first_point: one group after the other, in source order
+    uint64_t at = 0;
+    for (const auto& s : frame.sources) {
+      const uint64_t first = std::min<uint64_t>(at, frame.point_count);
+      const uint64_t count = std::min<uint64_t>(s.point_count, frame.point_count - first);
+      groups.emplace_back(static_cast<uint32_t>(first), static_cast<uint32_t>(count));
+      at += s.point_count;
+    }
+    return groups;
+  }
+  if (given != frame.sources.size()) return std::nullopt;
+  for (const auto& s : frame.sources) {
+    if (uint64_t{s.first_point} + s.point_count > frame.point_count) return std::nullopt;
+    groups.emplace_back(s.first_point, s.point_count);
+  }
+  return groups;
 }
 
 }  // namespace platoon::protocol

@@ -97,13 +97,35 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
 std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds, int64_t reference_ns,
                                             const std::function<Pose(int64_t)>& ego_pose, bool compensate);
 
+/// Runs two pieces of work at once, the second on a thread of its own that waits for work in between
+/// (no thread is started per call). For the cloud that completes a fused frame: the other core is free
+/// then, since every cloud is in. An exception from either piece is rethrown by RunBoth.
+class HelperThread {
+ public:
+  HelperThread();
+  ~HelperThread();
+  HelperThread(const HelperThread&) = delete;
+  HelperThread& operator=(const HelperThread&) = delete;
+  /// Runs `here` on the calling thread and `there` on the helper; returns when both are done.
+  void RunBoth(const std::function<void()>& here, const std::function<void()>& there);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// How FrameFuser::Add may split a cloud's points over two threads (HelperThread::RunBoth, or nothing).
+using RunBothFn = std::function<void(const std::function<void()>&, const std::function<void()>&)>;
+
 /// Fuses the clouds of a frame as they arrive, so that when the frame is due only the last cloud's share
 /// is left (docs/FUSION.md, "Incremental fusion"). Each cloud is transformed once, on arrival, straight
-/// from its received bytes into one output blob (packed wire records) that is kept in source order and
+/// from its received bytes into one output blob (packed wire records), after the groups of the clouds
+/// that came before it (nothing already fused is moved; Result::groups says where each source lies), and
 /// reused from frame to frame; the blob has room in front for the envelope (protocol::EncodeFusedInPlace),
 /// so the fused frame goes to the socket without another copy. A cloud is compensated to its own scan end
-/// on arrival; Finish re-fuses the rare cloud whose scan end (or compensation) is not the frame's, so the
-/// result equals FuseClouds of the frame's clouds in source order. Pure: poses come from the caller.
+/// on arrival; Finish re-fuses the rare cloud whose scan end (or compensation) is not the frame's, so each
+/// source's group equals FuseClouds' records of that cloud, and clouds added in source order give
+/// FuseClouds' frame to the bit. Pure: poses come from the caller.
 class FrameFuser {
  public:
   /// One output buffer: kFusedHeadroomBytes for the envelope, then the blob. Shared with the socket while
@@ -119,18 +141,23 @@ class FrameFuser {
     char* blob = nullptr;
     uint32_t count = 0;
     std::vector<std::optional<ReceivedCloud>> clouds;  ///< Indexed like the sources.
+    /// Each source's records in the blob: {first, count}; {0, 0} for a source not in the frame.
+    std::vector<std::pair<uint32_t, uint32_t>> groups;
   };
 
   explicit FrameFuser(size_t sources);
   /// Fuses `cloud` of source `source` into the open frame (opening one when none is), replacing an earlier
   /// cloud of that source. With `compensate`, its points go to the vehicle frame at its own scan end.
-  void Add(size_t source, ReceivedCloud cloud, const std::function<Pose(int64_t)>& ego_pose, bool compensate);
+  /// With `run_both`, a large cloud's points are fused in two halves at once (the same bits: each point's
+  /// transform depends on its firing time alone).
+  void Add(size_t source, ReceivedCloud cloud, const std::function<Pose(int64_t)>& ego_pose, bool compensate,
+           const RunBothFn& run_both = {});
   /// Closes the frame with the sources where `keep[i]` (the others are taken out), all compensated to
   /// `reference_ns` (when `compensate`). The next Add opens a new frame in a buffer nobody holds.
   Result Finish(const std::vector<bool>& keep, int64_t reference_ns, const std::function<Pose(int64_t)>& ego_pose,
                 bool compensate);
 
-  /// Bytes moved to keep the blob in source order (clouds arriving out of order, replaced or dropped).
+  /// Bytes moved to close the gap a replaced or dropped cloud left.
   uint64_t MovedBytes() const { return moved_bytes_; }
   /// Clouds fused a second time at Finish (scan end or compensation not the frame's).
   uint64_t Refused() const { return refused_; }
@@ -261,8 +288,8 @@ class FusionModule final : public Module {
   // Offers a cloud to the assembler and, when taken, fuses it into the open frame at once.
   void OfferCloud(ReceivedCloud cloud, int64_t now_ns);
   void StepLockstep(const StepInfo& info, int64_t step_ns, ModuleContext& context);
-  // Lock-step: notes a received cloud, offers it when its scan ended by `due_until_ns`, else holds it back.
-  void AcceptLockstep(transport::SharedBytes bytes, int64_t due_until_ns, int64_t now_ns);
+  // Lock-step: notes a received cloud; due at this step when its scan ended by `due_until_ns`, else held back.
+  void AcceptLockstep(transport::SharedBytes bytes, int64_t due_until_ns);
   // Lock-step: indices of live sources whose cloud with scan end <= `due_until_ns` has not arrived.
   std::vector<int> MissingDue(const std::vector<const protocol::NodeInfo*>& hosts, int64_t due_until_ns,
                               int64_t step_ns) const;
@@ -287,6 +314,8 @@ class FusionModule final : public Module {
   // Lock-step state.
   std::vector<LockstepSource> lockstep_;                          // indexed like def_.sources
   std::vector<ReceivedCloud> held_;                               // arrived before they were due, in arrival order
+  std::vector<ReceivedCloud> due_;                                // lock-step: due at this step, offered in source order
+  std::unique_ptr<HelperThread> helper_;                          // fuses half of the cloud that completes a frame
   std::map<std::pair<uint32_t, uint32_t>, int64_t> host_seen_ns_;  // (node id, pid) -> sim time first seen in the table
   int64_t ego_since_ns_ = INT64_MAX;                              // sim time the ego was first in the world
   int64_t wait_budget_ns_ = 0;                                    // longest wall wait per step for due clouds

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -426,6 +428,12 @@ struct FusedSource {
   SourceStatus status = SourceStatus::kMissing;
   uint64_t host_epoch = 0;
   uint64_t sequence = 0;         ///< The source cloud's sequence number.
+  /// Index of this source's first record in the fused blob: its `point_count` records follow. The fusion
+  /// node lays the groups out in the order the clouds arrived (source order in a lock-step session).
+  /// kInSourceOrder (a frame from before this field): the groups lie in source order; FusedGroups says
+  /// where.
+  uint32_t first_point = kInSourceOrder;
+  static constexpr uint32_t kInSourceOrder = 0xffffffffu;
   bool operator==(const FusedSource&) const = default;
 };
 
@@ -443,6 +451,12 @@ struct FusedCloud {
   bool motion_compensated = true;
   bool operator==(const FusedCloud&) const = default;
 };
+
+/// Where each source's records lie in a fused frame: {first record, count} per entry of `sources`
+/// (count 0 where the source gave none). Every first_point kInSourceOrder (a frame from before the
+/// field): the groups in source order. nullopt when the frame's groups are not valid: some given and
+/// some not, or a group reaching past `point_count` (Decode refuses such a frame).
+std::optional<std::vector<std::pair<uint32_t, uint32_t>>> FusedGroups(const FusedCloud& frame);
 
 /// One object of an object list on the wire (classes as sensors::ObjectClass).
 struct DetectedObject {
