@@ -110,8 +110,9 @@ FusedCloud Fused() {
   f.sequence = 5;
   f.reference_ns = 1'000'000'000;
   f.entity_id = (uint64_t{2} << 32) | 1;
-  f.sources = {FusedSource{"lidar_front", 999'000'000, 3, SourceStatus::kOk, 42, 8},
-               FusedSource{"lidar_rear", 0, 0, SourceStatus::kMissing, 0, 0}};
+  f.sources = {FusedSource{"lidar_front", 999'000'000, 2, SourceStatus::kOk, 42, 8, 1},
+               FusedSource{"lidar_left", 999'000'000, 1, SourceStatus::kOk, 43, 8, 0},
+               FusedSource{"lidar_rear", 0, 0, SourceStatus::kMissing, 0, 0, 0}};  // groups in arrival order
   const auto pts = SomePoints(3);
   f.point_count = 3;
   f.point_stride = point_record::kStride;
