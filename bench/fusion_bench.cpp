@@ -7,9 +7,8 @@
 //  - compute per frame of the fusion node's pipeline: each cloud decoded in place and fused on arrival
 //    into the reused output blob (node::FrameFuser), the frame finished and encoded in place;
 //  - latency on loopback from the last of the four clouds being sent to the fused frame being
-//    published: four PUB sockets -> one SUB -> decode in place, assemble, fuse on arrival (the cloud that
-//    completes the frame on two cores), encode in place -> PUB without a copy. Interleaved frame by frame
-//    with three baselines on the same sockets: the same pipeline with the last cloud on one core, the
+//    published: four PUB sockets -> one SUB -> decode in place, assemble, fuse on arrival, encode in
+//    place -> PUB without a copy. Interleaved frame by frame with two baselines on the same sockets: the
 //    floor (the four clouds forwarded unchanged through the same hop, zero-copy) and the copying pipeline
 //    the node had before (decode with copies, FuseClouds when due, pack, encode, send with a copy). The
 //    first --warmup-frames frames of each are not counted (the first fused frame faults in its buffer). As in
@@ -244,26 +243,21 @@ int main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // slow joiner: let the SUBs connect
   std::vector<std::string> names;
   for (const auto& cl : clouds) names.push_back(cl.header.sensor_id);
-  enum Mode : int { kFusion = 0, kFloor = 1, kCopying = 2, kOneCore = 3, kModes = 4 };
+  enum Mode : int { kFusion = 0, kFloor = 1, kCopying = 2, kModes = 3 };
   const char* mode_names[] = {"fusion (decode in place, fuse on arrival, zero-copy send)",
                               "floor: the four clouds forwarded unchanged, zero-copy",
-                              "before: copying pipeline (Decode, FuseClouds when due, Encode, Send)",
-                              "fusion, the last cloud on one core (as before 2026-11-26)"};
+                              "before: copying pipeline (Decode, FuseClouds when due, Encode, Send)"};
   std::atomic<int> mode{kFusion};
   std::atomic<bool> counting{warmup_frames == 0};
   std::atomic<double> first_fused_ms{-1};
   std::atomic<int64_t> last_sent_ns{0};
   std::atomic<bool> done{false};
-  std::vector<double> latency_ms[kModes], arrival_ms[kModes], last_fuse_ms[kModes], finish_ms, send_ms;
+  std::vector<double> latency_ms[kModes], arrival_ms[kModes], last_fuse_ms, finish_ms, send_ms;
   int forwarded = 0;
   std::thread fusion([&] {
     node::FrameAssembler fa(names, 100'000'000, 50'000'000);
     node::FrameAssembler fa_copy(names, 100'000'000, 50'000'000);
     node::FrameFuser ff(names.size());
-    node::HelperThread helper;  // as the fusion node: the cloud that completes a frame on two cores
-    const node::RunBothFn both = [&](const std::function<void()>& a, const std::function<void()>& b) {
-      helper.RunBoth(a, b);
-    };
     while (!done.load()) {
       auto p = sub.Receive(std::chrono::milliseconds(20));
       if (!p) continue;
@@ -310,13 +304,12 @@ int main(int argc, char** argv) {
       if (!fa.Offer(rc->cloud, now)) continue;
       const bool completes = fa.Due(now);
       auto t_fuse = Clock::now();
-      ff.Add(static_cast<size_t>(source), std::move(*rc), pose, true,
-             completes && m == kFusion ? both : node::RunBothFn{});
+      ff.Add(static_cast<size_t>(source), std::move(*rc), pose, true);
       const double fuse_one = MsSince(t_fuse);
       if (!completes) continue;
       const bool count = counting.load();
       if (count) arrival_ms[m].push_back(static_cast<double>(now - last_sent_ns.load()) / 1e6);
-      if (count) last_fuse_ms[m].push_back(fuse_one);
+      if (count) last_fuse_ms.push_back(fuse_one);
       auto t_finish = Clock::now();
       auto frame = fa.Take();
       std::vector<bool> keep(frame.clouds.size());
@@ -340,10 +333,11 @@ int main(int argc, char** argv) {
       const double latency = static_cast<double>(transport::MonotonicNowNs() - last_sent_ns.load()) / 1e6;
       if (first_fused_ms.load() < 0) first_fused_ms.store(latency);
       if (!count) continue;
-      if (m == kFusion) finish_ms.push_back(finish), send_ms.push_back(send);
+      finish_ms.push_back(finish);
+      send_ms.push_back(send);
       latency_ms[m].push_back(latency);
     }
-    std::printf("\nfusion: %llu output buffers allocated, %llu bytes moved (replaced clouds), %llu clouds re-fused\n",
+    std::printf("\nfusion: %llu output buffers allocated, %llu bytes moved (buffer growth, replaced clouds), %llu clouds re-fused\n",
                 static_cast<unsigned long long>(ff.BuffersAllocated()), static_cast<unsigned long long>(ff.MovedBytes()),
                 static_cast<unsigned long long>(ff.Refused()));
   });
@@ -376,7 +370,7 @@ int main(int argc, char** argv) {
     }
   std::printf("\nloopback latency, last cloud sent -> published (%d frames each after %d of warm-up, interleaved; %s)   p50 ms    p99 ms  arrival p50\n",
               latency_frames, warmup_frames, one_context ? "one context" : "a context per process");
-  for (int m : {kFusion, kOneCore, kFloor, kCopying}) {
+  for (int m = 0; m < kModes; ++m) {
     const auto l = Summarise(latency_ms[m]), a = Summarise(arrival_ms[m]);
     std::printf("  %-72s %8.3f %9.3f %9.3f\n", mode_names[m], l.p50, l.p99, a.p50);
   }
@@ -386,10 +380,8 @@ int main(int argc, char** argv) {
               lf.p50 <= 2 * fl.p50 ? "met" : "NOT met");
   std::printf("  the first fused frame (its output buffer faulted in; not counted when there is warm-up): %.3f ms\n",
               first_fused_ms.load());
-  std::printf("  fusion p50 parts after the last cloud was decoded: fuse it %.3f ms (on one core: %.3f ms), finish + "
-              "encode %.3f ms, send %.3f ms\n",
-              Summarise(last_fuse_ms[kFusion]).p50, Summarise(last_fuse_ms[kOneCore]).p50, Summarise(finish_ms).p50,
-              Summarise(send_ms).p50);
+  std::printf("  fusion p50 parts after the last cloud was decoded: fuse it %.3f ms, finish + encode %.3f ms, send %.3f ms\n",
+              Summarise(last_fuse_ms).p50, Summarise(finish_ms).p50, Summarise(send_ms).p50);
   std::printf("  (send: the fusion node's I/O thread, woken by the send, mostly takes this core to start the transfer)\n");
   std::printf("anchor: Autoware's point-cloud concatenation, about 24 ms typical with a 0.2 s timeout\n");
   std::printf("stream: %.0f bytes per HDL-64E cloud, %.1f MB/s per lidar at 10 Hz\n", static_cast<double>(bytes_per_cloud),

@@ -14,14 +14,10 @@
 #include <bit>
 #include <cassert>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <exception>
 #include <filesystem>
 #include <limits>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <utility>
 
 namespace platoon::node {
@@ -104,12 +100,10 @@ std::optional<ReceivedCloud> DecodeReceivedCloud(transport::SharedBytes bytes) {
   return r;
 }
 
-namespace {
-// Points [begin, end) of a cloud whose blob holds its records (PointRecordsFit) into `out` (the output
-// record of point `begin`).
-void FuseRange(const protocol::PointCloud& cloud, std::string_view blob, uint8_t source, int64_t reference_ns,
-               const std::function<Pose(int64_t)>& ego_pose, bool compensate, char* out, uint32_t begin,
-               uint32_t end) {
+uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob, uint8_t source, int64_t reference_ns,
+                       const std::function<Pose(int64_t)>& ego_pose, bool compensate, char* out) {
+  // A malformed blob (stride below the record, too short) contributes no points.
+  if (!PointRecordsFit(blob, cloud.point_count, cloud.point_stride)) return 0;
   const auto& h = cloud.header;
   const Rigid mount = FromPose(Pose{h.mount_position_m, h.mount_orientation});
   const Rigid ref_inv = compensate ? FromPose(ego_pose(reference_ns)).Inverse() : Rigid{};
@@ -117,9 +111,9 @@ void FuseRange(const protocol::PointCloud& cloud, std::string_view blob, uint8_t
   float cached_offset = std::numeric_limits<float>::quiet_NaN();
   Eigen::Matrix3f r = mount.RF();
   Eigen::Vector3f t = mount.TF();
+  const char* in = blob.data();
   const size_t stride = cloud.point_stride;
-  const char* in = blob.data() + size_t{begin} * stride;
-  const uint32_t n = end - begin;
+  const uint32_t n = cloud.point_count;
   const auto transform_for = [&](float time_offset_s) {
     if (compensate && !(time_offset_s == cached_offset)) {
       cached_offset = time_offset_s;
@@ -148,7 +142,7 @@ void FuseRange(const protocol::PointCloud& cloud, std::string_view blob, uint8_t
       std::memcpy(out + kOffsetZ, &z, sizeof z);
       out[kOffsetSource] = static_cast<char>(source);
     }
-    return;
+    return n;
   }
   for (uint32_t i = 0; i < n; ++i, in += stride, out += point_record::kStride) {
     PointRecord p = ReadPointRecord(in);
@@ -160,34 +154,7 @@ void FuseRange(const protocol::PointCloud& cloud, std::string_view blob, uint8_t
     p.source = source;
     WritePointRecord(p, out);
   }
-}
-
-// Below this a second thread costs more than it saves (waking it takes tens of microseconds).
-constexpr uint32_t kSplitPoints = 20000;
-
-uint32_t FuseCloudSplit(const protocol::PointCloud& cloud, std::string_view blob, uint8_t source, int64_t reference_ns,
-                        const std::function<Pose(int64_t)>& ego_pose, bool compensate, char* out,
-                        const RunBothFn& run_both) {
-  // A malformed blob (stride below the record, too short) contributes no points.
-  if (!PointRecordsFit(blob, cloud.point_count, cloud.point_stride)) return 0;
-  const uint32_t n = cloud.point_count;
-  if (!run_both || n < kSplitPoints) {
-    FuseRange(cloud, blob, source, reference_ns, ego_pose, compensate, out, 0, n);
-    return n;
-  }
-  const uint32_t half = n / 2;
-  run_both([&] { FuseRange(cloud, blob, source, reference_ns, ego_pose, compensate, out, 0, half); },
-           [&] {
-             FuseRange(cloud, blob, source, reference_ns, ego_pose, compensate,
-                       out + size_t{half} * point_record::kStride, half, n);
-           });
   return n;
-}
-}  // namespace
-
-uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob, uint8_t source, int64_t reference_ns,
-                       const std::function<Pose(int64_t)>& ego_pose, bool compensate, char* out) {
-  return FuseCloudSplit(cloud, blob, source, reference_ns, ego_pose, compensate, out, {});
 }
 
 std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds, int64_t reference_ns,
@@ -201,69 +168,6 @@ std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds,
                        reinterpret_cast<char*>(out.data() + n));
   out.resize(n);
   return out;
-}
-
-// --- HelperThread ---
-
-struct HelperThread::State {
-  std::mutex mutex;
-  std::condition_variable changed;
-  const std::function<void()>* job = nullptr;  // set by RunBoth, cleared by the helper when done
-  std::exception_ptr error;
-  bool stop = false;
-  std::thread thread;
-};
-
-HelperThread::HelperThread() : state_(std::make_unique<State>()) {
-  state_->thread = std::thread([s = state_.get()] {
-    std::unique_lock lock(s->mutex);
-    for (;;) {
-      s->changed.wait(lock, [&] { return s->stop || s->job; });
-      if (!s->job) return;
-      const auto* job = s->job;
-      lock.unlock();
-      std::exception_ptr error;
-      try {
-        (*job)();
-      } catch (...) {
-        error = std::current_exception();
-      }
-      lock.lock();
-      s->error = error;
-      s->job = nullptr;
-      s->changed.notify_all();
-    }
-  });
-}
-
-HelperThread::~HelperThread() {
-  {
-    std::lock_guard lock(state_->mutex);
-    state_->stop = true;
-  }
-  state_->changed.notify_all();
-  state_->thread.join();
-}
-
-void HelperThread::RunBoth(const std::function<void()>& here, const std::function<void()>& there) {
-  {
-    std::lock_guard lock(state_->mutex);
-    state_->job = &there;
-  }
-  state_->changed.notify_all();
-  std::exception_ptr mine, theirs;
-  try {
-    here();
-  } catch (...) {
-    mine = std::current_exception();
-  }
-  {
-    std::unique_lock lock(state_->mutex);
-    state_->changed.wait(lock, [&] { return state_->job == nullptr; });
-    theirs = std::exchange(state_->error, nullptr);
-  }
-  if (mine) std::rethrow_exception(mine);
-  if (theirs) std::rethrow_exception(theirs);
 }
 
 // --- FrameFuser ---
@@ -326,7 +230,7 @@ void FrameFuser::Remove(size_t source) {
 }
 
 void FrameFuser::Add(size_t source, ReceivedCloud cloud, const std::function<Pose(int64_t)>& ego_pose,
-                     bool compensate, const RunBothFn& run_both) {
+                     bool compensate) {
   if (source >= slots_.size()) return;
   const uint32_t count = PointRecordsFit(cloud.Blob(), cloud.cloud.point_count, cloud.cloud.point_stride)
                              ? cloud.cloud.point_count
@@ -341,8 +245,8 @@ void FrameFuser::Add(size_t source, ReceivedCloud cloud, const std::function<Pos
   s.count = count;
   s.fused_ref = cloud.cloud.header.stamp_ns + cloud.cloud.duration_ns;
   s.compensated = compensate;
-  FuseCloudSplit(cloud.cloud, cloud.Blob(), static_cast<uint8_t>(source), s.fused_ref, ego_pose, compensate,
-                 open_->Blob() + at * kRecord, run_both);
+  FuseCloudInto(cloud.cloud, cloud.Blob(), static_cast<uint8_t>(source), s.fused_ref, ego_pose, compensate,
+                open_->Blob() + at * kRecord);
   s.cloud = std::move(cloud);
   used_ += count;
 }
@@ -615,16 +519,10 @@ void FusionModule::OfferCloud(ReceivedCloud cloud, int64_t now_ns) {
     ++stats_->stale;
     return;
   }
-  // Taken: fused now, into the open frame, so that a due frame has only its last cloud's share left. The
-  // cloud that completes the frame is fused on two cores: every cloud is in, so the other one is free.
+  // Taken: fused now, into the open frame, so that a due frame has only its last cloud's share left.
   const auto t0 = std::chrono::steady_clock::now();
-  RunBothFn both;
-  if (assembler_->Due(now_ns)) {
-    if (!helper_) helper_ = std::make_unique<HelperThread>();
-    both = [this](const std::function<void()>& a, const std::function<void()>& b) { helper_->RunBoth(a, b); };
-  }
   fuser_->Add(static_cast<size_t>(i), std::move(cloud), [&](int64_t t) { return ego_.PoseAt(t); },
-              def_.motion_compensation && !ego_.Empty(), both);
+              def_.motion_compensation && !ego_.Empty());
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   frame_fuse_ms_ += ms;
   step_fuse_ms_ += ms;
@@ -692,8 +590,7 @@ void FusionModule::StepLockstep(const StepInfo& info, int64_t step_ns, ModuleCon
   std::stable_sort(due_.begin(), due_.end(), [&](const ReceivedCloud& a, const ReceivedCloud& b) {
     return assembler_->SourceIndex(a.cloud.header.sensor_id) < assembler_->SourceIndex(b.cloud.header.sensor_id);
   });
-  for (auto& cloud : due_) OfferCloud(std::move(cloud), now);
-  due_.clear();
+  for (auto& cloud : std::exchange(due_, {})) OfferCloud(std::move(cloud), now);
   if (assembler_->Due(now)) Publish(assembler_->Take(), now, context);
 }
 
@@ -747,7 +644,16 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   const bool downstream = def_.voxel_m > 0 || def_.ground_removal || (def_.clustering && compensate);
   // Downstream steps and PCD export work on points; the plain fused frame never leaves the blob.
   std::vector<sensors::CloudPoint> points;
-  if (downstream || export_pcd) points = UnpackPointRecords(blob, fused.count, point_record::kStride);
+  // In source order, whatever order the clouds arrived in: voxel centroids, ground and clusters then do
+  // not depend on the network.
+  if (downstream || export_pcd) {
+    points.reserve(fused.count);
+    for (const auto& [first, count] : fused.groups) {
+      const auto group = UnpackPointRecords(blob.substr(size_t{first} * point_record::kStride, size_t{count} * point_record::kStride),
+                                            count, point_record::kStride);
+      points.insert(points.end(), group.begin(), group.end());
+    }
+  }
   if (def_.voxel_m > 0) points = sensors::VoxelDownsample(points, def_.voxel_m);
   if (def_.ground_removal) points = sensors::SplitGround(points, sensors::DefaultGroundDef()).obstacles;
   if (def_.clustering && compensate) {
@@ -778,7 +684,7 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   msg.entity_id = ego_id_;
   msg.sources = frame.meta;
   // Where each source's records lie: the fuser's groups (arrival order), or for reduced points the
-  // groups they are sorted into (source order).
+  // groups they are sorted into (source order; VoxelDownsample keeps no order).
   std::vector<std::pair<uint32_t, uint32_t>> groups = fused.groups;
   if (reduced) {
     std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.source < b.source; });

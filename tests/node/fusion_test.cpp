@@ -20,7 +20,6 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <stdexcept>
 #include <thread>
 
 using namespace platoon;
@@ -276,35 +275,6 @@ TEST_CASE("fusion on arrival: any arrival order, a replaced and a dropped cloud,
   CHECK(r.count == 2000);
   CHECK(r.groups[0] == Group{0, 0});
   CHECK(SameBits(InSourceOrder(r), expected({nullptr, &c[1]}, t, true)));
-}
-
-TEST_CASE("fusion on arrival: a large cloud fused in two halves on a helper thread gives the same bits, and the helper's exception reaches the caller") {
-  EgoTrack ego;
-  ego.Add(EgoAtZero());
-  auto pose = [&](int64_t t) { return ego.PoseAt(t); };
-  const int64_t t = 5 * kPeriod;
-  HelperThread helper;
-  int halves = 0;
-  const RunBothFn both = [&](const std::function<void()>& a, const std::function<void()>& b) {
-    ++halves;
-    helper.RunBoth(a, b);
-  };
-  for (uint32_t n : {19999u, 50001u}) {  // below the split (one thread) and above it (two)
-    INFO("points " << n);
-    const auto c = RandomCloud("a", t - kPeriod, n, 11, 30);
-    FrameFuser one(2), two(2);
-    one.Add(1, Received(c), pose, true);
-    two.Add(1, Received(c), pose, true, both);
-    const auto r1 = one.Finish({false, true}, t, pose, true), r2 = two.Finish({false, true}, t, pose, true);
-    CHECK(r2.count == n);
-    CHECK(SameBits(ResultPoints(r1), ResultPoints(r2)));
-  }
-  CHECK(halves == 1);
-  int ran = 0;
-  CHECK_THROWS_AS(helper.RunBoth([&] { ++ran; }, [] { throw std::runtime_error("helper"); }), std::runtime_error);
-  CHECK_THROWS_AS(helper.RunBoth([] { throw std::logic_error("here"); }, [&] { ++ran; }), std::logic_error);
-  helper.RunBoth([&] { ++ran; }, [&] { ++ran; });  // still serving after both
-  CHECK(ran == 4);
 }
 
 TEST_CASE("fusion wire: a frame encoded in place in front of its blob decodes like Encode, and a cloud decodes in place") {
@@ -664,14 +634,14 @@ const char* kFarmSources[] = {"lidar_front", "lidar_rear", "lidar_left", "lidar_
 constexpr int64_t kStep = 10'000'000;  // 100 Hz lock-step
 
 // Four lidar hosts (10 Hz) and a fusion node that waits at most 50 ms (sim) after a frame's first cloud.
-config::SessionDef LockstepFarm() {
+config::SessionDef LockstepFarm(const std::string& fusion_extra = "") {
   std::string s = "[session]\nmode = \"lockstep\"\nstep_deadline_s = 0.2\n";
   for (const char* id : kFarmSources)
     s += std::string("[[node]]\nname = \"") + id + "\"\nrole = \"sensor\"\nattach_to = \"ego\"\n[[node.sensor]]\nid = \"" + id +
          "\"\ntype = \"lidar\"\npreset = \"vlp16\"\nrate_hz = 10\n";
   s += "[[node]]\nname = \"fusion\"\nrole = \"fusion\"\nattach_to = \"ego\"\n[node.fusion]\n"
        "sources = [\"lidar_front\", \"lidar_rear\", \"lidar_left\", \"lidar_right\"]\nperiod_s = 0.1\ntimeout_s = 0.05\n"
-       "motion_compensation = false\n";
+       "motion_compensation = false\n" + fusion_extra;
   return config::LoadSessionText(s, "farm.toml");
 }
 
@@ -834,6 +804,16 @@ TEST_CASE("fusion groups: in real time each source's points lie where its cloud 
       const Groups want = step_ns ? Groups{{0, 10}, {10, 10}, {20, 10}, {30, 10}} : Groups{{30, 10}, {20, 10}, {10, 10}, {0, 10}};
       CHECK(protocol::FusedGroups(f.frame) == want);
     }
+  }
+  // Voxel downsampling reads the groups in source order: the 40 points (all at the origin) make one
+  // voxel, whose labels come from its first member, front's, not from right's, which came first.
+  const auto voxel_session = LockstepFarm("voxel_m = 0.5\n");
+  const auto voxel = RunFarm(voxel_session, log, lag, 0, 61).first.fused;
+  REQUIRE(voxel.size() >= 5);
+  for (const auto& f : voxel) {
+    REQUIRE(f.frame.point_count == 1);
+    CHECK(UnpackPointRecords(f.frame.points, 1, f.frame.point_stride)[0].source == 0);
+    CHECK(protocol::FusedGroups(f.frame) == Groups{{0, 1}, {0, 0}, {0, 0}, {0, 0}});
   }
 }
 

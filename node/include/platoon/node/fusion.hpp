@@ -97,26 +97,6 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
 std::vector<sensors::CloudPoint> FuseClouds(std::span<const SourceCloud> clouds, int64_t reference_ns,
                                             const std::function<Pose(int64_t)>& ego_pose, bool compensate);
 
-/// Runs two pieces of work at once, the second on a thread of its own that waits for work in between
-/// (no thread is started per call). For the cloud that completes a fused frame: the other core is free
-/// then, since every cloud is in. An exception from either piece is rethrown by RunBoth.
-class HelperThread {
- public:
-  HelperThread();
-  ~HelperThread();
-  HelperThread(const HelperThread&) = delete;
-  HelperThread& operator=(const HelperThread&) = delete;
-  /// Runs `here` on the calling thread and `there` on the helper; returns when both are done.
-  void RunBoth(const std::function<void()>& here, const std::function<void()>& there);
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
-
-/// How FrameFuser::Add may split a cloud's points over two threads (HelperThread::RunBoth, or nothing).
-using RunBothFn = std::function<void(const std::function<void()>&, const std::function<void()>&)>;
-
 /// Fuses the clouds of a frame as they arrive, so that when the frame is due only the last cloud's share
 /// is left (docs/FUSION.md, "Incremental fusion"). Each cloud is transformed once, on arrival, straight
 /// from its received bytes into one output blob (packed wire records), after the groups of the clouds
@@ -148,16 +128,13 @@ class FrameFuser {
   explicit FrameFuser(size_t sources);
   /// Fuses `cloud` of source `source` into the open frame (opening one when none is), replacing an earlier
   /// cloud of that source. With `compensate`, its points go to the vehicle frame at its own scan end.
-  /// With `run_both`, a large cloud's points are fused in two halves at once (the same bits: each point's
-  /// transform depends on its firing time alone).
-  void Add(size_t source, ReceivedCloud cloud, const std::function<Pose(int64_t)>& ego_pose, bool compensate,
-           const RunBothFn& run_both = {});
+  void Add(size_t source, ReceivedCloud cloud, const std::function<Pose(int64_t)>& ego_pose, bool compensate);
   /// Closes the frame with the sources where `keep[i]` (the others are taken out), all compensated to
   /// `reference_ns` (when `compensate`). The next Add opens a new frame in a buffer nobody holds.
   Result Finish(const std::vector<bool>& keep, int64_t reference_ns, const std::function<Pose(int64_t)>& ego_pose,
                 bool compensate);
 
-  /// Bytes moved to close the gap a replaced or dropped cloud left.
+  /// Bytes moved: to close the gap a replaced or dropped cloud left, and to grow the buffer (first frames).
   uint64_t MovedBytes() const { return moved_bytes_; }
   /// Clouds fused a second time at Finish (scan end or compensation not the frame's).
   uint64_t Refused() const { return refused_; }
@@ -315,7 +292,6 @@ class FusionModule final : public Module {
   std::vector<LockstepSource> lockstep_;                          // indexed like def_.sources
   std::vector<ReceivedCloud> held_;                               // arrived before they were due, in arrival order
   std::vector<ReceivedCloud> due_;                                // lock-step: due at this step, offered in source order
-  std::unique_ptr<HelperThread> helper_;                          // fuses half of the cloud that completes a frame
   std::map<std::pair<uint32_t, uint32_t>, int64_t> host_seen_ns_;  // (node id, pid) -> sim time first seen in the table
   int64_t ego_since_ns_ = INT64_MAX;                              // sim time the ego was first in the world
   int64_t wait_budget_ns_ = 0;                                    // longest wall wait per step for due clouds

@@ -429,9 +429,10 @@ struct FusedSource {
   uint64_t host_epoch = 0;
   uint64_t sequence = 0;         ///< The source cloud's sequence number.
   /// Index of this source's first record in the fused blob: its `point_count` records follow. The fusion
-  /// node lays the groups out in the order the clouds arrived (source order in a lock-step session).
-  /// kInSourceOrder (a frame from before this field): the groups lie in source order; FusedGroups says
-  /// where.
+  /// node lays the groups out in the order the clouds arrived (in a lock-step session, the clouds due at
+  /// one step in source order) and always writes this field. kInSourceOrder: a frame from before this
+  /// field, whose groups lie in source order (FusedGroups says where), except a voxel- or ground-reduced
+  /// one, whose points were not grouped (each carries its source index).
   uint32_t first_point = kInSourceOrder;
   static constexpr uint32_t kInSourceOrder = 0xffffffffu;
   bool operator==(const FusedSource&) const = default;
@@ -454,8 +455,9 @@ struct FusedCloud {
 
 /// Where each source's records lie in a fused frame: {first record, count} per entry of `sources`
 /// (count 0 where the source gave none). Every first_point kInSourceOrder (a frame from before the
-/// field): the groups in source order. nullopt when the frame's groups are not valid: some given and
-/// some not, or a group reaching past `point_count` (Decode refuses such a frame).
+/// field): the groups in source order, clamped to `point_count` (not meaningful for a reduced frame of
+/// that time, see FusedSource::first_point). nullopt when the frame's groups are not valid: some given
+/// and some not, or a group reaching past `point_count` (Decode refuses such a frame).
 std::optional<std::vector<std::pair<uint32_t, uint32_t>>> FusedGroups(const FusedCloud& frame);
 
 /// One object of an object list on the wire (classes as sensors::ObjectClass).
