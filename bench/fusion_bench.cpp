@@ -308,8 +308,10 @@ int main(int argc, char** argv) {
       const double fuse_one = MsSince(t_fuse);
       if (!completes) continue;
       const bool count = counting.load();
-      if (count) arrival_ms[m].push_back(static_cast<double>(now - last_sent_ns.load()) / 1e6);
-      if (count) last_fuse_ms.push_back(fuse_one);
+      if (count) {
+        arrival_ms[m].push_back(static_cast<double>(now - last_sent_ns.load()) / 1e6);
+        last_fuse_ms.push_back(fuse_one);
+      }
       auto t_finish = Clock::now();
       auto frame = fa.Take();
       std::vector<bool> keep(frame.clouds.size());

@@ -648,11 +648,8 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   // not depend on the network.
   if (downstream || export_pcd) {
     points.reserve(fused.count);
-    for (const auto& [first, count] : fused.groups) {
-      const auto group = UnpackPointRecords(blob.substr(size_t{first} * point_record::kStride, size_t{count} * point_record::kStride),
-                                            count, point_record::kStride);
-      points.insert(points.end(), group.begin(), group.end());
-    }
+    for (const auto& [first, count] : fused.groups)
+      for (size_t k = first; k < size_t{first} + count; ++k) points.push_back(ReadPointRecord(blob.data() + k * point_record::kStride));
   }
   if (def_.voxel_m > 0) points = sensors::VoxelDownsample(points, def_.voxel_m);
   if (def_.ground_removal) points = sensors::SplitGround(points, sensors::DefaultGroundDef()).obstacles;
@@ -688,12 +685,13 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   std::vector<std::pair<uint32_t, uint32_t>> groups = fused.groups;
   if (reduced) {
     std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.source < b.source; });
+    std::vector<uint32_t> per_source(groups.size(), 0);
+    for (const auto& p : points)
+      if (p.source < per_source.size()) ++per_source[p.source];
     uint32_t at = 0;
     for (size_t i = 0; i < groups.size(); ++i) {
-      const auto end = std::partition_point(points.begin() + at, points.end(), [&](const auto& p) { return p.source <= i; });
-      const auto count = static_cast<uint32_t>(end - (points.begin() + at));
-      groups[i] = {count ? at : 0u, count};
-      at += count;
+      groups[i] = {per_source[i] ? at : 0u, per_source[i]};
+      at += per_source[i];
     }
   }
   for (size_t i = 0; i < msg.sources.size() && i < groups.size(); ++i) {
