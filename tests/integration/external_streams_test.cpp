@@ -1,6 +1,7 @@
 // External streams (docs/PROTOCOL.md, "External streams"): a 120 Hz head-tracking pose stream moves a
 // driver seat's eye, and a controller outside the module steers a vehicle around configs/roads/ring.toml
 // through the control stream (real UDP datagrams on loopback, the module stepped in this process).
+#include "../support/session_fixture.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/input/external_stream.hpp"
 #include "platoon/node/driver_seat.hpp"
@@ -17,7 +18,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <thread>
 
 using namespace platoon;
@@ -36,10 +36,6 @@ class QuietContext final : public ModuleContext {
 
 std::shared_ptr<spdlog::logger> QuietLog() {
   return std::make_shared<spdlog::logger>("streams-test", std::make_shared<spdlog::sinks::null_sink_mt>());
-}
-
-std::string TempPath(const std::string& name) {
-  return "/tmp/platoon-streams-" + std::to_string(::getpid()) + "-" + name;
 }
 
 // The head pose the sender sends with sequence number k (120 Hz): a slow lean and look around.
@@ -116,8 +112,8 @@ TEST_CASE("external streams: config keys are checked") {
 
 TEST_CASE("external streams: a 120 Hz head-tracking pose stream moves the seat's eye, which returns to rest when it stops") {
   const uint16_t port = transport::FreeLoopbackPorts(1)[0];
-  const std::string script = TempPath("idle.csv");
-  std::ofstream(script) << "0.0, 0.0, 0.0, 0.0\n1.0, 0.0, 0.0, 0.0\n";
+  const testing::TempDir dir;  // removed with the test, also when it fails
+  const std::string script = dir.Write("idle.csv", "0.0, 0.0, 0.0, 0.0\n1.0, 0.0, 0.0, 0.0\n");
   const config::SessionDef session = config::LoadSessionText(
       "[[node]]\nname = \"seat\"\nrole = \"driver\"\nheadless = true\ninput = \"scripted:" + script +
           "\"\nhead_tracking_port = " + std::to_string(port) + "\neye = [1.2, 0.35, 1.2]\n",
