@@ -14,6 +14,7 @@
 #include <bit>
 #include <cassert>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -107,7 +108,17 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
   const auto& h = cloud.header;
   const Rigid mount = FromPose(Pose{h.mount_position_m, h.mount_orientation});
   const Rigid ref_inv = compensate ? FromPose(ego_pose(reference_ns)).Inverse() : Rigid{};
-  // One transform per distinct firing time: points of a column share it.
+  // (F1) composed exactly at knots kCompensationKnotNs apart on the scan's time axis; a column's transform
+  // is interpolated linearly between the two knots around its firing time (docs/FUSION.md). The pair of
+  // knots is kept while the columns stay between them, so a scan evaluates the ego pose about once per
+  // knot instead of once per column.
+  const auto exact = [&](int64_t knot_index) {
+    int64_t at = 0;  // a stamp so near the end of time that the knot overflows (hostile bytes): the stamp
+    if (__builtin_add_overflow(h.stamp_ns, knot_index * kCompensationKnotNs, &at)) at = h.stamp_ns;
+    return ref_inv.Then(FromPose(ego_pose(at))).Then(mount);
+  };
+  int64_t knot = std::numeric_limits<int64_t>::min();  // index of the first knot of the pair held
+  Rigid k0, k1;
   float cached_offset = std::numeric_limits<float>::quiet_NaN();
   Eigen::Matrix3f r = mount.RF();
   Eigen::Vector3f t = mount.TF();
@@ -115,13 +126,21 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
   const size_t stride = cloud.point_stride;
   const uint32_t n = cloud.point_count;
   const auto transform_for = [&](float time_offset_s) {
-    if (compensate && !(time_offset_s == cached_offset)) {
-      cached_offset = time_offset_s;
-      const int64_t at = h.stamp_ns + SToNs(static_cast<double>(time_offset_s));
-      const Rigid to_vehicle = ref_inv.Then(FromPose(ego_pose(at))).Then(mount);
-      r = to_vehicle.RF();
-      t = to_vehicle.TF();
+    if (!compensate || time_offset_s == cached_offset) return;
+    cached_offset = time_offset_s;
+    // Not a time within the scan's reach (NaN, infinite, beyond +-kMaxTimeOffsetS): the scan's start.
+    const double offset_ns =
+        std::abs(time_offset_s) <= kMaxTimeOffsetS ? static_cast<double>(time_offset_s) * 1e9 : 0.0;
+    const auto q = static_cast<int64_t>(std::floor(offset_ns / static_cast<double>(kCompensationKnotNs)));
+    if (q != knot) {
+      if (q == knot + 1) k0 = k1;  // the next pair: one new knot
+      else k0 = exact(q);
+      k1 = exact(q + 1);
+      knot = q;
     }
+    const double w = (offset_ns - static_cast<double>(q * kCompensationKnotNs)) / static_cast<double>(kCompensationKnotNs);
+    r = (k0.r + w * (k1.r - k0.r)).cast<float>();
+    t = (k0.t + w * (k1.t - k0.t)).cast<float>();
   };
   if constexpr (std::endian::native == std::endian::little) {
     // Straight from the received bytes to the output: the fields that do not change are copied as one
