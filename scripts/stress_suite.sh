@@ -31,11 +31,13 @@ renice -n "$burn_nice" -p "$b1" "$b2" >/dev/null || { kill "$b1" "$b2"; echo "st
 : >"$logs/cpu_stalls.log"
 python3 scripts/cpu_stall_probe.py --threshold-ms 250 --out "$logs/cpu_stalls.log" & probe=$!
 trap 'kill $b1 $b2 $probe 2>/dev/null' EXIT
-# Kernel "workqueue lockup" reports stamped after uptime $1 (s): counted by stamp, not by line count, since
-# the kernel's ring buffer drops its oldest lines as the tests' network namespaces log theirs.
+# Kernel reports of its own threads left unrun, stamped after uptime $1 (s): "workqueue lockup", "rcu_preempt
+# kthread starved", hung tasks ("blocked for more than"). Counted by stamp, not by line count, since the
+# kernel's ring buffer drops its oldest lines as the tests' network namespaces log theirs.
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 lockups_since() {
-  dmesg 2>/dev/null | sed -n 's/^\[ *\([0-9.]*\)\].*workqueue lockup.*/\1/p' | awk -v t="$1" '$1 > t { n++ } END { print n + 0 }'
+  dmesg 2>/dev/null | sed -n -E 's/^\[ *([0-9.]*)\].*(workqueue lockup|kthread starved|blocked for more than).*/\1/p' |
+    awk -v t="$1" '$1 > t { n++ } END { print n + 0 }'
 }
 # The machine's own trouble in a run, beside its result: time with some task stalled on I/O (PSI "some";
 # "full", every task stalled, stays 0 while the busy loops run), and time the hypervisor gave the CPUs to

@@ -420,6 +420,90 @@ bool FusedRecorder::WriteEncoded(std::string_view wire, const std::string& strea
   return true;
 }
 
+// --- FusedRecordThread ---
+
+FusedRecordThread::FusedRecordThread(std::unique_ptr<FusedRecorder> recorder, size_t max_bytes)
+    : recorder_(std::move(recorder)), path_(recorder_->Path()), max_bytes_(max_bytes) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+FusedRecordThread::~FusedRecordThread() {
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+  recorder_.reset();  // closes the record (its summary and footer)
+}
+
+bool FusedRecordThread::Push(std::string_view wire, std::shared_ptr<const void> owner, const std::string& stream_id,
+                             int64_t reference_ns) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!error_.empty() || closed_) return false;
+    if (bytes_ + wire.size() > max_bytes_) {
+      ++dropped_;
+      return false;
+    }
+    bytes_ += wire.size();
+    peak_bytes_ = std::max(peak_bytes_, bytes_);
+    items_.push_back(Item{wire, std::move(owner), stream_id, reference_ns});
+  }
+  changed_.notify_all();
+  return true;
+}
+
+void FusedRecordThread::Run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return !items_.empty() || closed_; });
+    if (items_.empty()) return;  // closed, everything written
+    Item item = std::move(items_.front());
+    items_.pop_front();
+    writing_ = true;
+    lock.unlock();
+    const bool ok = recorder_->WriteEncoded(item.wire, item.stream_id, item.reference_ns);
+    const std::string error = ok ? std::string() : recorder_->Error();
+    item.owner.reset();  // the frame's buffer goes back to the fuser
+    lock.lock();
+    writing_ = false;
+    bytes_ -= item.wire.size();
+    if (ok) ++frames_;
+    else if (error_.empty()) error_ = error.empty() ? path_ + ": the record has stopped" : error;
+    if (!error_.empty()) {  // a stopped record takes nothing more: what is queued is let go
+      for (const auto& rest : items_) bytes_ -= rest.wire.size();
+      items_.clear();
+    }
+    changed_.notify_all();
+  }
+}
+
+bool FusedRecordThread::WaitWritten(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  return changed_.wait_for(lock, timeout, [&] { return items_.empty() && !writing_; });
+}
+
+uint64_t FusedRecordThread::Frames() const {
+  std::lock_guard lock(mutex_);
+  return frames_;
+}
+
+uint64_t FusedRecordThread::Dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+
+size_t FusedRecordThread::PeakBytes() const {
+  std::lock_guard lock(mutex_);
+  return peak_bytes_;
+}
+
+std::string FusedRecordThread::Error() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
 std::vector<protocol::FusedCloud> ReadFusedRecord(const std::string& path, bool* truncated,
                                                   std::vector<std::string>* problems) {
   std::vector<protocol::FusedCloud> out;
@@ -469,7 +553,7 @@ FusionModule::FusionModule(const config::SessionDef& session, const config::Node
   assembler_ = std::make_unique<FrameAssembler>(def_.sources, SToNs(def_.period_s), SToNs(def_.timeout_s));
   fuser_ = std::make_unique<FrameFuser>(def_.sources.size());
   if (!def_.record_path.empty()) {
-    recorder_ = std::make_unique<FusedRecorder>(def_.record_path);
+    recorder_ = std::make_unique<FusedRecordThread>(std::make_unique<FusedRecorder>(def_.record_path));
     if (recorder_->Path() != def_.record_path)
       log_->warn("{} exists (an earlier run): recording fused frames to {} instead", def_.record_path, recorder_->Path());
   }
@@ -721,14 +805,16 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   msg.point_stride = point_record::kStride;
   msg.motion_compensated = compensate;
   const double fuse_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::string copied;  // the encoded frame when the points are not the blob's
+  std::shared_ptr<const void> wire_owner;  // keeps `wire` alive (the record is written on its own thread)
   std::string_view wire;
   if (reduced) {
     msg.points = PackPointRecords(points);
-    copied = protocol::Encode(msg);
-    wire = copied;
+    auto copied = std::make_shared<const std::string>(protocol::Encode(msg));  // the points are not the blob's
+    wire = *copied;
+    wire_owner = std::move(copied);
     context.PublishData(msg);
   } else {
+    wire_owner = fused.buffer;
     // The envelope goes in front of the blob; the socket sends the buffer in place and releases it.
     wire = protocol::EncodeFusedInPlace(msg, fused.blob, blob.size(), protocol::kFusedHeadroomBytes);
     if (auto* zero_copy = dynamic_cast<EncodedPublisher*>(&context)) {
@@ -737,11 +823,20 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
       context.PublishData(*d.message);  // a context without a socket (tests): the message itself
     }
   }
-  // Disk trouble (a full disk) stops the record or the PCD export with one error; fusion goes on.
-  if (recorder_ && !record_failed_ && !recorder_->WriteEncoded(wire, msg.sensor_id, msg.reference_ns)) {
-    record_failed_ = true;
-    log_->error("fused-frame record stopped after {} frames: {}; the frames before stay readable, fusion goes on",
-                recorder_->Frames(), recorder_->Error());
+  // The record is written on its own thread: a slow disk holds up neither this frame nor the next. Disk
+  // trouble (a full disk) stops the record or the PCD export with one error; fusion goes on.
+  if (recorder_ && !record_failed_) {
+    if (!recorder_->Push(wire, std::move(wire_owner), msg.sensor_id, msg.reference_ns)) {
+      if (const std::string error = recorder_->Error(); !error.empty()) {
+        record_failed_ = true;
+        log_->error("fused-frame record stopped after {} frames: {}; the frames before stay readable, fusion goes on",
+                    recorder_->Frames(), error);
+      } else if (const uint64_t dropped = recorder_->Dropped(); dropped >= 2 * record_dropped_logged_ + 1) {
+        record_dropped_logged_ = dropped;  // logged at 1, 3, 7, 15, ... frames left out
+        log_->warn("{}: the disk is not keeping up; {} fused frames left out of the record so far (queue of {} MiB full)",
+                   recorder_->Path(), dropped, FusedRecordThread::kDefaultMaxBytes >> 20);
+      }
+    }
   }
   if (export_pcd) {
     const auto fmt_ = def_.pcd_binary ? sensors::PcdFormat::kBinary : sensors::PcdFormat::kAscii;
@@ -788,6 +883,9 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
 }
 
 void FusionModule::Summarize(std::vector<std::string>& fields) const {
+  // The frames still queued for the record are written first (a stalled disk: at most 10 s).
+  if (recorder_ && !recorder_->WaitWritten(std::chrono::seconds(10)))
+    log_->warn("{}: fused frames still queued for the record after 10 s; the counts below leave them out", recorder_->Path());
   const auto& st = *stats_;
   const double span_s = st.last_ns > st.first_ns ? NsToS(st.last_ns - st.first_ns) : 0;
   std::string per;
@@ -801,7 +899,7 @@ void FusionModule::Summarize(std::vector<std::string>& fields) const {
   fields.push_back(fmt::format(
       "\"fusion\":{{\"frames\":{},\"clouds_in\":{},\"stale\":{},\"bad_input\":{},\"no_ego\":{},\"fuse_ms_p50\":{:.3f},"
       "\"fuse_ms_p99\":{:.3f},\"latency_ms_p50\":{:.3f},\"latency_ms_p99\":{:.3f},\"scored\":{},\"precision\":{:.3f},"
-      "\"recall\":{:.3f},\"position_error_m\":{:.3f},\"recorded\":{},\"lockstep_waits\":{},\"lockstep_wait_ms_max\":{:.1f},"
+      "\"recall\":{:.3f},\"position_error_m\":{:.3f},\"recorded\":{},\"record_dropped\":{},\"lockstep_waits\":{},\"lockstep_wait_ms_max\":{:.1f},"
       "\"lockstep_wait_expired\":{},\"record_path\":{},\"record_error\":{},\"pcd_error\":{},\"sources\":[{}],"
       "\"sources_per_frame\":[{}]}}",
       st.frames, st.clouds_in, st.stale, st.bad, st.no_ego, Percentile(st.fuse_ms, 50), Percentile(st.fuse_ms, 99),
@@ -809,7 +907,7 @@ void FusionModule::Summarize(std::vector<std::string>& fields) const {
       st.scored ? st.precision_sum / static_cast<double>(st.scored) : 0.0,
       st.scored ? st.recall_sum / static_cast<double>(st.scored) : 0.0,
       st.scored ? st.position_error_sum / static_cast<double>(st.scored) : 0.0, recorder_ ? recorder_->Frames() : 0,
-      st.waits, st.wait_ms_max, st.wait_expired, session_log::JsonQuote(recorder_ ? recorder_->Path() : ""),
+      recorder_ ? recorder_->Dropped() : 0, st.waits, st.wait_ms_max, st.wait_expired, session_log::JsonQuote(recorder_ ? recorder_->Path() : ""),
       session_log::JsonQuote(recorder_ ? recorder_->Error() : ""), session_log::JsonQuote(pcd_error_), per, counts));
 }
 

@@ -15,12 +15,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -677,6 +679,104 @@ TEST_CASE("fusion: a full disk stops the frame record with an error naming the p
   const auto frames = ReadFusedRecord(path, &truncated);
   CHECK(frames.size() == written);
   CHECK(truncated);
+  fs::remove(path);
+}
+
+namespace {
+// A file whose writes wait while the disk is stalled (a journal commit on a busy disk), counting those done.
+class StallingDisk final : public mcap::Sink {
+ public:
+  explicit StallingDisk(const std::string& path) : path_(path) {
+    std::string error;
+    file_ = mcap::FileSink::Open(path, &error);
+    REQUIRE_MESSAGE(file_, error);
+  }
+  bool Write(const void* data, size_t size) override {
+    std::unique_lock lock(mutex_);
+    resumed_.wait(lock, [&] { return !stalled_; });
+    ++writes_;
+    return file_->Write(data, size);
+  }
+  bool Flush() override { return file_->Flush(); }
+  std::string Name() const override { return path_; }
+  std::string Error() const override { return file_->Error(); }
+  void Stall(bool stalled) {
+    {
+      std::lock_guard lock(mutex_);
+      stalled_ = stalled;
+    }
+    resumed_.notify_all();
+  }
+  int Writes() const {
+    std::lock_guard lock(mutex_);
+    return writes_;
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<mcap::FileSink> file_;
+  mutable std::mutex mutex_;
+  std::condition_variable resumed_;
+  bool stalled_ = false;
+  int writes_ = 0;
+};
+}  // namespace
+
+TEST_CASE("fusion: the record's own thread takes frames while the disk stalls, leaves out and counts those past its queue, and writes the rest in order") {
+  namespace fs = std::filesystem;
+  const std::string path = (fs::temp_directory_path() / ("fused_stall_" + std::to_string(getpid()) + ".mcap")).string();
+  fs::remove(path);
+  std::vector<std::shared_ptr<const std::string>> wires;
+  for (int i = 1; i <= 10; ++i) wires.push_back(std::make_shared<const std::string>(protocol::Encode(RecordFrame(i))));
+  {
+    StallingDisk disk(path);
+    disk.Stall(true);
+    // Room for three frames: the one being written stays counted until it is written.
+    FusedRecordThread rec(std::make_unique<FusedRecorder>(disk), 3 * wires[0]->size() + 16);
+    int accepted = 0;
+    for (const auto& w : wires) accepted += rec.Push(*w, w, "fused", 0) ? 1 : 0;
+    // Every Push returned while the disk had written nothing: none of them waited for it.
+    CHECK(disk.Writes() == 0);
+    CHECK(accepted == 3);
+    CHECK(rec.Dropped() == 7);
+    CHECK(rec.Frames() == 0);
+    CHECK(wires[0].use_count() == 2);  // queued frames keep their bytes alive ...
+    CHECK(wires[5].use_count() == 1);  // ... a frame left out is let go at once
+    disk.Stall(false);
+    REQUIRE(rec.WaitWritten(std::chrono::seconds(30)));
+    CHECK(rec.Frames() == 3);
+    CHECK(rec.Error().empty());
+    CHECK(rec.PeakBytes() == 3 * wires[0]->size());
+    CHECK(wires[0].use_count() == 1);  // written: the buffer goes back to its owner
+    // The queue has room again.
+    CHECK(rec.Push(*wires[9], wires[9], "fused", 0));
+  }
+  bool truncated = true;
+  const auto frames = ReadFusedRecord(path, &truncated);
+  CHECK_FALSE(truncated);
+  REQUIRE(frames.size() == 4);
+  CHECK(frames[0].sequence == 1);
+  CHECK(frames[1].sequence == 2);
+  CHECK(frames[2].sequence == 3);
+  CHECK(frames[3].sequence == 10);
+
+  // A full disk stops the record on its thread: the error names the path, and nothing more is taken.
+  fs::remove(path);
+  {
+    FillingDisk disk(path, 30'000);
+    FusedRecordThread rec(std::make_unique<FusedRecorder>(disk));
+    for (int i = 1; i < 1000 && rec.Error().empty(); ++i) {
+      const auto w = std::make_shared<const std::string>(protocol::Encode(RecordFrame(i)));
+      rec.Push(*w, w, "fused", 0);
+      rec.WaitWritten(std::chrono::seconds(30));
+    }
+    CHECK(rec.Error().find(path) != std::string::npos);
+    CHECK(rec.Error().find("No space left on device") != std::string::npos);
+    CHECK(rec.Frames() >= 3);
+    const auto w = std::make_shared<const std::string>(protocol::Encode(RecordFrame(2000)));
+    CHECK_FALSE(rec.Push(*w, w, "fused", 0));
+    CHECK(rec.Dropped() == 0);  // stopped, not full
+  }
   fs::remove(path);
 }
 

@@ -16,16 +16,20 @@
 
 #include <spdlog/logger.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace platoon::node {
@@ -234,6 +238,52 @@ class FusedRecorder {
   uint64_t frames_ = 0;
 };
 
+/// A FusedRecorder on a thread of its own, so that a slow disk never holds up fusion: Push queues an
+/// encoded frame (its bytes stay where they are, kept alive by `owner`) and returns at once; the thread
+/// writes the frames in order. Past `max_bytes` queued (the disk has stalled for several frames) a frame
+/// is left out of the record and counted (Dropped). A write error stops the record as in FusedRecorder.
+/// Frames, Dropped, Error and PeakBytes may be read from any thread.
+class FusedRecordThread {
+ public:
+  /// The queue of a fusion node's record: about 20 frames of four HDL-64E scans (2 s at 10 Hz).
+  static constexpr size_t kDefaultMaxBytes = size_t{256} << 20;
+  explicit FusedRecordThread(std::unique_ptr<FusedRecorder> recorder, size_t max_bytes = kDefaultMaxBytes);
+  /// Writes what is queued, then closes the record.
+  ~FusedRecordThread();
+  FusedRecordThread(const FusedRecordThread&) = delete;
+  FusedRecordThread& operator=(const FusedRecordThread&) = delete;
+  /// Queues one encoded frame; false when it is left out (queue full, or the record has stopped).
+  bool Push(std::string_view wire, std::shared_ptr<const void> owner, const std::string& stream_id, int64_t reference_ns);
+  /// Waits until every queued frame is written or `timeout` passes; true when none is left.
+  bool WaitWritten(std::chrono::milliseconds timeout) const;
+  uint64_t Frames() const;        ///< Frames written.
+  uint64_t Dropped() const;       ///< Frames left out because the queue was full.
+  size_t PeakBytes() const;       ///< Most bytes ever queued at once.
+  std::string Error() const;      ///< The first write error ("" while healthy), naming the path.
+  const std::string& Path() const { return path_; }
+
+ private:
+  struct Item {
+    std::string_view wire;
+    std::shared_ptr<const void> owner;
+    std::string stream_id;
+    int64_t reference_ns = 0;
+  };
+  void Run();
+
+  std::unique_ptr<FusedRecorder> recorder_;
+  const std::string path_;
+  const size_t max_bytes_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  std::deque<Item> items_;
+  size_t bytes_ = 0, peak_bytes_ = 0;
+  bool writing_ = false, closed_ = false;
+  uint64_t frames_ = 0, dropped_ = 0;
+  std::string error_;
+  std::thread thread_;
+};
+
 /// Reads the fused frames of a record (a session log; every topic's fused clouds, in file order). A cut
 /// file gives every frame before the cut (`truncated` true); a damaged chunk is skipped and named in
 /// `problems`. Throws std::runtime_error naming the file when it is no readable record at all.
@@ -287,8 +337,9 @@ class FusionModule final : public Module {
   std::unique_ptr<FrameFuser> fuser_;
   double frame_fuse_ms_ = 0;  // fusing the open frame's clouds on arrival, so far
   double step_fuse_ms_ = 0;   // of which in this step (after its sim time was taken)
-  std::unique_ptr<FusedRecorder> recorder_;
+  std::unique_ptr<FusedRecordThread> recorder_;
   bool record_failed_ = false;  // the record stopped after a write error (logged once)
+  uint64_t record_dropped_logged_ = 0;  // frames left out of the record (queue full) when last logged
   std::string pcd_error_;       // the PCD export stopped after this error (logged once)
   std::unique_ptr<Stats> stats_;
   bool subscribed_ = false;
