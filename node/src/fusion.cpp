@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cassert>
 #include <chrono>
@@ -133,9 +134,16 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
         std::abs(time_offset_s) <= kMaxTimeOffsetS ? static_cast<double>(time_offset_s) * 1e9 : 0.0;
     const auto q = static_cast<int64_t>(std::floor(offset_ns / static_cast<double>(kCompensationKnotNs)));
     if (q != knot) {
-      if (q == knot + 1) k0 = k1;  // the next pair: one new knot
-      else k0 = exact(q);
-      k1 = exact(q + 1);
+      if (q == knot + 1) {  // the next pair: one new knot
+        k0 = k1;
+        k1 = exact(q + 1);
+      } else if (q == knot - 1) {  // the pair before (columns in falling time order)
+        k1 = k0;
+        k0 = exact(q);
+      } else {
+        k0 = exact(q);
+        k1 = exact(q + 1);
+      }
       knot = q;
     }
     const double w = (offset_ns - static_cast<double>(q * kCompensationKnotNs)) / static_cast<double>(kCompensationKnotNs);
@@ -203,6 +211,9 @@ void FrameFuser::Open(size_t min_bytes) {
   const size_t fits = std::max(min_bytes, last_frame_bytes_);
   for (auto& b : pool_)
     if (b.use_count() == 1 && b->blob_capacity >= fits) {
+      // The last other holder (the socket's I/O thread, the record's thread) has let go: its reads of the
+      // buffer happen before our writes.
+      std::atomic_thread_fence(std::memory_order_acquire);
       open_ = b;
       used_ = 0;
       return;
@@ -428,6 +439,7 @@ FusedRecordThread::FusedRecordThread(std::unique_ptr<FusedRecorder> recorder, si
 }
 
 FusedRecordThread::~FusedRecordThread() {
+  Finish(kCloseWait);
   {
     std::lock_guard lock(mutex_);
     closed_ = true;
@@ -442,7 +454,7 @@ bool FusedRecordThread::Push(std::string_view wire, std::shared_ptr<const void> 
   {
     std::lock_guard lock(mutex_);
     if (!error_.empty() || closed_) return false;
-    if (bytes_ + wire.size() > max_bytes_) {
+    if (bytes_ != 0 && bytes_ + wire.size() > max_bytes_) {  // one frame larger than the queue still goes in alone
       ++dropped_;
       return false;
     }
@@ -463,8 +475,14 @@ void FusedRecordThread::Run() {
     items_.pop_front();
     writing_ = true;
     lock.unlock();
-    const bool ok = recorder_->WriteEncoded(item.wire, item.stream_id, item.reference_ns);
-    const std::string error = ok ? std::string() : recorder_->Error();
+    bool ok = false;
+    std::string error;
+    try {
+      ok = recorder_->WriteEncoded(item.wire, item.stream_id, item.reference_ns);
+      if (!ok) error = recorder_->Error();
+    } catch (const std::exception& e) {  // out of memory: the record stops, the process goes on
+      error = path_ + ": " + e.what();
+    }
     item.owner.reset();  // the frame's buffer goes back to the fuser
     lock.lock();
     writing_ = false;
@@ -477,6 +495,15 @@ void FusedRecordThread::Run() {
     }
     changed_.notify_all();
   }
+}
+
+bool FusedRecordThread::Finish(std::chrono::milliseconds timeout) {
+  if (WaitWritten(timeout)) return true;
+  std::lock_guard lock(mutex_);
+  dropped_ += items_.size();
+  for (const auto& rest : items_) bytes_ -= rest.wire.size();
+  items_.clear();
+  return false;
 }
 
 bool FusedRecordThread::WaitWritten(std::chrono::milliseconds timeout) const {
@@ -826,12 +853,13 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   // The record is written on its own thread: a slow disk holds up neither this frame nor the next. Disk
   // trouble (a full disk) stops the record or the PCD export with one error; fusion goes on.
   if (recorder_ && !record_failed_) {
-    if (!recorder_->Push(wire, std::move(wire_owner), msg.sensor_id, msg.reference_ns)) {
-      if (const std::string error = recorder_->Error(); !error.empty()) {
-        record_failed_ = true;
-        log_->error("fused-frame record stopped after {} frames: {}; the frames before stay readable, fusion goes on",
-                    recorder_->Frames(), error);
-      } else if (const uint64_t dropped = recorder_->Dropped(); dropped >= 2 * record_dropped_logged_ + 1) {
+    const bool queued = recorder_->Push(wire, std::move(wire_owner), msg.sensor_id, msg.reference_ns);
+    if (const std::string error = recorder_->Error(); !error.empty()) {
+      record_failed_ = true;
+      log_->error("fused-frame record stopped after {} frames: {}; the frames before stay readable, fusion goes on",
+                  recorder_->Frames(), error);
+    } else if (!queued) {
+      if (const uint64_t dropped = recorder_->Dropped(); dropped >= 2 * record_dropped_logged_ + 1) {
         record_dropped_logged_ = dropped;  // logged at 1, 3, 7, 15, ... frames left out
         log_->warn("{}: the disk is not keeping up; {} fused frames left out of the record so far (queue of {} MiB full)",
                    recorder_->Path(), dropped, FusedRecordThread::kDefaultMaxBytes >> 20);
@@ -883,9 +911,11 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
 }
 
 void FusionModule::Summarize(std::vector<std::string>& fields) const {
-  // The frames still queued for the record are written first (a stalled disk: at most 10 s).
-  if (recorder_ && !recorder_->WaitWritten(std::chrono::seconds(10)))
-    log_->warn("{}: fused frames still queued for the record after 10 s; the counts below leave them out", recorder_->Path());
+  // The frames still queued for the record are written first; on a stalled disk, those still queued after
+  // kCloseWait are left out and counted as dropped.
+  if (recorder_ && !recorder_->Finish(FusedRecordThread::kCloseWait))
+    log_->warn("{}: fused frames still queued for the record after {} s are left out of it", recorder_->Path(),
+               std::chrono::duration_cast<std::chrono::seconds>(FusedRecordThread::kCloseWait).count());
   const auto& st = *stats_;
   const double span_s = st.last_ns > st.first_ns ? NsToS(st.last_ns - st.first_ns) : 0;
   std::string per;

@@ -13,6 +13,7 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -203,6 +204,17 @@ TEST_CASE("fusion: transforms interpolated between knots 0.5 ms apart place ever
           ordered.point_count);
   const int calls = pose_calls;
   CHECK(calls <= 1 + 202);
+  // The same columns in falling time order: as few evaluations.
+  {
+    std::vector<sensors::CloudPoint> reversed(pts.begin(), pts.begin() + kColumns * kPerColumn);
+    std::reverse(reversed.begin(), reversed.end());
+    protocol::PointCloud backwards = ordered;
+    backwards.points = PackPoints(reversed);
+    pose_calls = 0;
+    REQUIRE(FuseCloudInto(backwards, backwards.points, 1, ref, pose, true, reinterpret_cast<char*>(out.data())) ==
+            backwards.point_count);
+    CHECK(pose_calls <= 1 + 202);
+  }
   REQUIRE(FuseCloudInto(cloud, cloud.points, 1, ref, pose, true, reinterpret_cast<char*>(out.data())) == pts.size());
 
   // The exact transform of each point, composed in double at its own firing time (docs/FUSION.md, F1).
@@ -759,6 +771,37 @@ TEST_CASE("fusion: the record's own thread takes frames while the disk stalls, l
   CHECK(frames[1].sequence == 2);
   CHECK(frames[2].sequence == 3);
   CHECK(frames[3].sequence == 10);
+
+  // At exit on a stalled disk: the frames still queued after the wait are left out and counted, only the
+  // frame being written is waited for. A frame larger than the whole queue still goes in when it is empty.
+  fs::remove(path);
+  {
+    StallingDisk disk(path);
+    disk.Stall(true);
+    FusedRecordThread rec(std::make_unique<FusedRecorder>(disk), wires[0]->size() / 2);
+    CHECK(rec.Push(*wires[0], wires[0], "fused", 0));  // alone, though larger than the queue
+    CHECK_FALSE(rec.Push(*wires[1], wires[1], "fused", 0));
+    CHECK(rec.Dropped() == 1);
+    disk.Stall(false);
+    REQUIRE(rec.WaitWritten(std::chrono::seconds(30)));
+    CHECK(rec.Frames() == 1);
+  }
+  fs::remove(path);
+  uint64_t left_out = 0;
+  {
+    StallingDisk disk(path);
+    disk.Stall(true);
+    FusedRecordThread rec(std::make_unique<FusedRecorder>(disk), 3 * wires[0]->size() + 16);
+    for (int i = 0; i < 3; ++i) CHECK(rec.Push(*wires[i], wires[i], "fused", 0));
+    CHECK_FALSE(rec.Finish(std::chrono::milliseconds(50)));
+    left_out = rec.Dropped();
+    CHECK((left_out == 2 || left_out == 3));  // all but the one being written (if the thread has taken it)
+    CHECK(wires[2].use_count() == 1);
+    disk.Stall(false);
+    REQUIRE(rec.WaitWritten(std::chrono::seconds(30)));
+    CHECK(rec.Frames() == 3 - left_out);
+  }
+  if (left_out == 2) CHECK(ReadFusedRecord(path).size() == 1);
 
   // A full disk stops the record on its thread: the error names the path, and nothing more is taken.
   fs::remove(path);

@@ -241,14 +241,19 @@ class FusedRecorder {
 /// A FusedRecorder on a thread of its own, so that a slow disk never holds up fusion: Push queues an
 /// encoded frame (its bytes stay where they are, kept alive by `owner`) and returns at once; the thread
 /// writes the frames in order. Past `max_bytes` queued (the disk has stalled for several frames) a frame
-/// is left out of the record and counted (Dropped). A write error stops the record as in FusedRecorder.
-/// Frames, Dropped, Error and PeakBytes may be read from any thread.
+/// is left out of the record and counted (Dropped); a frame larger than the whole queue goes in alone. A
+/// write error (or an exception: out of memory) stops the record as in FusedRecorder. Frames, Dropped,
+/// Error and PeakBytes may be read from any thread. The queue counts the frames' wire bytes; the buffers
+/// they are kept in are somewhat larger, and while the queue holds every pooled FrameFuser buffer the
+/// fuser allocates a new one per frame.
 class FusedRecordThread {
  public:
   /// The queue of a fusion node's record: about 20 frames of four HDL-64E scans (2 s at 10 Hz).
   static constexpr size_t kDefaultMaxBytes = size_t{256} << 20;
+  /// How long Finish waits at exit for the queue to be written.
+  static constexpr std::chrono::milliseconds kCloseWait{10'000};
   explicit FusedRecordThread(std::unique_ptr<FusedRecorder> recorder, size_t max_bytes = kDefaultMaxBytes);
-  /// Writes what is queued, then closes the record.
+  /// Finish(kCloseWait), then closes the record (waiting only for the frame being written).
   ~FusedRecordThread();
   FusedRecordThread(const FusedRecordThread&) = delete;
   FusedRecordThread& operator=(const FusedRecordThread&) = delete;
@@ -256,6 +261,9 @@ class FusedRecordThread {
   bool Push(std::string_view wire, std::shared_ptr<const void> owner, const std::string& stream_id, int64_t reference_ns);
   /// Waits until every queued frame is written or `timeout` passes; true when none is left.
   bool WaitWritten(std::chrono::milliseconds timeout) const;
+  /// WaitWritten(timeout); the frames still queued then (a stalled disk) are left out and counted as
+  /// Dropped. False when some were.
+  bool Finish(std::chrono::milliseconds timeout);
   uint64_t Frames() const;        ///< Frames written.
   uint64_t Dropped() const;       ///< Frames left out because the queue was full.
   size_t PeakBytes() const;       ///< Most bytes ever queued at once.
