@@ -94,6 +94,12 @@ std::optional<ReceivedCloud> DecodeReceivedCloud(transport::SharedBytes bytes) {
   auto d = protocol::DecodeInPlace(bytes.view, &blob);
   auto* cloud = d.message ? std::get_if<protocol::PointCloud>(&*d.message) : nullptr;
   if (!cloud) return std::nullopt;
+  // Times the assembler and the fuser add up (scan end = stamp + duration) without overflowing: a scan
+  // of at most an hour, stamped within about 146 years of sim time 0. Anything else is hostile or broken.
+  constexpr int64_t kMaxDurationNs = 3'600'000'000'000, kMaxStampNs = int64_t{1} << 62;
+  if (cloud->duration_ns < 0 || cloud->duration_ns > kMaxDurationNs || cloud->header.stamp_ns > kMaxStampNs ||
+      cloud->header.stamp_ns < -kMaxStampNs)
+    return std::nullopt;
   ReceivedCloud r;
   r.blob_offset = blob.empty() ? 0 : static_cast<size_t>(blob.data() - bytes.view.data());
   r.blob_size = blob.size();

@@ -823,6 +823,21 @@ TEST_CASE("fusion: the record's own thread takes frames while the disk stalls, l
   fs::remove(path);
 }
 
+TEST_CASE("fusion: a cloud whose scan end would overflow (hostile stamp or duration) is no cloud") {
+  protocol::PointCloud c = Cloud("a", kPeriod);
+  CHECK(DecodeReceivedCloud(protocol::Encode(c)).has_value());
+  for (const auto& [stamp, duration] : std::vector<std::pair<int64_t, int64_t>>{
+           {std::numeric_limits<int64_t>::max(), kPeriod}, {std::numeric_limits<int64_t>::min(), kPeriod},
+           {kPeriod, std::numeric_limits<int64_t>::max()}, {kPeriod, -1}, {(int64_t{1} << 62) + 1, 0}}) {
+    c.header.stamp_ns = stamp;
+    c.duration_ns = duration;
+    CHECK_FALSE(DecodeReceivedCloud(protocol::Encode(c)).has_value());
+  }
+  c.header.stamp_ns = -(int64_t{1} << 62);  // the limits themselves are times
+  c.duration_ns = 3'600'000'000'000;
+  CHECK(DecodeReceivedCloud(protocol::Encode(c)).has_value());
+}
+
 TEST_CASE("fusion: config errors name the key") {
   auto t = config::Table::ParseText("[f]\nsources = []\n", "farm.toml");
   CHECK_THROWS_WITH_AS(ReadFusionDef(*t.Sub("f")), doctest::Contains("farm.toml:2"), config::ConfigError);

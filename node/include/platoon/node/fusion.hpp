@@ -84,7 +84,9 @@ struct ReceivedCloud {
   std::string_view Blob() const { return bytes.view.substr(blob_offset, blob_size); }
 };
 
-/// Decodes received bytes in place (protocol::DecodeInPlace); nullopt when they are no valid point cloud.
+/// Decodes received bytes in place (protocol::DecodeInPlace); nullopt when they are no valid point cloud,
+/// or one whose scan duration is negative or over an hour or whose stamp is beyond +-2^62 ns (so that
+/// stamp + duration, the scan end, cannot overflow).
 /// Bytes not 8-byte aligned (which Cap'n Proto cannot read in place) are copied once into aligned storage.
 std::optional<ReceivedCloud> DecodeReceivedCloud(transport::SharedBytes bytes);
 
