@@ -170,13 +170,13 @@ TEST_CASE("operations: what fails at run time fails platoon check first, with fi
     INFO(k.what);
     const std::string session = SessionOnFreePorts(dir, "bad.toml", k.toml);
     auto check = process::Child::Spawn({BinDir() + "/platoon", "check", session});
-    CHECK(RunToExit(check, 10s) == std::optional<int>(2));
+    CHECK(RunToExitOrDescribe(check, 10s, 50s, "platoon check") == std::optional<int>(2));
     CHECK(AnyLineContains(check.Lines(), session));
     CHECK(AnyLineContains(check.Lines(), k.says));
     CHECK_FALSE(SaysOk(check.Lines()));
 
     auto run = process::Child::Spawn({BinDir() + "/platoon", "run", session, "--duration", "5"});
-    CHECK(RunToExit(run, 10s) == std::optional<int>(2));
+    CHECK(RunToExitOrDescribe(run, 10s, 50s, "platoon run") == std::optional<int>(2));
     CHECK(AnyLineContains(run.Lines(), k.says));
     // Refused before anything started: no server ever listened, no process was left.
     CHECK_FALSE(AnyLineContains(run.Lines(), "listening on"));

@@ -187,6 +187,19 @@ std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeou
   return std::nullopt;
 }
 
+std::optional<int> RunToExitOrDescribe(process::Child& c, std::chrono::milliseconds timeout,
+                                       std::chrono::milliseconds extra, const std::string& who) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (const auto status = RunToExit(c, timeout)) return status;
+  const std::string threads = ThreadStates(c.Pid());
+  const auto status = RunToExit(c, extra);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  MESSAGE(who << ": not exited after " << timeout.count() << " ms; its threads then:\n"
+              << threads << (status ? "it exited with " + std::to_string(*status) : std::string("still running"))
+              << " after " << took.count() << " ms");
+  return status;
+}
+
 struct MachineStallProbe::State {
   std::atomic<bool> stop{false};
   std::atomic<int64_t> max_ns{0};

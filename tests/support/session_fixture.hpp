@@ -47,6 +47,12 @@ std::string ConfigOnFreePorts(const TempDir& dir, const std::string& name, uint1
 /// Drains `c`'s output (kept by the child) until it exits, up to `timeout`; returns its status, nullopt on timeout.
 std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeout);
 
+/// RunToExit for a process that should be done at once (a refusal): when it has not exited within
+/// `timeout`, its threads are described (MESSAGE, naming `who`) and it gets `extra` more, so that a stalled
+/// machine (docs/TESTING.md, twelfth series) shows as such; the status is still the caller's check.
+std::optional<int> RunToExitOrDescribe(process::Child& c, std::chrono::milliseconds timeout,
+                                       std::chrono::milliseconds extra, const std::string& who);
+
 /// Free TCP ports on 127.0.0.1 (bound and released; good enough for a test's lifetime).
 std::vector<uint16_t> FreePorts(int count);
 
