@@ -440,101 +440,26 @@ bool FusedRecorder::WriteEncoded(std::string_view wire, const std::string& strea
 // --- FusedRecordThread ---
 
 FusedRecordThread::FusedRecordThread(std::unique_ptr<FusedRecorder> recorder, size_t max_bytes)
-    : recorder_(std::move(recorder)), path_(recorder_->Path()), max_bytes_(max_bytes) {
-  thread_ = std::thread([this] { Run(); });
-}
+    : recorder_(std::move(recorder)), path_(recorder_->Path()), writer_("fused-frame record " + path_, max_bytes) {}
 
-FusedRecordThread::~FusedRecordThread() {
-  Finish(kCloseWait);
-  {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-  }
-  changed_.notify_all();
-  thread_.join();
-  recorder_.reset();  // closes the record (its summary and footer)
-}
+// writer_ goes first (the queue written for at most kCloseWait, its thread joined), then the record closes
+// (its summary and footer).
+FusedRecordThread::~FusedRecordThread() = default;
 
 bool FusedRecordThread::Push(std::string_view wire, std::shared_ptr<const void> owner, const std::string& stream_id,
                              int64_t reference_ns) {
-  {
-    std::lock_guard lock(mutex_);
-    if (!error_.empty() || closed_) return false;
-    if (bytes_ != 0 && bytes_ + wire.size() > max_bytes_) {  // one frame larger than the queue still goes in alone
-      ++dropped_;
-      return false;
-    }
-    bytes_ += wire.size();
-    peak_bytes_ = std::max(peak_bytes_, bytes_);
-    items_.push_back(Item{wire, std::move(owner), stream_id, reference_ns});
-  }
-  changed_.notify_all();
-  return true;
-}
-
-void FusedRecordThread::Run() {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    changed_.wait(lock, [&] { return !items_.empty() || closed_; });
-    if (items_.empty()) return;  // closed, everything written
-    Item item = std::move(items_.front());
-    items_.pop_front();
-    writing_ = true;
-    lock.unlock();
-    bool ok = false;
-    std::string error;
-    try {
-      ok = recorder_->WriteEncoded(item.wire, item.stream_id, item.reference_ns);
-      if (!ok) error = recorder_->Error();
-    } catch (const std::exception& e) {  // out of memory: the record stops, the process goes on
-      error = path_ + ": " + e.what();
-    }
-    item.owner.reset();  // the frame's buffer goes back to the fuser
-    lock.lock();
-    writing_ = false;
-    bytes_ -= item.wire.size();
-    if (ok) ++frames_;
-    else if (error_.empty()) error_ = error.empty() ? path_ + ": the record has stopped" : error;
-    if (!error_.empty()) {  // a stopped record takes nothing more: what is queued is let go
-      for (const auto& rest : items_) bytes_ -= rest.wire.size();
-      items_.clear();
-    }
-    changed_.notify_all();
-  }
-}
-
-bool FusedRecordThread::Finish(std::chrono::milliseconds timeout) {
-  if (WaitWritten(timeout)) return true;
-  std::lock_guard lock(mutex_);
-  dropped_ += items_.size();
-  for (const auto& rest : items_) bytes_ -= rest.wire.size();
-  items_.clear();
-  return false;
-}
-
-bool FusedRecordThread::WaitWritten(std::chrono::milliseconds timeout) const {
-  std::unique_lock lock(mutex_);
-  return changed_.wait_for(lock, timeout, [&] { return items_.empty() && !writing_; });
-}
-
-uint64_t FusedRecordThread::Frames() const {
-  std::lock_guard lock(mutex_);
-  return frames_;
-}
-
-uint64_t FusedRecordThread::Dropped() const {
-  std::lock_guard lock(mutex_);
-  return dropped_;
-}
-
-size_t FusedRecordThread::PeakBytes() const {
-  std::lock_guard lock(mutex_);
-  return peak_bytes_;
-}
-
-std::string FusedRecordThread::Error() const {
-  std::lock_guard lock(mutex_);
-  return error_;
+  FusedRecorder* recorder = recorder_.get();
+  return writer_.Push(
+      [recorder, wire, owner = std::move(owner), stream_id, reference_ns, path = path_] {
+        bool ok = false;
+        try {
+          ok = recorder->WriteEncoded(wire, stream_id, reference_ns);
+        } catch (const std::exception& e) {  // out of memory: the record stops, the process goes on
+          throw std::runtime_error(path + ": " + e.what());
+        }
+        if (!ok) throw std::runtime_error(recorder->Error().empty() ? path + ": the record has stopped" : recorder->Error());
+      },
+      wire.size());
 }
 
 std::vector<protocol::FusedCloud> ReadFusedRecord(const std::string& path, bool* truncated,
@@ -591,6 +516,7 @@ FusionModule::FusionModule(const config::SessionDef& session, const config::Node
       log_->warn("{} exists (an earlier run): recording fused frames to {} instead", def_.record_path, recorder_->Path());
   }
   if (!def_.pcd_dir.empty()) std::filesystem::create_directories(def_.pcd_dir);
+  if (def_.pcd_every > 0) pcd_writer_ = std::make_unique<WriterThread>("PCD export to " + def_.pcd_dir, kPcdQueueBytes);
   for (const auto& b : session.scene.boxes)
     truth_.push_back(sensors::TruthObject{b.id, b.position_m + Vec3(0, 0, 0.5 * b.size_m.z()), b.size_m});
   // Lock-step: each source's period from the [[node.sensor]] that publishes it (hosts measure at whole
@@ -767,6 +693,47 @@ std::vector<int> FusionModule::MissingDue(const std::vector<const protocol::Node
   return missing;
 }
 
+namespace {
+
+// One frame's PCD export, written on the export's own thread: the fused points (made already for the
+// downstream steps, else read there from the fused blob, source by source) and each source's cloud as
+// received.
+struct PcdFrame {
+  std::string dir;
+  uint64_t sequence = 0;
+  sensors::PcdFormat format = sensors::PcdFormat::kBinary;
+  std::vector<sensors::CloudPoint> points;
+  std::shared_ptr<const void> blob_owner;  // set: the fused points are read from `blob` by `groups`
+  size_t blob_owner_bytes = 0;             // the whole buffer it keeps alive
+  const char* blob = nullptr;
+  std::vector<std::pair<uint32_t, uint32_t>> groups;
+  std::vector<ReceivedCloud> sources;
+
+  // What the job keeps alive: the points, or the fused frame's whole buffer, and the source messages.
+  size_t Bytes() const {
+    size_t n = points.size() * sizeof(sensors::CloudPoint) + blob_owner_bytes;
+    for (const auto& c : sources) n += c.bytes.size();
+    return n;
+  }
+  // Throws std::runtime_error naming the file (WritePcd) when a write fails.
+  void Write() const {
+    std::vector<sensors::CloudPoint> read;
+    if (blob_owner) {
+      size_t n = 0;
+      for (const auto& g : groups) n += g.second;
+      read.reserve(n);
+      for (const auto& [first, count] : groups)
+        for (size_t k = first; k < size_t{first} + count; ++k) read.push_back(ReadPointRecord(blob + k * point_record::kStride));
+    }
+    sensors::WritePcd(fmt::format("{}/fused_{:06d}.pcd", dir, sequence), blob_owner ? read : points, format);
+    for (const auto& c : sources)
+      sensors::WritePcd(fmt::format("{}/{}_{:06d}.pcd", dir, c.cloud.header.sensor_id, sequence),
+                        UnpackPointRecords(c.Blob(), c.cloud.point_count, c.cloud.point_stride), format);
+  }
+};
+
+}  // namespace
+
 void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleContext& context) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool compensate = def_.motion_compensation && !ego_.Empty();
@@ -776,13 +743,14 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   for (size_t i = 0; i < frame.clouds.size(); ++i) keep[i] = frame.clouds[i].has_value();
   auto fused = fuser_->Finish(keep, frame.reference_ns, [&](int64_t t) { return ego_.PoseAt(t); }, compensate);
   const std::string_view blob(fused.blob, static_cast<size_t>(fused.count) * point_record::kStride);
-  const bool export_pcd = def_.pcd_every > 0 && pcd_error_.empty() && (sequence_ + 1) % static_cast<uint64_t>(def_.pcd_every) == 0;
+  const bool export_pcd = pcd_writer_ && !pcd_failed_ && (sequence_ + 1) % static_cast<uint64_t>(def_.pcd_every) == 0;
   const bool downstream = def_.voxel_m > 0 || def_.ground_removal || (def_.clustering && compensate);
-  // Downstream steps and PCD export work on points; the plain fused frame never leaves the blob.
+  // Downstream steps work on points; the plain fused frame never leaves the blob (a PCD export reads it on
+  // its own thread).
   std::vector<sensors::CloudPoint> points;
   // In source order, whatever order the clouds arrived in: voxel centroids, ground and clusters then do
   // not depend on the network.
-  if (downstream || export_pcd) {
+  if (downstream) {
     points.reserve(fused.count);
     for (const auto& [first, count] : fused.groups)
       for (size_t k = first; k < size_t{first} + count; ++k) points.push_back(ReadPointRecord(blob.data() + k * point_record::kStride));
@@ -872,17 +840,42 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
       }
     }
   }
+  // The PCD export, too, is written on its own thread: WritePcd syncs every file to disk, five a frame.
   if (export_pcd) {
-    const auto fmt_ = def_.pcd_binary ? sensors::PcdFormat::kBinary : sensors::PcdFormat::kAscii;
     try {
-      sensors::WritePcd(fmt::format("{}/fused_{:06d}.pcd", def_.pcd_dir, sequence_), points, fmt_);
-      for (const auto& c : fused.clouds)
-        if (c)
-          sensors::WritePcd(fmt::format("{}/{}_{:06d}.pcd", def_.pcd_dir, c->cloud.header.sensor_id, sequence_),
-                            UnpackPointRecords(c->Blob(), c->cloud.point_count, c->cloud.point_stride), fmt_);
-    } catch (const std::exception& e) {
-      pcd_error_ = e.what();
-      log_->error("PCD export stopped: {}; fusion goes on", pcd_error_);
+      PcdFrame pcd;
+      pcd.dir = def_.pcd_dir;
+      pcd.sequence = sequence_;
+      pcd.format = def_.pcd_binary ? sensors::PcdFormat::kBinary : sensors::PcdFormat::kAscii;
+      if (downstream) {
+        pcd.points = std::move(points);  // not used after this
+      } else {
+        pcd.blob_owner = fused.buffer;  // the fuser reuses the buffer once the export has let go of it
+        pcd.blob_owner_bytes = protocol::kFusedHeadroomBytes + fused.buffer->blob_capacity;
+        pcd.blob = fused.blob;
+        pcd.groups = fused.groups;
+      }
+      for (auto& c : fused.clouds)
+        if (c) pcd.sources.push_back(std::move(*c));
+      const size_t bytes = pcd.Bytes();
+      const bool queued = pcd_writer_->Push([pcd = std::move(pcd)] { pcd.Write(); }, bytes);
+      if (!queued && pcd_writer_->Error().empty()) {
+        if (const uint64_t dropped = pcd_writer_->Dropped(); dropped >= 2 * pcd_dropped_logged_ + 1) {
+          pcd_dropped_logged_ = dropped;  // logged at 1, 3, 7, 15, ... frames left out
+          log_->warn("{}: the disk is not keeping up; {} frames left out of the PCD export so far (queue of {} MiB full)",
+                     def_.pcd_dir, dropped, kPcdQueueBytes >> 20);
+        }
+      }
+    } catch (const std::exception& e) {  // out of memory: the export stops, fusion goes on
+      pcd_failed_ = true;
+      pcd_error_ = def_.pcd_dir + ": " + e.what();
+      log_->error("PCD export stopped after {} frames: {}; fusion goes on", pcd_writer_->Done(), pcd_error_);
+    }
+  }
+  if (pcd_writer_ && !pcd_failed_) {
+    if (const std::string error = pcd_writer_->Error(); !error.empty()) {
+      pcd_failed_ = true;
+      log_->error("PCD export stopped after {} frames: {}; fusion goes on", pcd_writer_->Done(), error);
     }
   }
   const double publish_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -922,6 +915,14 @@ void FusionModule::Summarize(std::vector<std::string>& fields) const {
   if (recorder_ && !recorder_->Finish(FusedRecordThread::kCloseWait))
     log_->warn("{}: fused frames still queued for the record after {} s are left out of it", recorder_->Path(),
                std::chrono::duration_cast<std::chrono::seconds>(FusedRecordThread::kCloseWait).count());
+  if (pcd_writer_ && !pcd_writer_->Finish(WriterThread::kCloseWait))
+    log_->warn("{}: frames still queued for the PCD export after {} s are left out of it", def_.pcd_dir,
+               std::chrono::duration_cast<std::chrono::seconds>(WriterThread::kCloseWait).count());
+  const std::string pcd_error = pcd_writer_ && !pcd_writer_->Error().empty() ? pcd_writer_->Error() : pcd_error_;
+  if (!pcd_error.empty() && !pcd_failed_) {
+    pcd_failed_ = true;
+    log_->error("PCD export stopped after {} frames: {}", pcd_writer_->Done(), pcd_error);
+  }
   const auto& st = *stats_;
   const double span_s = st.last_ns > st.first_ns ? NsToS(st.last_ns - st.first_ns) : 0;
   std::string per;
@@ -936,7 +937,7 @@ void FusionModule::Summarize(std::vector<std::string>& fields) const {
       "\"fusion\":{{\"frames\":{},\"clouds_in\":{},\"stale\":{},\"bad_input\":{},\"no_ego\":{},\"fuse_ms_p50\":{:.3f},"
       "\"fuse_ms_p99\":{:.3f},\"latency_ms_p50\":{:.3f},\"latency_ms_p99\":{:.3f},\"scored\":{},\"precision\":{:.3f},"
       "\"recall\":{:.3f},\"position_error_m\":{:.3f},\"recorded\":{},\"record_dropped\":{},\"lockstep_waits\":{},\"lockstep_wait_ms_max\":{:.1f},"
-      "\"lockstep_wait_expired\":{},\"record_path\":{},\"record_error\":{},\"pcd_error\":{},\"sources\":[{}],"
+      "\"lockstep_wait_expired\":{},\"record_path\":{},\"record_error\":{},\"pcd_frames\":{},\"pcd_dropped\":{},\"pcd_error\":{},\"sources\":[{}],"
       "\"sources_per_frame\":[{}]}}",
       st.frames, st.clouds_in, st.stale, st.bad, st.no_ego, Percentile(st.fuse_ms, 50), Percentile(st.fuse_ms, 99),
       Percentile(st.latency_ms, 50), Percentile(st.latency_ms, 99), st.scored,
@@ -944,7 +945,8 @@ void FusionModule::Summarize(std::vector<std::string>& fields) const {
       st.scored ? st.recall_sum / static_cast<double>(st.scored) : 0.0,
       st.scored ? st.position_error_sum / static_cast<double>(st.scored) : 0.0, recorder_ ? recorder_->Frames() : 0,
       recorder_ ? recorder_->Dropped() : 0, st.waits, st.wait_ms_max, st.wait_expired, session_log::JsonQuote(recorder_ ? recorder_->Path() : ""),
-      session_log::JsonQuote(recorder_ ? recorder_->Error() : ""), session_log::JsonQuote(pcd_error_), per, counts));
+      session_log::JsonQuote(recorder_ ? recorder_->Error() : ""), pcd_writer_ ? pcd_writer_->Done() : 0,
+      pcd_writer_ ? pcd_writer_->Dropped() : 0, session_log::JsonQuote(pcd_error), per, counts));
 }
 
 }  // namespace platoon::node

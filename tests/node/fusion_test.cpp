@@ -5,22 +5,30 @@
 #include "platoon/protocol/codec.hpp"
 #include "platoon/sensors/lidar.hpp"
 #include "platoon/sensors/mounting.hpp"
+#include "platoon/sensors/pcd.hpp"
 #include "platoon/sensors/scene.hpp"
 #include "platoon/sensors/sensor_config.hpp"
 #include "../support/camera_context.hpp"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <limits>
 #include <mutex>
@@ -972,8 +980,10 @@ bool SummaryHas(const std::string& summary, const std::string& fragment) {
 
 // The four-host farm for `steps` steps of 10 ms (step_ns 0: real time): host i's clouds are seen by plain
 // polls lag[i] steps after it published them. Returns the wire (with the fused frames) and the SUMMARY.
+// `before_summary` runs after the last step, before the module's SUMMARY is taken.
 std::pair<LockstepWire, std::string> RunFarm(const config::SessionDef& session, std::shared_ptr<spdlog::logger> log,
-                                             const int (&lag)[4], int64_t step_ns, int64_t steps) {
+                                             const int (&lag)[4], int64_t step_ns, int64_t steps,
+                                             const std::function<void()>& before_summary = {}) {
   FusionModule fusion(session, session.nodes[4], std::move(log));
   LockstepWire wire;
   wire.step_ns = step_ns;
@@ -986,6 +996,7 @@ std::pair<LockstepWire, std::string> RunFarm(const config::SessionDef& session, 
       for (int i = 0; i < 4; ++i) wire.Send(i, wire.now_ns, lag[i]);
     fusion.Step(StepInfo{wire.now_ns, j == 0 ? 0 : kStep}, wire);
   }
+  if (before_summary) before_summary();
   return std::make_pair(std::move(wire), FusionSummary(fusion));
 }
 
@@ -1060,6 +1071,134 @@ TEST_CASE("fusion groups: in real time each source's points lie where its cloud 
     CHECK(UnpackPointRecords(f.frame.points, 1, f.frame.point_stride)[0].source == 0);
     CHECK(protocol::FusedGroups(f.frame) == Groups{{0, 1}, {0, 0}, {0, 0}, {0, 0}});
   }
+}
+
+TEST_CASE("fusion PCD export: every n-th frame and its sources as PCD files, the fused points in source order whatever the arrival order") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("fused_pcd_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const auto session = LockstepFarm("pcd_dir = \"" + dir.string() + "\"\npcd_every = 2\n");
+  auto log = std::make_shared<spdlog::logger>("fusion", std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100));
+  const int lag[] = {3, 2, 1, 0};  // right's cloud comes first, front's last
+  const auto [wire, summary] = RunFarm(session, log, lag, 0, 61);
+  INFO(summary);
+  const size_t frames = wire.fused.size();
+  REQUIRE(frames >= 4);
+  CHECK(SummaryHas(summary, "\"pcd_frames\":" + std::to_string(frames / 2) + ","));
+  CHECK(SummaryHas(summary, "\"pcd_dropped\":0,"));
+  CHECK(SummaryHas(summary, "\"pcd_error\":\"\""));
+  for (size_t seq = 1; seq <= frames; ++seq) {
+    const std::string n = fmt::format("{:06d}", seq);
+    INFO("frame " << seq);
+    CHECK(fs::exists(dir / ("fused_" + n + ".pcd")) == (seq % 2 == 0));
+    if (seq % 2) continue;
+    const auto fused = sensors::ReadPcd((dir / ("fused_" + n + ".pcd")).string());
+    REQUIRE(fused.size() == 40);
+    for (size_t k = 0; k < fused.size(); ++k) CHECK(fused[k].source == k / 10);  // front, rear, left, right
+    for (const char* id : kFarmSources) CHECK(sensors::ReadPcd((dir / (std::string(id) + "_" + n + ".pcd")).string()).size() == 10);
+  }
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) files += e.path().extension() == ".pcd";
+  CHECK(files == 5 * (frames / 2));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("fusion PCD export: a full disk stops the export with an error naming the file, fusion goes on") {
+  namespace fs = std::filesystem;
+  if (!fs::exists("/dev/full")) return;
+  const fs::path dir = fs::temp_directory_path() / ("fused_pcd_full_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // The second export's fused file is written through /dev/full: every write to it fails with ENOSPC.
+  fs::create_symlink("/dev/full", dir / "fused_000004.pcd.tmp");
+  const auto session = LockstepFarm("pcd_dir = \"" + dir.string() + "\"\npcd_every = 2\n");
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
+  auto log = std::make_shared<spdlog::logger>("fusion", sink);
+  const int lag[] = {0, 0, 0, 0};
+  const auto [wire, summary] = RunFarm(session, log, lag, kStep, 101);
+  INFO(summary);
+  CHECK(wire.fused.size() == 10);  // every frame fused and published
+  CHECK(SummaryHas(summary, "\"frames\":10,"));
+  CHECK(SummaryHas(summary, "\"pcd_frames\":1,"));
+  CHECK(SummaryHas(summary, "fused_000004.pcd"));
+  CHECK(SummaryHas(summary, std::strerror(ENOSPC)));
+  CHECK(fs::exists(dir / "fused_000002.pcd"));
+  CHECK_FALSE(fs::exists(dir / "fused_000004.pcd"));
+  CHECK_FALSE(fs::exists(dir / "fused_000006.pcd"));  // stopped: nothing more is written
+  bool logged = false;
+  for (const auto& line : sink->last_formatted()) logged |= line.find("PCD export stopped") != std::string::npos;
+  CHECK(logged);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("fusion PCD export: a disk that does not take a write holds up no fused frame") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("fused_pcd_stall_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto session = LockstepFarm("pcd_dir = \"" + dir.string() + "\"\npcd_every = 2\n");
+  auto log = std::make_shared<spdlog::logger>("fusion", std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100));
+  // The first export's fused file is a FIFO nobody reads: opening it for writing waits, as a write held
+  // up by the disk does, until the reader below opens it.
+  const fs::path fifo = dir / "fused_000002.pcd.tmp";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::mutex m;
+  std::condition_variable cv;
+  bool steps_done = false, reader_opened = false;
+  std::atomic<bool> finished{false};
+  std::atomic<int> open_errno{0};
+  std::thread reader([&] {
+    {
+      std::unique_lock lock(m);
+      // A fusion that waited for the disk would not finish its steps: after 20 s the reader opens anyway, so
+      // that such a regression fails below instead of hanging.
+      cv.wait_for(lock, std::chrono::seconds(20), [&] { return steps_done; });
+      reader_opened = true;
+    }
+    // Read and write (never blocks on a FIFO), held open and drained until the test is done, so the writer
+    // never writes into a FIFO without a reader.
+    const int fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+    if (fd < 0) {
+      open_errno = errno;
+      return;
+    }
+    char buf[4096];
+    while (!finished) {
+      if (::read(fd, buf, sizeof buf) <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ::close(fd);
+  });
+  // Whatever happens below, the reader is released and joined (a joinable thread must not be destroyed).
+  struct Release {
+    std::function<void()> fn;
+    ~Release() { fn(); }
+  } release{[&] {
+    {
+      std::lock_guard lock(m);
+      steps_done = true;
+    }
+    cv.notify_all();
+    finished = true;
+    if (reader.joinable()) reader.join();
+  }};
+  const int lag[] = {0, 0, 0, 0};
+  bool stalled_through = false;
+  const auto [wire, summary] = RunFarm(session, log, lag, kStep, 101, [&] {
+    std::lock_guard lock(m);
+    stalled_through = !reader_opened;  // every step ran while the export's first write was still held up
+    steps_done = true;
+    cv.notify_all();
+  });
+  release.fn();
+  INFO(summary);
+  CHECK(open_errno == 0);
+  CHECK(stalled_through);
+  CHECK(wire.fused.size() == 10);
+  // The FIFO took the file's bytes but cannot be synced to a disk: that export stops with an error naming the
+  // file; the frames queued behind it are let go.
+  CHECK(SummaryHas(summary, "fused_000002.pcd"));
+  CHECK(SummaryHas(summary, "\"pcd_frames\":0,"));
+  fs::remove_all(dir);
 }
 
 TEST_CASE("fusion in lock-step: a gone or lost host is not waited for, a live silent one costs one bounded wait until it sends again") {

@@ -9,6 +9,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/config/table.hpp"
 #include "platoon/node/module.hpp"
+#include "platoon/node/writer_thread.hpp"
 #include "platoon/log/session_log.hpp"
 #include "platoon/protocol/codec_in_place.hpp"
 #include "platoon/protocol/messages.hpp"
@@ -240,20 +241,20 @@ class FusedRecorder {
   uint64_t frames_ = 0;
 };
 
-/// A FusedRecorder on a thread of its own, so that a slow disk never holds up fusion: Push queues an
-/// encoded frame (its bytes stay where they are, kept alive by `owner`) and returns at once; the thread
-/// writes the frames in order. Past `max_bytes` queued (the disk has stalled for several frames) a frame
-/// is left out of the record and counted (Dropped); a frame larger than the whole queue goes in alone. A
-/// write error (or an exception: out of memory) stops the record as in FusedRecorder. Frames, Dropped,
-/// Error and PeakBytes may be read from any thread. The queue counts the frames' wire bytes; the buffers
-/// they are kept in are somewhat larger, and while the queue holds every pooled FrameFuser buffer the
-/// fuser allocates a new one per frame.
+/// A FusedRecorder on a WriterThread, so that a slow disk never holds up fusion: Push queues an encoded
+/// frame (its bytes stay where they are, kept alive by `owner`) and returns at once; the thread writes the
+/// frames in order. Past `max_bytes` queued (the disk has stalled for several frames) a frame is left out of
+/// the record and counted (Dropped); a frame larger than the whole queue goes in alone. A write error (or an
+/// exception: out of memory) stops the record as in FusedRecorder. Frames, Dropped, Error and PeakBytes may
+/// be read from any thread. The queue counts the frames' wire bytes; the buffers they are kept in are
+/// somewhat larger, and while the queue holds every pooled FrameFuser buffer the fuser allocates a new one
+/// per frame.
 class FusedRecordThread {
  public:
   /// The queue of a fusion node's record: about 20 frames of four HDL-64E scans (2 s at 10 Hz).
   static constexpr size_t kDefaultMaxBytes = size_t{256} << 20;
   /// How long Finish waits at exit for the queue to be written.
-  static constexpr std::chrono::milliseconds kCloseWait{10'000};
+  static constexpr std::chrono::milliseconds kCloseWait = WriterThread::kCloseWait;
   explicit FusedRecordThread(std::unique_ptr<FusedRecorder> recorder, size_t max_bytes = kDefaultMaxBytes);
   /// Finish(kCloseWait), then closes the record (waiting only for the frame being written).
   ~FusedRecordThread();
@@ -262,36 +263,20 @@ class FusedRecordThread {
   /// Queues one encoded frame; false when it is left out (queue full, or the record has stopped).
   bool Push(std::string_view wire, std::shared_ptr<const void> owner, const std::string& stream_id, int64_t reference_ns);
   /// Waits until every queued frame is written or `timeout` passes; true when none is left.
-  bool WaitWritten(std::chrono::milliseconds timeout) const;
+  bool WaitWritten(std::chrono::milliseconds timeout) const { return writer_.WaitWritten(timeout); }
   /// WaitWritten(timeout); the frames still queued then (a stalled disk) are left out and counted as
   /// Dropped. False when some were.
-  bool Finish(std::chrono::milliseconds timeout);
-  uint64_t Frames() const;        ///< Frames written.
-  uint64_t Dropped() const;       ///< Frames left out because the queue was full.
-  size_t PeakBytes() const;       ///< Most bytes ever queued at once.
-  std::string Error() const;      ///< The first write error ("" while healthy), naming the path.
+  bool Finish(std::chrono::milliseconds timeout) { return writer_.Finish(timeout); }
+  uint64_t Frames() const { return writer_.Done(); }        ///< Frames written.
+  uint64_t Dropped() const { return writer_.Dropped(); }    ///< Frames left out because the queue was full.
+  size_t PeakBytes() const { return writer_.PeakBytes(); }  ///< Most bytes ever queued at once.
+  std::string Error() const { return writer_.Error(); }     ///< The first write error ("" while healthy), naming the path.
   const std::string& Path() const { return path_; }
 
  private:
-  struct Item {
-    std::string_view wire;
-    std::shared_ptr<const void> owner;
-    std::string stream_id;
-    int64_t reference_ns = 0;
-  };
-  void Run();
-
-  std::unique_ptr<FusedRecorder> recorder_;
+  std::unique_ptr<FusedRecorder> recorder_;  // used by the writer's thread only
   const std::string path_;
-  const size_t max_bytes_;
-  mutable std::mutex mutex_;
-  mutable std::condition_variable changed_;
-  std::deque<Item> items_;
-  size_t bytes_ = 0, peak_bytes_ = 0;
-  bool writing_ = false, closed_ = false;
-  uint64_t frames_ = 0, dropped_ = 0;
-  std::string error_;
-  std::thread thread_;
+  WriterThread writer_;  // declared last: stopped (and joined) before the record closes
 };
 
 /// Reads the fused frames of a record (a session log; every topic's fused clouds, in file order). A cut
@@ -310,6 +295,8 @@ int64_t LastScanEndNs(int64_t t_ns, int64_t period_ns);
 /// at or before the previous step is still in flight; the wait is bounded in wall time (docs/FUSION.md).
 class FusionModule final : public Module {
  public:
+  /// The PCD export's queue (pcd_every > 0): about ten frames of four HDL-64E scans.
+  static constexpr size_t kPcdQueueBytes = size_t{256} << 20;
   FusionModule(const config::SessionDef& session, const config::NodeDef& node, std::shared_ptr<spdlog::logger> log);
   ~FusionModule() override;
   std::string Name() const override { return "fusion"; }
@@ -350,7 +337,10 @@ class FusionModule final : public Module {
   std::unique_ptr<FusedRecordThread> recorder_;
   bool record_failed_ = false;  // the record stopped after a write error (logged once)
   uint64_t record_dropped_logged_ = 0;  // frames left out of the record (queue full) when last logged
-  std::string pcd_error_;       // the PCD export stopped after this error (logged once)
+  std::unique_ptr<WriterThread> pcd_writer_;  // the PCD export (pcd_every > 0), on its own thread
+  mutable bool pcd_failed_ = false;           // the PCD export stopped after an error (logged once)
+  std::string pcd_error_;                     // ... on this thread (out of memory), not the writer's
+  uint64_t pcd_dropped_logged_ = 0;           // frames left out of the PCD export (queue full) when last logged
   std::unique_ptr<Stats> stats_;
   bool subscribed_ = false;
   uint64_t sequence_ = 0;
