@@ -188,9 +188,15 @@ TEST_CASE("runtime: the server killed and restarted: nodes run on, hold the worl
   REQUIRE(WaitForView(obs, [](const ViewLine& v) { return v.live == 0 && v.stale == v.expected; }, 5s));
   CHECK(n1.WaitForLine("no world state for", 5s).has_value());
 
-  const auto restarted_at = Clock::now();
+  const auto spawned_at = Clock::now();
   auto server2 = StartServer(session);
   REQUIRE(server2.WaitForLine("listening on", 10s));
+  // The nodes' part is timed from the moment the new server listens: its own start (spawn to bound ports,
+  // bounded by the 10 s above) is not theirs. Under load it once stood still 6.4 s between its "security"
+  // line and its "listening" line while every node logged on time (docs/TESTING.md, thirteenth series).
+  const auto restarted_at = Clock::now();
+  MESSAGE("the new server listened " << std::chrono::duration<double>(restarted_at - spawned_at).count()
+                                     << " s after its spawn");
   // The observer has heard the new server (dead reckoning alone keeps its view live for a while, so a
   // consistent view line by itself does not show that it rejoined; on a loaded machine it may come late).
   REQUIRE(obs.WaitForLine("world states again after", 10s));
@@ -199,7 +205,7 @@ TEST_CASE("runtime: the server killed and restarted: nodes run on, hold the worl
   const auto v = WaitForView(obs, [](const ViewLine& v) { return AllLive(v) && v.max_cm <= 10; }, 10s);
   REQUIRE(v);
   const double consistent_after_s = std::chrono::duration<double>(Clock::now() - restarted_at).count();
-  MESSAGE("consistent again " << consistent_after_s << " s after the server restart");
+  MESSAGE("consistent again " << consistent_after_s << " s after the restarted server listened");
   if (consistent_after_s > 3.0) {
     // What each process said about joins, holds, restarts and the view, to tell where the time went.
     for (auto* c : {&obs, &n1, &n2}) Collect(*c);
