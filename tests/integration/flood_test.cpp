@@ -3,6 +3,7 @@
 // and platoon-node processes; the hostile peer is this test process on plain ZeroMQ sockets.
 // Waits are handshakes on log lines and replies with deadlines; nothing sleeps.
 #include "../support/session_fixture.hpp"
+#include "../support/stop_wait.hpp"
 #include "platoon/node/traffic.hpp"
 #include "platoon/protocol/codec.hpp"
 
@@ -111,11 +112,11 @@ double Flood(zmq::socket_t& s, const std::string& payload, int count) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// SIGTERM, then the lines up to the SUMMARY.
+// SIGTERM, then the lines up to the SUMMARY (after the exit: WaitForStopped).
 const std::vector<std::string>& Stop(process::Child& c) {
   c.Signal(SIGTERM);
   REQUIRE_MESSAGE(c.WaitForLine("SUMMARY", 10s).has_value(), "no SUMMARY after SIGTERM");
-  c.WaitFor(5s);
+  WaitForStopped(c, "pid " + std::to_string(c.Pid()));
   return c.Lines();
 }
 

@@ -2,6 +2,7 @@
 // node's view, a node killed and restarted, the server killed and restarted, foreign updates.
 // Waits are handshakes on log lines with deadlines; nothing sleeps.
 #include "../support/session_fixture.hpp"
+#include "../support/stop_wait.hpp"
 #include "platoon/node/traffic.hpp"
 #include "platoon/protocol/codec.hpp"
 
@@ -72,11 +73,11 @@ std::optional<ViewLine> WaitForView(process::Child& c, Pred ok, std::chrono::mil
   return std::nullopt;
 }
 
-// SIGTERM, then the SUMMARY line's lines.
+// SIGTERM, then the SUMMARY line's lines (after the exit: WaitForStopped).
 const std::vector<std::string>& Stop(process::Child& c) {
   c.Signal(SIGTERM);
   REQUIRE_MESSAGE(c.WaitForLine("SUMMARY", 10s).has_value(), "no SUMMARY after SIGTERM");
-  c.WaitFor(5s);
+  WaitForStopped(c, "pid " + std::to_string(c.Pid()));
   return c.Lines();
 }
 

@@ -1,6 +1,7 @@
 // The driver role (node/src/driver_seat.cpp): the module stepped with a fake context, its config keys,
 // and two headless drivers with input scripts over a real server on loopback, each seeing the other.
 #include "../support/session_fixture.hpp"
+#include "../support/stop_wait.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/node/driver_seat.hpp"
 #include "platoon/node/traffic.hpp"
@@ -226,14 +227,14 @@ TEST_CASE("driver seat over loopback: two headless drivers see each other move, 
   while (bob.ReadLine(0ms)) {
   }
   for (int i = 0; i < 3; ++i) REQUIRE(bob.WaitForLine("] clock synced", 5s));
-  auto stop = [](process::Child& c) -> const std::vector<std::string>& {
+  auto stop = [](process::Child& c, const char* who) -> const std::vector<std::string>& {
     c.Signal(SIGTERM);
     REQUIRE_MESSAGE(c.WaitForLine("SUMMARY", 10s).has_value(), "no SUMMARY after SIGTERM");
-    c.WaitFor(5s);
+    WaitForStopped(c, who);
     return c.Lines();
   };
-  const auto& a = stop(alice);
-  const auto& b = stop(bob);
+  const auto& a = stop(alice, "alice");
+  const auto& b = stop(bob, "bob");
   INFO("alice: " << a.back());
   INFO("bob: " << b.back());
   CHECK(alice.Status() == 0);

@@ -1,4 +1,5 @@
 #include "session_fixture.hpp"
+#include "stop_wait.hpp"
 
 #include "platoon/transport/channel.hpp"
 
@@ -261,12 +262,19 @@ std::optional<int> WaitForExitOrDescribe(process::Child& c, std::chrono::millise
   return status;
 }
 
-std::optional<int> WaitForKilled(process::Child& c, const std::string& who) {
+namespace {
+// 5 s, then the threads described and 55 s more; a slow exit is printed as "<who>, <how>: ...".
+std::optional<int> WaitForTeardown(process::Child& c, const std::string& who, const char* how) {
   std::string report;
   const auto status = WaitForExitOrDescribe(c, std::chrono::seconds(5), std::chrono::seconds(55), &report);
-  if (!report.empty()) MESSAGE(who << ", killed: " << report);
+  if (!report.empty()) MESSAGE(who << ", " << how << ": " << report);
   return status;
 }
+}  // namespace
+
+std::optional<int> WaitForKilled(process::Child& c, const std::string& who) { return WaitForTeardown(c, who, "killed"); }
+
+std::optional<int> WaitForStopped(process::Child& c, const std::string& who) { return WaitForTeardown(c, who, "stopped"); }
 
 protocol::Join ObserverJoin(const std::string& name) {
   protocol::Join j;
