@@ -70,7 +70,9 @@ TEST_CASE("process fixture: a child that does not exit in time is described thre
     std::this_thread::sleep_for(1500ms);
     kill(pid, SIGKILL);
   });
-  const auto status = WaitForExitOrDescribe(child, 1s, 10s, &report);
+  // 59 s more: reaping a killed process waits on the kernel's own workers, which a loaded VM has left
+  // unrun for 30-50 s (docs/TESTING.md, thirteenth series); the wait ends as soon as it is reaped.
+  const auto status = WaitForExitOrDescribe(child, 1s, 59s, &report);
   killer.join();
   CHECK(status == std::optional<int>(128 + SIGKILL));
   CHECK(report.find("not exited after 1000 ms; its threads then:\n") == 0);
