@@ -695,6 +695,18 @@ std::vector<int> FusionModule::MissingDue(const std::vector<const protocol::Node
 
 namespace {
 
+// The fused frame's points, source by source (the groups are indexed by source, whatever order the clouds
+// arrived and lie in the blob in).
+std::vector<sensors::CloudPoint> PointsInSourceOrder(const char* blob, const std::vector<std::pair<uint32_t, uint32_t>>& groups) {
+  size_t n = 0;
+  for (const auto& g : groups) n += g.second;
+  std::vector<sensors::CloudPoint> points;
+  points.reserve(n);
+  for (const auto& [first, count] : groups)
+    for (size_t k = first; k < size_t{first} + count; ++k) points.push_back(ReadPointRecord(blob + k * point_record::kStride));
+  return points;
+}
+
 // One frame's PCD export, written on the export's own thread: the fused points (made already for the
 // downstream steps, else read there from the fused blob, source by source) and each source's cloud as
 // received.
@@ -717,14 +729,7 @@ struct PcdFrame {
   }
   // Throws std::runtime_error naming the file (WritePcd) when a write fails.
   void Write() const {
-    std::vector<sensors::CloudPoint> read;
-    if (blob_owner) {
-      size_t n = 0;
-      for (const auto& g : groups) n += g.second;
-      read.reserve(n);
-      for (const auto& [first, count] : groups)
-        for (size_t k = first; k < size_t{first} + count; ++k) read.push_back(ReadPointRecord(blob + k * point_record::kStride));
-    }
+    const std::vector<sensors::CloudPoint> read = blob_owner ? PointsInSourceOrder(blob, groups) : std::vector<sensors::CloudPoint>{};
     sensors::WritePcd(fmt::format("{}/fused_{:06d}.pcd", dir, sequence), blob_owner ? read : points, format);
     for (const auto& c : sources)
       sensors::WritePcd(fmt::format("{}/{}_{:06d}.pcd", dir, c.cloud.header.sensor_id, sequence),
@@ -750,11 +755,7 @@ void FusionModule::Publish(FrameAssembler::Frame frame, int64_t now_ns, ModuleCo
   std::vector<sensors::CloudPoint> points;
   // In source order, whatever order the clouds arrived in: voxel centroids, ground and clusters then do
   // not depend on the network.
-  if (downstream) {
-    points.reserve(fused.count);
-    for (const auto& [first, count] : fused.groups)
-      for (size_t k = first; k < size_t{first} + count; ++k) points.push_back(ReadPointRecord(blob.data() + k * point_record::kStride));
-  }
+  if (downstream) points = PointsInSourceOrder(fused.blob, fused.groups);
   if (def_.voxel_m > 0) points = sensors::VoxelDownsample(points, def_.voxel_m);
   if (def_.ground_removal) points = sensors::SplitGround(points, sensors::DefaultGroundDef()).obstacles;
   if (def_.clustering && compensate) {
