@@ -33,3 +33,11 @@ foreach(_name
     "fusion farm: kill -9 of a lidar host leaves 3 sources within a timeout, its restart brings 4 back, never mixed")
   set_tests_properties("${_name}" PROPERTIES RESOURCE_LOCK lidar_farm)
 endforeach()
+
+# The network-namespace lab creates and removes namespaces, veth links and a bridge, kernel work done under
+# the kernel's networking lock and on its workers. Both server stalls of the thirteenth loaded series (6.4 and
+# 6.5 s, docs/TESTING.md) came while it ran beside the stalled test; whether it caused them is not known (the
+# server's loop watchdog will name where the next one is held). A lab does not rebuild its network during a
+# session, so the test runs alone: its kernel work is not charged to a neighbour's timing claims.
+set_tests_properties("netns lab: four lidar hosts, fusion, ego and server as separate hosts stream and fuse across namespaces"
+                     PROPERTIES RUN_SERIAL TRUE)

@@ -32,11 +32,12 @@ void PrintSummary(const platoon::config::SessionDef& session, const platoon::ser
   for (const auto& [id, e] : server.Entities()) entities.push_back(e.state);
   const std::string hash = platoon::session::HashHex(platoon::session::WorldHash(entities));
   std::printf("SUMMARY {\"server\":\"%s\",\"sim_time_s\":%.6f,\"steps\":%llu,\"entities\":%zu,\"world_hash\":\"%s\","
-              "\"loop_late_max_ms\":%.1f,\"stalls_forgiven\":%llu}\n",
+              "\"loop_late_max_ms\":%.1f,\"stalls_forgiven\":%llu,\"stalls_reported\":%llu}\n",
               session.name.c_str(), static_cast<double>(server.SimTimeAt(now_ns)) / 1e9,
               static_cast<unsigned long long>(server.Core().StepsGranted()), entities.size(), hash.c_str(),
               static_cast<double>(server.Stalls().LateMaxNs()) / 1e6,
-              static_cast<unsigned long long>(server.Stalls().Stalls()));
+              static_cast<unsigned long long>(server.Stalls().Stalls()),
+              static_cast<unsigned long long>(server.StallsReported()));
   std::fflush(stdout);
 }
 }  // namespace

@@ -1,5 +1,6 @@
 #include "platoon/server/sync_server.hpp"
 
+#include "platoon/process/loop_watchdog.hpp"
 #include "platoon/protocol/codec.hpp"
 
 #include <algorithm>
@@ -79,7 +80,13 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
     const int64_t t = reference_.NowNs();
     if (const int64_t stall = stalls_.Mark(t, asked_ns); stall > 0) core_.ForgiveStall(stall, t);
   };
+  // The loop waits at most 50 ms: standing a second in one phase is a stall, and the log says where it was
+  // held (the phase, and each thread's state and kernel wait channel) while it is held.
+  process::LoopWatchdog watchdog(std::chrono::seconds(1), [log = log_](const std::string& text) {
+    log->warn("{}", text);
+  });
   while (!stop.load(std::memory_order_relaxed)) {
+    watchdog.Beat("wait");
     checkpoint(0);
     const int64_t now = reference_.NowNs();
     int64_t next_due = core_.NextDueNs();
@@ -87,6 +94,7 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
     // Only the channels with input are read: an empty read costs system calls on every turn.
     const int64_t wait_ns = std::clamp<int64_t>(next_due - now, 0, kMaxWaitNs);
     const uint64_t ready = transport::WaitAny(inputs, std::chrono::nanoseconds(wait_ns));
+    watchdog.Beat("read");
     checkpoint(wait_ns);
 
     // At most max_messages_per_turn from each socket, then the core's Poll: whatever arrives, the world
@@ -117,6 +125,7 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
         core_.OnState(p->user_id, protocol::Decode(p->data), t);
       }
 
+    watchdog.Beat("poll");
     checkpoint(0);
     t = reference_.NowNs();
     core_.Poll(t);
@@ -136,6 +145,7 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
       if (t - finished_at >= kFinishLingerNs) break;
     }
   }
+  stalls_reported_ = watchdog.Stalls();
   log_->info("server stopping");
 }
 

@@ -207,7 +207,8 @@ TEST_CASE("flood: 50,000 messages to each socket in turn: no node lost, world-st
   CHECK(SummaryValue(obs_lines, "backwards") == 0.0);
 
   server.Signal(SIGTERM);
-  CHECK(server.WaitFor(10s) == std::optional<int>(0));
+  REQUIRE(server.WaitForLine("SUMMARY", 10s));
+  CHECK(WaitForStopped(server, "server") == std::optional<int>(0));
   Collect(server);
   // No node was ever marked lost, and the flood was dropped or refused rather than served in full.
   CHECK_FALSE(AnyLineContains(server.Lines(), " lost: silent"));
@@ -310,7 +311,8 @@ TEST_CASE("trust over loopback: forged node ids from an unjoined and a joined pe
   CHECK_FALSE(AnyLineContains(owner.Lines(), "refused"));
   CheckNoErrorLines(owner, "owner");
   server.Signal(SIGTERM);
-  CHECK(server.WaitFor(10s) == std::optional<int>(0));
+  REQUIRE(server.WaitForLine("SUMMARY", 10s));
+  CHECK(WaitForStopped(server, "server") == std::optional<int>(0));
   CheckNoErrorLines(server, "server");
 }
 

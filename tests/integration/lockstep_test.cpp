@@ -3,6 +3,7 @@
 // a member killed -9 under late_policy "drop" is dropped and the session still reaches its end.
 // Waits are handshakes (log lines, exits) with deadlines; nothing sleeps.
 #include "../support/session_fixture.hpp"
+#include "../support/stop_wait.hpp"
 
 #include <doctest/doctest.h>
 #include <signal.h>
@@ -188,7 +189,7 @@ TEST_CASE("lock-step: a member killed -9 under late_policy drop is dropped by na
     auto& c = nodes.at(n);
     c.Signal(SIGTERM);
     REQUIRE_MESSAGE(c.WaitForLine("SUMMARY", 10s), n << " printed no SUMMARY after SIGTERM");
-    c.WaitFor(5s);
+    CHECK(WaitForStopped(c, n) == std::optional<int>(0));
     INFO("node " << n);
     CHECK(SummaryValue(c.Lines(), "steps_done") == steps);
     CheckNoErrorLines(c, n);

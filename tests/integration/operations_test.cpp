@@ -3,6 +3,7 @@
 // one name, and the launcher's children dying with it. Every wait is a handshake or an exit with a
 // deadline; nothing sleeps.
 #include "../support/session_fixture.hpp"
+#include "../support/stop_wait.hpp"
 
 #include <doctest/doctest.h>
 #include <netinet/in.h>
@@ -208,7 +209,7 @@ TEST_CASE("operations: a second live node named alpha is refused (exit 3), once 
 
   // A node that lost its connection gives its name up: kill -9, the server marks it lost, a new alpha joins.
   first.Signal(SIGKILL);
-  first.WaitFor(5s);
+  CHECK(WaitForKilled(first, "the first alpha (kill -9)") == std::optional<int>(128 + SIGKILL));
   REQUIRE(server.child.WaitForLine("node 'alpha' lost", 10s).has_value());
   auto third = StartNode(server.control_port, "alpha");
   CHECK(third.WaitForLine("joined session", 15s).has_value());

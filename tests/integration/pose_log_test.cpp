@@ -3,6 +3,7 @@
 // process can compute (node::TrafficTruth), so the log-based figure is checked against it here; road
 // traffic, which has none, is what traffic_bench --session measures with it.
 #include "../support/session_fixture.hpp"
+#include "../support/stop_wait.hpp"
 #include "platoon/node/pose_log.hpp"
 #include "platoon/node/traffic.hpp"
 
@@ -179,10 +180,11 @@ TEST_CASE("pose log: the view error from an owner's and an observer's logs is th
   for (auto* c : {&obs, &n1}) {
     c->Signal(SIGTERM);
     REQUIRE(c->WaitForLine("SUMMARY", 10s));
-    c->WaitFor(5s);
+    CHECK(WaitForStopped(*c, c == &obs ? "obs" : "n1") == std::optional<int>(0));
   }
   server.Signal(SIGTERM);
-  server.WaitFor(10s);
+  REQUIRE(server.WaitForLine("SUMMARY", 10s));
+  CHECK(WaitForStopped(server, "server") == std::optional<int>(0));
   CheckNoErrorLines(n1, "n1");
   CheckNoErrorLines(obs, "obs");
 

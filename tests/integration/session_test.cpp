@@ -1,6 +1,7 @@
 // Multi-process tests over loopback: real platoon-server, platoon-node and platoon processes.
 // Every wait is a handshake (a ready file, a log line, an exit) with a deadline; nothing sleeps.
 #include "../support/session_fixture.hpp"
+#include "../support/stop_wait.hpp"
 #include "platoon/protocol/codec.hpp"
 
 #include <doctest/doctest.h>
@@ -129,7 +130,8 @@ TEST_CASE("server: garbage, truncated and wrong-version bytes are counted and th
   REQUIRE(std::regex_search(*line, m, std::regex("refused: (\\d+) undecodable, (\\d+) version")));
   CHECK(std::stoi(m[1]) >= 900);  // 3 x 300 random, plus the truncations that fail
   CHECK(std::stoi(m[2]) >= 1);
-  CHECK(server.child.WaitFor(5s) == std::optional<int>(0));
+  REQUIRE(server.child.WaitForLine("SUMMARY", 10s));
+  CHECK(WaitForStopped(server.child, "server") == std::optional<int>(0));
   // Bad bytes are counted and logged below error level: they are the network's fault, not the server's.
   CheckNoErrorLines(server.child, "server");
 }

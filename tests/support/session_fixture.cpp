@@ -238,7 +238,7 @@ std::string LoopLateness(const std::vector<std::pair<std::string, const std::vec
   std::string out;
   for (const auto& [name, lines] : processes) {
     std::string fields;
-    for (const char* key : {"loop_late_max_ms", "module_late_max_ms", "stalls_forgiven"})
+    for (const char* key : {"loop_late_max_ms", "module_late_max_ms", "stalls_forgiven", "stalls_reported"})
       if (const auto v = SummaryValue(*lines, key)) {
         std::ostringstream o;
         o << " " << key << "=" << *v;

@@ -70,6 +70,9 @@ class SyncServer {
   /// How far the event loop fell behind (the largest time beyond the asked wait between two checkpoints),
   /// and how many of those gaps were stalls forgiven to the nodes.
   const clock::StallWatch& Stalls() const { return stalls_; }
+  /// Times Run's loop stood still for more than a second while the watchdog looked (each one logged as a
+  /// warning with the loop's phase and this process's thread states, process::LoopWatchdog).
+  uint64_t StallsReported() const { return stalls_reported_; }
 
  private:
   std::optional<transport::CurveDef> SocketCurve() const;
@@ -87,6 +90,7 @@ class SyncServer {
   uint64_t faults_version_ = 0;  // the core's FaultsVersion() the sockets follow
   // Gaps of more than five of the loop's longest waits (250 ms) beyond the wait asked for are stalls.
   clock::StallWatch stalls_{250'000'000};
+  uint64_t stalls_reported_ = 0;
 };
 
 }  // namespace platoon::server
