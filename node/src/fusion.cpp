@@ -124,7 +124,8 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
     if (__builtin_add_overflow(h.stamp_ns, knot_index * kCompensationKnotNs, &at)) at = h.stamp_ns;
     return ref_inv.Then(FromPose(ego_pose(at))).Then(mount);
   };
-  int64_t knot = std::numeric_limits<int64_t>::min();  // index of the first knot of the pair held
+  int64_t knot = 0;  // index of the first knot of the pair held, once have_knots
+  bool have_knots = false;
   Rigid k0, k1;
   float cached_offset = std::numeric_limits<float>::quiet_NaN();
   Eigen::Matrix3f r = mount.RF();
@@ -139,11 +140,11 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
     const double offset_ns =
         std::abs(time_offset_s) <= kMaxTimeOffsetS ? static_cast<double>(time_offset_s) * 1e9 : 0.0;
     const auto q = static_cast<int64_t>(std::floor(offset_ns / static_cast<double>(kCompensationKnotNs)));
-    if (q != knot) {
-      if (q == knot + 1) {  // the next pair: one new knot
+    if (!have_knots || q != knot) {
+      if (have_knots && q == knot + 1) {  // the next pair: one new knot
         k0 = k1;
         k1 = exact(q + 1);
-      } else if (q == knot - 1) {  // the pair before (columns in falling time order)
+      } else if (have_knots && q == knot - 1) {  // the pair before (columns in falling time order)
         k1 = k0;
         k0 = exact(q);
       } else {
@@ -151,6 +152,7 @@ uint32_t FuseCloudInto(const protocol::PointCloud& cloud, std::string_view blob,
         k1 = exact(q + 1);
       }
       knot = q;
+      have_knots = true;
     }
     const double w = (offset_ns - static_cast<double>(q * kCompensationKnotNs)) / static_cast<double>(kCompensationKnotNs);
     r = (k0.r + w * (k1.r - k0.r)).cast<float>();
