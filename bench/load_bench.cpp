@@ -18,6 +18,7 @@
 #include "bench_support.hpp"
 
 #include <CLI/CLI.hpp>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <zmq.hpp>
@@ -37,6 +38,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 using platoon::process::Child;
@@ -72,10 +74,12 @@ struct Options {
   int entities = 16;
   double step_hz = 60;
   bool threshold = true;
-  int receivers = 4;
-  int threads = 2;
+  int receivers = 8;            // in all
+  int threads = 2;              // for the other nodes
+  bool receiver_thread = true;  // the receivers on a thread of their own (else spread over `threads`)
   double warmup_s = 4, seconds = 6;
   int keyframe_parts = 0;  // [server] keyframe_parts of the session: 0 auto (rolling past 512 entities), 1 whole
+  double min_forward_ms = -1;  // [server] min_forward_interval_ms of the session; < 0: the server's default
 };
 
 // One simulated node: the session client core and its four sockets (what session::ClientLink holds,
@@ -115,7 +119,8 @@ struct WorldSeen {
 
 struct PlatoonResult {
   double p50_us = 0, p99_us = 0, server_cpu = 0, self_cpu = 0, entities_per_s = 0, mean_world_bytes = 0,
-         keyframe_bytes = 0, largest_world_bytes = 0;
+         keyframe_bytes = 0, largest_world_bytes = 0, broadcasts_per_s = 0;
+  double to_server_p50_us = 0, to_server_p99_us = 0, fan_out_p50_us = 0, fan_out_p99_us = 0;  // the latency's two halves
   size_t samples = 0;
   int joined = 0, synced = 0;
   size_t world_min = 0, world_max = 0;  // entities in the receivers' worlds at the end (each: (N - 1) * E)
@@ -125,14 +130,26 @@ struct PlatoonResult {
 platoon::KinematicState Truth(int node, int index, int64_t sim_ns) {
   const double r = 30.0 + 5.0 * index, v = 10.0 + (index % 5) * 2.0, w = v / r;
   const double t = static_cast<double>(sim_ns) / 1e9, a = w * t + node * 0.1;
+  // One sincos of a / 2 gives a's (double angle) and the heading a + pi/2's half-angle quaternion, so that
+  // the generator spends its time on the nodes' work rather than on trigonometry.
+  const double sh = std::sin(0.5 * a), ch = std::cos(0.5 * a);
+  const double ca = ch * ch - sh * sh, sa = 2 * sh * ch;
   platoon::KinematicState k;
   k.stamp_ns = sim_ns;
-  k.pose.position_m = platoon::Vec3(r * std::cos(a) + 500.0 * node, r * std::sin(a), 0);
-  k.pose.orientation = platoon::Quat(Eigen::AngleAxisd(a + M_PI / 2, platoon::Vec3::UnitZ()));
-  k.velocity_mps = platoon::Vec3(-v * std::sin(a), v * std::cos(a), 0);
-  k.acceleration_mps2 = platoon::Vec3(-v * w * std::cos(a), -v * w * std::sin(a), 0);
+  k.pose.position_m = platoon::Vec3(r * ca + 500.0 * node, r * sa, 0);
+  k.pose.orientation = platoon::Quat(M_SQRT1_2 * (ch - sh), 0, 0, M_SQRT1_2 * (sh + ch));
+  k.velocity_mps = platoon::Vec3(-v * sa, v * ca, 0);
+  k.acceleration_mps2 = platoon::Vec3(-v * w * ca, -v * w * sa, 0);
   k.angular_velocity_radps = platoon::Vec3(0, 0, w);
   return k;
+}
+
+// A send policy per vehicle, each with its own heartbeat phase, as a node's ClientModuleContext makes them.
+void ResetPolicies(SimNode& n, int entities) {
+  n.policies.clear();
+  for (int k = 0; k < entities; ++k)
+    n.policies.emplace_back(platoon::dr::DefaultSendPolicyDef(),
+                            platoon::EntityPhase(platoon::VehicleId(n.name, static_cast<uint32_t>(k))));
 }
 
 void Follow(SimNode& n) {
@@ -148,49 +165,85 @@ void Follow(SimNode& n) {
   follow(n.state, n.connected.state, ports.state);
 }
 
-void SendQueued(SimNode& n) {
+// Sends what the client queued; returns a mask of the sockets sent on (1 time, 2 control).
+unsigned SendQueued(SimNode& n) {
+  unsigned sent_on = 0;
   for (auto& o : n.client.TakeOutgoing()) {
     switch (o.socket) {
-      case session::Socket::kControl: n.control.Send(o.bytes); break;
-      case session::Socket::kTime: n.time.Send(o.bytes); break;
+      case session::Socket::kControl:
+        n.control.Send(o.bytes);
+        sent_on |= 2;
+        break;
+      case session::Socket::kTime:
+        n.time.Send(o.bytes);
+        sent_on |= 1;
+        break;
       case session::Socket::kWorld: break;
       case session::Socket::kState:
         if (n.connected.state) n.state.Send(o.bytes);
         break;
     }
   }
+  return sent_on;
 }
 
-// Drives `nodes` until `end_ns`: one poll over their sockets, the clients' timed work, and each node's
-// vehicles at step_hz (each node at its own phase, as independent processes would be).
+bool Readable(transport::Channel& c) { return (c.Socket().get(zmq::sockopt::events) & ZMQ_POLLIN) != 0; }
+
+// Drives `nodes` until `end_ns`: the clients' timed work, each node's vehicles at step_hz (each node at its
+// own phase, as independent processes would be), and their sockets' input. The sockets are watched through
+// their ZMQ_FD in one epoll set, so that a turn costs what is ready, not a look at every socket (zmq_poll
+// over hundreds of sockets costs more than the nodes' own work). A socket's FD only says its state may have
+// changed: a signalled socket is read until empty, and so is a socket just sent on (the send may have taken
+// the signal of a message that arrived meanwhile).
 void DriveNodes(std::vector<SimNode*> nodes, const Options& o, int64_t measure_from_ns, int64_t end_ns,
                 WorldSeen& seen, std::atomic<uint64_t>& entities_sent) {
-  std::vector<zmq::pollitem_t> items;
-  for (auto* n : nodes)
-    for (auto* c : {&n->time, &n->control, &n->world})
-      items.push_back(zmq::pollitem_t{static_cast<void*>(c->Socket()), 0, ZMQ_POLLIN, 0});
+  const int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) throw std::runtime_error("epoll_create1 failed");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    transport::Channel* socks[3] = {&nodes[i]->time, &nodes[i]->control, &nodes[i]->world};
+    for (uint64_t j = 0; j < 3; ++j) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = 3 * i + j;
+      const int fd = socks[j]->Socket().get(zmq::sockopt::fd);
+      if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) throw std::runtime_error("epoll_ctl failed");
+    }
+  }
   const auto period = static_cast<int64_t>(1e9 / o.step_hz);
   uint64_t sent = 0;
+  std::vector<epoll_event> events(256);
+  auto read_socket = [&](SimNode& n, uint64_t which) {
+    switch (which) {
+      case 0:
+        while (auto p = n.time.TryReceive()) n.client.OnMessage(session::Socket::kTime, p->data, MonoNs());
+        break;
+      case 1:
+        while (auto p = n.control.TryReceive()) n.client.OnMessage(session::Socket::kControl, p->data, MonoNs());
+        break;
+      default:
+        while (auto p = n.world.TryReceive()) {
+          if (n.receiver) n.client.OnMessage(session::Socket::kWorld, p->data, MonoNs());
+          else ++seen.dropped_reads;
+        }
+    }
+  };
+  // Every socket once before the first wait: a message may have come before its FD was watched.
+  for (auto* n : nodes)
+    for (uint64_t j = 0; j < 3; ++j) read_socket(*n, j);
   while (true) {
     const int64_t now = MonoNs();
     if (now >= end_ns) break;
     int64_t due = end_ns;
     for (auto* n : nodes) due = std::min({due, n->client.NextDueNs(), n->next_step_ns});
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(std::clamp<int64_t>((due - now) / 1'000'000, 0, 5)));
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      SimNode& n = *nodes[i];
-      if (items[3 * i].revents & ZMQ_POLLIN)
-        while (auto p = n.time.TryReceive()) n.client.OnMessage(session::Socket::kTime, p->data, MonoNs());
-      if (items[3 * i + 1].revents & ZMQ_POLLIN)
-        while (auto p = n.control.TryReceive()) n.client.OnMessage(session::Socket::kControl, p->data, MonoNs());
-      if (items[3 * i + 2].revents & ZMQ_POLLIN)
-        while (auto p = n.world.TryReceive()) {
-          if (n.receiver) {
-            n.client.OnMessage(session::Socket::kWorld, p->data, MonoNs());
-          } else {
-            ++seen.dropped_reads;
-          }
-        }
+    // epoll waits in whole ms: round up, so that work due within the next ms waits for it (at most 1 ms
+    // late, as a node process's own scheduling may be) instead of spinning until it is due.
+    const int timeout_ms = static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 0, 5));
+    const int ready = epoll_wait(ep, events.data(), static_cast<int>(events.size()), timeout_ms);
+    for (int k = 0; k < ready; ++k) {
+      const uint64_t idx = events[static_cast<size_t>(k)].data.u64;
+      SimNode& n = *nodes[idx / 3];
+      transport::Channel* socks[3] = {&n.time, &n.control, &n.world};
+      if (Readable(*socks[idx % 3])) read_socket(n, idx % 3);
     }
     const int64_t t = MonoNs();
     for (auto* np : nodes) {
@@ -199,8 +252,7 @@ void DriveNodes(std::vector<SimNode*> nodes, const Options& o, int64_t measure_f
       // The node's vehicles, while sim time runs here.
       if (t >= n.next_step_ns) {
         n.next_step_ns = std::max(n.next_step_ns + period, t);
-        if (n.client.TakeRejoined())
-          n.policies.assign(static_cast<size_t>(o.entities), platoon::dr::SendPolicy(platoon::dr::DefaultSendPolicyDef()));
+        if (n.client.TakeRejoined()) ResetPolicies(n, o.entities);
         if (n.client.Joined() && n.client.Advancing()) {
           const int64_t sim = n.client.SimNowNs();
           protocol::NodeState ns;
@@ -226,19 +278,23 @@ void DriveNodes(std::vector<SimNode*> nodes, const Options& o, int64_t measure_f
         }
       }
       Follow(n);
-      SendQueued(n);
+      const unsigned sent_on = SendQueued(n);
+      if ((sent_on & 1) && Readable(n.time)) read_socket(n, 0);
+      if ((sent_on & 2) && Readable(n.control)) read_socket(n, 1);
     }
   }
+  close(ep);
   entities_sent += sent;
 }
 
-std::string WriteSession(const std::string& dir, int n, int entities, int keyframe_parts) {
+std::string WriteSession(const std::string& dir, int n, int entities, int keyframe_parts, double min_forward_ms) {
   const std::string path = dir + "/load.toml";
   std::ofstream f(path);
   // Raised limits (said in the bench's header line): room for n nodes and their entities.
   f << "[session]\nname = \"load\"\n[server]\nbind_address = \"127.0.0.1\"\nstatus_interval_s = 0\n"
     << "max_nodes = " << n + 16 << "\nmax_entities = " << std::max(20000, 2 * n * entities) << "\n"
     << "keyframe_parts = " << keyframe_parts << "\n"
+    << (min_forward_ms >= 0 ? "min_forward_interval_ms = " + std::to_string(min_forward_ms) + "\n" : "")
     << "[security]\nmode = \"off\"\n";
   return path;
 }
@@ -248,7 +304,7 @@ PlatoonResult MeasurePlatoon(const std::string& bin, int n, const Options& o) {
   const std::string dir = fs::temp_directory_path() / ("platoon-load-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string ready = dir + "/ready.json";
-  Child server = Child::Spawn({bin + "/platoon-server", "--config", WriteSession(dir, n, o.entities, o.keyframe_parts), "--bind",
+  Child server = Child::Spawn({bin + "/platoon-server", "--config", WriteSession(dir, n, o.entities, o.keyframe_parts, o.min_forward_ms), "--bind",
                                "127.0.0.1", "--port", "0", "--ready-file", ready, "--autostart", "0", "--log-level",
                                "warn"});
   const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -268,24 +324,45 @@ PlatoonResult MeasurePlatoon(const std::string& bin, int n, const Options& o) {
   std::vector<std::unique_ptr<SimNode>> nodes;
   const int64_t start = MonoNs();
   const auto period = static_cast<int64_t>(1e9 / o.step_hz);
-  // Node i runs on thread i % threads, so the first `receivers` nodes spread over the threads.
+  // The first `receivers` nodes run on a thread of their own, as a node process's network thread is its own
+  // (its simulation never holds up the world stream it applies); the other nodes run on `threads` threads,
+  // node i on thread i % threads. Without receiver_thread the receivers are spread over those threads too.
   for (int i = 0; i < n; ++i) {
     const bool receiver = i < o.receivers;
     nodes.push_back(std::make_unique<SimNode>(ctx, "sim" + std::to_string(i), receiver, osc, control, o.warmup_s));
     nodes.back()->next_step_ns = start + period * i / n;
-    nodes.back()->policies.assign(static_cast<size_t>(o.entities), platoon::dr::SendPolicy());
+    ResetPolicies(*nodes.back(), o.entities);
   }
-  // The receivers' world taps count broadcast and keyframe sizes in the measured window.
+  // The receivers' world taps count broadcast and keyframe sizes in the measured window, and split the
+  // latency of each state new to the receiver at the server's build stamp: owner stamp -> built (the owner's
+  // send, the server's read, merge and wait for the next broadcast) and built -> applied (the fan-out).
+  // The owner's sim stamp is put on the reference clock with the receiver's own sim-to-reference offset
+  // (every process here reads CLOCK_MONOTONIC, the server's reference).
   const int64_t measure_from = start + static_cast<int64_t>(o.warmup_s * 1e9);
   const int64_t end = measure_from + static_cast<int64_t>(o.seconds * 1e9);
-  std::vector<WorldSeen> seen(static_cast<size_t>(o.threads));
+  const int loops = o.threads + (o.receiver_thread ? 1 : 0);
+  std::vector<WorldSeen> seen(static_cast<size_t>(loops));
   std::mutex tap_mutex;
   WorldSeen tapped;
+  std::vector<double> to_server_us, fan_out_us;
   for (auto& node : nodes)
     if (node->receiver)
-      node->client.on_world_broadcast = [&](std::string_view bytes, const protocol::WorldState& w, int64_t local_ns) {
+      node->client.on_world_broadcast = [&, me = node.get(), newest = std::unordered_map<uint64_t, int64_t>()](
+                                            std::string_view bytes, const protocol::WorldState& w, int64_t local_ns) mutable {
+        const int64_t sim_to_ref = MonoNs() - me->client.SimNowNs();
+        std::vector<int64_t> fresh;  // stamps of the states new to this receiver
+        for (const auto& e : w.entities) {
+          int64_t& seen_stamp = newest[e.id];
+          if (e.kinematics.stamp_ns <= seen_stamp) continue;
+          seen_stamp = e.kinematics.stamp_ns;
+          fresh.push_back(e.kinematics.stamp_ns);
+        }
         if (local_ns < measure_from) return;
         std::lock_guard lock(tap_mutex);
+        for (int64_t stamp : fresh) {
+          to_server_us.push_back(static_cast<double>(w.server_time_ns - (stamp + sim_to_ref)) / 1e3);
+          fan_out_us.push_back(static_cast<double>(local_ns - w.server_time_ns) / 1e3);
+        }
         ++tapped.broadcasts;
         tapped.bytes += bytes.size();
         tapped.largest = std::max<uint64_t>(tapped.largest, bytes.size());
@@ -297,11 +374,15 @@ PlatoonResult MeasurePlatoon(const std::string& bin, int n, const Options& o) {
   std::atomic<uint64_t> entities_sent{0};
   std::vector<std::thread> threads;
   double cpu0 = 0, self0 = 0;
-  for (int t = 0; t < o.threads; ++t) {
-    std::vector<SimNode*> mine;
-    for (int i = t; i < n; i += o.threads) mine.push_back(nodes[static_cast<size_t>(i)].get());
-    threads.emplace_back([&, mine, t] { DriveNodes(mine, o, measure_from, end, seen[static_cast<size_t>(t)], entities_sent); });
+  std::vector<std::vector<SimNode*>> by_loop(static_cast<size_t>(loops));
+  for (int i = 0; i < n; ++i) {
+    const bool own = o.receiver_thread && nodes[static_cast<size_t>(i)]->receiver;
+    by_loop[static_cast<size_t>(own ? o.threads : i % o.threads)].push_back(nodes[static_cast<size_t>(i)].get());
   }
+  for (int t = 0; t < loops; ++t)
+    threads.emplace_back([&, t] {
+      DriveNodes(by_loop[static_cast<size_t>(t)], o, measure_from, end, seen[static_cast<size_t>(t)], entities_sent);
+    });
   std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(measure_from)));
   cpu0 = CpuSeconds(server.Pid());
   self0 = SelfCpuSeconds();
@@ -331,6 +412,11 @@ PlatoonResult MeasurePlatoon(const std::string& bin, int n, const Options& o) {
   r.mean_world_bytes = tapped.broadcasts ? static_cast<double>(tapped.bytes) / static_cast<double>(tapped.broadcasts) : 0;
   r.keyframe_bytes = tapped.keyframes ? static_cast<double>(tapped.keyframe_bytes) / static_cast<double>(tapped.keyframes) : 0;
   r.largest_world_bytes = static_cast<double>(tapped.largest);
+  r.broadcasts_per_s = static_cast<double>(tapped.broadcasts) / o.seconds / o.receivers;
+  r.to_server_p50_us = Percentile(to_server_us, 50);
+  r.to_server_p99_us = Percentile(to_server_us, 99);
+  r.fan_out_p50_us = Percentile(fan_out_us, 50);
+  r.fan_out_p99_us = Percentile(fan_out_us, 99);
   nodes.clear();
   server.Signal(SIGTERM);
   server.WaitFor(5s);
@@ -345,7 +431,8 @@ struct Floor {
 };
 
 // One PUB (its own thread, 60 Hz, `bytes` per message, a send-time stamp in front) -> n SUB sockets in
-// this process, read by `threads` poll loops as the simulated nodes are.
+// this process, read as the simulated nodes read theirs: the first `receivers` measure the latency, on a
+// thread of their own with receiver_thread, the others are read and dropped by `threads` poll loops.
 Floor MeasureFloor(int n, size_t bytes, const Options& o) {
   zmq::context_t ctx(2);
   ctx.set(zmq::ctxopt::max_sockets, 2 * n + 64);
@@ -374,20 +461,30 @@ Floor MeasureFloor(int n, size_t bytes, const Options& o) {
       pub.send(zmq::buffer(msg), zmq::send_flags::dontwait);
     }
   });
-  std::vector<std::vector<double>> lat(static_cast<size_t>(o.threads));
+  const int loops = o.threads + (o.receiver_thread ? 1 : 0);
+  std::vector<std::vector<size_t>> by_loop(static_cast<size_t>(loops));
+  for (int i = 0; i < n; ++i) {
+    const bool own = o.receiver_thread && i < o.receivers;
+    by_loop[static_cast<size_t>(own ? o.threads : i % o.threads)].push_back(static_cast<size_t>(i));
+  }
+  std::vector<std::vector<double>> lat(static_cast<size_t>(loops));
   std::vector<std::thread> readers;
-  for (int t = 0; t < o.threads; ++t)
+  for (int t = 0; t < loops; ++t)
     readers.emplace_back([&, t] {
       std::vector<zmq::pollitem_t> items;
-      for (int i = t; i < n; i += o.threads)
-        items.push_back(zmq::pollitem_t{static_cast<void*>(subs[static_cast<size_t>(i)]), 0, ZMQ_POLLIN, 0});
+      std::vector<bool> measures;
+      for (size_t i : by_loop[static_cast<size_t>(t)]) {
+        items.push_back(zmq::pollitem_t{static_cast<void*>(subs[i]), 0, ZMQ_POLLIN, 0});
+        measures.push_back(static_cast<int>(i) < o.receivers);
+      }
       while (MonoNs() < end) {
         zmq::poll(items.data(), items.size(), 5ms);
-        for (auto& it : items) {
-          if (!(it.revents & ZMQ_POLLIN)) continue;
-          zmq::socket_ref s(zmq::from_handle, it.socket);
+        for (size_t k = 0; k < items.size(); ++k) {
+          if (!(items[k].revents & ZMQ_POLLIN)) continue;
+          zmq::socket_ref s(zmq::from_handle, items[k].socket);
           zmq::message_t m;
           while (s.recv(m, zmq::recv_flags::dontwait)) {
+            if (!measures[k]) continue;
             const int64_t now = MonoNs();
             int64_t stamp = 0;
             std::memcpy(&stamp, m.data(), 8);
@@ -418,10 +515,14 @@ int main(int argc, char** argv) {
   app.add_option("--publish", publish, "threshold: the send policy (dead-reckoning thresholds); fixed: every vehicle every step")
       ->check(CLI::IsMember({"fixed", "threshold"}))
       ->capture_default_str();
-  app.add_option("--receivers", o.receivers, "Nodes per thread that apply the world stream and measure latency")
+  app.add_option("--receivers", o.receivers, "Nodes that apply the world stream and measure latency (in all)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--threads", o.threads, "Threads driving the simulated nodes")->check(CLI::Range(1, 16))->capture_default_str();
+  app.add_option("--receiver-thread", o.receiver_thread,
+                 "true: the receivers on a thread of their own, as a node's network thread is; false: spread over "
+                 "--threads with the other nodes (each loop's work then delays the world stream it reads)")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "Threads driving the other simulated nodes")->check(CLI::Range(1, 16))->capture_default_str();
   app.add_option("--warmup", o.warmup_s, "Seconds before measuring (joins, clock sync)")->capture_default_str();
   app.add_option("--seconds", o.seconds, "Measured seconds per node count")->check(CLI::Range(1.0, 60.0))->capture_default_str();
   std::vector<int> parts_list = {0};
@@ -431,9 +532,12 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  app.add_option("--min-forward-ms", o.min_forward_ms,
+                 "[server] min_forward_interval_ms of the session (deltas at least this far apart); default: the "
+                 "server's own (0)")
+      ->check(CLI::Range(0.0, 1000.0));
   CLI11_PARSE(app, argc, argv);
   o.threshold = publish == "threshold";
-  o.receivers *= o.threads;  // in all
 
   // Four sockets per node, each with a descriptor or two: raise the open-file limit (the server inherits it).
   rlimit lim{};
@@ -447,22 +551,32 @@ int main(int argc, char** argv) {
               "and max_entities to max(20000, 2 N E)\n\n",
               o.entities, o.step_hz, publish.c_str(), o.threads, o.receivers, o.seconds, o.warmup_s,
               std::thread::hardware_concurrency());
-  std::printf("%6s | %5s | %21s | %21s | %6s | %10s | %9s | %11s | %12s | %12s | %s\n", "nodes", "parts",
-              "relay p50 / p99 ms", "floor p50 / p99 ms", "ratio", "server CPU", "bench CPU", "entities/s",
-              "mean world B", "largest B", "keyframe B");
-  for (int n : counts)
+  if (o.min_forward_ms >= 0) std::printf("[server] min_forward_interval_ms = %.1f\n", o.min_forward_ms);
+  std::printf("%6s | %5s | %19s | %19s | %6s | %19s | %19s | %6s | %6s | %5s | %8s | %8s | %9s | %9s | %s\n", "nodes",
+              "parts", "relay p50 / p99 ms", "floor p50 / p99 ms", "ratio", "to server p50/p99", "fan-out p50/p99",
+              "server", "bench", "bc/s", "ent/s", "mean B", "largest B", "egress MB/s", "keyframe B");
+  for (int n : counts) {
+    if (o.receivers > n) {
+      std::fprintf(stderr, "load_bench: --receivers %d is more than --nodes %d\n", o.receivers, n);
+      return 2;
+    }
     for (int parts : parts_list) {
       o.keyframe_parts = parts;
       const PlatoonResult r = MeasurePlatoon(bin, n, o);
       const Floor f = MeasureFloor(n, static_cast<size_t>(std::max(64.0, r.mean_world_bytes)), o);
-      std::printf("%6d | %5s | %9.3f / %9.3f | %9.3f / %9.3f | %5.2fx | %9.0f%% | %8.0f%% | %11.0f | %12.0f | %12.0f | "
-                  "%.0f  (%d joined, %d synced, %zu relay samples, %zu floor samples, receivers' worlds %zu-%zu "
-                  "entities of %d)\n",
+      // What the server writes: every broadcast to every one of the n subscribers.
+      const double egress_mbps = static_cast<double>(n) * r.mean_world_bytes * r.broadcasts_per_s / 1e6;
+      std::printf("%6d | %5s | %8.2f / %8.2f | %8.2f / %8.2f | %5.2fx | %8.2f / %8.2f | %8.2f / %8.2f | %5.0f%% | "
+                  "%5.0f%% | %5.0f | %8.0f | %8.0f | %9.0f | %11.0f | %.0f  (%d joined, %d synced, %zu relay samples, "
+                  "%zu floor samples, receivers' worlds %zu-%zu entities of %d)\n",
                   n, parts == 0 ? "auto" : std::to_string(parts).c_str(), r.p50_us / 1e3, r.p99_us / 1e3,
-                  f.p50_us / 1e3, f.p99_us / 1e3, f.p99_us > 0 ? r.p99_us / f.p99_us : 0, 100 * r.server_cpu,
-                  100 * r.self_cpu, r.entities_per_s, r.mean_world_bytes, r.largest_world_bytes, r.keyframe_bytes,
-                  r.joined, r.synced, r.samples, f.samples, r.world_min, r.world_max, (n - 1) * o.entities);
+                  f.p50_us / 1e3, f.p99_us / 1e3, f.p99_us > 0 ? r.p99_us / f.p99_us : 0, r.to_server_p50_us / 1e3,
+                  r.to_server_p99_us / 1e3, r.fan_out_p50_us / 1e3, r.fan_out_p99_us / 1e3, 100 * r.server_cpu,
+                  100 * r.self_cpu, r.broadcasts_per_s, r.entities_per_s, r.mean_world_bytes, r.largest_world_bytes,
+                  egress_mbps, r.keyframe_bytes, r.joined, r.synced, r.samples, f.samples, r.world_min, r.world_max,
+                  (n - 1) * o.entities);
       std::fflush(stdout);
     }
+  }
   return 0;
 }

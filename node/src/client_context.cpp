@@ -1,6 +1,7 @@
 #include "platoon/node/client_context.hpp"
 
 #include "platoon/dead_reckoning_kinds.hpp"
+#include "platoon/entity_id.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/protocol/codec_in_place.hpp"
 #include "platoon/transport/send_shared.hpp"
@@ -39,7 +40,7 @@ void ClientModuleContext::Publish(const protocol::EntityState& truth) {
     // Drift is judged with the model every receiver extrapolates this kind with (RemoteWorld does the same).
     dr::SendPolicyDef def = policy_def_;
     def.model = dr::ModelForKind(truth.kind);
-    it = policies_.emplace(truth.id, dr::SendPolicy(def)).first;
+    it = policies_.emplace(truth.id, dr::SendPolicy(def, EntityPhase(truth.id))).first;
   }
   if (!every_step_ && !it->second.ShouldSend(truth.kinematics, truth.kinematics.stamp_ns)) return;
   it->second.MarkSent(truth.kinematics);

@@ -21,10 +21,17 @@ SyncServer::SyncServer(const config::SessionDef& session, std::shared_ptr<spdlog
       zap_(curve_ ? std::make_unique<transport::ZapHandler>(context_, curve_->authorised,
                                                             [log = log_](const std::string& line) { log->warn("{}", line); })
                   : nullptr),
-      control_(context_, transport::Pattern::kRouter, transport::ChannelDef{.max_message_bytes = session.server.max_message_bytes, .faults = session.faults, .curve = SocketCurve()}),
-      time_(context_, transport::Pattern::kRouter, transport::ChannelDef{.max_message_bytes = session.server.max_message_bytes, .faults = session.faults, .curve = SocketCurve()}),
-      world_(context_, transport::Pattern::kPub, transport::ChannelDef{.faults = {}, .curve = SocketCurve()}),
-      state_(context_, transport::Pattern::kPull, transport::ChannelDef{.max_message_bytes = session.server.max_message_bytes, .faults = session.faults, .curve = SocketCurve()}) {}
+      control_(context_, transport::Pattern::kRouter, InputDef(session)),
+      time_(context_, transport::Pattern::kRouter, InputDef(session)),
+      world_(context_, transport::Pattern::kPub, transport::ChannelDef{.faults = {}, .curve = SocketCurve(), .io_affinity = kWorldIo}),
+      state_(context_, transport::Pattern::kPull, InputDef(session)) {}
+
+transport::ChannelDef SyncServer::InputDef(const config::SessionDef& session) const {
+  return transport::ChannelDef{.max_message_bytes = session.server.max_message_bytes,
+                               .faults = session.faults,
+                               .curve = SocketCurve(),
+                               .io_affinity = kInputIo};
+}
 
 std::optional<transport::CurveDef> SyncServer::SocketCurve() const {
   if (!curve_) return std::nullopt;

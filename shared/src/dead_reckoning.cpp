@@ -368,8 +368,8 @@ std::string ValidateSendPolicyDef(const SendPolicyDef& def) {
     err << "horizon_s must be >= 0, got " << def.horizon_s;
   } else if (!FinitePositive(def.horizon_threshold_m)) {
     err << "horizon_threshold_m must be > 0, got " << def.horizon_threshold_m;
-  } else if (!FinitePositive(def.heartbeat_s)) {
-    err << "heartbeat_s must be > 0, got " << def.heartbeat_s;
+  } else if (!FinitePositive(def.heartbeat_s) || def.heartbeat_s > 3600) {
+    err << "heartbeat_s must be in (0, 3600], got " << def.heartbeat_s;
   } else if (!FinitePositive(def.max_rate_hz)) {
     err << "max_rate_hz must be > 0, got " << def.max_rate_hz;
   } else if (def.loss_cover < 0 || def.loss_cover > kMaxLossCover) {
@@ -378,7 +378,13 @@ std::string ValidateSendPolicyDef(const SendPolicyDef& def) {
   return err.str();
 }
 
-SendPolicy::SendPolicy(const SendPolicyDef& def) : def_(def) { assert(ValidateSendPolicyDef(def).empty()); }
+SendPolicy::SendPolicy(const SendPolicyDef& def, double heartbeat_phase)
+    : def_(def), heartbeat_ns_(std::max<int64_t>(1, SToNs(def.heartbeat_s))) {
+  assert(ValidateSendPolicyDef(def).empty());
+  assert(heartbeat_phase >= 0.0 && heartbeat_phase < 1.0);
+  heartbeat_phase_ns_ = std::clamp<int64_t>(static_cast<int64_t>(heartbeat_phase * static_cast<double>(heartbeat_ns_)), 0,
+                                            heartbeat_ns_ - 1);
+}
 
 SendReason SendPolicy::Drift(const KinematicState& ref, const KinematicState& truth, const Pose& truth_ahead) const {
   // Drift now, and lead_time_s ahead: receivers see a new state only after the network delay and
@@ -400,7 +406,13 @@ SendReason SendPolicy::Evaluate(const KinematicState& truth, int64_t now_ns) con
   // The rate cap wins over everything else, the heartbeat included. The slack lets a caller that
   // ticks at exactly max_rate_hz through despite ns rounding of its tick period.
   if (since_s * def_.max_rate_hz < 1.0 - kRateSlack) return SendReason::kNone;
-  if (since_s >= def_.heartbeat_s) return SendReason::kHeartbeat;
+  // The heartbeat: the entity's first slot at least half a period after the last send.
+  const int64_t earliest = sent_[0].stamp_ns + heartbeat_ns_ / 2;
+  if (now_ns >= earliest) {
+    int64_t to_slot = (heartbeat_phase_ns_ - earliest) % heartbeat_ns_;
+    if (to_slot < 0) to_slot += heartbeat_ns_;
+    if (now_ns >= earliest + to_slot) return SendReason::kHeartbeat;
+  }
   // The sender knows its full state, so its own near future is predicted with the richest model.
   const Pose truth_ahead = Extrapolate(Model::kRvb, truth, truth.stamp_ns + SToNs(def_.lead_time_s));
   if (const SendReason r = Drift(sent_[0], truth, truth_ahead); r != SendReason::kNone) return r;

@@ -37,4 +37,13 @@ uint64_t AttachedVehicleId(const std::string& attach_to) {
   return VehicleId(name, index);
 }
 
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+double EntityPhase(uint64_t id) { return static_cast<double>(SplitMix64(id) >> 11) * 0x1.0p-53; }
+
 }  // namespace platoon

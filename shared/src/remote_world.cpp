@@ -3,7 +3,7 @@
 #include "platoon/dead_reckoning_kinds.hpp"
 
 #include <algorithm>
-#include <set>
+#include <vector>
 
 namespace platoon {
 namespace {
@@ -39,15 +39,18 @@ WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_s
   }
   if (!snapshot && last_sequence_ != 0 && w.sequence > last_sequence_ + 1) r.gap = true;
 
-  std::set<uint64_t> listed;
+  // The ids listed, sorted once: a keyframe's sweep below looks each held id up here.
+  std::vector<uint64_t> listed;
+  if (protocol::HasKeyframe(w)) listed.reserve(w.entities.size());
   for (const auto& e : w.entities) {
     if (own_node != 0 && e.owner_node == own_node) continue;
-    listed.insert(e.id);
+    if (protocol::HasKeyframe(w)) listed.push_back(e.id);
     auto it = entries_.find(e.id);
     if (it == entries_.end()) {
       dr::TrackDef def = track_def_;
       def.model = dr::ModelForKind(e.kind);
       it = entries_.emplace(e.id, Entry{e, dr::RemoteTrack(def)}).first;
+      if (slice_parts_ > 1) slice_ids_[e.id % slice_parts_].push_back(e.id);
     }
     Entry& entry = it->second;
     // The track takes only newer kinematics; flags (stale, lights) follow the newest broadcast either way.
@@ -60,13 +63,52 @@ WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_s
   if (r.applied) {
     // A keyframe, or a rolling keyframe's slice, lists every live entity it covers: drop the others.
     if (protocol::HasKeyframe(w)) {
-      for (auto it = entries_.begin(); it != entries_.end();)
-        it = listed.count(it->first) || !protocol::KeyframeCovers(w, it->first) ? std::next(it) : entries_.erase(it);
+      std::sort(listed.begin(), listed.end());
+      Sweep(w, listed);
     }
-    for (uint64_t id : w.removed_entities) entries_.erase(id);
+    for (uint64_t id : w.removed_entities)
+      if (auto it = entries_.find(id); it != entries_.end()) Erase(it);
     last_sequence_ = std::max(last_sequence_, w.sequence);
   }
   return r;
+}
+
+void RemoteWorld::Erase(Entries::iterator it) {
+  if (slice_parts_ > 1) {
+    auto& ids = slice_ids_[it->first % slice_parts_];
+    if (auto at = std::find(ids.begin(), ids.end(), it->first); at != ids.end()) {
+      *at = ids.back();
+      ids.pop_back();
+    }
+  }
+  entries_.erase(it);
+}
+
+void RemoteWorld::Sweep(const protocol::WorldState& w, const std::vector<uint64_t>& listed) {
+  auto unlisted = [&](uint64_t id) { return !std::binary_search(listed.begin(), listed.end(), id); };
+  if (w.keyframe) {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      const auto next = std::next(it);
+      if (unlisted(it->first)) Erase(it);
+      it = next;
+    }
+    return;
+  }
+  // A slice covers the ids with id % P == k: only those are looked at (a part beyond P covers none).
+  if (w.keyframe_part >= w.keyframe_parts) return;
+  if (slice_parts_ != w.keyframe_parts) {
+    slice_parts_ = w.keyframe_parts;
+    slice_ids_.assign(slice_parts_, {});
+    for (const auto& [id, e] : entries_) slice_ids_[id % slice_parts_].push_back(id);
+  }
+  auto& ids = slice_ids_[w.keyframe_part];
+  std::vector<uint64_t> kept;
+  kept.reserve(ids.size());
+  for (uint64_t id : ids) {
+    if (unlisted(id)) entries_.erase(id);
+    else kept.push_back(id);
+  }
+  ids = std::move(kept);
 }
 
 std::vector<std::pair<protocol::EntityState, Pose>> RemoteWorld::WithDisplayedPose(int64_t sim_ns) const {

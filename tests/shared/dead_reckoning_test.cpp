@@ -1,5 +1,7 @@
 #include "platoon/dead_reckoning.hpp"
 
+#include "platoon/entity_id.hpp"
+
 #include "platoon/transport/fault_injector.hpp"
 
 #include <doctest/doctest.h>
@@ -8,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <numbers>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -607,6 +610,81 @@ TEST_CASE("send policy: sends first, on drift, on heartbeat, and never above max
   CHECK(policy.Stats().sent == 2);
   CHECK(policy.Stats().first == 1);
   CHECK(policy.Stats().position == 1);
+}
+
+TEST_CASE("send policy: heartbeats fall on the entity's own slot, at least half a period after the last send") {
+  dr::SendPolicyDef def = dr::DefaultSendPolicyDef();
+  def.model = Model::kFpw;
+  def.lead_time_s = 0.0;
+  def.loss_cover = 0;
+  KinematicState s;
+  s.velocity_mps = Vec3(10, 0, 0);
+  // Sends of a truth moving exactly as predicted, ticked at 1 kHz from 0 to 5 s, with a forced send at
+  // `extra_s` (< 0: none).
+  auto sends = [&](double phase, double extra_s) {
+    dr::SendPolicy policy(def, phase);
+    std::vector<double> at;
+    for (int64_t now = 0; now <= SToNs(5.0); now += 1'000'000) {
+      const KinematicState truth = dr::ExtrapolateState(Model::kFpw, s, now);
+      const bool forced = extra_s >= 0 && now == SToNs(extra_s);
+      if (!forced && !policy.ShouldSend(truth, now)) continue;
+      policy.MarkSent(truth);
+      at.push_back(NsToS(now));
+    }
+    return at;
+  };
+  // Phase 0.25: slots at 0.25 + k s; the first at least 0.5 s after the first send is 1.25 s.
+  const auto quarter = sends(0.25, -1);
+  REQUIRE(quarter.size() == 5);
+  for (size_t i = 0; i < quarter.size(); ++i) CHECK(quarter[i] == doctest::Approx(i == 0 ? 0.0 : 0.25 + static_cast<double>(i)));
+  // Phase 0.75: 0.75 s is already half a period after the first send.
+  const auto late = sends(0.75, -1);
+  REQUIRE(late.size() == 6);
+  CHECK(late[1] == doctest::Approx(0.75));
+  CHECK(late[5] == doctest::Approx(4.75));
+  // A send off the slot (2.6 s): the slot 0.15 s later is skipped, the next one (3.75 s) taken; then every
+  // period again. No gap is more than 1.5 periods.
+  const auto forced = sends(0.75, 2.6);
+  const std::vector<double> expected = {0.0, 0.75, 1.75, 2.6, 3.75, 4.75};
+  REQUIRE(forced.size() == expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(forced[i] == doctest::Approx(expected[i]));
+  for (const auto& run : {quarter, late, forced})
+    for (size_t i = 1; i < run.size(); ++i) {
+      CHECK(run[i] - run[i - 1] >= 0.5 - 1e-9);
+      CHECK(run[i] - run[i - 1] <= 1.5 + 1e-9);
+    }
+}
+
+TEST_CASE("send policy: vehicles that start together spread their heartbeats over the period by id") {
+  // 2000 vehicles of 125 nodes (VehicleId), all first sent at 0 and moving as predicted: only heartbeats
+  // after that. With each its EntityPhase, the heartbeats of seconds 2 to 4 fall evenly into 20 bins of
+  // 50 ms; with one phase for all they come in one instant.
+  dr::SendPolicyDef def = dr::DefaultSendPolicyDef();
+  def.model = Model::kFpw;
+  KinematicState s;
+  s.velocity_mps = Vec3(10, 0, 0);
+  auto bins = [&](bool own_phase) {
+    std::vector<int> bin(20, 0);
+    std::vector<dr::SendPolicy> policies;
+    for (int n = 0; n < 125; ++n)
+      for (uint32_t k = 0; k < 16; ++k)
+        policies.emplace_back(def, own_phase ? platoon::EntityPhase(platoon::VehicleId("node" + std::to_string(n), k)) : 0.0);
+    for (int64_t now = 0; now < SToNs(4.0); now += SToNs(1.0 / 60)) {
+      const KinematicState truth = dr::ExtrapolateState(Model::kFpw, s, now);
+      for (auto& p : policies) {
+        if (!p.ShouldSend(truth, now)) continue;
+        p.MarkSent(truth);
+        if (now >= SToNs(2.0)) ++bin[static_cast<size_t>(now / SToNs(0.05)) % 20];
+      }
+    }
+    return bin;
+  };
+  const auto spread = bins(true);
+  // 2 s of heartbeats, 4000 in all: 200 a bin on average; a binomial spread stays well within 120-280.
+  CHECK(std::accumulate(spread.begin(), spread.end(), 0) == 4000);
+  for (int b : spread) CHECK((b >= 120 && b <= 280));
+  const auto together = bins(false);
+  CHECK(*std::max_element(together.begin(), together.end()) == 4000);
 }
 
 TEST_CASE("send policy: drift is checked lead_time_s ahead") {

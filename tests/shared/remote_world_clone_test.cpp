@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+#include <set>
+
 using namespace platoon;
 using protocol::EntityState;
 using protocol::WorldState;
@@ -117,6 +120,49 @@ TEST_CASE("remote world: a rolling keyframe's slice drops the unlisted ids it co
   // A plain delta drops nothing.
   view.Apply(World(4, false, {}), kS / 4, false, 7);
   CHECK(view.Size() == 2);
+}
+
+TEST_CASE("remote world: slices, deltas and keyframes in any order keep exactly what a sweep of every id would") {
+  // RemoteWorld sweeps only the ids a slice covers (an index by id % P); a reference set here sweeps every
+  // id. 2000 random world states: new and re-sent entities, removals, whole keyframes, and slices of 3, 4
+  // and 60 parts (the server's count may change), each listing a random part of what it covers.
+  RemoteWorld view;
+  std::map<uint64_t, bool> held;  // the reference: the ids that must be held
+  uint64_t state = 12345;
+  auto rnd = [&](uint64_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % n;
+  };
+  for (uint64_t seq = 1; seq <= 2000; ++seq) {
+    const int64_t t = static_cast<int64_t>(seq) * kS / 100;
+    WorldState w = World(seq, false, {});
+    const uint64_t kind = rnd(10);
+    if (kind == 0) {
+      w.keyframe = true;
+    } else if (kind <= 4) {
+      const uint16_t parts_of[3] = {3, 4, 60};
+      w.keyframe_parts = parts_of[rnd(seq < 1000 ? 2 : 3)];
+      w.keyframe_part = static_cast<uint16_t>(rnd(w.keyframe_parts));
+    }
+    std::set<uint64_t> listed;
+    // A slice or keyframe lists most of what it covers; some ids (their removal lost) it leaves out.
+    if (protocol::HasKeyframe(w))
+      for (const auto& [id, h] : held)
+        if (protocol::KeyframeCovers(w, id) && rnd(5) != 0) listed.insert(id);
+    for (int k = 0; k < 3; ++k) listed.insert(1 + rnd(300));  // changed or new entities ride along
+    for (uint64_t id : listed) w.entities.push_back(Car(id, 2, t, static_cast<double>(id)));
+    if (rnd(3) == 0) w.removed_entities.push_back(1 + rnd(300));
+    view.Apply(w, t, false, 7);
+    // The reference: listed ids held, covered unlisted ones dropped, then the removals.
+    for (uint64_t id : listed) held[id] = true;
+    if (protocol::HasKeyframe(w))
+      for (auto it = held.begin(); it != held.end();)
+        it = protocol::KeyframeCovers(w, it->first) && !listed.count(it->first) ? held.erase(it) : std::next(it);
+    for (uint64_t id : w.removed_entities) held.erase(id);
+    REQUIRE(view.Size() == held.size());
+    for (const auto& [id, h] : held) REQUIRE(view.Track(id) != nullptr);
+  }
+  CHECK(held.size() > 20);  // the run kept a world to sweep
 }
 
 TEST_CASE("remote world: a hold shows each entity where its estimate was, standing still and stale, the next world state ends it") {

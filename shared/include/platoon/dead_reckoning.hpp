@@ -158,7 +158,10 @@ struct SendPolicyDef {
   double horizon_s = 0.5;
   /// Largest gap between the two estimates at horizon_s, in m. Typical 0.05-0.2.
   double horizon_threshold_m = 0.05;
-  /// Longest time between two sends, in s. Typical 1-5.
+  /// Heartbeat period, in s. Typical 1-5. Heartbeats fall on the entity's own slots (its phase of the
+  /// period, on the sim clock), the first slot at least heartbeat_s / 2 after the last send: a vehicle
+  /// that only heartbeats sends exactly every heartbeat_s, and no two sends are more than 1.5 heartbeat_s
+  /// apart. Entities of nodes that started together thus spread their heartbeats over the period.
   double heartbeat_s = 1.0;
   /// Highest send rate, in Hz. Typical 30-60.
   double max_rate_hz = 60.0;
@@ -178,7 +181,7 @@ std::string ValidateSendPolicyDef(const SendPolicyDef& def);
 enum class SendReason {
   kNone,       ///< Not due.
   kFirst,      ///< Nothing was sent yet.
-  kHeartbeat,  ///< heartbeat_s elapsed since the last send.
+  kHeartbeat,  ///< The entity's heartbeat slot, at least heartbeat_s / 2 after the last send.
   kPosition,   ///< The last send's estimate is, or within lead_time_s will be, beyond position_threshold_m.
   kAngle,      ///< The last send's estimate is, or within lead_time_s will be, beyond angle_threshold_rad.
   kCover,      ///< An earlier send's estimate, still shown by receivers that lost the newer ones, is beyond a
@@ -208,8 +211,10 @@ struct SendStats {
 /// Plain copyable data; holds a copy of its def.
 class SendPolicy {
  public:
-  /// A policy that has sent nothing yet; `def` must pass ValidateSendPolicyDef.
-  explicit SendPolicy(const SendPolicyDef& def = DefaultSendPolicyDef());
+  /// A policy that has sent nothing yet; `def` must pass ValidateSendPolicyDef. `heartbeat_phase`, in
+  /// [0, 1), places the heartbeat slots at sim times (heartbeat_phase + k) * heartbeat_s: give each entity
+  /// its own (EntityPhase of its id, entity_id.hpp).
+  explicit SendPolicy(const SendPolicyDef& def = DefaultSendPolicyDef(), double heartbeat_phase = 0.0);
 
   /// Why `truth` (valid at truth.stamp_ns) is due to be sent at sim time `now_ns`; kNone if not.
   SendReason Evaluate(const KinematicState& truth, int64_t now_ns) const;
@@ -242,6 +247,8 @@ class SendPolicy {
   SendReason Drift(const KinematicState& ref, const KinematicState& truth, const Pose& truth_ahead) const;
 
   SendPolicyDef def_;
+  int64_t heartbeat_ns_;        // heartbeat_s
+  int64_t heartbeat_phase_ns_;  // the slots' offset within the period, in [0, heartbeat_ns_)
   // The last states sent, newest first; sent_count_ of them are valid.
   std::array<KinematicState, kMaxLossCover + 1> sent_{};
   int sent_count_ = 0;

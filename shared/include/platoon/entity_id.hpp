@@ -19,4 +19,12 @@ std::string VehicleName(uint64_t id, std::span<const std::string> node_names);
 /// ("ego" is "ego:0"); throws config::ConfigError quoting the value when it is malformed.
 uint64_t AttachedVehicleId(const std::string& attach_to);
 
+/// SplitMix64's finaliser: a bijective mix of `x` in which neighbouring inputs share no structure.
+uint64_t SplitMix64(uint64_t x);
+
+/// The entity's own phase of periodic work, a fraction in [0, 1) spread evenly over ids (SplitMix64 of
+/// the id): the send policy's heartbeat slot, so that the vehicles of nodes that start together do not
+/// all send their heartbeats in the same instant.
+double EntityPhase(uint64_t id);
+
 }  // namespace platoon

@@ -70,8 +70,18 @@ class RemoteWorld {
     protocol::EntityState state;
     dr::RemoteTrack track;
   };
+  using Entries = std::map<uint64_t, Entry>;
+  /// Erases an entry, and its id from the slice index.
+  void Erase(Entries::iterator it);
+  /// Drops the entries a keyframe or a rolling keyframe's slice covers but does not list (`listed`, sorted).
+  void Sweep(const protocol::WorldState& w, const std::vector<uint64_t>& listed);
+
   dr::TrackDef track_def_;
-  std::map<uint64_t, Entry> entries_;
+  Entries entries_;
+  // The held ids by rolling-keyframe slice (id % slice_parts_), so that a slice sweeps its own ids, not the
+  // whole world; built at the first slice, again when the server's slice count changes. 0: no index.
+  uint16_t slice_parts_ = 0;
+  std::vector<std::vector<uint64_t>> slice_ids_;
   uint64_t last_sequence_ = 0;
   std::optional<int64_t> held_at_ns_;
 };

@@ -1,5 +1,7 @@
 #include "platoon/road/endless_road.hpp"
 
+#include "platoon/entity_id.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -8,14 +10,6 @@
 
 namespace platoon::road {
 namespace {
-
-// SplitMix64 finaliser: chunk seeds that share no structure for neighbouring k.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 RoadDef LayoutDef(const EndlessRoadDef& def) {
   RoadDef d = def.generator.layout;
@@ -52,7 +46,8 @@ std::string ValidateEndlessRoadDef(const EndlessRoadDef& d) {
 
 std::vector<SectionDef> EndlessChunkSections(const EndlessRoadDef& def, int64_t index) {
   RoadGeneratorDef g = def.generator;
-  g.seed = Mix(def.generator.seed ^ Mix(static_cast<uint64_t>(index)));
+  // SplitMix64: chunk seeds that share no structure for neighbouring k.
+  g.seed = SplitMix64(def.generator.seed ^ SplitMix64(static_cast<uint64_t>(index)));
   RoadGenerator gen(g);
   std::vector<SectionDef> out = gen.Next(def.chunk_length_m);
   // End straight, so the next chunk (which starts at zero curvature) joins without a curvature step.

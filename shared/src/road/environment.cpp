@@ -1,5 +1,7 @@
 #include "platoon/road/environment.hpp"
 
+#include "platoon/entity_id.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -18,13 +20,6 @@ constexpr double kRoadGridM = 0.2;
 // 53 random bits to [lo, hi): identical on every standard library.
 double Uniform(std::mt19937_64& rng, double lo, double hi) {
   return lo + (hi - lo) * static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
-
-uint64_t SplitMix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
 }
 
 struct Corners {
@@ -197,7 +192,7 @@ std::vector<EnvObject> GenerateEnvironment(const Road& road, const EnvironmentDe
     for (int side : {1, -1}) {
       const double density = side > 0 ? kd.density_left_per_100m : kd.density_right_per_100m;
       if (density <= 0) continue;
-      std::mt19937_64 rng(SplitMix(def.seed ^ SplitMix(static_cast<uint64_t>(kind) * 2 + (side > 0 ? 0 : 1))));
+      std::mt19937_64 rng(SplitMix64(def.seed ^ SplitMix64(static_cast<uint64_t>(kind) * 2 + (side > 0 ? 0 : 1))));
       const double edge_t = side > 0 ? road.LeftEdgeOffset() : road.RightEdgeOffset();
       const double spacing = 100.0 / density;
       double s = 0.0;

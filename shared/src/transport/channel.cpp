@@ -58,6 +58,7 @@ Channel::Channel(zmq::context_t& context, Pattern pattern, const ChannelDef& def
   socket_.set(zmq::sockopt::rcvhwm, def.receive_hwm);
   socket_.set(zmq::sockopt::maxmsgsize, def.max_message_bytes);
   socket_.set(zmq::sockopt::reconnect_ivl, def.reconnect_interval_ms);
+  if (def.io_affinity != 0) socket_.set(zmq::sockopt::affinity, def.io_affinity);
   if (pattern == Pattern::kSub) socket_.set(zmq::sockopt::subscribe, "");
   // Outgoing queues only to live connections: a dead peer costs a dropped message, never memory.
   if (pattern == Pattern::kDealer || pattern == Pattern::kPush) socket_.set(zmq::sockopt::immediate, 1);

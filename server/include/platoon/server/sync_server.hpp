@@ -76,6 +76,8 @@ class SyncServer {
 
  private:
   std::optional<transport::CurveDef> SocketCurve() const;
+  /// The settings of the three input sockets (control, time, state): the session's limits and faults, CURVE, kInputIo.
+  transport::ChannelDef InputDef(const config::SessionDef& session) const;
   void HandleTime(const transport::Packet& packet);
   void Flush();
 
@@ -83,7 +85,9 @@ class SyncServer {
   const clock::Oscillator& reference_;
   config::SessionDef session_;  // socket settings; the core holds the live copy
   WorldCore core_;
-  zmq::context_t context_{1};
+  // Two I/O threads: kInputIo serves the control, time and state sockets, kWorldIo the world broadcast.
+  static constexpr uint64_t kInputIo = 1, kWorldIo = 2;
+  zmq::context_t context_{2};
   std::optional<config::ServerCurve> curve_;      // CURVE keys; nullopt on a loopback-only session
   std::unique_ptr<transport::ZapHandler> zap_;    // admits the authorised client keys (before the sockets)
   transport::Channel control_, time_, world_, state_;

@@ -50,6 +50,10 @@ struct ChannelDef {
   /// in Packet::shared instead of being copied into Packet::data; 0: every message is copied. For streams
   /// of megabyte messages (point clouds), where the copy is on the latency path.
   size_t share_from_bytes = 0;
+  /// Which of the context's I/O threads serve this socket's connections (ZMQ_AFFINITY: bit k is thread k);
+  /// 0: any. The server gives its world broadcast a thread of its own, so that writing one broadcast to
+  /// hundreds of subscribers never holds up the states and time requests arriving meanwhile.
+  uint64_t io_affinity = 0;
 };
 
 /// Sends of at least this many bytes from an rvalue string hand the string itself to ZeroMQ (no copy); also
