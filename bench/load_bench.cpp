@@ -90,12 +90,17 @@ struct SimNode {
       : client(MakeDef(name, warmup_s), osc, nullptr),
         name(name),
         receiver(receiver),
-        control(ctx, transport::Pattern::kDealer),
-        time(ctx, transport::Pattern::kDealer),
-        world(ctx, transport::Pattern::kSub),
-        state(ctx, transport::Pattern::kPush) {
+        control(ctx, transport::Pattern::kDealer, Io(kSendIo)),
+        time(ctx, transport::Pattern::kDealer, Io(kSendIo)),
+        world(ctx, transport::Pattern::kSub, Io(kWorldIo)),
+        state(ctx, transport::Pattern::kPush, Io(kSendIo)) {
     control.Connect(control_endpoint);
   }
+  // The generator's two I/O threads: one reads the N world streams, the other carries the nodes' own
+  // messages, so that hundreds of broadcasts arriving never hold up a state on its way to the server (as
+  // they would not in N processes on N PCs).
+  static constexpr uint64_t kSendIo = 1, kWorldIo = 2;
+  static transport::ChannelDef Io(uint64_t affinity) { return transport::ChannelDef{.io_affinity = affinity}; }
   static session::ClientDef MakeDef(const std::string& name, double warmup_s) {
     session::ClientDef d = session::DefaultClientDef(name, protocol::Role::kTraffic);
     d.stats_warmup_s = warmup_s;

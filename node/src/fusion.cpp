@@ -214,30 +214,35 @@ constexpr size_t kRecord = point_record::kStride;
 FrameFuser::FrameFuser(size_t sources) : slots_(sources) {}
 
 void FrameFuser::Open(size_t min_bytes) {
-  // A buffer nobody else holds (the socket releases its reference once a frame is sent) that fits a frame
-  // like the last one; a new one, with room to spare, only while every buffer is still in flight.
+  // A buffer nobody else holds (the socket releases its reference once a frame is sent, the record and PCD
+  // writers once they wrote it) that fits a frame like the last one; a new one, with room to spare, only
+  // while every buffer is still in flight.
   const size_t fits = std::max(min_bytes, last_frame_bytes_);
-  for (auto& b : pool_)
-    if (b.use_count() == 1 && b->blob_capacity >= fits) {
-      // The last other holder (the socket's I/O thread, the record's thread) has let go: its reads of the
-      // buffer happen before our writes.
-      std::atomic_thread_fence(std::memory_order_acquire);
-      open_ = b;
-      used_ = 0;
-      return;
-    }
-  // The first frame: room for every source's cloud the size of the first.
-  const size_t want = last_frame_bytes_ ? fits + fits / 4 : min_bytes * slots_.size() + min_bytes / 4;
-  auto b = std::make_shared<Buffer>();
-  b->blob_capacity = (std::max(want, min_bytes) + 4095) / 4096 * 4096;
-  b->words.reset(new uint64_t[(protocol::kFusedHeadroomBytes + b->blob_capacity) / sizeof(uint64_t)]);
-  ++allocated_;
-  // Replace a free buffer that was too small; otherwise keep a few (frames queued at the socket).
-  auto small = std::find_if(pool_.begin(), pool_.end(), [](const auto& p) { return p.use_count() == 1; });
-  if (small != pool_.end()) *small = b;
-  else if (pool_.size() < 4) pool_.push_back(b);
-  open_ = b;
+  const auto free = [](const std::shared_ptr<Buffer>& b) { return b.use_count() == 1; };
+  const auto fit = std::find_if(pool_.begin(), pool_.end(), [&](const auto& b) { return free(b) && b->blob_capacity >= fits; });
+  if (fit != pool_.end()) {
+    // The last other holder (the socket's I/O thread, a writer thread) has let go: its reads of the buffer
+    // happen before our writes.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    open_ = *fit;
+  } else {
+    // The first frame: room for every source's cloud the size of the first.
+    const size_t want = last_frame_bytes_ ? fits + fits / 4 : min_bytes * slots_.size() + min_bytes / 4;
+    auto b = std::make_shared<Buffer>();
+    b->blob_capacity = (std::max(want, min_bytes) + 4095) / 4096 * 4096;
+    b->words.reset(new uint64_t[(protocol::kFusedHeadroomBytes + b->blob_capacity) / sizeof(uint64_t)]);
+    ++allocated_;
+    // It replaces a free buffer that was too small; otherwise it joins the pool, so that every frame in
+    // flight (a record queue filled by a stalled disk holds 20) has its buffer back once it is let go.
+    const auto small = std::find_if(pool_.begin(), pool_.end(), free);
+    if (small != pool_.end()) *small = b;
+    else if (pool_.size() < kMaxPooledBuffers) pool_.push_back(b);
+    open_ = b;
+  }
   used_ = 0;
+  // Free buffers beyond kFreeBuffersKept go back to the system: what a stall put in flight is not held for ever.
+  size_t kept = 0;
+  std::erase_if(pool_, [&](const auto& b) { return free(b) && ++kept > kFreeBuffersKept; });
 }
 
 void FrameFuser::Grow(size_t min_bytes) {

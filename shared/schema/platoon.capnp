@@ -7,7 +7,9 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("platoon::wire");
 
 const magic :UInt32 = 0x504c544e;   # "PLTN": tells platoon traffic from stray bytes.
-const protocolVersion :UInt16 = 1;
+const protocolVersion :UInt16 = 2;
+# Version 2: entities travel as CompactEntity (compactEntities); version 1's EntityState lists are still
+# read (recordings made before), never written.
 
 struct Vec3 {
   x @0 :Float64;
@@ -158,13 +160,49 @@ struct EntityState {
   stale @12 :Bool;              # set by the server when the owner is lost
 }
 
+# An entity as version 2 sends it: every field inline (no pointers), so a list of them is one tag word and
+# 16 words an entity, 128 bytes, where EntityState's nested structs take 264. The position stays Float64
+# (cm at any distance from the origin); orientation, rates, box and controls are Float32 (7 digits: 2 um/s
+# at 30 m/s, 1e-7 rad).
+struct CompactEntity {
+  id @0 :UInt64;
+  stampNs @1 :Int64;            # sim time the state is valid at
+  ownerNode @2 :UInt32;
+  kind @3 :EntityKind;
+  flags @4 :UInt16;             # bit 0 stale (set by the server); lights: bit 1 headlights, 2 brake,
+                                # 3 indicator left, 4 indicator right, 5 reverse
+  px @5 :Float64;               # position, world frame, m
+  py @6 :Float64;
+  pz @7 :Float64;
+  qw @8 :Float32 = 1.0;         # orientation, body to world
+  qx @9 :Float32;
+  qy @10 :Float32;
+  qz @11 :Float32;
+  vx @12 :Float32;              # velocity, world frame, m/s
+  vy @13 :Float32;
+  vz @14 :Float32;
+  ax @15 :Float32;              # acceleration, world frame, m/s^2
+  ay @16 :Float32;
+  az @17 :Float32;
+  wx @18 :Float32;              # angular velocity, world frame, rad/s
+  wy @19 :Float32;
+  wz @20 :Float32;
+  length @21 :Float32;          # box size, m
+  width @22 :Float32;
+  height @23 :Float32;
+  steer @24 :Float32;           # controls, as in Controls
+  throttle @25 :Float32;
+  brake @26 :Float32;
+}
+
 struct NodeState {
   nodeId @0 :UInt32;
   sequence @1 :UInt64;
-  entities @2 :List(EntityState);
+  entities @2 :List(EntityState);  # version 1 only; version 2 sends compactEntities
   stepDone @3 :UInt64;          # lock-step: this node finished step stepDone (sent after its states); 0: real time
   nextStep @4 :UInt64;          # lock-step: the node computes nothing before this step (not waited for); 0: the next one
   token @5 :UInt64;             # the stateToken of the node's Welcome: states without it are refused
+  compactEntities @6 :List(CompactEntity);  # the node's entities (version 2)
 }
 
 struct NodeInfo {
@@ -196,7 +234,7 @@ struct WorldState {
   simTimeNs @2 :Int64;          # session sim time when built
   phase @3 :SessionPhase;
   keyframe @4 :Bool;            # true: entities is the full set; false: only changes
-  entities @5 :List(EntityState);
+  entities @5 :List(EntityState);  # version 1 only; version 2 sends compactEntities
   removedEntities @6 :List(UInt64);
   nodes @7 :List(NodeInfo);
   step @8 :UInt64;              # lock-step: this state grants step `step` at simTimeNs; 0: real time
@@ -204,6 +242,7 @@ struct WorldState {
   events @10 :List(LoggedEvent);  # events of the last second (repeated for loss); dedupe by sequence
   keyframePart @11 :UInt16;     # rolling keyframe (keyframe = false, keyframeParts > 1): this state also lists
   keyframeParts @12 :UInt16;    # every live entity whose id % keyframeParts == keyframePart; 0: no slice
+  compactEntities @13 :List(CompactEntity);  # the entities (version 2): changes, or the full set of a keyframe
 }
 
 # --- session control and parameters (control socket) ---

@@ -136,7 +136,7 @@ std::vector<std::pair<std::string, Message>> Filled() {
   w.heartbeat_interval_ns = 250'000'000;
   w.state_token = 99;
   out.emplace_back("welcome_filled", w);
-  out.emplace_back("refuse_filled", Refuse{"protocol version 2 is not spoken here", kProtocolVersion});
+  out.emplace_back("refuse_filled", Refuse{"protocol version 3 is not spoken here", kProtocolVersion});
   NodeState ns;
   ns.node_id = 2;
   ns.sequence = 17;
@@ -261,11 +261,13 @@ int main(int argc, char** argv) {
     WriteFile(dir / "fuzz_decode" / name, Encode(m));
     ++files;
   }
-  // A join of another protocol version (still decoded, for a clear refusal).
-  Join old;
-  old.name = "old";
-  old.role = Role::kObserver;
-  WriteFile(dir / "fuzz_decode" / "join_version_2", EncodeWithVersion(old, 2));
+  // A join of a later protocol version (still decoded, for a clear refusal). Version 1's world and node
+  // states (the EntityState layout, still read) are kept in the corpus as world_state_filled_v1 and
+  // node_state_filled_v1, written by a version 1 build; this build writes only its own layout.
+  Join newer;
+  newer.name = "newer";
+  newer.role = Role::kObserver;
+  WriteFile(dir / "fuzz_decode" / "join_version_next", EncodeWithVersion(newer, kProtocolVersion + 1));
   ++files;
 
   const auto pts = SomePoints(5);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -266,6 +267,12 @@ protocol::PointCloud RandomCloud(const std::string& id, int64_t stamp, uint32_t 
   return c;
 }
 
+// Four hosts' clouds of one scan ending at `stamp`, looking forward, left, back and right, of `points` each.
+std::vector<protocol::PointCloud> FourClouds(int64_t stamp, const std::array<uint32_t, 4>& points) {
+  return {RandomCloud("a", stamp, points[0], 1, 0), RandomCloud("b", stamp, points[1], 2, 90),
+          RandomCloud("c", stamp, points[2], 3, 180), RandomCloud("d", stamp, points[3], 4, -90)};
+}
+
 ReceivedCloud Received(const protocol::PointCloud& c) {
   auto r = DecodeReceivedCloud(protocol::Encode(c));
   REQUIRE(r.has_value());
@@ -307,8 +314,7 @@ TEST_CASE("fusion on arrival: any arrival order, a replaced and a dropped cloud,
   ego.Add(EgoAtZero());
   auto pose = [&](int64_t t) { return ego.PoseAt(t); };
   const int64_t t = 5 * kPeriod;
-  const std::vector<protocol::PointCloud> c = {RandomCloud("a", t - kPeriod, 1001, 1, 0), RandomCloud("b", t - kPeriod, 2000, 2, 90),
-                                               RandomCloud("c", t - kPeriod, 777, 3, 180), RandomCloud("d", t - kPeriod, 1500, 4, -90)};
+  const std::vector<protocol::PointCloud> c = FourClouds(t - kPeriod, {1001, 2000, 777, 1500});
   auto expected = [&](const std::vector<const protocol::PointCloud*>& in, int64_t ref, bool compensate) {
     std::vector<SourceCloud> src;
     for (size_t i = 0; i < in.size(); ++i)
@@ -384,6 +390,42 @@ TEST_CASE("fusion on arrival: any arrival order, a replaced and a dropped cloud,
   CHECK(r.count == 2000);
   CHECK(r.groups[0] == Group{0, 0});
   CHECK(SameBits(InSourceOrder(r), expected({nullptr, &c[1]}, t, true)));
+}
+
+TEST_CASE("fusion buffers: frames held by a stalled record are pooled, later frames reuse buffers, and the spare ones go back after the stall") {
+  EgoTrack ego;
+  ego.Add(EgoAtZero());
+  auto pose = [&](int64_t t) { return ego.PoseAt(t); };
+  const int64_t t = 5 * kPeriod;
+  const std::vector<protocol::PointCloud> c = FourClouds(t - kPeriod, {1000, 1000, 1000, 1000});
+  FrameFuser fuser(4);
+  const std::vector<bool> all(4, true);
+  auto frame = [&] {
+    for (size_t i = 0; i < 4; ++i) fuser.Add(i, Received(c[i]), pose, true);
+    return fuser.Finish(all, t, pose, true);
+  };
+  // Warm: frames let go at once (sent, not recorded) need one buffer, two at most.
+  for (int k = 0; k < 5; ++k) frame();
+  CHECK(fuser.BuffersAllocated() <= 2);
+  // The disk stalls: the record's queue holds the next 20 frames, each needs a buffer of its own.
+  std::vector<FrameFuser::Result> queued;
+  for (int k = 0; k < 20; ++k) queued.push_back(frame());
+  const uint64_t during = fuser.BuffersAllocated();
+  CHECK(during <= 2 + 20);
+  CHECK(fuser.BuffersPooled() >= 20);
+  // The queue is full: later frames are left out of the record and let go once sent. They reuse a pooled
+  // buffer: not one allocation in 100 frames.
+  for (int k = 0; k < 100; ++k) frame();
+  const uint64_t after = fuser.BuffersAllocated();
+  CHECK(after <= during + 1);  // at most the one that keeps turning over
+  // The disk is back: the queue is written and let go. The spare buffers go back at the next frame, two
+  // stay, and the frames after that allocate nothing.
+  queued.clear();
+  auto held = frame();
+  CHECK(fuser.BuffersPooled() <= FrameFuser::kFreeBuffersKept + 1);
+  for (int k = 0; k < 10; ++k) frame();
+  CHECK(fuser.BuffersAllocated() == after);
+  CHECK(held.count == 4000);
 }
 
 TEST_CASE("fusion wire: a frame encoded in place in front of its blob decodes like Encode, and a cloud decodes in place") {

@@ -1,5 +1,10 @@
 #include "platoon/protocol/codec.hpp"
 
+#include "platoon.capnp.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
 #include <cmath>
 #include <doctest/doctest.h>
 
@@ -10,6 +15,8 @@ using namespace platoon::protocol;
 
 namespace {
 
+// Values a float holds exactly: the compact entity layout (protocol version 2) carries everything but the
+// position and the ids as Float32 ("codec: the compact entity layout ..." checks arbitrary values).
 EntityState SampleEntity(uint64_t id) {
   EntityState e;
   e.id = id;
@@ -20,8 +27,8 @@ EntityState SampleEntity(uint64_t id) {
   e.kinematics.pose.orientation = Quat(0.5, 0.5, -0.5, 0.5);
   e.kinematics.velocity_mps = Vec3(15, 0.5, 0);
   e.kinematics.acceleration_mps2 = Vec3(-1, 0.25, 0);
-  e.kinematics.angular_velocity_radps = Vec3(0, 0, 0.3);
-  e.box_size_m = Vec3(12, 2.5, 3.8);
+  e.kinematics.angular_velocity_radps = Vec3(0, 0, 0.375);
+  e.box_size_m = Vec3(12, 2.5, 3.75);
   e.controls = Controls{0.25f, 0.5f, 0.0f};
   e.lights = Lights{true, false, true, false, false};
   e.stale = true;
@@ -108,6 +115,125 @@ TEST_CASE("codec: every message round-trips unchanged") {
     CHECK(d.peer_version == kProtocolVersion);
     CHECK(*d.message == m);
   }
+}
+
+TEST_CASE("codec: the compact entity layout keeps the position and ids exactly, the rest to float precision, in 128 bytes") {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  WorldState w;
+  for (uint64_t i = 0; i < 100; ++i) {
+    EntityState e;
+    e.id = rng();
+    e.owner_node = static_cast<uint32_t>(rng());
+    e.kind = static_cast<EntityKind>(i % 7);
+    e.kinematics.stamp_ns = static_cast<int64_t>(rng() >> 1);
+    // 100 km from the origin (an endless road), to the nm.
+    e.kinematics.pose.position_m = Vec3(1e5 * u(rng), 1e5 * u(rng), 100 * u(rng));
+    e.kinematics.pose.orientation = Quat(u(rng), u(rng), u(rng), u(rng)).normalized();
+    e.kinematics.velocity_mps = Vec3(60 * u(rng), 60 * u(rng), u(rng));
+    e.kinematics.acceleration_mps2 = Vec3(10 * u(rng), 10 * u(rng), u(rng));
+    e.kinematics.angular_velocity_radps = Vec3(u(rng), u(rng), 2 * u(rng));
+    e.box_size_m = Vec3(4 + u(rng), 2 + u(rng), 1.5 + u(rng));
+    e.controls = Controls{static_cast<float>(u(rng)), 0.5f, 0.125f};
+    e.lights = Lights{i % 2 == 0, i % 3 == 0, i % 5 == 0, i % 7 == 0, i % 11 == 0};
+    e.stale = i % 13 == 0;
+    w.entities.push_back(e);
+  }
+  const std::string bytes = Encode(w);
+  const Decoded d = Decode(bytes);
+  REQUIRE(d.error == DecodeError::kNone);
+  const auto& got = std::get<WorldState>(*d.message).entities;
+  REQUIRE(got.size() == w.entities.size());
+  auto near = [](const Vec3& a, const Vec3& b) { return (a - b).cwiseAbs().maxCoeff() <= 6e-8 * std::max(1.0, b.cwiseAbs().maxCoeff()); };
+  for (size_t i = 0; i < got.size(); ++i) {
+    const EntityState &a = got[i], &e = w.entities[i];
+    INFO("entity " << i);
+    CHECK(a.id == e.id);
+    CHECK(a.owner_node == e.owner_node);
+    CHECK(a.kind == e.kind);
+    CHECK(a.kinematics.stamp_ns == e.kinematics.stamp_ns);
+    CHECK(a.kinematics.pose.position_m == e.kinematics.pose.position_m);  // Float64: bit for bit
+    CHECK(a.kinematics.pose.orientation.coeffs().isApprox(e.kinematics.pose.orientation.coeffs(), 1e-7));
+    CHECK(near(a.kinematics.velocity_mps, e.kinematics.velocity_mps));
+    CHECK(near(a.kinematics.acceleration_mps2, e.kinematics.acceleration_mps2));
+    CHECK(near(a.kinematics.angular_velocity_radps, e.kinematics.angular_velocity_radps));
+    CHECK(near(a.box_size_m, e.box_size_m));
+    CHECK(a.controls == e.controls);
+    CHECK(a.lights == e.lights);
+    CHECK(a.stale == e.stale);
+    // Float32 values come back as they are: a second round trip changes nothing (the server merges and
+    // forwards what it decoded).
+  }
+  CHECK(std::get<WorldState>(*Decode(Encode(std::get<WorldState>(*d.message))).message) == std::get<WorldState>(*d.message));
+  // 100 entities: 16 words each plus the list's tag word, and the envelope around them.
+  const WorldState empty;
+  CHECK(bytes.size() - Encode(empty).size() <= 100 * 128 + 8 + 8);
+}
+
+TEST_CASE("codec: a world or node state of protocol version 1 (EntityState lists) is still read") {
+  // Built as a version 1 build wrote it: the nested EntityState layout in `entities`.
+  const EntityState e = SampleEntity(5);
+  auto v1 = [&](bool world) {
+    capnp::MallocMessageBuilder builder;
+    auto env = builder.initRoot<wire::Envelope>();
+    env.setMagic(wire::MAGIC);
+    env.setVersion(1);
+    auto put = [&](wire::EntityState::Builder b) {
+      b.setId(e.id);
+      b.setOwnerNode(e.owner_node);
+      b.setKind(wire::EntityKind::TRUCK);
+      b.setStampNs(e.kinematics.stamp_ns);
+      auto p = b.initPosition();
+      p.setX(1.5);
+      p.setY(-2.25);
+      p.setZ(0.125);
+      auto q = b.initOrientation();
+      q.setW(0.5);
+      q.setX(0.5);
+      q.setY(-0.5);
+      q.setZ(0.5);
+      b.initVelocity().setX(15);
+      b.getVelocity().setY(0.5);
+      b.initAcceleration().setX(-1);
+      b.getAcceleration().setY(0.25);
+      b.initAngularVelocity().setZ(0.375);
+      auto box = b.initBoxSize();
+      box.setX(12);
+      box.setY(2.5);
+      box.setZ(3.75);
+      auto c = b.initControls();
+      c.setSteer(0.25f);
+      c.setThrottle(0.5f);
+      auto l = b.initLights();
+      l.setHeadlights(true);
+      l.setIndicatorLeft(true);
+      b.setStale(true);
+    };
+    if (world) {
+      auto w = env.initBody().initWorldState();
+      w.setSequence(3);
+      put(w.initEntities(1)[0]);
+    } else {
+      auto n = env.initBody().initNodeState();
+      n.setNodeId(7);
+      put(n.initEntities(1)[0]);
+    }
+    const auto words = capnp::messageToFlatArray(builder);
+    const auto chars = words.asChars();
+    return std::string(chars.begin(), chars.end());
+  };
+  const Decoded world = Decode(v1(true));
+  REQUIRE(world.error == DecodeError::kNone);
+  CHECK(world.peer_version == 1);
+  REQUIRE(std::get<WorldState>(*world.message).entities.size() == 1);
+  CHECK(std::get<WorldState>(*world.message).entities[0] == e);
+  const Decoded node = Decode(v1(false));
+  REQUIRE(node.error == DecodeError::kNone);
+  REQUIRE(std::get<NodeState>(*node.message).entities.size() == 1);
+  CHECK(std::get<NodeState>(*node.message).entities[0] == e);
+  // Version 0 and versions after this build's are not read.
+  CHECK(Decode(EncodeWithVersion(WorldState{}, 0)).error == DecodeError::kVersionMismatch);
+  CHECK(Decode(EncodeWithVersion(WorldState{}, kProtocolVersion + 1)).error == DecodeError::kVersionMismatch);
 }
 
 TEST_CASE("codec: a world state's sim rate is 1 on the wire's default and must be finite and positive") {

@@ -95,6 +95,65 @@ EntityState Get(wire::EntityState::Reader r) {
   return e;
 }
 
+// Lights and the stale flag as CompactEntity's flags.
+constexpr uint16_t kStaleFlag = 1u << 0, kHeadlightsFlag = 1u << 1, kBrakeLightFlag = 1u << 2,
+                   kIndicatorLeftFlag = 1u << 3, kIndicatorRightFlag = 1u << 4, kReverseFlag = 1u << 5;
+
+void Put(wire::CompactEntity::Builder b, const EntityState& e) {
+  const KinematicState& k = e.kinematics;
+  auto f = [](double x) { return static_cast<float>(x); };
+  b.setId(e.id);
+  b.setStampNs(k.stamp_ns);
+  b.setOwnerNode(e.owner_node);
+  b.setKind(CastEnum<wire::EntityKind>(e.kind));
+  b.setFlags(static_cast<uint16_t>((e.stale ? kStaleFlag : 0) | (e.lights.headlights ? kHeadlightsFlag : 0) |
+                                   (e.lights.brake ? kBrakeLightFlag : 0) | (e.lights.indicator_left ? kIndicatorLeftFlag : 0) |
+                                   (e.lights.indicator_right ? kIndicatorRightFlag : 0) | (e.lights.reverse ? kReverseFlag : 0)));
+  b.setPx(k.pose.position_m.x());
+  b.setPy(k.pose.position_m.y());
+  b.setPz(k.pose.position_m.z());
+  b.setQw(f(k.pose.orientation.w()));
+  b.setQx(f(k.pose.orientation.x()));
+  b.setQy(f(k.pose.orientation.y()));
+  b.setQz(f(k.pose.orientation.z()));
+  b.setVx(f(k.velocity_mps.x()));
+  b.setVy(f(k.velocity_mps.y()));
+  b.setVz(f(k.velocity_mps.z()));
+  b.setAx(f(k.acceleration_mps2.x()));
+  b.setAy(f(k.acceleration_mps2.y()));
+  b.setAz(f(k.acceleration_mps2.z()));
+  b.setWx(f(k.angular_velocity_radps.x()));
+  b.setWy(f(k.angular_velocity_radps.y()));
+  b.setWz(f(k.angular_velocity_radps.z()));
+  b.setLength(f(e.box_size_m.x()));
+  b.setWidth(f(e.box_size_m.y()));
+  b.setHeight(f(e.box_size_m.z()));
+  b.setSteer(e.controls.steer);
+  b.setThrottle(e.controls.throttle);
+  b.setBrake(e.controls.brake);
+}
+
+EntityState Get(wire::CompactEntity::Reader r) {
+  EntityState e;
+  KinematicState& k = e.kinematics;
+  e.id = r.getId();
+  k.stamp_ns = r.getStampNs();
+  e.owner_node = r.getOwnerNode();
+  e.kind = CastEnum<EntityKind>(r.getKind());
+  const uint16_t flags = r.getFlags();
+  e.stale = (flags & kStaleFlag) != 0;
+  e.lights = Lights{(flags & kHeadlightsFlag) != 0, (flags & kBrakeLightFlag) != 0, (flags & kIndicatorLeftFlag) != 0,
+                    (flags & kIndicatorRightFlag) != 0, (flags & kReverseFlag) != 0};
+  k.pose.position_m = Vec3(r.getPx(), r.getPy(), r.getPz());
+  k.pose.orientation = Quat(r.getQw(), r.getQx(), r.getQy(), r.getQz());
+  k.velocity_mps = Vec3(r.getVx(), r.getVy(), r.getVz());
+  k.acceleration_mps2 = Vec3(r.getAx(), r.getAy(), r.getAz());
+  k.angular_velocity_radps = Vec3(r.getWx(), r.getWy(), r.getWz());
+  e.box_size_m = Vec3(r.getLength(), r.getWidth(), r.getHeight());
+  e.controls = Controls{r.getSteer(), r.getThrottle(), r.getBrake()};
+  return e;
+}
+
 void Put(wire::DataEndpoint::Builder b, const DataEndpoint& e) {
   b.setStreamId(e.stream_id);
   b.setKind(CastEnum<wire::StreamKind>(e.kind));
@@ -238,6 +297,17 @@ std::vector<T> GetList(ListReader list) {
   return out;
 }
 
+// The entities of a NodeState or WorldState: version 1's EntityState list, then version 2's CompactEntity
+// list (a message holds one or the other; both are read, in that order).
+std::vector<EntityState> GetEntities(capnp::List<wire::EntityState>::Reader v1,
+                                     capnp::List<wire::CompactEntity>::Reader v2) {
+  std::vector<EntityState> out;
+  out.reserve(v1.size() + v2.size());
+  for (auto e : v1) out.push_back(Get(e));
+  for (auto e : v2) out.push_back(Get(e));
+  return out;
+}
+
 void Put(wire::NodeInfo::Builder b, const NodeInfo& n) {
   b.setNodeId(n.node_id);
   b.setName(n.name);
@@ -337,7 +407,7 @@ struct BodyWriter {
     auto b = body.initNodeState();
     b.setNodeId(m.node_id);
     b.setSequence(m.sequence);
-    PutList(b.initEntities(m.entities.size()), m.entities, [](auto x, const auto& e) { Put(x, e); });
+    PutList(b.initCompactEntities(m.entities.size()), m.entities, [](auto x, const auto& e) { Put(x, e); });
     b.setStepDone(m.step_done);
     b.setNextStep(m.next_step);
     b.setToken(m.token);
@@ -349,7 +419,7 @@ struct BodyWriter {
     b.setSimTimeNs(m.sim_time_ns);
     b.setPhase(CastEnum<wire::SessionPhase>(m.phase));
     b.setKeyframe(m.keyframe);
-    PutList(b.initEntities(m.entities.size()), m.entities, [](auto x, const auto& e) { Put(x, e); });
+    PutList(b.initCompactEntities(m.entities.size()), m.entities, [](auto x, const auto& e) { Put(x, e); });
     auto removed = b.initRemovedEntities(m.removed_entities.size());
     for (unsigned i = 0; i < m.removed_entities.size(); ++i) removed.set(i, m.removed_entities[i]);
     PutList(b.initNodes(m.nodes.size()), m.nodes, [](auto x, const auto& n) { Put(x, n); });
@@ -536,8 +606,8 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body, std::string_v
     }
     case W::NODE_STATE: {
       auto r = body.getNodeState();
-      return NodeState{r.getNodeId(), r.getSequence(), GetList<EntityState>(r.getEntities()), r.getStepDone(),
-                       r.getNextStep(), r.getToken()};
+      return NodeState{r.getNodeId(), r.getSequence(), GetEntities(r.getEntities(), r.getCompactEntities()),
+                       r.getStepDone(), r.getNextStep(), r.getToken()};
     }
     case W::WORLD_STATE: {
       auto r = body.getWorldState();
@@ -547,7 +617,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body, std::string_v
       m.sim_time_ns = r.getSimTimeNs();
       m.phase = CastEnum<SessionPhase>(r.getPhase());
       m.keyframe = r.getKeyframe();
-      m.entities = GetList<EntityState>(r.getEntities());
+      m.entities = GetEntities(r.getEntities(), r.getCompactEntities());
       for (uint64_t id : r.getRemovedEntities()) m.removed_entities.push_back(id);
       m.nodes = GetList<NodeInfo>(r.getNodes());
       m.step = r.getStep();
@@ -775,7 +845,7 @@ Decoded DecodeImpl(std::string_view bytes, std::string_view* blob) {
       out.detail = "body or enumerant unknown to protocol version " + std::to_string(kProtocolVersion);
       return;
     }
-    if (out.peer_version != kProtocolVersion) {
+    if (out.peer_version < kOldestReadableVersion || out.peer_version > kProtocolVersion) {
       out.error = DecodeError::kVersionMismatch;
       out.detail = "peer speaks protocol version " + std::to_string(out.peer_version) + ", this build speaks " +
                    std::to_string(kProtocolVersion);

@@ -152,8 +152,16 @@ class FrameFuser {
   uint64_t MovedBytes() const { return moved_bytes_; }
   /// Clouds fused a second time at Finish (scan end or compensation not the frame's).
   uint64_t Refused() const { return refused_; }
-  /// Output buffers allocated so far (a few: one per frame still held by the socket).
+  /// Output buffers allocated so far: one per frame in flight at once (held by the socket, the record's and
+  /// the PCD export's queues), at most; none while frames are let go as fast as they are made.
   uint64_t BuffersAllocated() const { return allocated_; }
+  /// Output buffers pooled now: those in flight and the open one, plus at most kFreeBuffersKept free ones.
+  size_t BuffersPooled() const { return pool_.size(); }
+
+  /// Free buffers kept for the next frames; more go back to the system at the next frame.
+  static constexpr size_t kFreeBuffersKept = 2;
+  /// Buffers pooled at most (in flight at once beyond it, each further frame gets a buffer of its own).
+  static constexpr size_t kMaxPooledBuffers = 64;
 
  private:
   struct Slot {
@@ -247,8 +255,8 @@ class FusedRecorder {
 /// the record and counted (Dropped); a frame larger than the whole queue goes in alone. A write error (or an
 /// exception: out of memory) stops the record as in FusedRecorder. Frames, Dropped, Error and PeakBytes may
 /// be read from any thread. The queue counts the frames' wire bytes; the buffers they are kept in are
-/// somewhat larger, and while the queue holds every pooled FrameFuser buffer the fuser allocates a new one
-/// per frame.
+/// somewhat larger. The FrameFuser pools a buffer for every frame the queue holds, so a full queue costs no
+/// allocation per frame, and lets the spare ones go once the queue is written.
 class FusedRecordThread {
  public:
   /// The queue of a fusion node's record: about 20 frames of four HDL-64E scans (2 s at 10 Hz).

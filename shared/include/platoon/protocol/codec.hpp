@@ -17,7 +17,7 @@ enum class DecodeError : uint8_t {
   kBadSize,          ///< Empty, or not a whole number of 8-byte words.
   kMalformed,        ///< Not a valid Cap'n Proto message, or exceeds the reader limits.
   kBadMagic,         ///< A valid message, but not a platoon envelope.
-  kVersionMismatch,  ///< A platoon envelope of another protocol version (only join/refuse are still returned).
+  kVersionMismatch,  ///< A platoon envelope of a version this build cannot read, older than kOldestReadableVersion or newer than kProtocolVersion (only join/refuse are still returned).
   kUnknownBody,      ///< An envelope whose body this version does not know.
 };
 

@@ -16,7 +16,10 @@
 namespace platoon::protocol {
 
 /// Version of the wire protocol; a peer speaking another version is refused at join.
-inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kProtocolVersion = 2;
+/// The oldest version whose messages Decode still reads (recordings made by older builds): version 1
+/// differs from 2 only in how entities are laid out (EntityState lists instead of CompactEntity).
+inline constexpr uint16_t kOldestReadableVersion = 1;
 
 /// What a node does in the session.
 enum class Role : uint8_t { kUnknown, kObserver, kTraffic, kDriver, kSensor, kFusion, kViewer, kRecorder };
