@@ -162,8 +162,8 @@ struct EntityState {
 
 # An entity as version 2 sends it: every field inline (no pointers), so a list of them is one tag word and
 # 16 words an entity, 128 bytes, where EntityState's nested structs take 264. The position stays Float64
-# (cm at any distance from the origin); orientation, rates, box and controls are Float32 (7 digits: 2 um/s
-# at 30 m/s, 1e-7 rad).
+# (sub-um 100 km from the origin); orientation, rates, box and controls are Float32 (7 digits: 2 um/s at
+# 30 m/s, 1e-7 rad).
 struct CompactEntity {
   id @0 :UInt64;
   stampNs @1 :Int64;            # sim time the state is valid at

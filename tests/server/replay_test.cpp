@@ -139,6 +139,39 @@ TEST_CASE("replay: a log's world states become one state per entity and stamp, i
   CHECK(log.first_ns == first);
 }
 
+TEST_CASE("replay: a log recorded by a protocol version 1 build gives the replay its version 2 twin gives") {
+  // The same three world states (two cars, one removed at the third), written by fuzz_seeds in a version 1
+  // build (kept in the corpus) and in this one: every state, removal and name read alike.
+  const std::string dir = std::string(PLATOON_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_replay_log/";
+  const server::ReplayLog v1 = server::LoadReplayLog(dir + "session_closed_v1.mcap");
+  const server::ReplayLog v2 = server::LoadReplayLog(dir + "session_closed.mcap");
+  CHECK(v1.problems.empty());
+  CHECK(v2.problems.empty());
+  CHECK(v1.world_states == 3);
+  CHECK(v1.entity_count == 2);
+  REQUIRE(v1.states.size() == v2.states.size());
+  REQUIRE(v1.states.size() >= 4);
+  // Version 2 carries all but the position as Float32: the cars' default box width of 1.8 m is 1.7999999523 m.
+  for (size_t i = 0; i < v1.states.size(); ++i) {
+    const protocol::EntityState &a = v1.states[i], &b = v2.states[i];
+    CHECK(a.id == b.id);
+    CHECK(a.kinematics.stamp_ns == b.kinematics.stamp_ns);
+    CHECK(a.kinematics.pose.position_m == b.kinematics.pose.position_m);
+    CHECK(a.kinematics.velocity_mps == b.kinematics.velocity_mps);
+    CHECK(a.box_size_m.isApprox(b.box_size_m, 1e-7));
+    CHECK(a.box_size_m != b.box_size_m);
+    protocol::EntityState same_box = a;
+    same_box.box_size_m = b.box_size_m;
+    CHECK(same_box == b);
+  }
+  CHECK(v1.states.front().kinematics.velocity_mps == Vec3(15, 0, 0));
+  REQUIRE(v1.removals.size() == 1);
+  CHECK(v1.removals[0].id == v2.removals[0].id);
+  CHECK(v1.removals[0].sim_ns == v2.removals[0].sim_ns);
+  CHECK(v1.node_names == v2.node_names);
+  CHECK(v1.node_names.at(2) == "traffic");
+}
+
 TEST_CASE("replay: the core holds every recorded state once sim time reaches its stamp, seeks back and ends") {
   const Recording rec = MakeRecording();
   const server::ReplayLog log = BuildLog(rec);
