@@ -222,7 +222,7 @@ class Session {
         std::set<uint64_t> listed;
         for (const auto& e : w.entities) listed.insert(e.id);
         std::erase_if(own_seen_,
-                      [&](const auto& kv) { return !listed.count(kv.first) && protocol::KeyframeCovers(w, kv.first); });
+                      [&](const auto& kv) { return protocol::KeyframeCovers(w, kv.first) && !listed.count(kv.first); });
       }
       for (const auto& e : w.entities)
         if (e.owner_node == me && (own_seen_.size() < kMaxOwned || own_seen_.count(e.id))) own_seen_[e.id] = e;

@@ -51,7 +51,7 @@ void RecordedWorld::Add(const protocol::WorldState& world) {
     std::set<uint64_t> listed;
     for (const auto& e : world.entities) listed.insert(e.id);
     for (auto& [id, h] : entities_)
-      if (!listed.count(id) && protocol::KeyframeCovers(world, id)) remove(h);
+      if (protocol::KeyframeCovers(world, id) && !listed.count(id)) remove(h);  // a slice covers 1/P: that test first
   }
 }
 
