@@ -6,7 +6,8 @@
 // stamp -> server -> receiver, on the synced sim clock); the others read and drop their world stream, so
 // that the server still writes it to N peers. Server CPU comes from /proc/<pid>/stat.
 // Floor, same run and same process: one PUB -> N SUB sockets polled the same way, at 60 Hz, with a
-// payload as large as the mean world-state broadcast of the platoon run.
+// payload as large as the mean world-state broadcast of the platoon run; and, as a diagnostic, the same at
+// the platoon run's broadcast rate.
 #include "platoon/clock/oscillator.hpp"
 #include "platoon/dead_reckoning.hpp"
 #include "platoon/entity_id.hpp"
@@ -80,6 +81,7 @@ struct Options {
   double warmup_s = 4, seconds = 6;
   int keyframe_parts = 0;  // [server] keyframe_parts of the session: 0 auto (rolling past 512 entities), 1 whole
   double min_forward_ms = -1;  // [server] min_forward_interval_ms of the session; < 0: the server's default
+  bool rate_floor = true;      // also the floor at the relay's broadcast rate (a diagnostic)
 };
 
 // One simulated node: the session client core and its four sockets (what session::ClientLink holds,
@@ -435,10 +437,11 @@ struct Floor {
   size_t samples = 0;
 };
 
-// One PUB (its own thread, 60 Hz, `bytes` per message, a send-time stamp in front) -> n SUB sockets in
-// this process, read as the simulated nodes read theirs: the first `receivers` measure the latency, on a
-// thread of their own with receiver_thread, the others are read and dropped by `threads` poll loops.
-Floor MeasureFloor(int n, size_t bytes, const Options& o) {
+// One PUB (its own thread, `rate_hz` messages a second, `bytes` each, a send-time stamp in front) -> n SUB
+// sockets in this process, read as the simulated nodes read theirs: the first `receivers` measure the
+// latency, on a thread of their own with receiver_thread, the others are read and dropped by `threads`
+// poll loops.
+Floor MeasureFloor(int n, size_t bytes, double rate_hz, const Options& o) {
   zmq::context_t ctx(2);
   ctx.set(zmq::ctxopt::max_sockets, 2 * n + 64);
   zmq::socket_t pub(ctx, zmq::socket_type::pub);
@@ -456,7 +459,7 @@ Floor MeasureFloor(int n, size_t bytes, const Options& o) {
   std::atomic<bool> stop{false};
   std::thread sender([&] {
     std::string msg(std::max<size_t>(bytes, 8), 'x');
-    const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / o.step_hz));
+    const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / rate_hz));
     auto next = std::chrono::steady_clock::now();
     while (!stop.load()) {
       next += period;
@@ -474,29 +477,42 @@ Floor MeasureFloor(int n, size_t bytes, const Options& o) {
   }
   std::vector<std::vector<double>> lat(static_cast<size_t>(loops));
   std::vector<std::thread> readers;
+  // Each loop watches its sockets' ZMQ_FD in one epoll set and reads a signalled socket until empty, as
+  // DriveNodes reads the simulated nodes' world streams.
   for (int t = 0; t < loops; ++t)
     readers.emplace_back([&, t] {
-      std::vector<zmq::pollitem_t> items;
-      std::vector<bool> measures;
-      for (size_t i : by_loop[static_cast<size_t>(t)]) {
-        items.push_back(zmq::pollitem_t{static_cast<void*>(subs[i]), 0, ZMQ_POLLIN, 0});
-        measures.push_back(static_cast<int>(i) < o.receivers);
+      const auto& mine = by_loop[static_cast<size_t>(t)];
+      const int epfd = epoll_create1(EPOLL_CLOEXEC);
+      if (epfd < 0) throw std::runtime_error("epoll_create1 failed");
+      for (size_t k = 0; k < mine.size(); ++k) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = k;
+        const int fd = subs[mine[k]].get(zmq::sockopt::fd);
+        if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) throw std::runtime_error("epoll_ctl failed");
       }
+      auto drain = [&](size_t k) {
+        zmq::socket_t& s = subs[mine[k]];
+        const bool measures = static_cast<int>(mine[k]) < o.receivers;
+        zmq::message_t m;
+        while (s.recv(m, zmq::recv_flags::dontwait)) {
+          if (!measures) continue;
+          const int64_t now = MonoNs();
+          int64_t stamp = 0;
+          std::memcpy(&stamp, m.data(), 8);
+          if (stamp >= measure_from) lat[static_cast<size_t>(t)].push_back(static_cast<double>(now - stamp) / 1e3);
+        }
+      };
+      for (size_t k = 0; k < mine.size(); ++k) drain(k);
+      std::vector<epoll_event> events(256);
       while (MonoNs() < end) {
-        zmq::poll(items.data(), items.size(), 5ms);
-        for (size_t k = 0; k < items.size(); ++k) {
-          if (!(items[k].revents & ZMQ_POLLIN)) continue;
-          zmq::socket_ref s(zmq::from_handle, items[k].socket);
-          zmq::message_t m;
-          while (s.recv(m, zmq::recv_flags::dontwait)) {
-            if (!measures[k]) continue;
-            const int64_t now = MonoNs();
-            int64_t stamp = 0;
-            std::memcpy(&stamp, m.data(), 8);
-            if (stamp >= measure_from) lat[static_cast<size_t>(t)].push_back(static_cast<double>(now - stamp) / 1e3);
-          }
+        const int ready = epoll_wait(epfd, events.data(), static_cast<int>(events.size()), 5);
+        for (int i = 0; i < ready; ++i) {
+          const size_t k = events[static_cast<size_t>(i)].data.u64;
+          if (subs[mine[k]].get(zmq::sockopt::events) & ZMQ_POLLIN) drain(k);
         }
       }
+      close(epfd);
     });
   for (auto& r : readers) r.join();
   stop.store(true);
@@ -541,6 +557,11 @@ int main(int argc, char** argv) {
                  "[server] min_forward_interval_ms of the session (deltas at least this far apart); default: the "
                  "server's own (0)")
       ->check(CLI::Range(0.0, 1000.0));
+  app.add_option("--rate-floor", o.rate_floor,
+                 "Also measure the floor at the relay's own broadcast rate (bc/s) instead of 60 Hz: what carrying "
+                 "that many messages to N subscribers costs ZeroMQ and this machine alone (a diagnostic; the ratio "
+                 "column stays against the 60 Hz floor)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   o.threshold = publish == "threshold";
 
@@ -557,9 +578,9 @@ int main(int argc, char** argv) {
               o.entities, o.step_hz, publish.c_str(), o.threads, o.receivers, o.seconds, o.warmup_s,
               std::thread::hardware_concurrency());
   if (o.min_forward_ms >= 0) std::printf("[server] min_forward_interval_ms = %.1f\n", o.min_forward_ms);
-  std::printf("%6s | %5s | %19s | %19s | %6s | %19s | %19s | %6s | %6s | %5s | %8s | %8s | %9s | %9s | %s\n", "nodes",
-              "parts", "relay p50 / p99 ms", "floor p50 / p99 ms", "ratio", "to server p50/p99", "fan-out p50/p99",
-              "server", "bench", "bc/s", "ent/s", "mean B", "largest B", "egress MB/s", "keyframe B");
+  std::printf("%6s | %5s | %19s | %19s | %6s | %19s | %19s | %19s | %6s | %6s | %5s | %8s | %8s | %9s | %9s | %s\n",
+              "nodes", "parts", "relay p50 / p99 ms", "floor p50 / p99 ms", "ratio", "floor at bc/s p99", "to server p50/p99",
+              "fan-out p50/p99", "server", "bench", "bc/s", "ent/s", "mean B", "largest B", "egress MB/s", "keyframe B");
   for (int n : counts) {
     if (o.receivers > n) {
       std::fprintf(stderr, "load_bench: --receivers %d is more than --nodes %d\n", o.receivers, n);
@@ -568,14 +589,19 @@ int main(int argc, char** argv) {
     for (int parts : parts_list) {
       o.keyframe_parts = parts;
       const PlatoonResult r = MeasurePlatoon(bin, n, o);
-      const Floor f = MeasureFloor(n, static_cast<size_t>(std::max(64.0, r.mean_world_bytes)), o);
+      const size_t mean_bytes = static_cast<size_t>(std::max(64.0, r.mean_world_bytes));
+      const Floor f = MeasureFloor(n, mean_bytes, o.step_hz, o);
+      // The same floor at the relay's own broadcast rate: what carrying that many messages to n
+      // subscribers costs ZeroMQ and this machine alone (a diagnostic, not the goal's floor).
+      const Floor fr = o.rate_floor ? MeasureFloor(n, mean_bytes, std::max(o.step_hz, r.broadcasts_per_s), o) : Floor{};
       // What the server writes: every broadcast to every one of the n subscribers.
       const double egress_mbps = static_cast<double>(n) * r.mean_world_bytes * r.broadcasts_per_s / 1e6;
-      std::printf("%6d | %5s | %8.2f / %8.2f | %8.2f / %8.2f | %5.2fx | %8.2f / %8.2f | %8.2f / %8.2f | %5.0f%% | "
-                  "%5.0f%% | %5.0f | %8.0f | %8.0f | %9.0f | %11.0f | %.0f  (%d joined, %d synced, %zu relay samples, "
-                  "%zu floor samples, receivers' worlds %zu-%zu entities of %d)\n",
+      std::printf("%6d | %5s | %8.2f / %8.2f | %8.2f / %8.2f | %5.2fx | %8.2f (%6.2fx) | %8.2f / %8.2f | %8.2f / %8.2f | "
+                  "%5.0f%% | %5.0f%% | %5.0f | %8.0f | %8.0f | %9.0f | %11.0f | %.0f  (%d joined, %d synced, %zu relay "
+                  "samples, %zu floor samples, receivers' worlds %zu-%zu entities of %d)\n",
                   n, parts == 0 ? "auto" : std::to_string(parts).c_str(), r.p50_us / 1e3, r.p99_us / 1e3,
-                  f.p50_us / 1e3, f.p99_us / 1e3, f.p99_us > 0 ? r.p99_us / f.p99_us : 0, r.to_server_p50_us / 1e3,
+                  f.p50_us / 1e3, f.p99_us / 1e3, f.p99_us > 0 ? r.p99_us / f.p99_us : 0, fr.p99_us / 1e3,
+                  fr.p99_us > 0 ? r.p99_us / fr.p99_us : 0, r.to_server_p50_us / 1e3,
                   r.to_server_p99_us / 1e3, r.fan_out_p50_us / 1e3, r.fan_out_p99_us / 1e3, 100 * r.server_cpu,
                   100 * r.self_cpu, r.broadcasts_per_s, r.entities_per_s, r.mean_world_bytes, r.largest_world_bytes,
                   egress_mbps, r.keyframe_bytes, r.joined, r.synced, r.samples, f.samples, r.world_min, r.world_max,

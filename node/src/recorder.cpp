@@ -205,11 +205,14 @@ void RecordingWriter::WriteWorld(const RecordItem& item, const protocol::WorldSt
   for (const auto& e : events_.OnWorld(w))
     Check(writer_->WriteJson(session_log::kEventsTopic, session_log::kEventSchemaName, session_log::EventSchema(), e.Json(),
                              w.sim_time_ns, w.server_time_ns));
-  // The merged world as the stream describes it: keyframes replace what they cover (all, or a rolling
-  // keyframe's slice), deltas change and remove.
-  if (w.keyframe) entities_.clear();
-  else if (protocol::HasKeyframe(w))
-    std::erase_if(entities_, [&](const auto& kv) { return protocol::KeyframeCovers(w, kv.first); });
+  // The merged world as the stream describes it: keyframes drop what they cover (all, or a rolling
+  // keyframe's slice) but do not list (by state, or a slice by id), deltas change and remove.
+  if (protocol::HasKeyframe(w)) {
+    const auto listed = protocol::KeyframeListed(w);
+    std::erase_if(entities_, [&](const auto& kv) {
+      return protocol::KeyframeCovers(w, kv.first) && !protocol::Listed(listed, kv.first);
+    });
+  }
   for (const auto& e : w.entities) entities_[e.id] = e;
   for (uint64_t id : w.removed_entities) entities_.erase(id);
   if (w.keyframe || !w.nodes.empty()) {

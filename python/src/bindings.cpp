@@ -219,10 +219,10 @@ class Session {
     client_.on_world_broadcast = [this](std::string_view, const protocol::WorldState& w, int64_t) {
       const uint32_t me = client_.NodeId();
       if (protocol::HasKeyframe(w)) {
-        std::set<uint64_t> listed;
-        for (const auto& e : w.entities) listed.insert(e.id);
-        std::erase_if(own_seen_,
-                      [&](const auto& kv) { return protocol::KeyframeCovers(w, kv.first) && !listed.count(kv.first); });
+        const auto listed = protocol::KeyframeListed(w);
+        std::erase_if(own_seen_, [&](const auto& kv) {
+          return protocol::KeyframeCovers(w, kv.first) && !protocol::Listed(listed, kv.first);
+        });
       }
       for (const auto& e : w.entities)
         if (e.owner_node == me && (own_seen_.size() < kMaxOwned || own_seen_.count(e.id))) own_seen_[e.id] = e;

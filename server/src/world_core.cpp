@@ -1257,8 +1257,14 @@ protocol::WorldState WorldCore::Slice(int64_t now, uint16_t part, uint16_t parts
   protocol::WorldState w = Delta(now);
   w.keyframe_part = part;
   w.keyframe_parts = parts;
-  for (const auto& [id, e] : entities_)
-    if (id % parts == part && !changed_.count(id)) w.entities.push_back(e.state);
+  // Those unchanged since their state went out within the last keyframe interval by id only: every
+  // receiver that has missed no broadcast holds that state (one that missed one asks for a snapshot).
+  const int64_t recent_ns = now - SecondsToNs(session_.server.keyframe_interval_s);
+  for (const auto& [id, e] : entities_) {
+    if (id % parts != part || changed_.count(id)) continue;
+    if (e.broadcast_ns > recent_ns) w.kept_entities.push_back(id);
+    else w.entities.push_back(e.state);
+  }
   // The node table rides on the first slice, once per keyframe interval as with whole keyframes.
   if (part == 0)
     for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
@@ -1299,15 +1305,18 @@ void WorldCore::BroadcastRealTime(int64_t now, bool periodic) {
     slice_parts_ = KeyframeParts();
     slice_next_ = 0;
   }
+  protocol::WorldState w;
   if (periodic && slice_parts_ == 1) {
-    Broadcast(Keyframe(now), now);
+    w = Keyframe(now);
     slice_parts_ = 0;
   } else if (periodic && slice_parts_ > 1) {
-    Broadcast(Slice(now, slice_next_, slice_parts_), now);
+    w = Slice(now, slice_next_, slice_parts_);
     if (++slice_next_ >= slice_parts_) slice_parts_ = slice_next_ = 0;
   } else {
-    Broadcast(Delta(now), now);
+    w = Delta(now);
   }
+  for (const auto& e : w.entities) entities_.at(e.id).broadcast_ns = now;
+  Broadcast(std::move(w), now);
   ClearChanges();
 }
 

@@ -7,9 +7,10 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("platoon::wire");
 
 const magic :UInt32 = 0x504c544e;   # "PLTN": tells platoon traffic from stray bytes.
-const protocolVersion :UInt16 = 2;
+const protocolVersion :UInt16 = 3;
 # Version 2: entities travel as CompactEntity (compactEntities); version 1's EntityState lists are still
 # read (recordings made before), never written.
+# Version 3: a rolling keyframe slice lists unchanged, recently sent entities by id (WorldState.keptEntities).
 
 struct Vec3 {
   x @0 :Float64;
@@ -243,6 +244,8 @@ struct WorldState {
   keyframePart @11 :UInt16;     # rolling keyframe (keyframe = false, keyframeParts > 1): this state also lists
   keyframeParts @12 :UInt16;    # every live entity whose id % keyframeParts == keyframePart; 0: no slice
   compactEntities @13 :List(CompactEntity);  # the entities (version 2): changes, or the full set of a keyframe
+  keptEntities @14 :List(UInt64);  # version 3, rolling keyframe slice: live ids of the slice listed by id only
+                                   # (unchanged since their state went out within the last keyframe interval)
 }
 
 # --- session control and parameters (control socket) ---

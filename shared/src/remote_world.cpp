@@ -39,12 +39,8 @@ WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_s
   }
   if (!snapshot && last_sequence_ != 0 && w.sequence > last_sequence_ + 1) r.gap = true;
 
-  // The ids listed, sorted once: a keyframe's sweep below looks each held id up here.
-  std::vector<uint64_t> listed;
-  if (protocol::HasKeyframe(w)) listed.reserve(w.entities.size());
   for (const auto& e : w.entities) {
     if (own_node != 0 && e.owner_node == own_node) continue;
-    if (protocol::HasKeyframe(w)) listed.push_back(e.id);
     auto it = entries_.find(e.id);
     if (it == entries_.end()) {
       dr::TrackDef def = track_def_;
@@ -62,10 +58,8 @@ WorldApplyResult RemoteWorld::Apply(const protocol::WorldState& w, int64_t now_s
   }
   if (r.applied) {
     // A keyframe, or a rolling keyframe's slice, lists every live entity it covers: drop the others.
-    if (protocol::HasKeyframe(w)) {
-      std::sort(listed.begin(), listed.end());
-      Sweep(w, listed);
-    }
+    // The ids listed (states and a slice's kept ids), sorted once: the sweep looks each held id up there.
+    if (protocol::HasKeyframe(w)) Sweep(w, protocol::KeyframeListed(w));
     for (uint64_t id : w.removed_entities)
       if (auto it = entries_.find(id); it != entries_.end()) Erase(it);
     last_sequence_ = std::max(last_sequence_, w.sequence);
@@ -85,7 +79,7 @@ void RemoteWorld::Erase(Entries::iterator it) {
 }
 
 void RemoteWorld::Sweep(const protocol::WorldState& w, const std::vector<uint64_t>& listed) {
-  auto unlisted = [&](uint64_t id) { return !std::binary_search(listed.begin(), listed.end(), id); };
+  auto unlisted = [&](uint64_t id) { return !protocol::Listed(listed, id); };
   if (w.keyframe) {
     for (auto it = entries_.begin(); it != entries_.end();) {
       const auto next = std::next(it);

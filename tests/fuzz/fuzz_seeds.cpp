@@ -144,6 +144,13 @@ std::vector<std::pair<std::string, Message>> Filled() {
   ns.token = 99;
   out.emplace_back("node_state_filled", ns);
   out.emplace_back("world_state_filled", World(1, 1'000'000'000));
+  // A rolling keyframe's slice (version 3): states, and ids kept by id only.
+  WorldState slice = World(2, 1'050'000'000);
+  slice.keyframe = false;
+  slice.keyframe_parts = 4;
+  slice.keyframe_part = 1;
+  slice.kept_entities = {(uint64_t{2} << 32) | 5, (uint64_t{2} << 32) | 9};
+  out.emplace_back("world_state_slice", slice);
   ParamList pl;
   Parameter p;
   p.path = "server.broadcast_hz";
@@ -263,7 +270,8 @@ int main(int argc, char** argv) {
   }
   // A join of a later protocol version (still decoded, for a clear refusal). Version 1's world and node
   // states (the EntityState layout, still read) are kept in the corpus as world_state_filled_v1 and
-  // node_state_filled_v1, written by a version 1 build; this build writes only its own layout.
+  // node_state_filled_v1, written by a version 1 build, and version 2's world state (no kept ids) as
+  // world_state_filled_v2; this build writes only its own version.
   Join newer;
   newer.name = "newer";
   newer.role = Role::kObserver;

@@ -139,12 +139,18 @@ TEST_CASE("replay: a log's world states become one state per entity and stamp, i
   CHECK(log.first_ns == first);
 }
 
-TEST_CASE("replay: a log recorded by a protocol version 1 build gives the replay its version 2 twin gives") {
+TEST_CASE("replay: logs recorded by protocol version 1 and 2 builds give the replay what their twin of this version gives") {
   // The same three world states (two cars, one removed at the third), written by fuzz_seeds in a version 1
-  // build (kept in the corpus) and in this one: every state, removal and name read alike.
+  // and a version 2 build (kept in the corpus) and in this one: every state, removal and name read alike.
   const std::string dir = std::string(PLATOON_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_replay_log/";
   const server::ReplayLog v1 = server::LoadReplayLog(dir + "session_closed_v1.mcap");
-  const server::ReplayLog v2 = server::LoadReplayLog(dir + "session_closed.mcap");
+  const server::ReplayLog v2 = server::LoadReplayLog(dir + "session_closed_v2.mcap");
+  const server::ReplayLog now = server::LoadReplayLog(dir + "session_closed.mcap");
+  CHECK(now.problems.empty());
+  REQUIRE(now.states.size() == v2.states.size());
+  for (size_t i = 0; i < now.states.size(); ++i) CHECK(now.states[i] == v2.states[i]);  // the same layout
+  CHECK(now.world_states == v2.world_states);
+  CHECK(now.node_names == v2.node_names);
   CHECK(v1.problems.empty());
   CHECK(v2.problems.empty());
   CHECK(v1.world_states == 3);

@@ -2,6 +2,9 @@
 // send out.
 #include "platoon/server/world_core.hpp"
 
+#include "platoon/protocol/codec.hpp"
+#include "platoon/remote_world.hpp"
+
 #include <doctest/doctest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -690,9 +693,11 @@ TEST_CASE("world core: a large world's keyframe rolls over the interval's period
   h.core.Poll(kT0 + 2);  // the delta of all 600
   REQUIRE(h.Broadcasts().size() == 1);
 
-  // One keyframe interval of periodic broadcasts: slices 0..9, nothing else, each id in exactly one slice.
+  // One keyframe interval of periodic broadcasts: slices 0..9, nothing else, each id in exactly one slice
+  // (by state, or by id while its state went out within the last interval: slice 0 only, 1 s - 2 ns after
+  // the delta; slices 1..9 come later than 1 s after it).
   std::map<uint64_t, int> listed;
-  size_t largest = 0;
+  size_t largest = 0, by_id = 0;
   for (int k = 0; k < 10; ++k) {
     h.core.Poll(kT0 + kS + k * 100 * kMs);
     const auto sent = h.Broadcasts();
@@ -706,8 +711,15 @@ TEST_CASE("world core: a large world's keyframe rolls over the interval's period
       CHECK(e.id % 10 == static_cast<uint64_t>(k));
       ++listed[e.id];
     }
-    largest = std::max(largest, w.entities.size());
+    for (uint64_t id : w.kept_entities) {
+      CHECK(id % 10 == static_cast<uint64_t>(k));
+      ++listed[id];
+    }
+    CHECK(w.kept_entities.size() == (k == 0 ? n / 10 : 0u));
+    by_id += w.kept_entities.size();
+    largest = std::max(largest, w.entities.size() + w.kept_entities.size());
   }
+  CHECK(by_id == n / 10);
   CHECK(listed.size() == n);
   CHECK(std::all_of(listed.begin(), listed.end(), [](const auto& kv) { return kv.second == 1; }));
   CHECK(largest == n / 10);  // no broadcast carries more than its slice
@@ -736,4 +748,78 @@ TEST_CASE("world core: a large world's keyframe rolls over the interval's period
   CHECK(kf[0].keyframe);
   CHECK(kf[0].keyframe_parts == 0);
   CHECK(kf[0].entities.size() == n);
+}
+
+TEST_CASE("world core: a slice lists by id what went out within the interval, and a receiver following the stream holds the server world") {
+  auto def = RealTimeDef();  // 10 Hz, keyframe every 1 s: 10 slices
+  def.server.lost_timeout_s = 30;
+  Harness h(def);
+  h.core.Poll(kT0);
+  h.Broadcasts();
+  const uint32_t a = h.Join("a", kT0), b = h.Join("b", kT0);
+  RemoteWorld receiver;
+  // Node a: 600 vehicles, each sending once a second at a phase of its own (as heartbeats do), but
+  // vehicle 77, which falls silent after 1.5 s (its owner stays). Node b: 3 vehicles, leaving at 2.5 s; the
+  // receiver misses that broadcast (the removal), so only the slices' sweep can remove them.
+  const uint64_t n = WorldCore::kWholeKeyframeEntities + 88, silent = 77;
+  h.State(b, {Entity(1001, 1, 0.0), Entity(1002, 1, 0.0), Entity(1003, 1, 0.0)}, kT0 + 1);
+  size_t by_state = 0, by_id = 0, bytes = 0, bytes_all_states = 0;
+  int64_t silent_last_broadcast = -1, silent_listed_again = -1;
+  bool missed_removal = false;
+  for (int64_t t = kT0 + 10 * kMs; t <= kT0 + 5 * kS; t += 10 * kMs) {
+    std::vector<protocol::EntityState> due;
+    for (uint64_t id = 1; id <= n; ++id) {
+      if (id == silent && t > kT0 + 1500 * kMs) continue;
+      const int64_t phase = static_cast<int64_t>(id % 100) * 10 * kMs;  // 0..990 ms
+      if ((t - kT0) % kS == phase) due.push_back(Entity(id, t, static_cast<double>(t - kT0) / kS));
+    }
+    if (!due.empty()) h.State(a, due, t);
+    if (t == kT0 + 2500 * kMs) h.core.OnControl("peer-b", "127.0.0.1", Ok(protocol::Leave{b, "done"}), t);
+    h.core.Poll(t);
+    for (const auto& w : h.Broadcasts()) {
+      if (!w.removed_entities.empty()) {
+        missed_removal = true;
+        continue;
+      }
+      receiver.Apply(w, t, false);
+      const bool has_silent = std::any_of(w.entities.begin(), w.entities.end(), [&](const auto& e) { return e.id == silent; });
+      if (has_silent && t > kT0 + 1500 * kMs) {
+        if (silent_last_broadcast < 0) silent_last_broadcast = t;
+        else if (silent_listed_again < 0) silent_listed_again = t;
+      }
+      if (w.keyframe_parts > 1 && t >= kT0 + 3 * kS) {  // steady state: every vehicle sent within the last second
+        // A slice's own states: its ids not updated in this very tick (those ride as changes).
+        by_state += static_cast<size_t>(std::count_if(w.entities.begin(), w.entities.end(), [&](const auto& e) {
+          return e.id % w.keyframe_parts == w.keyframe_part && e.kinematics.stamp_ns < t;
+        }));
+        by_id += w.kept_entities.size();
+        protocol::WorldState all_states = w;
+        for (uint64_t id : w.kept_entities) all_states.entities.push_back(h.core.Entities().at(id).state);
+        all_states.kept_entities.clear();
+        bytes += protocol::Encode(w).size();
+        bytes_all_states += protocol::Encode(all_states).size();
+      }
+    }
+  }
+  CHECK(missed_removal);
+  // The receiver holds exactly the server's entities, with the newest states (b's swept by the slices).
+  const auto held = receiver.Received();
+  REQUIRE(held.size() == h.core.Entities().size());
+  CHECK(held.size() == n);
+  for (const auto& e : held) {
+    const auto it = h.core.Entities().find(e.id);
+    REQUIRE(it != h.core.Entities().end());
+    CHECK(e.kinematics.stamp_ns == it->second.state.kinematics.stamp_ns);
+  }
+  // Steady state: slices carry ids, not states (each vehicle's state went out within the last second);
+  // the silent vehicle's unchanged state is listed again once its last broadcast is a keyframe interval old.
+  CHECK(by_id > 0);
+  CHECK(by_state * 20 <= by_id);  // the silent vehicle's
+  CHECK(bytes * 4 < bytes_all_states);
+  REQUIRE(silent_last_broadcast > 0);
+  REQUIRE(silent_listed_again > 0);
+  CHECK(silent_listed_again - silent_last_broadcast >= kS);
+  CHECK(silent_listed_again - silent_last_broadcast <= kS + 100 * kMs);
+  MESSAGE("slices in steady state: " << by_id << " ids, " << by_state << " states; " << bytes << " bytes against "
+                                     << bytes_all_states << " with every state");
 }

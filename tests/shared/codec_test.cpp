@@ -47,6 +47,7 @@ std::vector<Message> OneOfEach() {
   w.sim_rate = 2.5;  // a replay at 2.5x
   w.keyframe_part = 7;  // slice 7 of a 60-slice rolling keyframe
   w.keyframe_parts = 60;
+  w.kept_entities = {67, 127};  // version 3: unchanged ids of the slice, by id only
   w.events = {LoggedEvent{7, 1'000'000, LoggedEvent::Kind::kMarker, "ctl", "go", "", 0, 0}};
   w.nodes = {NodeInfo{3, "alpha", Role::kSensor, "pc-1", -1500, 80'000, 59.5f, 0.01f, 4'000'000'000, true,
                       {DataEndpoint{"lidar_front", StreamKind::kLidar, 41000, "10.0.0.5"}}, 777}};

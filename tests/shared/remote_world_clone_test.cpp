@@ -144,17 +144,23 @@ TEST_CASE("remote world: slices, deltas and keyframes in any order keep exactly 
       w.keyframe_parts = parts_of[rnd(seq < 1000 ? 2 : 3)];
       w.keyframe_part = static_cast<uint16_t>(rnd(w.keyframe_parts));
     }
-    std::set<uint64_t> listed;
-    // A slice or keyframe lists most of what it covers; some ids (their removal lost) it leaves out.
+    std::set<uint64_t> listed, kept;
+    // A slice or keyframe lists most of what it covers; some ids (their removal lost) it leaves out. A
+    // slice lists some by id only (version 3's kept ids), and may name an id this view does not hold.
     if (protocol::HasKeyframe(w))
       for (const auto& [id, h] : held)
-        if (protocol::KeyframeCovers(w, id) && rnd(5) != 0) listed.insert(id);
+        if (protocol::KeyframeCovers(w, id) && rnd(5) != 0) (!w.keyframe && rnd(2) == 0 ? kept : listed).insert(id);
     for (int k = 0; k < 3; ++k) listed.insert(1 + rnd(300));  // changed or new entities ride along
+    if (!w.keyframe && w.keyframe_parts > 1) kept.insert(w.keyframe_part + w.keyframe_parts * (301 + rnd(10)));
+    for (uint64_t id : kept) listed.erase(id);
     for (uint64_t id : listed) w.entities.push_back(Car(id, 2, t, static_cast<double>(id)));
+    w.kept_entities.assign(kept.begin(), kept.end());
     if (rnd(3) == 0) w.removed_entities.push_back(1 + rnd(300));
     view.Apply(w, t, false, 7);
-    // The reference: listed ids held, covered unlisted ones dropped, then the removals.
+    // The reference: listed ids held, kept ids stay as they were (covered, so not dropped), covered
+    // unlisted ones dropped, then the removals.
     for (uint64_t id : listed) held[id] = true;
+    listed.insert(kept.begin(), kept.end());
     if (protocol::HasKeyframe(w))
       for (auto it = held.begin(); it != held.end();)
         it = protocol::KeyframeCovers(w, it->first) && !listed.count(it->first) ? held.erase(it) : std::next(it);
@@ -163,6 +169,7 @@ TEST_CASE("remote world: slices, deltas and keyframes in any order keep exactly 
     for (const auto& [id, h] : held) REQUIRE(view.Track(id) != nullptr);
   }
   CHECK(held.size() > 20);  // the run kept a world to sweep
+  CHECK(view.Track(301 * 3) == nullptr);  // a kept id never held is not made up (ids past 300 are kept-only)
 }
 
 TEST_CASE("remote world: a hold shows each entity where its estimate was, standing still and stale, the next world state ends it") {

@@ -46,12 +46,12 @@ void RecordedWorld::Add(const protocol::WorldState& world) {
   };
   for (uint64_t id : world.removed_entities)
     if (auto it = entities_.find(id); it != entities_.end()) remove(it->second);
-  // A keyframe is the full set (a rolling keyframe's slice, the full set of its ids): whoever it leaves out is gone.
+  // A keyframe is the full set (a rolling keyframe's slice, the full set of its ids, some by id only):
+  // whoever it leaves out is gone.
   if (protocol::HasKeyframe(world)) {
-    std::set<uint64_t> listed;
-    for (const auto& e : world.entities) listed.insert(e.id);
+    const auto listed = protocol::KeyframeListed(world);
     for (auto& [id, h] : entities_)
-      if (protocol::KeyframeCovers(world, id) && !listed.count(id)) remove(h);  // a slice covers 1/P: that test first
+      if (protocol::KeyframeCovers(world, id) && !protocol::Listed(listed, id)) remove(h);  // a slice covers 1/P: that test first
   }
 }
 

@@ -429,6 +429,10 @@ struct BodyWriter {
       PutList(b.initEvents(m.events.size()), m.events, [](auto x, const auto& e) { Put(x, e); });
     b.setKeyframePart(m.keyframe_part);
     b.setKeyframeParts(m.keyframe_parts);
+    if (!m.kept_entities.empty()) {
+      auto kept = b.initKeptEntities(m.kept_entities.size());
+      for (unsigned i = 0; i < m.kept_entities.size(); ++i) kept.set(i, m.kept_entities[i]);
+    }
   }
   void operator()(const SessionControl& m) {
     auto b = body.initSessionControl();
@@ -627,6 +631,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body, std::string_v
       // A slice index past the slice count is no slice (garbage-safe: nothing is dropped on its word).
       m.keyframe_part = r.getKeyframePart();
       if (m.keyframe_part >= m.keyframe_parts) m.keyframe_part = m.keyframe_parts = 0;
+      for (uint64_t id : r.getKeptEntities()) m.kept_entities.push_back(id);
       return m;
     }
     case W::SESSION_CONTROL: {

@@ -88,4 +88,15 @@ std::optional<std::vector<std::pair<uint32_t, uint32_t>>> FusedGroups(const Fuse
   return groups;
 }
 
+std::vector<uint64_t> KeyframeListed(const WorldState& w) {
+  std::vector<uint64_t> listed;
+  listed.reserve(w.entities.size() + w.kept_entities.size());
+  for (const auto& e : w.entities) listed.push_back(e.id);
+  listed.insert(listed.end(), w.kept_entities.begin(), w.kept_entities.end());
+  std::sort(listed.begin(), listed.end());
+  return listed;
+}
+
+bool Listed(const std::vector<uint64_t>& listed, uint64_t id) { return std::binary_search(listed.begin(), listed.end(), id); }
+
 }  // namespace platoon::protocol

@@ -80,6 +80,9 @@ struct MergedEntity {
   protocol::EntityState state;
   int64_t stale_since_ns = -1;  ///< Reference time the owner was lost, in ns; -1 while the owner is alive.
   bool frozen = false;          ///< Grace expired: held still at its last extrapolated pose.
+  /// Reference time this state last went out on the broadcast stream (real time), in ns; a rolling
+  /// keyframe's slice lists it by id only while that is within the keyframe interval.
+  int64_t broadcast_ns = INT64_MIN / 2;
 };
 
 /// What the core wants sent.

@@ -16,9 +16,11 @@
 namespace platoon::protocol {
 
 /// Version of the wire protocol; a peer speaking another version is refused at join.
-inline constexpr uint16_t kProtocolVersion = 2;
+inline constexpr uint16_t kProtocolVersion = 3;
 /// The oldest version whose messages Decode still reads (recordings made by older builds): version 1
-/// differs from 2 only in how entities are laid out (EntityState lists instead of CompactEntity).
+/// differs from 2 only in how entities are laid out (EntityState lists instead of CompactEntity); version
+/// 3 adds a rolling keyframe's kept ids (WorldState::kept_entities), which a version 2 receiver would not
+/// know to keep (its slice sweep would drop them), hence the new version.
 inline constexpr uint16_t kOldestReadableVersion = 1;
 
 /// What a node does in the session.
@@ -225,6 +227,10 @@ struct WorldState {
   /// the ids of that slice it does not list. 0 parts: no slice.
   uint16_t keyframe_part = 0;
   uint16_t keyframe_parts = 0;   ///< Slices of the rolling keyframe, typically broadcast_hz * keyframe_interval_s.
+  /// Rolling keyframe slice (version 3): live ids of the slice listed by id only, their state unchanged
+  /// since it last went out on the broadcast stream, within the last keyframe interval. A receiver keeps
+  /// them as it holds them (it sweeps neither these nor `entities`).
+  std::vector<uint64_t> kept_entities;
   bool operator==(const WorldState&) const = default;
 };
 
@@ -236,6 +242,13 @@ inline bool KeyframeCovers(const WorldState& w, uint64_t id) {
 
 /// True when `w` is authoritative for some ids (a whole keyframe or a rolling keyframe's slice).
 inline bool HasKeyframe(const WorldState& w) { return w.keyframe || w.keyframe_parts > 1; }
+
+/// The ids a keyframe or a slice lists as live, sorted: those of `entities` and the slice's kept ids. A
+/// receiver drops a held id that `w` covers (KeyframeCovers) and that is not in here.
+std::vector<uint64_t> KeyframeListed(const WorldState& w);
+
+/// True when `listed` (sorted, from KeyframeListed) holds `id`.
+bool Listed(const std::vector<uint64_t>& listed, uint64_t id);
 
 /// Any client -> server: session control.
 struct SessionControl {
