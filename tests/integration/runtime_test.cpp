@@ -136,6 +136,46 @@ TEST_CASE("runtime: 8 nodes over loopback each see every remote vehicle where it
   CheckNoErrorLines(server, "server");
 }
 
+TEST_CASE("runtime: 600 vehicles (rolling keyframes naming recent states by id): every view report of a late observer and of the traffic nodes shows every vehicle live") {
+  // Past 512 entities the keyframe rolls, and since protocol version 3 a slice names by id alone the
+  // vehicles whose state went out within the last second (every heartbeating one): a receiver that swept
+  // those, or a late joiner that missed their states, would show vehicles missing between their sends.
+  TempDir dir;
+  const std::string session = WriteSession(dir, {{"t1", "traffic", 300}, {"t2", "traffic", 300}, {"obs", "observer", 0}});
+  auto server = StartServer(session);
+  REQUIRE(server.WaitForLine("listening on", 10s));
+  auto t1 = StartNode(session, "t1");
+  auto t2 = StartNode(session, "t2");
+  REQUIRE_MESSAGE(WaitForView(t1, AllLive, 30s), "t1 never saw t2's 300 vehicles");
+  REQUIRE_MESSAGE(WaitForView(t2, AllLive, 30s), "t2 never saw t1's 300 vehicles");
+  // The observer joins a running world of 600 (a snapshot, then slices).
+  auto obs = StartNode(session, "obs");
+  const auto first = WaitForView(obs, AllLive, 30s);
+  REQUIRE_MESSAGE(first, "the late observer never saw all 600 vehicles");
+  CHECK(first->expected == 600);
+  // From then on every report (two a second, for 4 s): all live, none missing, none stale.
+  for (auto* c : {&obs, &t1, &t2}) {
+    for (int k = 0; k < 8; ++k) {
+      const auto v = WaitForView(*c, [](const ViewLine&) { return true; }, 10s);
+      REQUIRE(v);
+      CHECK_MESSAGE(AllLive(*v), "a view report showed " << v->live << "/" << v->expected << " live, " << v->stale << " stale");
+    }
+  }
+  const auto& obs_lines = Stop(obs);
+  const auto& t1_lines = Stop(t1);
+  Stop(t2);
+  Stop(server);
+  for (const auto* lines : {&obs_lines, &t1_lines}) {
+    INFO("summary: " << lines->back());
+    CHECK(SummaryValue(*lines, "view_error_p99_m").value_or(1) <= 0.05);
+  }
+  CHECK(SummaryValue(obs_lines, "view_expected") == 600.0);
+  CheckNoErrorLines(server, "server");
+  CheckNoErrorLines(obs, "obs");
+  CheckNoErrorLines(t1, "t1");
+  CheckNoErrorLines(t2, "t2");
+}
+
 TEST_CASE("runtime: kill -9 of a node: others keep their world, its vehicles go stale, it rejoins and takes them back") {
   TwoCarsAndObserver s;
   auto& [dir, session, server, n1, n2, obs] = s;
