@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -46,6 +47,86 @@ void PrintCourse(const Course& c) {
               MaxAbs(c, yaw_rate));
 }
 
+double NsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// What a sender pays for the send policy, on the courses' states at 60 Hz: ShouldSend each step, MarkSent
+// when due. And the part this work changed, in the same run: the extrapolations of sent states (nine a
+// step: now and lead_time_s ahead for the last four sends, horizon_s ahead for the newest), through
+// PreparedState::At and, as the baseline, dr::Extrapolate from the raw state (the code before).
+void PrintCost(const std::vector<Course>& courses, const dr::SendPolicyDef& def) {
+  const int64_t step_ns = 16'666'667, lead_ns = SToNs(def.lead_time_s), horizon_ns = SToNs(def.horizon_s);
+  double policy_ns = 0, sum = 0;
+  uint64_t steps = 0, sends = 0;
+  std::vector<std::pair<KinematicState, int64_t>> queries;  // (sent state, time) as Evaluate asks them
+  for (int rep = 0; rep < 5; ++rep) {
+    for (const Course& c : courses) {
+      dr::SendPolicy policy(def);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int64_t t = 0; t < static_cast<int64_t>(c.DurationS() * 1e9); t += step_ns) {
+        const KinematicState& truth = c.At(t);
+        ++steps;
+        if (policy.ShouldSend(truth, truth.stamp_ns)) {
+          policy.MarkSent(truth);
+          ++sends;
+        }
+      }
+      policy_ns += NsSince(t0);
+      if (rep > 0) continue;
+      // The queries of one pass: each state sent so far (the last four), at the times Evaluate asks.
+      std::vector<KinematicState> sent;
+      dr::SendPolicy replay(def);
+      for (int64_t t = 0; t < static_cast<int64_t>(c.DurationS() * 1e9); t += step_ns) {
+        const KinematicState& truth = c.At(t);
+        for (size_t i = 0; i < std::min<size_t>(4, sent.size()); ++i) {
+          const KinematicState& ref = sent[sent.size() - 1 - i];
+          queries.emplace_back(ref, truth.stamp_ns);
+          queries.emplace_back(ref, truth.stamp_ns + lead_ns);
+          if (i == 0) queries.emplace_back(ref, truth.stamp_ns + horizon_ns);
+        }
+        if (replay.ShouldSend(truth, truth.stamp_ns)) {
+          replay.MarkSent(truth);
+          sent.push_back(truth);
+        }
+      }
+    }
+  }
+  // The same queries both ways; a prepared state is made once per sent state, as the policy does.
+  std::vector<dr::PreparedState> prepared;
+  prepared.reserve(queries.size());
+  const KinematicState* last = nullptr;
+  for (const auto& [ref, t] : queries) {
+    if (last == nullptr || last->stamp_ns != ref.stamp_ns || prepared.empty()) prepared.emplace_back(def.model, ref);
+    else prepared.push_back(prepared.back());
+    last = &ref;
+  }
+  double raw_ns = 1e300, prep_ns = 1e300, raw_sum = 0, prep_sum = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    raw_sum = prep_sum = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    for (const auto& [ref, t] : queries) raw_sum += dr::Extrapolate(def.model, ref, t).position_m.x();
+    raw_ns = std::min(raw_ns, NsSince(t0));
+    t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < queries.size(); ++i) prep_sum += prepared[i].At(queries[i].second).position_m.x();
+    prep_ns = std::min(prep_ns, NsSince(t0));
+  }
+  size_t differ = 0;  // poses that differ in any bit (must be none)
+  for (size_t i = 0; i < queries.size(); ++i) {
+    const Pose a = dr::Extrapolate(def.model, queries[i].first, queries[i].second), b = prepared[i].At(queries[i].second);
+    differ += a.position_m != b.position_m || a.orientation.coeffs() != b.orientation.coeffs();
+  }
+  sum = raw_sum - prep_sum;
+  std::printf("\nsend policy cost (this machine; %s, courses at 60 Hz, 5 passes): %.0f ns per vehicle step (ShouldSend, "
+              "MarkSent when due), %llu steps, %llu sends\n",
+              std::string(dr::ModelName(def.model)).c_str(), policy_ns / static_cast<double>(steps),
+              static_cast<unsigned long long>(steps), static_cast<unsigned long long>(sends));
+  std::printf("extrapolations of sent states, %zu as the policy asks them (best of 5): dr::Extrapolate %.1f ns each "
+              "(baseline), PreparedState::At %.1f ns each, %.2fx; %zu poses differ (sums differ by %.3g)\n",
+              queries.size(), raw_ns / static_cast<double>(queries.size()), prep_ns / static_cast<double>(queries.size()),
+              raw_ns / prep_ns, differ, sum);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,6 +140,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-correction-mps", track.max_correction_mps, "Receiver blend speed cap, in m/s");
   bool no_horizon_off = false;
   app.add_flag("--only-default-policy", no_horizon_off, "Skip the runs without the outage-horizon check");
+  bool cost = false;
+  app.add_flag("--cost", cost,
+               "Also time the send policy on the courses (machine-dependent): the sender's cost per vehicle and "
+               "step, and its extrapolations of the states it sent, prepared (dr::PreparedState) against "
+               "dr::Extrapolate on the same states and times");
   CLI11_PARSE(app, argc, argv);
   std::vector<dr::Model> models;
   for (const std::string& n : model_names) models.push_back(dr::ModelFromName(n));
@@ -111,5 +197,6 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (cost) PrintCost(courses, policy);
   return 0;
 }

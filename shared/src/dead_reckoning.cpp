@@ -92,6 +92,54 @@ KinematicState Rvb(const KinematicState& last, double dt_s, bool pose_only = fal
   return out;
 }
 
+// CCA's terms of `last` (docs on Cca below).
+detail::CcaTerms PrepareCca(const KinematicState& last) {
+  detail::CcaTerms c;
+  const Vec3& v0 = last.velocity_mps;
+  c.speed_mps = v0.norm();
+  // Direction of travel; at a standstill the body's forward axis, where a pull-away goes.
+  c.u0 = c.speed_mps > kCcaDirectionMps ? Vec3(v0 / c.speed_mps) : Vec3(last.pose.orientation * Vec3::UnitX());
+  c.at_mps2 = last.acceleration_mps2.dot(c.u0);
+  c.zero_s = c.at_mps2 != 0.0 ? -c.speed_mps / c.at_mps2 : 0.0;  // when the speed would reach zero
+  // Curvature per metre; below kCcaMinSpeedMps the yaw rate is divided by that floor instead.
+  c.k = last.angular_velocity_radps / std::max(c.speed_mps, kCcaMinSpeedMps);
+  c.k_norm = c.k.norm();
+  c.k_axis = c.k.normalized();
+  c.ku = c.k.cross(c.u0);
+  c.kku = c.k.cross(c.ku);
+  // The rest of the acceleration, neither along the track nor the turn's (a side-slip change), is
+  // held in the turning frame as RVB holds it, for the time moved.
+  const Vec3& w = last.angular_velocity_radps;
+  c.side = last.acceleration_mps2 - w.cross(v0) - c.at_mps2 * c.u0;
+  c.w_norm = w.norm();
+  c.ws = w.cross(c.side);
+  c.wws = w.cross(c.ws);
+  return c;
+}
+
+/// CCA's motion over dt_s from the terms: how long it moved, how far, the position change and the turn.
+struct CcaMove {
+  bool stopped = false;
+  double moved_s = 0, s_m = 0;
+  Vec3 dp = Vec3::Zero();
+  Quat turn = Quat::Identity();
+};
+
+CcaMove MoveCca(const detail::CcaTerms& c, double dt_s) {
+  CcaMove m;
+  // Time actually moved: the speed |v0| + at t must not cross zero, forwards or backwards in time.
+  m.stopped = (dt_s > 0 && c.at_mps2 < 0 && c.zero_s <= dt_s) || (dt_s < 0 && c.at_mps2 > 0 && c.zero_s >= dt_s);
+  m.moved_s = m.stopped ? c.zero_s : dt_s;
+  m.s_m = c.speed_mps * m.moved_s + 0.5 * c.at_mps2 * m.moved_s * m.moved_s;
+  const RvbWeights a = ComputeRvbWeights(c.k_norm, m.s_m);
+  const RvbWeights ks = ComputeRvbWeights(c.w_norm, m.moved_s);
+  m.dp = m.s_m * c.u0 + a.c1 * c.ku + a.c2 * c.kku + ks.d0 * c.side + ks.d1 * c.ws + ks.d2 * c.wws;
+  // QuatFromAngularVelocity(k, s_m), with |k| and k's axis from the terms.
+  const double angle = c.k_norm * m.s_m;
+  if (std::abs(angle) >= 1e-12) m.turn = Quat(Eigen::AngleAxisd(angle, c.k_axis));
+  return m;
+}
+
 /// CCA: constant path curvature and constant tangential acceleration, stopping at zero speed (see
 /// docs/ARCHITECTURE.md, "Dead reckoning"). A car turns by distance travelled, not by time: its yaw
 /// rate is speed times the path curvature, which the road and the steering fix. So the curvature
@@ -103,42 +151,24 @@ KinematicState Rvb(const KinematicState& last, double dt_s, bool pose_only = fal
 /// with c1, c2 those of RVB for rate |k| over s. The rest of a0, a side-slip change, is carried as RVB
 /// carries its tangential acceleration. At constant speed this is RVB: exact on circles.
 KinematicState Cca(const KinematicState& last, double dt_s, bool pose_only = false) {
-  const Vec3& v0 = last.velocity_mps;
-  const double speed_mps = v0.norm();
-  // Direction of travel; at a standstill the body's forward axis, where a pull-away goes.
-  const Vec3 u0 = speed_mps > kCcaDirectionMps ? Vec3(v0 / speed_mps) : Vec3(last.pose.orientation * Vec3::UnitX());
-  const double at = last.acceleration_mps2.dot(u0);
-  // Time actually moved: the speed |v0| + at t must not cross zero, forwards or backwards in time.
-  const double zero_s = at != 0.0 ? -speed_mps / at : 0.0;  // when the speed would reach zero
-  const bool stopped = (dt_s > 0 && at < 0 && zero_s <= dt_s) || (dt_s < 0 && at > 0 && zero_s >= dt_s);
-  const double moved_s = stopped ? zero_s : dt_s;
-  const double s_m = speed_mps * moved_s + 0.5 * at * moved_s * moved_s;
-  const double speed_out = stopped ? 0.0 : speed_mps + at * dt_s;
-  // Curvature per metre; below kCcaMinSpeedMps the yaw rate is divided by that floor instead.
-  const Vec3 k = last.angular_velocity_radps / std::max(speed_mps, kCcaMinSpeedMps);
-  const RvbWeights c = ComputeRvbWeights(k.norm(), s_m);
-  const Vec3 ku = k.cross(u0);
-  // The rest of the acceleration, neither along the track nor the turn's (a side-slip change), is
-  // held in the turning frame as RVB holds it, for the time moved.
-  const Vec3& w = last.angular_velocity_radps;
-  const Vec3 side = last.acceleration_mps2 - w.cross(v0) - at * u0;
-  const RvbWeights ks = ComputeRvbWeights(w.norm(), moved_s);
-  const Vec3 ws = w.cross(side);
+  const detail::CcaTerms c = PrepareCca(last);
+  const CcaMove m = MoveCca(c, dt_s);
   KinematicState out = last;
-  out.pose.position_m += s_m * u0 + c.c1 * ku + c.c2 * k.cross(ku) + ks.d0 * side + ks.d1 * ws + ks.d2 * w.cross(ws);
-  const Quat turn = QuatFromAngularVelocity(k, s_m);
-  out.pose.orientation = (turn * last.pose.orientation).normalized();
+  out.pose.position_m += m.dp;
+  out.pose.orientation = (m.turn * last.pose.orientation).normalized();
   if (pose_only) return out;
-  const Vec3 u = turn * u0;
-  const Quat side_turn = QuatFromAngularVelocity(w, moved_s);
-  out.angular_velocity_radps = speed_out * k;
-  if (stopped) {
+  const Vec3& w = last.angular_velocity_radps;
+  const double speed_out = m.stopped ? 0.0 : c.speed_mps + c.at_mps2 * dt_s;
+  const Vec3 u = m.turn * c.u0;
+  const Quat side_turn = QuatFromAngularVelocity(w, m.moved_s);
+  out.angular_velocity_radps = speed_out * c.k;
+  if (m.stopped) {
     out.velocity_mps.setZero();
     out.acceleration_mps2.setZero();
   } else {
-    out.velocity_mps = speed_out * u + side_turn * side * moved_s;
-    out.acceleration_mps2 = out.angular_velocity_radps.cross(speed_out * u) + at * u + w.cross(side_turn * side * moved_s) +
-                            side_turn * side;
+    out.velocity_mps = speed_out * u + side_turn * c.side * m.moved_s;
+    out.acceleration_mps2 = out.angular_velocity_radps.cross(speed_out * u) + c.at_mps2 * u +
+                            w.cross(side_turn * c.side * m.moved_s) + side_turn * c.side;
   }
   return out;
 }
@@ -214,6 +244,20 @@ KinematicState ExtrapolateState(Model model, const KinematicState& last, int64_t
 // ExtrapolateState's pose, without the velocity, acceleration and second rotation it also computes.
 Pose Extrapolate(Model model, const KinematicState& last, int64_t t_ns) {
   return ExtrapolateImpl(model, last, t_ns, true).pose;
+}
+
+PreparedState::PreparedState(Model model, const KinematicState& state) : model_(model), state_(state) {
+  if (model_ == Model::kCca) cca_ = PrepareCca(state_);
+}
+
+Pose PreparedState::At(int64_t t_ns) const {
+  if (model_ != Model::kCca) return Extrapolate(model_, state_, t_ns);
+  // Cca(state_, dt, pose_only) with the terms derived once: the same operations on the same values.
+  const CcaMove m = MoveCca(cca_, NsToS(t_ns - state_.stamp_ns));
+  Pose out = state_.pose;
+  out.position_m += m.dp;
+  out.orientation = (m.turn * state_.pose.orientation).normalized();
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -386,11 +430,11 @@ SendPolicy::SendPolicy(const SendPolicyDef& def, double heartbeat_phase)
                                             heartbeat_ns_ - 1);
 }
 
-SendReason SendPolicy::Drift(const KinematicState& ref, const KinematicState& truth, const Pose& truth_ahead) const {
+SendReason SendPolicy::Drift(const PreparedState& ref, const KinematicState& truth, const Pose& truth_ahead) const {
   // Drift now, and lead_time_s ahead: receivers see a new state only after the network delay and
   // their next frame, and the drift keeps growing meanwhile.
-  const Pose estimate = Extrapolate(def_.model, ref, truth.stamp_ns);
-  const Pose estimate_ahead = Extrapolate(def_.model, ref, truth.stamp_ns + SToNs(def_.lead_time_s));
+  const Pose estimate = ref.At(truth.stamp_ns);
+  const Pose estimate_ahead = ref.At(truth.stamp_ns + SToNs(def_.lead_time_s));
   const double drift_m = std::max((estimate.position_m - truth.pose.position_m).norm(),
                                   (estimate_ahead.position_m - truth_ahead.position_m).norm());
   if (drift_m > def_.position_threshold_m) return SendReason::kPosition;
@@ -402,12 +446,12 @@ SendReason SendPolicy::Drift(const KinematicState& ref, const KinematicState& tr
 
 SendReason SendPolicy::Evaluate(const KinematicState& truth, int64_t now_ns) const {
   if (sent_count_ == 0) return SendReason::kFirst;
-  const double since_s = NsToS(now_ns - sent_[0].stamp_ns);
+  const double since_s = NsToS(now_ns - sent_[0].State().stamp_ns);
   // The rate cap wins over everything else, the heartbeat included. The slack lets a caller that
   // ticks at exactly max_rate_hz through despite ns rounding of its tick period.
   if (since_s * def_.max_rate_hz < 1.0 - kRateSlack) return SendReason::kNone;
   // The heartbeat: the entity's first slot at least half a period after the last send.
-  const int64_t earliest = sent_[0].stamp_ns + heartbeat_ns_ / 2;
+  const int64_t earliest = sent_[0].State().stamp_ns + heartbeat_ns_ / 2;
   if (now_ns >= earliest) {
     int64_t to_slot = (heartbeat_phase_ns_ - earliest) % heartbeat_ns_;
     if (to_slot < 0) to_slot += heartbeat_ns_;
@@ -424,7 +468,7 @@ SendReason SendPolicy::Evaluate(const KinematicState& truth, int64_t now_ns) con
   // stay near what the current state would predict there, or an outage starting now would show the gap.
   if (def_.horizon_s > 0) {
     const int64_t horizon_ns = truth.stamp_ns + SToNs(def_.horizon_s);
-    const double gap_m = (Extrapolate(def_.model, sent_[0], horizon_ns).position_m -
+    const double gap_m = (sent_[0].At(horizon_ns).position_m -
                           Extrapolate(def_.model, truth, horizon_ns).position_m)
                              .norm();
     if (gap_m > def_.horizon_threshold_m) return SendReason::kHorizon;
@@ -444,13 +488,13 @@ void SendPolicy::MarkSent(const KinematicState& sent) {
     case SendReason::kHorizon: ++stats_.horizon; break;
   }
   std::move_backward(sent_.begin(), sent_.end() - 1, sent_.end());
-  sent_[0] = sent;
+  sent_[0] = PreparedState(def_.model, sent);
   sent_count_ = std::min<int>(sent_count_ + 1, static_cast<int>(sent_.size()));
 }
 
 double SendPolicy::PositionDriftM(const KinematicState& truth) const {
   if (sent_count_ == 0) return 0.0;
-  return (Extrapolate(def_.model, sent_[0], truth.stamp_ns).position_m - truth.pose.position_m).norm();
+  return (sent_[0].At(truth.stamp_ns).position_m - truth.pose.position_m).norm();
 }
 
 }  // namespace platoon::dr

@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
+#include <random>
 #include <cmath>
 #include <functional>
 #include <numbers>
@@ -871,4 +873,46 @@ TEST_CASE("dead reckoning: a lossy closed-loop run is deterministic") {
   CHECK(a.errors_m == b.errors_m);
   CHECK(a.packets_sent == b.packets_sent);
   CHECK(a.max_frame_correction_m == b.max_frame_correction_m);
+}
+
+TEST_CASE("dead reckoning: a prepared state extrapolates bit for bit as Extrapolate does, every model, braking to a stop and backwards in time") {
+  // The send policy extrapolates its prepared sent states; its decisions stay those of Extrapolate only if
+  // every bit does. Random states, some at a standstill, creeping, braking hard or spinning, with times
+  // before, at and after the state's stamp.
+  std::mt19937_64 rng(20261127);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto vec = [&](double scale) { return Vec3(scale * u(rng), scale * u(rng), scale * u(rng)); };
+  auto bits = [](double x) { return std::bit_cast<uint64_t>(x); };
+  size_t compared = 0, cca_stopped = 0;
+  for (int i = 0; i < 4000; ++i) {
+    KinematicState k;
+    k.stamp_ns = static_cast<int64_t>(1e9 * (5 + 5 * u(rng)));
+    k.pose.position_m = vec(1000);
+    k.pose.orientation = Quat(u(rng), u(rng), u(rng), u(rng)).normalized();
+    switch (i % 6) {
+      case 0: k.velocity_mps = vec(40); k.acceleration_mps2 = vec(8); k.angular_velocity_radps = vec(1.5); break;
+      case 1: break;  // standing still
+      case 2: k.velocity_mps = vec(1e-7); k.angular_velocity_radps = Vec3(0, 0, 0.3 * u(rng)); break;  // creeping
+      case 3:  // braking hard along the velocity: stops within the horizon
+        k.velocity_mps = vec(20);
+        k.acceleration_mps2 = -8.0 * k.velocity_mps.normalized();
+        k.angular_velocity_radps = Vec3(0, 0, 0.2 * u(rng));
+        break;
+      case 4: k.velocity_mps = Vec3(15 * u(rng), 0, 0); k.angular_velocity_radps = Vec3(0, 0, 1e-9 * u(rng)); break;  // straight
+      default: k.velocity_mps = vec(10); k.acceleration_mps2 = vec(3); k.angular_velocity_radps = vec(6); break;  // spinning
+    }
+    for (Model model : {Model::kStatic, Model::kFpw, Model::kRvw, Model::kRvb, Model::kCca}) {
+      const dr::PreparedState prepared(model, k);
+      for (int64_t dt_ns : {int64_t{0}, int64_t{1}, int64_t{-20'000'000}, int64_t{16'666'667}, int64_t{500'000'000},
+                            static_cast<int64_t>(3e9 * u(rng)), static_cast<int64_t>(3e9)}) {
+        const Pose a = prepared.At(k.stamp_ns + dt_ns), b = dr::Extrapolate(model, k, k.stamp_ns + dt_ns);
+        for (int c = 0; c < 3; ++c) REQUIRE(bits(a.position_m[c]) == bits(b.position_m[c]));
+        for (int c = 0; c < 4; ++c) REQUIRE(bits(a.orientation.coeffs()[c]) == bits(b.orientation.coeffs()[c]));
+        ++compared;
+        if (model == Model::kCca && i % 6 == 3 && dt_ns == 3'000'000'000) cca_stopped += dr::ExtrapolateState(model, k, k.stamp_ns + dt_ns).velocity_mps.isZero();
+      }
+    }
+  }
+  CHECK(compared == 4000u * 5 * 7);
+  CHECK(cca_stopped > 500);  // the braking cases did stop within 3 s (the stop branch was compared)
 }

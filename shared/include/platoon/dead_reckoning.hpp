@@ -42,6 +42,34 @@ KinematicState ExtrapolateState(Model model, const KinematicState& last, int64_t
 /// Pose predicted by `model` from `last` at sim time `t_ns`; what a receiver displays without blending.
 Pose Extrapolate(Model model, const KinematicState& last, int64_t t_ns);
 
+namespace detail {
+/// What CCA derives from the state alone: speed, direction of travel, tangential acceleration, path
+/// curvature and the side-slip term, with the products of them that every extrapolation uses.
+struct CcaTerms {
+  double speed_mps = 0, at_mps2 = 0, zero_s = 0, k_norm = 0, w_norm = 0;
+  Vec3 u0 = Vec3::Zero(), k = Vec3::Zero(), k_axis = Vec3::Zero(), ku = Vec3::Zero(), kku = Vec3::Zero(),
+       side = Vec3::Zero(), ws = Vec3::Zero(), wws = Vec3::Zero();
+};
+}  // namespace detail
+
+/// A state prepared to be extrapolated with one model to many times: what Extrapolate derives from the
+/// state alone (for CCA: speed, direction, curvature, the side term, their cross products) is derived once.
+/// At(t) is Extrapolate(model, state, t), bit for bit. The send policy keeps one for each state it sent,
+/// which its checks extrapolate nine times a step. Plain copyable data.
+class PreparedState {
+ public:
+  PreparedState() = default;
+  PreparedState(Model model, const KinematicState& state);
+  /// Extrapolate(model, State(), t_ns).
+  Pose At(int64_t t_ns) const;
+  const KinematicState& State() const { return state_; }
+
+ private:
+  Model model_ = Model::kStatic;
+  KinematicState state_{};
+  detail::CcaTerms cca_;  // model_ == kCca
+};
+
 // ---------------------------------------------------------------------------------------------
 // Receiver side
 // ---------------------------------------------------------------------------------------------
@@ -234,7 +262,7 @@ class SendPolicy {
   bool HasSent() const { return sent_count_ > 0; }
 
   /// Last state marked sent. Precondition: HasSent().
-  const KinematicState& LastSent() const { return sent_[0]; }
+  const KinematicState& LastSent() const { return sent_[0].State(); }
 
   /// Counters since construction.
   const SendStats& Stats() const { return stats_; }
@@ -244,13 +272,13 @@ class SendPolicy {
 
  private:
   /// Which threshold, if any, the estimate from `ref` breaks against `truth` (now or lead_time_s ahead).
-  SendReason Drift(const KinematicState& ref, const KinematicState& truth, const Pose& truth_ahead) const;
+  SendReason Drift(const PreparedState& ref, const KinematicState& truth, const Pose& truth_ahead) const;
 
   SendPolicyDef def_;
   int64_t heartbeat_ns_;        // heartbeat_s
   int64_t heartbeat_phase_ns_;  // the slots' offset within the period, in [0, heartbeat_ns_)
-  // The last states sent, newest first; sent_count_ of them are valid.
-  std::array<KinematicState, kMaxLossCover + 1> sent_{};
+  // The last states sent, newest first, prepared for the receivers' model; sent_count_ of them are valid.
+  std::array<PreparedState, kMaxLossCover + 1> sent_{};
   int sent_count_ = 0;
   SendStats stats_;
 };
