@@ -80,7 +80,8 @@ bool AnyLineContains(const std::vector<std::string>& lines, const std::string& n
   return false;
 }
 
-int FindPid(const std::vector<std::string>& parts) {
+std::vector<int> FindPids(const std::vector<std::string>& parts) {
+  std::vector<int> pids;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
@@ -90,9 +91,28 @@ int FindPid(const std::vector<std::string>& parts) {
       if (c == '\0') c = ' ';
     bool all = !cmd.empty();
     for (const auto& p : parts) all = all && cmd.find(p) != std::string::npos;
-    if (all) return std::stoi(name);
+    if (all) pids.push_back(std::stoi(name));
   }
-  return 0;
+  return pids;
+}
+
+int FindPid(const std::vector<std::string>& parts) {
+  const auto pids = FindPids(parts);
+  return pids.empty() ? 0 : pids.front();
+}
+
+int LiveThreads(int pid) {
+  int live = 0;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream f(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const auto paren = stat.rfind(')');  // the state follows the command name, which may hold spaces and ')'
+    if (paren == std::string::npos || paren + 2 >= stat.size()) continue;  // the thread went while it was read
+    const char state = stat[paren + 2];
+    if (state != 'Z' && state != 'X') ++live;
+  }
+  return live;
 }
 
 std::optional<std::string> SummaryString(const std::vector<std::string>& lines, const std::string& key) {

@@ -65,6 +65,14 @@ bool AnyLineContains(const std::vector<std::string>& lines, const std::string& n
 /// Pid of a running process whose command line contains every one of `parts`; 0 if none.
 int FindPid(const std::vector<std::string>& parts);
 
+/// Pids of every running process whose command line contains every one of `parts`.
+std::vector<int> FindPids(const std::vector<std::string>& parts);
+
+/// How many of `pid`'s threads have not exited (0 when the process is gone or a zombie). A process whose main
+/// thread has exited reads an empty command line (FindPid no longer finds it) while its other threads may
+/// still be running and holding its files and sockets: "gone" is LiveThreads(pid) == 0.
+int LiveThreads(int pid);
+
 /// Value of "key":"<string>" in the last SUMMARY line of `lines`; nullopt when absent.
 std::optional<std::string> SummaryString(const std::vector<std::string>& lines, const std::string& key);
 
