@@ -9,8 +9,11 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -80,6 +83,47 @@ TEST_CASE("process fixture: a child that does not exit in time is described thre
   CHECK(report.find(" sh: state ") != std::string::npos);
   CHECK(report.find("it exited with 137 after ") != std::string::npos);
   CHECK(ThreadStates(pid).find("no threads in") == 0);  // reaped
+}
+
+TEST_CASE("process fixture: LiveThreads counts a process's threads until they have exited, a zombie's none") {
+  // This process: one more while a thread of its own waits, as many again once that thread has ended.
+  const int before = LiveThreads(getpid());
+  CHECK(before >= 1);
+  std::mutex m;
+  std::condition_variable cv;
+  bool go = false, started = false;
+  std::thread waiter([&] {
+    std::unique_lock lock(m);
+    started = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return go; });
+  });
+  {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return started; });
+  }
+  CHECK(LiveThreads(getpid()) == before + 1);
+  {
+    std::lock_guard lock(m);
+    go = true;
+  }
+  cv.notify_all();
+  waiter.join();
+  CHECK(LiveThreads(getpid()) == before);
+
+  // A child: one thread while it runs; none once killed, while it is still a zombie nobody has reaped, and
+  // none once reaped and gone.
+  auto child = process::Child::Spawn({"/bin/sh", "-c", "echo up; sleep 30"});
+  REQUIRE(child.WaitForLine("up", 5s));
+  const pid_t pid = child.Pid();
+  CHECK(LiveThreads(pid) == 1);
+  kill(pid, SIGKILL);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;  // the kernel's teardown, as WaitForKilled allows
+  while (LiveThreads(pid) > 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  CHECK(LiveThreads(pid) == 0);
+  CHECK(std::filesystem::exists("/proc/" + std::to_string(pid)));  // not reaped yet: a zombie
+  CHECK(WaitForKilled(child, "sh") == std::optional<int>(128 + SIGKILL));
+  CHECK(LiveThreads(pid) == 0);
 }
 
 TEST_CASE("error-line fixture: spdlog error and critical lines, crashes and sanitizers count, info, warning and text do not") {

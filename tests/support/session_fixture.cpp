@@ -101,20 +101,6 @@ int FindPid(const std::vector<std::string>& parts) {
   return pids.empty() ? 0 : pids.front();
 }
 
-int LiveThreads(int pid) {
-  int live = 0;
-  std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    std::ifstream f(task.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const auto paren = stat.rfind(')');  // the state follows the command name, which may hold spaces and ')'
-    if (paren == std::string::npos || paren + 2 >= stat.size()) continue;  // the thread went while it was read
-    const char state = stat[paren + 2];
-    if (state != 'Z' && state != 'X') ++live;
-  }
-  return live;
-}
-
 std::optional<std::string> SummaryString(const std::vector<std::string>& lines, const std::string& key) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     if (it->find("SUMMARY") == std::string::npos) continue;

@@ -68,10 +68,6 @@ int FindPid(const std::vector<std::string>& parts);
 /// Pids of every running process whose command line contains every one of `parts`.
 std::vector<int> FindPids(const std::vector<std::string>& parts);
 
-/// How many of `pid`'s threads have not exited (0 when the process is gone or a zombie). A process whose main
-/// thread has exited reads an empty command line (FindPid no longer finds it) while its other threads may
-/// still be running and holding its files and sockets: "gone" is LiveThreads(pid) == 0.
-int LiveThreads(int pid);
 
 /// Value of "key":"<string>" in the last SUMMARY line of `lines`; nullopt when absent.
 std::optional<std::string> SummaryString(const std::vector<std::string>& lines, const std::string& key);
@@ -121,6 +117,10 @@ std::string LoopLateness(const std::vector<std::pair<std::string, const std::vec
 
 /// What a process's threads are doing now (process::ThreadStates, which the launcher prints too).
 using process::ThreadStates;
+
+/// Threads of a process not yet exited (process::LiveThreads): FindPid stops finding a process once its main
+/// thread has exited, LiveThreads once every thread has.
+using process::LiveThreads;
 
 /// Waits up to `timeout` for `c` to exit; if it has not, describes its threads (ThreadStates), waits up to
 /// `extra` more, and says how long the exit took in the end. Returns the exit status (nullopt: still running)

@@ -168,34 +168,56 @@ std::optional<std::string> Child::WaitForLine(const std::string& needle, std::ch
   }
 }
 
+namespace {
+
+std::string ReadProcFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The fields of a thread's /proc/<pid>/task/<tid>/stat after its name: "tid (comm) S ppid ... utime(14)
+// stime(15)" gives {S, ppid, ...}. A thread that ends while being read leaves a short or empty file: nullopt,
+// never a throw on what /proc gives.
+std::optional<std::vector<std::string>> TaskStatFields(const std::filesystem::path& task_dir) {
+  const std::string stat = ReadProcFile(task_dir / "stat");
+  const auto close = stat.rfind(')');  // the name may hold spaces and ')'
+  if (close == std::string::npos || close + 2 > stat.size()) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 2));
+  return std::vector<std::string>{std::istream_iterator<std::string>(fields), {}};
+}
+
+}  // namespace
+
+int LiveThreads(pid_t pid) {
+  int live = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    const auto f = TaskStatFields(entry.path());
+    if (f && !f->empty() && (*f)[0] != "Z" && (*f)[0] != "X") ++live;
+  }
+  return live;
+}
+
 std::string ThreadStates(pid_t pid) {
   namespace fs = std::filesystem;
-  const auto read = [](const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
   std::string out;
   std::error_code ec;
   const fs::path task = "/proc/" + std::to_string(pid) + "/task";
   for (const auto& entry : fs::directory_iterator(task, ec)) {
-    const std::string stat = read(entry.path() / "stat");
-    // "tid (comm) S ppid ... utime(14) stime(15)": the fields after the name's closing parenthesis.
-    // A thread that ends while being read leaves a short or empty file: never throw on what /proc gives.
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos || close + 2 > stat.size()) continue;
-    std::istringstream fields(stat.substr(close + 2));
-    std::vector<std::string> f{std::istream_iterator<std::string>(fields), {}};
+    const auto fields = TaskStatFields(entry.path());
+    if (!fields) continue;
+    const std::vector<std::string>& f = *fields;
     const double cpu_ms = f.size() > 12 ? (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) *
                                               1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK))
                                         : -1;
-    std::string comm = read(entry.path() / "comm");
+    std::string comm = ReadProcFile(entry.path() / "comm");
     if (!comm.empty() && comm.back() == '\n') comm.pop_back();
     std::ostringstream line;
     line << entry.path().filename().string() << " " << comm << ": state " << (f.empty() ? "?" : f[0]) << ", wchan "
-         << read(entry.path() / "wchan") << ", cpu " << cpu_ms << " ms";
-    std::string stack = read(entry.path() / "stack");
+         << ReadProcFile(entry.path() / "wchan") << ", cpu " << cpu_ms << " ms";
+    std::string stack = ReadProcFile(entry.path() / "stack");
     if (!stack.empty()) {
       std::string frames;
       std::istringstream in(stack);

@@ -65,6 +65,11 @@ class Child {
 /// thread that was not scheduled and an exit the kernel has not finished can be told apart.
 std::string ThreadStates(pid_t pid);
 
+/// How many of `pid`'s threads have not exited (0 once the process is gone or a zombie). A process whose main
+/// thread has exited reads an empty /proc/<pid>/cmdline while its other threads may still run and hold its
+/// files and sockets: a process is gone when LiveThreads(pid) == 0.
+int LiveThreads(pid_t pid);
+
 /// Directory of the running executable (to find sibling binaries such as platoon-server).
 std::string ExecutableDir();
 
