@@ -1,4 +1,4 @@
-// `platoon validate` end to end (server/src/validate_cmd.cpp): a lock-step drive with road traffic and a
+// `platoon validate` end to end (tools/src/validate_cmd.cpp): a lock-step drive with road traffic and a
 // sensor host carrying an objects sensor (sigma 0.1 m, detection probability 0.9) and a radar runs
 // in-process; a test recorder writes its world broadcasts and sensor streams through the session-log
 // writer, as the recorder role does; `platoon validate` runs as a process on that log and its CSVs must

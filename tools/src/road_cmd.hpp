@@ -1,5 +1,5 @@
 #pragma once
-// `platoon road` (server/src/road_cmd.cpp): `export` writes a road file, a session's road or an .xodr as
+// `platoon road` (tools/src/road_cmd.cpp): `export` writes a road file, a session's road or an .xodr as
 // OpenDRIVE 1.6; `info` prints what a road file holds.
 #include <CLI/CLI.hpp>
 

@@ -1,5 +1,5 @@
 #pragma once
-// `platoon replay`: serves a session log as a live sync server would (server/src/replay_cmd.cpp).
+// `platoon replay`: serves a session log as a live sync server would (tools/src/replay_cmd.cpp).
 #include <CLI/CLI.hpp>
 
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // `platoon export`: the driver seat's data-write columns for every entity of a session log, one CSV
-// per entity (server/src/export_cmd.cpp; the rows themselves are platoon/data/recorded_tracks.hpp).
+// per entity (tools/src/export_cmd.cpp; the rows themselves are platoon/data/recorded_tracks.hpp).
 #include <CLI/CLI.hpp>
 
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// `platoon keys`: CURVE key pairs for a session (server/src/keys_cmd.cpp; docs/DEPLOYMENT.md "Keys and a
+// `platoon keys`: CURVE key pairs for a session (tools/src/keys_cmd.cpp; docs/DEPLOYMENT.md "Keys and a
 // classroom").
 #include <CLI/CLI.hpp>
 

@@ -1,6 +1,6 @@
 #pragma once
 // `platoon validate`: compares a sensor's object list in a session log with the recorded ground truth
-// (server/src/validate_cmd.cpp; the comparison itself is platoon/validation/object_validation.hpp).
+// (tools/src/validate_cmd.cpp; the comparison itself is platoon/validation/object_validation.hpp).
 #include <CLI/CLI.hpp>
 
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// `platoon ctl`: steers a running session from the command line (server/src/ctl_cmd.cpp).
+// `platoon ctl`: steers a running session from the command line (tools/src/ctl_cmd.cpp).
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
