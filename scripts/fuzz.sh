@@ -59,7 +59,8 @@ if [ "$build" = 1 ]; then
   command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (scripts/install-deps.sh installs clang)" >&2; exit 1; }
   start=$(date +%s)
   "${NICE[@]}" cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPLATOON_FUZZ=ON -DPLATOON_BUILD_TESTS=OFF -DPLATOON_BUILD_BENCH=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DPLATOON_FUZZ=ON -DPLATOON_BUILD_TESTS=OFF -DPLATOON_BUILD_BENCH=OFF \
     -DPLATOON_BUILD_PYTHON=OFF >/dev/null
   extra=()
   [ "$unit" = 1 ] && extra=(sanitized_unit_tests)

@@ -12,7 +12,7 @@ namespace platoon::sensors {
 
 namespace {
 
-constexpr double kDeg = std::numbers::pi / 180.0;
+constexpr double kRadPerDeg = std::numbers::pi / 180.0;
 
 // Range gate (seed 000 Fig. 14, eq. 2): round to the nearest multiple of the resolution.
 double Gate(double value, double resolution) {
@@ -142,8 +142,8 @@ std::string RadarDef::Validate() const {
 
 RadarDef DefaultRadarDef() {
   RadarDef d;
-  d.fov_inner_half_angle_rad = 40.0 * kDeg;
-  d.fov_outer_half_angle_rad = 60.0 * kDeg;
+  d.fov_inner_half_angle_rad = 40.0 * kRadPerDeg;
+  d.fov_outer_half_angle_rad = 60.0 * kRadPerDeg;
   auto set = [&d](RadarClass c, double rcs, double pd, double class_range, double fp, Vec3 size) {
     RadarClassParams& p = d.Class(c);
     p.rcs_dbsm = rcs;

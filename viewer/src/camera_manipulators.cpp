@@ -8,7 +8,7 @@ namespace {
 
 using Ea = osgGA::GUIEventAdapter;
 
-osg::Vec3d ToOsg(const Vec3& v) { return osg::Vec3d(v.x(), v.y(), v.z()); }
+osg::Vec3d ToOsgVec3d(const Vec3& v) { return osg::Vec3d(v.x(), v.y(), v.z()); }
 
 double Heading(const Quat& q) {
   const Vec3 f = q * Vec3::UnitX();
@@ -52,7 +52,7 @@ void FreeManipulator::setByMatrix(const osg::Matrixd& m) {
 }
 
 osg::Matrixd FreeManipulator::getInverseMatrix() const {
-  return osg::Matrixd::lookAt(ToOsg(eye_m_), ToOsg(eye_m_ + Forward()), osg::Vec3d(0, 0, 1));
+  return osg::Matrixd::lookAt(ToOsgVec3d(eye_m_), ToOsgVec3d(eye_m_ + Forward()), osg::Vec3d(0, 0, 1));
 }
 
 osg::Matrixd FreeManipulator::getMatrix() const { return osg::Matrixd::inverse(getInverseMatrix()); }
@@ -111,7 +111,7 @@ osg::Matrixd ChaseManipulator::getInverseMatrix() const {
   const double h = Heading(target_.orientation) + orbit_rad_;
   const Vec3 look_at = target_.position_m + Vec3(0, 0, 1.2);
   const Vec3 eye = target_.position_m + Vec3(-distance_m_ * std::cos(h), -distance_m_ * std::sin(h), height_m_);
-  return osg::Matrixd::lookAt(ToOsg(eye), ToOsg(look_at), osg::Vec3d(0, 0, 1));
+  return osg::Matrixd::lookAt(ToOsgVec3d(eye), ToOsgVec3d(look_at), osg::Vec3d(0, 0, 1));
 }
 
 bool ChaseManipulator::handle(const Ea& ea, osgGA::GUIActionAdapter&) {
@@ -145,7 +145,7 @@ TopManipulator::TopManipulator() = default;
 
 osg::Matrixd TopManipulator::getInverseMatrix() const {
   const Vec3 c = centre_m_ + pan_m_;
-  return osg::Matrixd::lookAt(ToOsg(c + Vec3(0, 0, height_m_)), ToOsg(c), osg::Vec3d(0, 1, 0));
+  return osg::Matrixd::lookAt(ToOsgVec3d(c + Vec3(0, 0, height_m_)), ToOsgVec3d(c), osg::Vec3d(0, 1, 0));
 }
 
 bool TopManipulator::handle(const Ea& ea, osgGA::GUIActionAdapter&) {

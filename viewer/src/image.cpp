@@ -13,7 +13,7 @@ namespace platoon::viewer {
 namespace {
 
 // An osg::Image (rows bottom-up, as OpenGL's) holding `image`; the png plugin flips rows on the way out.
-osg::ref_ptr<osg::Image> ToOsg(const Image& image) {
+osg::ref_ptr<osg::Image> ToOsgImage(const Image& image) {
   osg::ref_ptr<osg::Image> img = new osg::Image;
   img->allocateImage(static_cast<int>(image.width), static_cast<int>(image.height), 1, GL_RGB, GL_UNSIGNED_BYTE);
   const size_t row = size_t{image.width} * 3;
@@ -51,7 +51,7 @@ std::string FromOsg(const osg::Image& img, const std::string& what, Image* out) 
 std::string WritePng(const Image& image, const std::string& path) {
   if (!Consistent(image)) return "cannot write " + path + ": the image is empty or its buffer does not match its size";
   if (!PngPlugin()) return "cannot write " + path + ": " + kNoPngPlugin;
-  if (!osgDB::writeImageFile(*ToOsg(image), path)) return "cannot write " + path + " (directory missing or not writable?)";
+  if (!osgDB::writeImageFile(*ToOsgImage(image), path)) return "cannot write " + path + " (directory missing or not writable?)";
   return {};
 }
 
@@ -60,7 +60,7 @@ std::string EncodePng(const Image& image, std::string* out) {
   osgDB::ReaderWriter* rw = PngPlugin();
   if (!rw) return std::string("cannot encode PNG: ") + kNoPngPlugin;
   std::ostringstream os(std::ios::binary);
-  const auto r = rw->writeImage(*ToOsg(image), os);
+  const auto r = rw->writeImage(*ToOsgImage(image), os);
   if (!r.success()) return "cannot encode PNG: " + r.message();
   *out = std::move(os).str();
   return {};
