@@ -58,7 +58,11 @@ NICE=()
 if [ "$build" = 1 ]; then
   command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (scripts/install-deps.sh installs clang)" >&2; exit 1; }
   start=$(date +%s)
-  "${NICE[@]}" cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  # Line tables are all ASan and UBSan need to name file:line; full debug info and -O2 cost the build half
+  # again its time on a 2-core machine. A new build-fuzz/ uses Ninja, an existing one keeps its generator.
+  generator=()
+  if [ ! -f build-fuzz/CMakeCache.txt ] && command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+  "${NICE[@]}" cmake -S . -B build-fuzz "${generator[@]}" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DPLATOON_FUZZ=ON -DPLATOON_BUILD_TESTS=OFF -DPLATOON_BUILD_BENCH=OFF \
     -DPLATOON_BUILD_PYTHON=OFF >/dev/null

@@ -7,6 +7,8 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake pkg-config git
+  # ninja: the build tool scripts/build.sh uses (schedules the two cores better than make)
+  ninja-build
   # design dependencies
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libbullet-dev
   libopenscenegraph-dev libimgui-dev libsdl2-dev libspdlog-dev doctest-dev
