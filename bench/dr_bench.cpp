@@ -1,4 +1,4 @@
-// Dead reckoning on real courses (issue 16): every model over the driven course set in one run,
+// Dead reckoning on real courses: every model over the driven course set in one run,
 // against hold-last (the static model) as the baseline. Per course and model: the receiver's
 // position error at the 60 Hz display under 10 % loss, and through 500 ms outages placed every 2 s
 // at four phases (so every instant of the course is inside one); packets sent by threshold against
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
               policy.horizon_s, policy.horizon_threshold_m);
   std::printf("%-12s %-6s %-3s | %8s %8s %8s %9s %6s %6s | %8s %8s %8s | %6s %8s %6s\n", "course", "model", "hz", "loss p50",
               "p99", "max", "hold p99", "x hold", "pkts", "out p50", "p99", "max", "60Hz", "60Hz p99", "ratio");
-  // The send policy with its outage-horizon check, and without it (the policy before issue 16).
+  // The send policy with its outage-horizon check, and without it (horizon_s = 0): what the check buys.
   dr::SendPolicyDef no_horizon = policy;
   no_horizon.horizon_s = 0.0;
   for (const Course& c : courses) {

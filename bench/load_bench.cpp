@@ -1,4 +1,4 @@
-// Server capacity (issue 16 item 4): N simulated nodes in one process against a real platoon-server.
+// Server capacity: N simulated nodes in one process against a real platoon-server.
 // Each simulated node is a session::SessionClient with its own four sockets (join, heartbeats, time sync,
 // snapshot, world stream) and publishes E vehicles on circles through the send policy (dr::SendPolicy, the
 // dead-reckoning thresholds) or at every step. A few threads drive all of them with one zmq_poll each.

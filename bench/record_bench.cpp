@@ -1,11 +1,11 @@
-// Recording and replay cost (issue 12 benchmark), in one process so that every figure has its baseline
+// Recording and replay cost, in one process so that every figure has its baseline
 // from the same run on the same machine:
 //   1. 2000 vehicles: the world stream a server broadcasts (deltas at 60 Hz, a keyframe per second),
 //      encoded (baseline: what every receiver pays anyway) and then written through the session-log
 //      writer with the Foxglove channels the recorder adds (transforms at 10 Hz, a scene each second);
 //   2. the four-lidar farm: four VLP-16-sized clouds (28,800 points x 32 B) at 10 Hz, written with
 //      Foxglove clouds at 2 Hz;
-//   3. both at once (the issue's case);
+//   3. both at once (a recorded lidar farm with road traffic);
 //   4. replay: the 2000-vehicle log read and served through the live world core in lock-step with no
 //      member (the server's own limit), against the same core stepping with no replay.
 // Figures: MB written per sim second, writer CPU per sim second (as a share of one core at real time),

@@ -1,4 +1,4 @@
-// Road traffic at scale (issue 16 item 5): the road traffic role stepped in this process at its rate
+// Road traffic at scale: the road traffic role stepped in this process at its rate
 // (100 Hz) with 1,000 to 4,000 vehicles on the demo road (generated, 20 km, 3 lanes), with and without a
 // second traffic node's vehicles as remote vehicles. Reports the module's step time against its period and
 // vehicles per core, and where the time goes: the traffic model (lane index against the brute-force scan of

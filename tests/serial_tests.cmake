@@ -24,8 +24,7 @@ endforeach()
 # Tests that run a whole lidar farm (four to five lidar hosts, a fusion node, an ego and a server: seven
 # or more processes, most of them casting rays): no two of them side by side. Two farms at once on a
 # 2-core machine with another load (scripts/stress_suite.sh) ran 4x slower than one, and a lidar host then
-# missed the launcher's 5 s stop grace (docs/TESTING.md, "The suite under load"). Each still runs beside
-# any other test.
+# missed the launcher's 5 s stop grace. Each still runs beside any other test.
 foreach(_name
     "lock-step lidar farm: with 20 ms receive delay on every process, every fused frame has all four sources of its own cycle"
     "lock-step lidar farm: without faults, every fused frame has all four sources of its own cycle"
@@ -35,9 +34,10 @@ foreach(_name
 endforeach()
 
 # The network-namespace lab creates and removes namespaces, veth links and a bridge, kernel work done under
-# the kernel's networking lock and on its workers. Both server stalls of the thirteenth loaded series (6.4 and
-# 6.5 s, docs/TESTING.md) came while it ran beside the stalled test; whether it caused them is not known (the
-# server's loop watchdog will name where the next one is held). A lab does not rebuild its network during a
+# the kernel's networking lock and on its workers. Two server stalls seen under load (6.4 s within a
+# restarted server's start, 6.5 s in a running session, while the sessions' nodes kept time) both came
+# while it ran beside the stalled test; whether it caused them is not known (the server's loop watchdog
+# names where the next one is held). A lab does not rebuild its network during a
 # session, so the test runs alone: its kernel work is not charged to a neighbour's timing claims.
 set_tests_properties("netns lab: four lidar hosts, fusion, ego and server as separate hosts stream and fuse across namespaces"
                      PROPERTIES RUN_SERIAL TRUE)

@@ -75,7 +75,8 @@ TEST_CASE("process fixture: a child that does not exit in time is described thre
     kill(pid, SIGKILL);
   });
   // 59 s more: reaping a killed process waits on the kernel's own workers, which a loaded VM has left
-  // unrun for 30-50 s (docs/TESTING.md, thirteenth series); the wait ends as soon as it is reaped.
+  // unrun for 30-50 s ("workqueue lockup" in dmesg: docs/TESTING.md, "The suite under load"); the wait ends
+  // as soon as it is reaped.
   const auto status = WaitForExitOrDescribe(child, 1s, 59s, &report);
   killer.join();
   CHECK(status == std::optional<int>(128 + SIGKILL));

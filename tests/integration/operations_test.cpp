@@ -1,4 +1,4 @@
-// Operations, probed as a clumsy user would (issue 14): command-line exit codes, non-finite numbers,
+// Operations, probed as a clumsy user would: command-line exit codes, non-finite numbers,
 // files that are not config files, `platoon check` running the validation `run` does, two nodes under
 // one name, and the launcher's children dying with it. Every wait is a handshake or an exit with a
 // deadline; nothing sleeps.

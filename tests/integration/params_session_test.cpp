@@ -1,4 +1,4 @@
-// Parameters by path in a live session (issue 13): the server forwards node.<name>.* to the node of that
+// Parameters by path in a live session: the server forwards node.<name>.* to the node of that
 // name and answers with its reply; sets are logged with their sim time; markers land in the event log.
 #include "platoon/server/world_core.hpp"
 

@@ -2,10 +2,10 @@
 // sensor host carrying an objects sensor (sigma 0.1 m, detection probability 0.9) and a radar runs
 // in-process; a test recorder writes its world broadcasts and sensor streams through the session-log
 // writer, as the recorder role does; `platoon validate` runs as a process on that log and its CSVs must
-// reproduce the configured sigma within 5 % and the detection rate within its 95 % interval.
+// reproduce the configured sigma within 5 % and the detection rate within 3.29 standard errors (99.9 %).
 //
-// CheckObjectsReport() takes any log path: once `platoon replay` can drive a sensor host and a recorder,
-// the same check runs on the log of a replay (issue 12 acceptance).
+// CheckObjectsReport() takes any log path: the last test runs the same check on the log of a replay of
+// that drive, re-measured by a sensor host alone.
 #include "../support/in_process_session.hpp"
 #include "../support/session_fixture.hpp"
 
@@ -260,8 +260,9 @@ TEST_CASE("validate: a recorded drive with an objects sensor reproduces sigma 0.
 }
 
 TEST_CASE("validate: a replay of the drive, re-measured by an objects sensor host, reproduces sigma 0.1 m and detection 0.9") {
-  // Issue 12's acceptance: the recorded drive (traffic and the probe car) is replayed in lock-step to a
-  // sensor host alone, whose object list is recorded with the replayed world; platoon validate on that log.
+  // The recorded drive (traffic and the probe car) is replayed in lock-step to a sensor host alone, whose
+  // object list is recorded with the replayed world; platoon validate on that log must find the configured
+  // sigma and detection rate again.
   const TempDir& dir = DriveDir();
   const std::string drive = (fs::path(dir.Path()) / "drive.mcap").string();
   const server::ReplayLog replay_log = server::LoadReplayLog(drive);

@@ -1,5 +1,5 @@
 // Closed-loop: the pure pursuit driver steering the dynamic single-track vehicle along a lane of a
-// generated road (issue acceptance: 15 m/s, lateral RMS error <= 0.2 m).
+// generated road (acceptance: at 15 m/s, lateral RMS error <= 0.2 m).
 #include "platoon/road/road_generator.hpp"
 #include "platoon/vehicle/driver_models.hpp"
 #include "platoon/vehicle/single_track.hpp"

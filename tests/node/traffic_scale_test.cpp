@@ -1,4 +1,4 @@
-// Road traffic at scale: the spatial index along the road against a brute-force search (issue 16).
+// Road traffic at scale: the spatial index along the road against a brute-force search.
 #include "platoon/road/endless_road.hpp"
 #include "platoon/road/road_generator.hpp"
 #include "platoon/vehicle/road_traffic.hpp"

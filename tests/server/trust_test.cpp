@@ -1,4 +1,4 @@
-// Trust rules of the world core (issue 14): a node id on the state socket is never trusted on its own,
+// Trust rules of the world core: a node id on the state socket is never trusted on its own,
 // and a stamp far ahead of the session clock cannot lock an owner out. No sockets: decoded messages in.
 #include "platoon/server/world_core.hpp"
 

@@ -52,7 +52,7 @@ name = "beta"
   CHECK(s.server_host == "10.0.0.1");
   CHECK(s.server.broadcast_hz == 30);
   CHECK(s.server.control_port == 8000);
-  CHECK(s.server.time_port == 8001);  // follows control_port (issue 14: was 7401, colliding with a second session)
+  CHECK(s.server.time_port == 8001);  // follows control_port (a fixed 7401 would collide with a second session's ports)
   CHECK(s.clock.max_slew_ppm == 5000);
   CHECK(s.faults.drop_probability == 0.1);
   REQUIRE(s.nodes.size() == 2);
@@ -118,7 +118,7 @@ TEST_CASE("session config: [road] resolves its file next to the session file and
   CHECK(ErrorOf("[[node]]\nname = \"t\"\ntraffic_model = \"highway\"\n").find("node[0].traffic_model") != std::string::npos);
 }
 
-// --- Operations (issue 14): ports, files that are not config files, checks made before a run ---
+// --- Operations: ports, files that are not config files, checks made before a run ---
 
 namespace {
 std::string ValidateErrorOf(const config::SessionDef& s) {

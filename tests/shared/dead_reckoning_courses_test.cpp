@@ -1,4 +1,4 @@
-// Dead reckoning on real courses (issue 16): the default model and send policy over the driven course
+// Dead reckoning on real courses: the default model and send policy over the driven course
 // set (tests/support/dr_courses.hpp) meet the acceptance figures on every course. The benchmark
 // bench/dr_bench.cpp prints the same figures for every model; docs/BENCHMARKS.md holds the table.
 #include "platoon/dead_reckoning.hpp"

@@ -778,8 +778,9 @@ TEST_CASE("send policy: a correction goes out loss_cover + 1 times, a heartbeat 
 // ------------------------------------------------------------------------------------------------
 
 TEST_CASE("dead reckoning: p99 error under 10% loss") {
-  // RVW as the issue asks, and RVB, the default. The sender is evaluated at 1 kHz with default
-  // thresholds; states arrive 2 +- 1 ms late and 10 % are lost; the display is sampled at 60 Hz.
+  // RVW and RVB on a circle (the default model, CCA, is checked on driven courses in
+  // dead_reckoning_courses_test.cpp). The sender is evaluated at 1 kHz with default thresholds; states
+  // arrive 2 +- 1 ms late and 10 % are lost; the display is sampled at 60 Hz.
   for (Model model : {Model::kRvw, Model::kRvb}) {
     RunDef def;
     def.truth = CircleTruth;

@@ -1,4 +1,4 @@
-// Join time: from a node's start to its clock within 100 us of the server's (issue 16). A real
+// Join time: from a node's start to its clock within 100 us of the server's. A real
 // platoon-server and a platoon-node whose oscillator drifts by 100 ppm (twice a real quartz's 50 ppm: an
 // unset clock leaves the 100 us band after 1 s, so only a set, drift-corrected clock stays in it; the
 // clock is set from 0.5 s on); the node measures its true

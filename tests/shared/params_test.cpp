@@ -1,4 +1,4 @@
-// Parameters by path (issue 13): the typed registry every process keeps.
+// Parameters by path: the typed registry every process keeps.
 #include "platoon/config/params.hpp"
 
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
 #pragma once
-// Dead reckoning on real courses (issue 16): truth trajectories made by driving the single-track
+// Dead reckoning on real courses: truth trajectories made by driving the single-track
 // vehicle model with a driver's steering and pedal inputs, and the closed loop a remote vehicle goes
 // through (send policy -> lossy network -> RemoteTrack), with the receiver's error measured at the
 // 60 Hz display rate. Shared by tests/shared/dead_reckoning_courses_test.cpp and bench/dr_bench.cpp.

@@ -49,7 +49,8 @@ std::optional<int> RunToExit(process::Child& c, std::chrono::milliseconds timeou
 
 /// RunToExit for a process that should be done at once (a refusal): when it has not exited within
 /// `timeout`, its threads are described (MESSAGE, naming `who`) and it gets `extra` more, so that a stalled
-/// machine (docs/TESTING.md, twelfth series) shows as such; the status is still the caller's check.
+/// machine shows as such (under load, `platoon run` refusing a bad session file once printed nothing for
+/// over 10 s, where it takes milliseconds); the status is still the caller's check.
 std::optional<int> RunToExitOrDescribe(process::Child& c, std::chrono::milliseconds timeout,
                                        std::chrono::milliseconds extra, const std::string& who);
 
@@ -129,9 +130,9 @@ std::optional<int> WaitForExitOrDescribe(process::Child& c, std::chrono::millise
                                          std::chrono::milliseconds extra, std::string* report);
 
 /// Waits for `c`, sent a fatal signal, to be reaped: WaitForExitOrDescribe with 5 s and then 55 s more (a
-/// killed process is reaped only once the kernel has torn it down, which waits on the kernel's own workers;
-/// docs/TESTING.md, "The suite under load", saw that take minutes on a VM). A slow exit is printed (MESSAGE) with its thread states; whether the
-/// status is right is the caller's check. Returns the exit status (nullopt: still running after 60 s).
+/// killed process is reaped only once the kernel has torn it down, which waits on the kernel's own workers:
+/// 30 s or more on a loaded VM, docs/TESTING.md, "The suite under load"). A slow exit is printed (MESSAGE)
+/// with its thread states; whether the status is right is the caller's check. Returns the exit status (nullopt: still running after 60 s).
 std::optional<int> WaitForKilled(process::Child& c, const std::string& who);
 
 /// A Join as an observer named `name` from host "test", pid 1: for tests that join by hand.

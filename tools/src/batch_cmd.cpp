@@ -1,4 +1,4 @@
-// `platoon batch PLAN.toml` (issue 13; seed 004 §2.4 batch mode, §5.4 random test variators): a base
+// `platoon batch PLAN.toml` (seed 004 §2.4 batch mode, §5.4 random test variators): a base
 // session run once per variant, each run a `platoon run --lockstep` child in its own folder, its outputs
 // computed from its session log with the export's metric code. docs/EXPERIMENTS.md, "Batch runs".
 #include "batch_cmd.hpp"

@@ -1,4 +1,4 @@
-// Parameters by path (issue 13).
+// Parameters by path: the typed registry every process keeps (platoon/config/params.hpp).
 #include "platoon/config/params.hpp"
 
 #include <fmt/format.h>
