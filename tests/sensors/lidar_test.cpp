@@ -18,7 +18,7 @@ using namespace platoon::sensors;
 
 namespace {
 
-constexpr double kDeg = std::numbers::pi / 180.0;
+constexpr double kLidarTestDeg = std::numbers::pi / 180.0;
 
 // Pose of a wall box whose front face is the plane n.p = distance_m, n = (cos yaw, sin yaw, 0).
 Pose WallPose(double distance_m, double yaw_rad, double half_thickness_m) {
@@ -32,9 +32,9 @@ Pose WallPose(double distance_m, double yaw_rad, double half_thickness_m) {
 LidarDef FanDef(double half_fov_deg, double resolution_deg) {
   LidarDef d = IbeoLuxDef();
   d.channel_elevations_rad = {0.0};
-  d.azimuth_min_rad = -half_fov_deg * kDeg;
-  d.azimuth_max_rad = half_fov_deg * kDeg;
-  d.azimuth_resolution_rad = resolution_deg * kDeg;
+  d.azimuth_min_rad = -half_fov_deg * kLidarTestDeg;
+  d.azimuth_max_rad = half_fov_deg * kLidarTestDeg;
+  d.azimuth_resolution_rad = resolution_deg * kLidarTestDeg;
   d.clockwise = false;
   d.max_range_m = 1000.0;
   d.range_noise_k = 0.0;
@@ -111,7 +111,7 @@ TEST_CASE("lidar scene: box hit returns distance, outward normal and tags, dynam
 }
 
 TEST_CASE("lidar: flat wall at a known distance and angle gives the configured mean range and sigma") {
-  const double distance_m = 20.0, yaw_rad = 30.0 * kDeg;
+  const double distance_m = 20.0, yaw_rad = 30.0 * kLidarTestDeg;
   Scene scene;
   scene.AddBox(WallPose(distance_m, yaw_rad, 0.1), Vec3(0.1, 60, 60), SurfaceTag{kConcrete, 1, 1});
   scene.Commit();
@@ -302,7 +302,7 @@ TEST_CASE("lidar: divergence sub-rays at an edge give two echoes, nearest first"
 
   LidarDef def = FanDef(0.0, 0.25);
   def.divergence_sampling = DivergenceSampling::kAzimuthPair;
-  def.beam_divergence_h_rad = 2.0 * kDeg;  // +1 deg sub-ray reaches y = 0.17 m at 10 m
+  def.beam_divergence_h_rad = 2.0 * kLidarTestDeg;  // +1 deg sub-ray reaches y = 0.17 m at 10 m
   def.echo_merge_distance_m = 0.5;
   REQUIRE(def.RaysPerBeam() == 3);
   std::mt19937_64 rng(5);
@@ -310,12 +310,12 @@ TEST_CASE("lidar: divergence sub-rays at an edge give two echoes, nearest first"
   REQUIRE(pts.size() == 2);
   CHECK(pts[0].echo == 0);
   CHECK(pts[0].entity_id == 11);
-  CHECK(pts[0].RangeM() == doctest::Approx(10.0 / std::cos(1.0 * kDeg)).epsilon(1e-5));
+  CHECK(pts[0].RangeM() == doctest::Approx(10.0 / std::cos(1.0 * kLidarTestDeg)).epsilon(1e-5));
   CHECK(pts[1].echo == 1);
   CHECK(pts[1].entity_id == 22);
-  CHECK(pts[1].RangeM() == doctest::Approx(0.5 * (20.0 + 20.0 / std::cos(1.0 * kDeg))).epsilon(1e-5));
+  CHECK(pts[1].RangeM() == doctest::Approx(0.5 * (20.0 + 20.0 / std::cos(1.0 * kLidarTestDeg))).epsilon(1e-5));
   // Partial illumination: the near echo carries 1 of 3 sub-rays' power, the far one 2 of 3 (eq. 3, d^2 law).
-  const double a = def.extinction_coefficient_per_m, c1 = std::cos(1.0 * kDeg);
+  const double a = def.extinction_coefficient_per_m, c1 = std::cos(1.0 * kLidarTestDeg);
   auto power = [&](double rho, double cos_i, double d) { return rho * cos_i * std::exp(-2 * a * d) / (d * d); };
   const double near_w = power(0.5, c1, 10.0 / c1);
   const double far_w = power(0.3, 1.0, 20.0) + power(0.3, c1, 20.0 / c1);
@@ -497,7 +497,7 @@ TEST_CASE("lidar: range noise is uncorrelated between neighbouring columns and b
   scene.Commit();
   LidarDef def = FanDef(30.0, 0.1);
   def.range_noise_k = 0.5;
-  def.channel_elevations_rad = {-0.5 * kDeg, 0.5 * kDeg};
+  def.channel_elevations_rad = {-0.5 * kLidarTestDeg, 0.5 * kLidarTestDeg};
   const double sigma_m = def.range_noise_k * def.range_resolution_m;
   std::mt19937_64 rng(77);
   auto errors = [&] {

@@ -18,14 +18,14 @@ namespace {
 
 constexpr double kDeg = std::numbers::pi / 180.0;
 
-SensorSpec Spec(const std::string& body) {
+SensorSpec ObjectsSpec(const std::string& body) {
   const auto t = config::Table::ParseText("[[s]]\nid = \"obj\"\ntype = \"objects\"\n" + body, "host.toml");
   return ReadSensorSpec(t.TableArray("s")[0]);
 }
 
-std::string Error(const std::string& body) {
+std::string ObjectsSpecError(const std::string& body) {
   try {
-    Spec(body);
+    ObjectsSpec(body);
   } catch (const config::ConfigError& e) {
     return e.what();
   }
@@ -71,13 +71,13 @@ const protocol::ObjectList& Measure(SensorInstance& s, const SensorWorldView& w,
 }  // namespace
 
 TEST_CASE("objects sensor: defaults are the chain's, every key is read") {
-  const SensorSpec d = Spec("");
+  const SensorSpec d = ObjectsSpec("");
   CHECK(d.kind == protocol::StreamKind::kObjects);
   CHECK(d.rate_hz == doctest::Approx(20));
   CHECK(d.objects.fov.range_max_m == doctest::Approx(200));
   CHECK(d.objects.classes.rules.size() == 1);
 
-  const SensorSpec s = Spec(R"(
+  const SensorSpec s = ObjectsSpec(R"(
 rate_hz = 25
 range_min_m = 1
 range_max_m = 120
@@ -112,25 +112,25 @@ class_rules = [ { truth = "truck", initial = "car", final = "truck", length_thre
   CHECK(o.classes.rules[0].final_class == ObjectClass::kTruck);
   CHECK(o.classes.rules[0].length_threshold_m == doctest::Approx(6));
   // An empty list switches class transitions off.
-  CHECK(Spec("class_rules = []\n").objects.classes.rules.empty());
+  CHECK(ObjectsSpec("class_rules = []\n").objects.classes.rules.empty());
 }
 
 TEST_CASE("objects sensor: bad keys are errors naming file, line and key") {
-  CHECK(Error("detection_probability = 1.5\n").find("host.toml:4: s[0].detection_probability") != std::string::npos);
-  CHECK(Error("detection_probability_by_class = { cars = 0.5 }\n").find("cars") != std::string::npos);
-  CHECK(Error("detection_probability_by_class = { cars = 0.5 }\n").find("unknown key") != std::string::npos);
-  CHECK(Error("range_min_m = 50\nrange_max_m = 40\n").find("host.toml:5: s[0].range_max_m") != std::string::npos);
-  CHECK(Error("position_sigma_m = [0.1, 0.1]\n").find("position_sigma_m") != std::string::npos);
-  CHECK(Error("position_sigma_m = [0.1, -0.1, 0]\n").find("position_sigma_m") != std::string::npos);
-  CHECK(Error("fov_half_angle_deg = 0\n").find("fov_half_angle_deg") != std::string::npos);
-  CHECK(Error("class_rules = [ { truth = \"lorry\" } ]\n").find("lorry") != std::string::npos);
-  CHECK(Error("class_rules = [ { truth = \"car\", colour = \"red\" } ]\n").find("colour") != std::string::npos);
-  CHECK(Error("class_rules = [ { truth = \"car\" }, { truth = \"car\" } ]\n").find("second rule") != std::string::npos);
-  CHECK(Error("noise = 1\n").find("s[0].noise: unknown key") != std::string::npos);
+  CHECK(ObjectsSpecError("detection_probability = 1.5\n").find("host.toml:4: s[0].detection_probability") != std::string::npos);
+  CHECK(ObjectsSpecError("detection_probability_by_class = { cars = 0.5 }\n").find("cars") != std::string::npos);
+  CHECK(ObjectsSpecError("detection_probability_by_class = { cars = 0.5 }\n").find("unknown key") != std::string::npos);
+  CHECK(ObjectsSpecError("range_min_m = 50\nrange_max_m = 40\n").find("host.toml:5: s[0].range_max_m") != std::string::npos);
+  CHECK(ObjectsSpecError("position_sigma_m = [0.1, 0.1]\n").find("position_sigma_m") != std::string::npos);
+  CHECK(ObjectsSpecError("position_sigma_m = [0.1, -0.1, 0]\n").find("position_sigma_m") != std::string::npos);
+  CHECK(ObjectsSpecError("fov_half_angle_deg = 0\n").find("fov_half_angle_deg") != std::string::npos);
+  CHECK(ObjectsSpecError("class_rules = [ { truth = \"lorry\" } ]\n").find("lorry") != std::string::npos);
+  CHECK(ObjectsSpecError("class_rules = [ { truth = \"car\", colour = \"red\" } ]\n").find("colour") != std::string::npos);
+  CHECK(ObjectsSpecError("class_rules = [ { truth = \"car\" }, { truth = \"car\" } ]\n").find("second rule") != std::string::npos);
+  CHECK(ObjectsSpecError("noise = 1\n").find("s[0].noise: unknown key") != std::string::npos);
 }
 
 TEST_CASE("objects sensor: without noise it reports box centres in the frame of a mounted, yawed sensor") {
-  const SensorSpec spec = Spec(R"(
+  const SensorSpec spec = ObjectsSpec(R"(
 position = [3.0, 0.5, 1.0]
 rpy_deg = [0, 0, 10]
 position_sigma_m = [0, 0, 0]
@@ -158,7 +158,7 @@ velocity_offset_sigma_mps = [0, 0, 0]
   CHECK(o.size_m == world.car_.box_size_m);
 
   SUBCASE("a wide field of view sees the truck too, classified once its length passes the threshold") {
-    auto wide = Spec("fov_half_angle_deg = 180\nclass_rules = [ { truth = \"truck\", initial = \"unclassified\", "
+    auto wide = ObjectsSpec("fov_half_angle_deg = 180\nclass_rules = [ { truth = \"truck\", initial = \"unclassified\", "
                      "length_threshold_m = 12, width_threshold_m = 0 } ]\n");
     auto s = MakeSensorInstance(wide, SensorServices{});
     const auto& l = Measure(*s, world, m);
@@ -168,7 +168,7 @@ velocity_offset_sigma_mps = [0, 0, 0]
     CHECK(l.objects[0].object_class == static_cast<uint8_t>(ObjectClass::kCar));          // no rule: true class
   }
   SUBCASE("detection probability 0 for cars reports nothing") {
-    auto s = MakeSensorInstance(Spec("detection_probability_by_class = { car = 0.0 }\n"), SensorServices{});
+    auto s = MakeSensorInstance(ObjectsSpec("detection_probability_by_class = { car = 0.0 }\n"), SensorServices{});
     CHECK(Measure(*s, world, m).objects.empty());
   }
 }

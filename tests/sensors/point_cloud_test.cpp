@@ -520,7 +520,7 @@ TEST_CASE("point cloud: scoring matches greedily by x-y distance with known TP, 
     c.centroid_m = Vec3(x, y, z);
     return c;
   };
-  const std::vector<TruthObject> truth = {{1, Vec3(0, 0, 0), Vec3(4, 2, 1.5)},
+  const std::vector<sensors::TruthObject> truth = {{1, Vec3(0, 0, 0), Vec3(4, 2, 1.5)},
                                           {2, Vec3(1, 0, 0), Vec3(4, 2, 1.5)},
                                           {3, Vec3(10, 10, 0), Vec3(4, 2, 1.5)}};  // nothing near: FN
   const std::vector<Cluster> clusters = {
@@ -558,7 +558,7 @@ TEST_CASE("point cloud: clusters of a sampled scene score perfectly against thei
   AddClosedBox(pts, Vec3(0, 0, 0), Vec3(4, 2, 1.5), 0.1, 1);
   AddClosedBox(pts, Vec3(10, -1, 0), Vec3(12, 1, 2.5), 0.1, 2);
   const std::vector<Cluster> clusters = EuclideanClusters(pts, DefaultClusterDef());
-  const std::vector<TruthObject> truth = {{1, Vec3(2, 1, 0.75), Vec3(4, 2, 1.5)}, {2, Vec3(11, 0, 1.25), Vec3(2, 2, 2.5)}};
+  const std::vector<sensors::TruthObject> truth = {{1, Vec3(2, 1, 0.75), Vec3(4, 2, 1.5)}, {2, Vec3(11, 0, 1.25), Vec3(2, 2, 2.5)}};
   const DetectionScore s = ScoreClusters(clusters, truth, 1.0);
   CHECK(s.true_positives == 2);
   CHECK(s.precision == 1.0);

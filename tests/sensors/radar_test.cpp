@@ -14,7 +14,7 @@ using namespace platoon::sensors;
 
 namespace {
 
-constexpr double kDeg = std::numbers::pi / 180.0;
+constexpr double kRadarTestDeg = std::numbers::pi / 180.0;
 constexpr int kFrames = 10000;
 
 // Default radar with every accuracy noise and every false positive switched off.
@@ -46,10 +46,10 @@ TEST_CASE("radar: default definition is valid and has the ARS 408 near-range sha
   CHECK(d.Validate().empty());
   CHECK(d.rate_hz == 20.0);
   CHECK(d.MaxRangeM(0.0) == doctest::Approx(70.0));
-  CHECK(d.MaxRangeM(40.0 * kDeg) == doctest::Approx(70.0));
-  CHECK(d.MaxRangeM(-50.0 * kDeg) == doctest::Approx(45.0));  // halfway: (70 + 20) / 2
-  CHECK(d.MaxRangeM(60.0 * kDeg) == doctest::Approx(20.0));
-  CHECK(d.MaxRangeM(60.5 * kDeg) == 0.0);
+  CHECK(d.MaxRangeM(40.0 * kRadarTestDeg) == doctest::Approx(70.0));
+  CHECK(d.MaxRangeM(-50.0 * kRadarTestDeg) == doctest::Approx(45.0));  // halfway: (70 + 20) / 2
+  CHECK(d.MaxRangeM(60.0 * kRadarTestDeg) == doctest::Approx(20.0));
+  CHECK(d.MaxRangeM(60.5 * kRadarTestDeg) == 0.0);
   RadarDef bad = d;
   bad.Class(RadarClass::kPedestrian).detection_probability = 1.5;
   CHECK(bad.Validate() == "radar.classes.pedestrian.detection_probability must be in [0, 1]");
@@ -212,7 +212,7 @@ TEST_CASE("radar: targets outside the field-of-view shape are never reported, in
   CHECK(inside_missed == 0);
   // Edges of the shape: 57.5 m is the limit at 45 deg.
   const auto seen = [&](double r, double az_deg) {
-    return !Measure({TargetAt(r * std::cos(az_deg * kDeg), r * std::sin(az_deg * kDeg))}, nullptr, Pose{},
+    return !Measure({TargetAt(r * std::cos(az_deg * kRadarTestDeg), r * std::sin(az_deg * kRadarTestDeg))}, nullptr, Pose{},
                     Vec3::Zero(), d, rng).empty();
   };
   CHECK(seen(69.9, 0.0));
@@ -229,7 +229,7 @@ TEST_CASE("radar: a car half hidden behind a wall has its RCS reduced by the vis
   RadarDef d = QuietDef();
   for (RadarClassParams& c : d.classes) c.detection_probability = 1.0;
   // Car broadside at 30 m (length across the line of sight); its own box is in the scene too.
-  const RadarTarget car = TargetAt(30.0, 0.0, RadarClass::kCar, 90.0 * kDeg, 42);
+  const RadarTarget car = TargetAt(30.0, 0.0, RadarClass::kCar, 90.0 * kRadarTestDeg, 42);
   Scene scene;
   scene.AddDynamicBox(0.5 * car.size_m, SurfaceTag{0, 42, 1}, car.pose);
   // Wall at x = 15 m covering y < 0: it hides the right half of the car (cross-range s < 0).
@@ -250,7 +250,7 @@ TEST_CASE("radar: a car half hidden behind a wall has its RCS reduced by the vis
   CHECK(objs[0].rcs_dbsm == doctest::Approx(rcs));
 
   // Fully behind the wall: not reported.
-  const RadarTarget hidden = TargetAt(30.0, -8.0, RadarClass::kCar, 90.0 * kDeg, 43);
+  const RadarTarget hidden = TargetAt(30.0, -8.0, RadarClass::kCar, 90.0 * kRadarTestDeg, 43);
   CHECK(VisibleFraction(hidden, &scene, Pose{}, d) == 0.0);
   CHECK(Measure({hidden}, &scene, Pose{}, Vec3::Zero(), d, rng).empty());
 
@@ -267,7 +267,7 @@ TEST_CASE("radar: range rate is the relative velocity along the line of sight, s
   for (RadarClassParams& c : d.classes) c.detection_probability = 1.0;
   std::mt19937_64 rng(8);
   // Sensor at (100, 50) facing north (+y world), moving north at 5 m/s; car 30 m ahead coming at 10 m/s.
-  Pose sensor{Vec3(100.0, 50.0, 0.5), Quat(Eigen::AngleAxisd(90.0 * kDeg, Vec3::UnitZ()))};
+  Pose sensor{Vec3(100.0, 50.0, 0.5), Quat(Eigen::AngleAxisd(90.0 * kRadarTestDeg, Vec3::UnitZ()))};
   RadarTarget car = TargetAt(100.0, 80.0);
   car.pose.position_m.z() = 0.5;
   car.velocity_mps = Vec3(0.0, -10.0, 0.0);
@@ -276,7 +276,7 @@ TEST_CASE("radar: range rate is the relative velocity along the line of sight, s
   CHECK(objs[0].range_rate_mps == doctest::Approx(-15.0));
   CHECK(objs[0].azimuth_rad == doctest::Approx(0.0));
   CHECK(objs[0].x_m == doctest::Approx(std::round(30.0 / d.range_resolution_m) * d.range_resolution_m));
-  CHECK(objs[0].orientation_rad == doctest::Approx(-90.0 * kDeg));
+  CHECK(objs[0].orientation_rad == doctest::Approx(-90.0 * kRadarTestDeg));
 }
 
 TEST_CASE("radar: the same seed gives the same object list") {

@@ -10,11 +10,11 @@ namespace {
 
 using namespace platoon;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
-constexpr int64_t kT0 = 1000 * kS;
+constexpr int64_t kTrustMs = 1'000'000;
+constexpr int64_t kTrustS = 1'000'000'000;
+constexpr int64_t kTrustT0 = 1000 * kTrustS;
 
-protocol::Decoded Ok(protocol::Message m) {
+protocol::Decoded TrustOk(protocol::Message m) {
   protocol::Decoded d;
   d.message = std::move(m);
   d.peer_version = protocol::kProtocolVersion;
@@ -39,7 +39,7 @@ struct Core {
     protocol::Join j;
     j.name = name;
     j.role = protocol::Role::kTraffic;
-    core.OnControl(peer, "127.0.0.1", Ok(j), now);
+    core.OnControl(peer, "127.0.0.1", TrustOk(j), now);
     for (auto& o : core.TakeOutgoing())
       if (const auto* w = std::get_if<protocol::Welcome>(&o.message)) return *w;
     FAIL("no welcome for " << name);
@@ -51,7 +51,7 @@ struct Core {
     ns.sequence = ++sequence;
     ns.entities = std::move(entities);
     ns.token = token;
-    core.OnState(Ok(ns), now);
+    core.OnState(TrustOk(ns), now);
   }
   uint64_t sequence = 0;
 };
@@ -60,66 +60,66 @@ struct Core {
 
 TEST_CASE("trust: node states must carry the state token of the node they name") {
   Core c;
-  const auto alpha = c.Join("alpha", "peer-a", kT0);
-  const auto mallory = c.Join("mallory", "peer-m", kT0);
+  const auto alpha = c.Join("alpha", "peer-a", kTrustT0);
+  const auto mallory = c.Join("mallory", "peer-m", kTrustT0);
   REQUIRE(alpha.state_token != 0);
   CHECK(alpha.state_token != mallory.state_token);
-  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0, 0}, kT0);
-  c.core.Poll(kT0);
-  c.Send(alpha.node_id, alpha.state_token, {Car(1, 10 * kMs, 5.0)}, kT0 + 10 * kMs);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kTrustT0, 0}, kTrustT0);
+  c.core.Poll(kTrustT0);
+  c.Send(alpha.node_id, alpha.state_token, {Car(1, 10 * kTrustMs, 5.0)}, kTrustT0 + 10 * kTrustMs);
   REQUIRE(c.core.Entities().count(1) == 1);
   // Another peer names alpha's id: with no token, with its own token, with a guessed one. All refused.
   for (uint64_t token : {uint64_t{0}, mallory.state_token, alpha.state_token ^ 1}) {
-    c.Send(alpha.node_id, token, {Car(1, 20 * kMs, 1000.0), Car(2, 20 * kMs, 1000.0)}, kT0 + 20 * kMs);
+    c.Send(alpha.node_id, token, {Car(1, 20 * kTrustMs, 1000.0), Car(2, 20 * kTrustMs, 1000.0)}, kTrustT0 + 20 * kTrustMs);
   }
   CHECK(c.core.Counters().forged_state == 3);
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 5.0);  // alpha's car did not move
   CHECK(c.core.Entities().count(2) == 0);                                      // nothing created in alpha's name
   // The forgeries did not count as alpha being alive, nor did they disturb its next real update.
-  c.Send(alpha.node_id, alpha.state_token, {Car(1, 30 * kMs, 6.0)}, kT0 + 30 * kMs);
+  c.Send(alpha.node_id, alpha.state_token, {Car(1, 30 * kTrustMs, 6.0)}, kTrustT0 + 30 * kTrustMs);
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 6.0);
   CHECK(c.core.GetParam("server.refused.forged_state").param.value == "3");
 
   // A rejoin (a new connection) gets a new token: the old one no longer speaks for the node.
-  const auto again = c.Join("alpha", "peer-a", kT0 + 40 * kMs);
+  const auto again = c.Join("alpha", "peer-a", kTrustT0 + 40 * kTrustMs);
   CHECK(again.node_id == alpha.node_id);
   CHECK(again.state_token != alpha.state_token);
-  c.Send(alpha.node_id, alpha.state_token, {Car(1, 50 * kMs, 99.0)}, kT0 + 50 * kMs);
+  c.Send(alpha.node_id, alpha.state_token, {Car(1, 50 * kTrustMs, 99.0)}, kTrustT0 + 50 * kTrustMs);
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 6.0);
-  c.Send(alpha.node_id, again.state_token, {Car(1, 60 * kMs, 7.0)}, kT0 + 60 * kMs);
+  c.Send(alpha.node_id, again.state_token, {Car(1, 60 * kTrustMs, 7.0)}, kTrustT0 + 60 * kTrustMs);
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 7.0);
 }
 
 TEST_CASE("trust: a stamp an hour ahead of the session clock is refused and cannot lock the owner out") {
   Core c;
-  const auto alpha = c.Join("alpha", "peer-a", kT0);
-  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0, 0}, kT0);
-  c.core.Poll(kT0);
-  c.Send(alpha.node_id, alpha.state_token, {Car(1, 100 * kMs, 1.0)}, kT0 + 100 * kMs);
+  const auto alpha = c.Join("alpha", "peer-a", kTrustT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kTrustT0, 0}, kTrustT0);
+  c.core.Poll(kTrustT0);
+  c.Send(alpha.node_id, alpha.state_token, {Car(1, 100 * kTrustMs, 1.0)}, kTrustT0 + 100 * kTrustMs);
   // The owner's own (buggy or tampered) state an hour ahead: refused.
-  c.Send(alpha.node_id, alpha.state_token, {Car(1, 3600 * kS, 500.0)}, kT0 + 110 * kMs);
+  c.Send(alpha.node_id, alpha.state_token, {Car(1, 3600 * kTrustS, 500.0)}, kTrustT0 + 110 * kTrustMs);
   CHECK(c.core.Counters().future_stamp == 1);
   // Half a second ahead is clock noise and lock-step slack: accepted.
-  c.Send(alpha.node_id, alpha.state_token, {Car(1, 620 * kMs, 2.0)}, kT0 + 120 * kMs);
+  c.Send(alpha.node_id, alpha.state_token, {Car(1, 620 * kTrustMs, 2.0)}, kTrustT0 + 120 * kTrustMs);
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 2.0);
   // And the owner's real updates go on.
-  c.Send(alpha.node_id, alpha.state_token, {Car(1, 700 * kMs, 3.0)}, kT0 + 700 * kMs);
+  c.Send(alpha.node_id, alpha.state_token, {Car(1, 700 * kTrustMs, 3.0)}, kTrustT0 + 700 * kTrustMs);
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 3.0);
   CHECK(c.core.Counters().future_stamp == 1);
 }
 
 TEST_CASE("world core: a pause before the start instant holds the session at T0 until resumed") {
   Core c;
-  c.Join("alpha", "peer-a", kT0);
-  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0 + kS, 5 * kS}, kT0);
-  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kPause, 0, 0}, kT0 + 100 * kMs);
-  c.core.Poll(kT0 + 2 * kS);  // past the start instant: still paused at T0
+  c.Join("alpha", "peer-a", kTrustT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kTrustT0 + kTrustS, 5 * kTrustS}, kTrustT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kPause, 0, 0}, kTrustT0 + 100 * kTrustMs);
+  c.core.Poll(kTrustT0 + 2 * kTrustS);  // past the start instant: still paused at T0
   CHECK(c.core.Phase() == protocol::SessionPhase::kPaused);
-  CHECK(c.core.SimTimeAt(kT0 + 2 * kS) == 5 * kS);
-  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kResume, 0, 0}, kT0 + 3 * kS);
-  c.core.Poll(kT0 + 3 * kS);
+  CHECK(c.core.SimTimeAt(kTrustT0 + 2 * kTrustS) == 5 * kTrustS);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kResume, 0, 0}, kTrustT0 + 3 * kTrustS);
+  c.core.Poll(kTrustT0 + 3 * kTrustS);
   CHECK(c.core.Phase() == protocol::SessionPhase::kRunning);
-  CHECK(c.core.SimTimeAt(kT0 + 3500 * kMs) == 5500 * kMs);
+  CHECK(c.core.SimTimeAt(kTrustT0 + 3500 * kTrustMs) == 5500 * kTrustMs);
 }
 
 TEST_CASE("trust: the node table is bounded and forgets lost nodes that own nothing") {
@@ -127,15 +127,15 @@ TEST_CASE("trust: the node table is bounded and forgets lost nodes that own noth
   def.server.max_nodes = 3;
   def.server.forget_lost_s = 5;
   Core c(def);
-  const auto a = c.Join("a", "peer-a", kT0);
-  c.Join("b", "peer-b", kT0);
-  c.Join("c", "peer-c", kT0);
-  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0, 0}, kT0);
-  c.Send(a.node_id, a.state_token, {Car(1, 0, 1.0)}, kT0);
+  const auto a = c.Join("a", "peer-a", kTrustT0);
+  c.Join("b", "peer-b", kTrustT0);
+  c.Join("c", "peer-c", kTrustT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kTrustT0, 0}, kTrustT0);
+  c.Send(a.node_id, a.state_token, {Car(1, 0, 1.0)}, kTrustT0);
   // A fourth is refused with the reason; the table does not grow.
   protocol::Join j;
   j.name = "d";
-  c.core.OnControl("peer-d", "127.0.0.1", Ok(j), kT0);
+  c.core.OnControl("peer-d", "127.0.0.1", TrustOk(j), kTrustT0);
   bool refused = false;
   for (auto& o : c.core.TakeOutgoing())
     if (const auto* r = std::get_if<protocol::Refuse>(&o.message)) refused = r->reason.find("max_nodes = 3") != std::string::npos;
@@ -143,14 +143,14 @@ TEST_CASE("trust: the node table is bounded and forgets lost nodes that own noth
   CHECK(c.core.Nodes().size() == 3);
   // All go silent. After lost_timeout + forget_lost_s, b and c (owning nothing) are forgotten; a, which
   // owns a car, stays so that it can come back for it.
-  c.core.Poll(kT0 + 3 * kS);
+  c.core.Poll(kTrustT0 + 3 * kTrustS);
   CHECK(c.core.Nodes().size() == 3);
-  c.core.Poll(kT0 + 7 * kS);
+  c.core.Poll(kTrustT0 + 7 * kTrustS);
   REQUIRE(c.core.Nodes().size() == 1);
   CHECK(c.core.Nodes().begin()->second.info.name == "a");
   CHECK(c.core.Counters().nodes_forgotten == 2);
   // Room again.
-  CHECK(c.Join("d", "peer-d", kT0 + 8 * kS).node_id != 0);
+  CHECK(c.Join("d", "peer-d", kTrustT0 + 8 * kTrustS).node_id != 0);
 }
 
 TEST_CASE("trust: new entities beyond max_entities_per_node and max_entities are refused and counted") {
@@ -158,21 +158,21 @@ TEST_CASE("trust: new entities beyond max_entities_per_node and max_entities are
   def.server.max_entities_per_node = 5;
   def.server.max_entities = 8;
   Core c(def);
-  const auto a = c.Join("a", "peer-a", kT0);
-  const auto b = c.Join("b", "peer-b", kT0);
-  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0, 0}, kT0);
+  const auto a = c.Join("a", "peer-a", kTrustT0);
+  const auto b = c.Join("b", "peer-b", kTrustT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kTrustT0, 0}, kTrustT0);
   std::vector<protocol::EntityState> many;
-  for (uint64_t id = 1; id <= 10; ++id) many.push_back(Car(id, kMs, 1.0));
-  c.Send(a.node_id, a.state_token, many, kT0 + kMs);
+  for (uint64_t id = 1; id <= 10; ++id) many.push_back(Car(id, kTrustMs, 1.0));
+  c.Send(a.node_id, a.state_token, many, kTrustT0 + kTrustMs);
   CHECK(c.core.Entities().size() == 5);
   CHECK(c.core.Counters().entity_limit == 5);
   // a's five still update.
-  c.Send(a.node_id, a.state_token, {Car(1, 2 * kMs, 2.0)}, kT0 + 2 * kMs);
+  c.Send(a.node_id, a.state_token, {Car(1, 2 * kTrustMs, 2.0)}, kTrustT0 + 2 * kTrustMs);
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 2.0);
   // b may add only up to the session's 8.
   std::vector<protocol::EntityState> more;
-  for (uint64_t id = 101; id <= 105; ++id) more.push_back(Car(id, 3 * kMs, 1.0));
-  c.Send(b.node_id, b.state_token, more, kT0 + 3 * kMs);
+  for (uint64_t id = 101; id <= 105; ++id) more.push_back(Car(id, 3 * kTrustMs, 1.0));
+  c.Send(b.node_id, b.state_token, more, kTrustT0 + 3 * kTrustMs);
   CHECK(c.core.Entities().size() == 8);
   CHECK(c.core.Counters().entity_limit == 7);
   CHECK(c.core.GetParam("server.refused.entity_limit").param.value == "7");
@@ -186,7 +186,7 @@ std::string JoinAs(server::WorldCore& core, const std::string& name, const std::
   protocol::Join j;
   j.name = name;
   j.role = role;
-  core.OnControl(peer, "127.0.0.1", user_id, Ok(j), now);
+  core.OnControl(peer, "127.0.0.1", user_id, TrustOk(j), now);
   std::string reason = "no answer";
   for (auto& o : core.TakeOutgoing()) {
     if (std::holds_alternative<protocol::Welcome>(o.message)) reason.clear();
@@ -215,83 +215,83 @@ config::SessionDef WithOperators(std::vector<std::string> operators, bool open_s
 
 TEST_CASE("trust: heartbeats and leaves count only for the node their connection joined as") {
   Core c;
-  const auto alpha = c.Join("alpha", "peer-a", kT0);
-  const auto mallory = c.Join("mallory", "peer-m", kT0);
-  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0, 0}, kT0);
+  const auto alpha = c.Join("alpha", "peer-a", kTrustT0);
+  const auto mallory = c.Join("mallory", "peer-m", kTrustT0);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kTrustT0, 0}, kTrustT0);
   // mallory's connection names alpha's id: neither keeps alpha alive nor makes it leave.
-  c.core.OnControl("peer-m", "127.0.0.1", Ok(protocol::Heartbeat{alpha.node_id}), kT0 + 100 * kMs);
-  c.core.OnControl("peer-m", "127.0.0.1", Ok(protocol::Leave{alpha.node_id, "forged"}), kT0 + 100 * kMs);
+  c.core.OnControl("peer-m", "127.0.0.1", TrustOk(protocol::Heartbeat{alpha.node_id}), kTrustT0 + 100 * kTrustMs);
+  c.core.OnControl("peer-m", "127.0.0.1", TrustOk(protocol::Leave{alpha.node_id, "forged"}), kTrustT0 + 100 * kTrustMs);
   CHECK(c.core.Counters().wrong_connection == 2);
   CHECK(c.core.Nodes().count(alpha.node_id) == 1);
   CHECK(c.core.Nodes().count(mallory.node_id) == 1);  // nor did mallory leave by naming another id
   CHECK(c.core.GetParam("server.refused.wrong_connection").param.value == "2");
   // A peer that never joined is told to join, and counted.
-  c.core.OnControl("peer-x", "127.0.0.1", Ok(protocol::Heartbeat{alpha.node_id}), kT0 + 100 * kMs);
+  c.core.OnControl("peer-x", "127.0.0.1", TrustOk(protocol::Heartbeat{alpha.node_id}), kTrustT0 + 100 * kTrustMs);
   CHECK(c.core.Counters().unknown_sender == 1);
   // alpha's own heartbeat keeps it alive past the lost timeout; forged ones do not keep mallory's claim.
-  c.core.OnControl("peer-a", "127.0.0.1", Ok(protocol::Heartbeat{alpha.node_id}), kT0 + 800 * kMs);
+  c.core.OnControl("peer-a", "127.0.0.1", TrustOk(protocol::Heartbeat{alpha.node_id}), kTrustT0 + 800 * kTrustMs);
   for (int i = 0; i < 5; ++i)
-    c.core.OnControl("peer-m", "127.0.0.1", Ok(protocol::Heartbeat{alpha.node_id}), kT0 + (900 + 100 * i) * kMs);
-  c.core.Poll(kT0 + 1700 * kMs);
+    c.core.OnControl("peer-m", "127.0.0.1", TrustOk(protocol::Heartbeat{alpha.node_id}), kTrustT0 + (900 + 100 * i) * kTrustMs);
+  c.core.Poll(kTrustT0 + 1700 * kTrustMs);
   CHECK_FALSE(c.core.Nodes().at(alpha.node_id).info.lost);
-  c.core.Poll(kT0 + 2500 * kMs);
+  c.core.Poll(kTrustT0 + 2500 * kTrustMs);
   CHECK(c.core.Nodes().at(alpha.node_id).info.lost);  // only its own connection speaks for it
   // alpha's own leave (its id, or none) removes it.
-  c.core.OnControl("peer-a", "127.0.0.1", Ok(protocol::Leave{alpha.node_id, "done"}), kT0 + 2600 * kMs);
+  c.core.OnControl("peer-a", "127.0.0.1", TrustOk(protocol::Leave{alpha.node_id, "done"}), kTrustT0 + 2600 * kTrustMs);
   CHECK(c.core.Nodes().count(alpha.node_id) == 0);
 }
 
 TEST_CASE("trust: one connection is one node: a second name on a joined connection is refused") {
   Core c;
-  c.Join("alpha", "peer-a", kT0);
+  c.Join("alpha", "peer-a", kTrustT0);
   for (int i = 0; i < 3000; ++i)
-    CHECK(JoinAs(c.core, "n" + std::to_string(i), "peer-a", "", kT0 + kMs).find("already joined as 'alpha'") !=
+    CHECK(JoinAs(c.core, "n" + std::to_string(i), "peer-a", "", kTrustT0 + kTrustMs).find("already joined as 'alpha'") !=
           std::string::npos);
   CHECK(c.core.Nodes().size() == 1);
   CHECK(c.core.Counters().join_refused == 3000);
   // The same name again on the same connection is a rejoin.
-  CHECK(JoinAs(c.core, "alpha", "peer-a", "", kT0 + 2 * kMs).empty());
+  CHECK(JoinAs(c.core, "alpha", "peer-a", "", kTrustT0 + 2 * kTrustMs).empty());
 }
 
 TEST_CASE("trust: with CURVE on, a state needs its node's key and a lost name is reclaimed only with the same key") {
   Core c;
   protocol::Join j;
   j.name = "alpha";
-  c.core.OnControl("peer-a", "127.0.0.1", "pc1", Ok(j), kT0);
+  c.core.OnControl("peer-a", "127.0.0.1", "pc1", TrustOk(j), kTrustT0);
   protocol::Welcome w;
   for (auto& o : c.core.TakeOutgoing())
     if (const auto* x = std::get_if<protocol::Welcome>(&o.message)) w = *x;
   REQUIRE(w.node_id != 0);
   CHECK(c.core.Nodes().at(w.node_id).user_id == "pc1");
-  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kT0, 0}, kT0);
-  c.core.Poll(kT0);
-  protocol::NodeState ns{w.node_id, 1, {Car(1, 10 * kMs, 1.0)}, 0, 0, w.state_token};
-  c.core.OnState("pc1", Ok(ns), kT0 + 10 * kMs);
+  c.core.Control(protocol::SessionControl{protocol::SessionControl::Command::kStart, kTrustT0, 0}, kTrustT0);
+  c.core.Poll(kTrustT0);
+  protocol::NodeState ns{w.node_id, 1, {Car(1, 10 * kTrustMs, 1.0)}, 0, 0, w.state_token};
+  c.core.OnState("pc1", TrustOk(ns), kTrustT0 + 10 * kTrustMs);
   REQUIRE(c.core.Entities().count(1) == 1);
   // The right token under another key (a leaked token): refused.
-  ns = protocol::NodeState{w.node_id, 2, {Car(1, 20 * kMs, 500.0)}, 0, 0, w.state_token};
-  c.core.OnState("pc2", Ok(ns), kT0 + 20 * kMs);
+  ns = protocol::NodeState{w.node_id, 2, {Car(1, 20 * kTrustMs, 500.0)}, 0, 0, w.state_token};
+  c.core.OnState("pc2", TrustOk(ns), kTrustT0 + 20 * kTrustMs);
   CHECK(c.core.Counters().wrong_connection == 1);
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 1.0);
   // A second live alpha is refused whatever its key.
-  CHECK(JoinAs(c.core, "alpha", "peer-b", "pc1", kT0 + 30 * kMs).find("in use by a live node") != std::string::npos);
+  CHECK(JoinAs(c.core, "alpha", "peer-b", "pc1", kTrustT0 + 30 * kTrustMs).find("in use by a live node") != std::string::npos);
   // alpha goes silent and is lost: another key cannot take its name (nor its car); its own key can.
-  c.core.Poll(kT0 + 2 * kS);
+  c.core.Poll(kTrustT0 + 2 * kTrustS);
   REQUIRE(c.core.Nodes().at(w.node_id).info.lost);
-  const std::string refused = JoinAs(c.core, "alpha", "peer-c", "pc2", kT0 + 2 * kS);
+  const std::string refused = JoinAs(c.core, "alpha", "peer-c", "pc2", kTrustT0 + 2 * kTrustS);
   CHECK(refused.find("belongs to key 'pc1'") != std::string::npos);
-  CHECK(JoinAs(c.core, "alpha", "peer-d", "pc1", kT0 + 2100 * kMs).empty());
+  CHECK(JoinAs(c.core, "alpha", "peer-d", "pc1", kTrustT0 + 2100 * kTrustMs).empty());
   CHECK(c.core.Nodes().at(w.node_id).peer == "peer-d");
 }
 
 TEST_CASE("trust: with CURVE on, session control, parameter sets and markers come only from operators") {
   Core c(WithOperators({"teacher"}));
-  c.Join("alpha", "peer-a", kT0);
+  c.Join("alpha", "peer-a", kTrustT0);
   using Command = protocol::SessionControl::Command;
   // A student's start, parameter set and marker: refused with the reason, nothing changed.
-  c.core.OnControl("student", "127.0.0.1", "pc3", Ok(protocol::SessionControl{Command::kStart, kT0, 0}), kT0);
-  c.core.OnControl("student", "127.0.0.1", "pc3", Ok(protocol::ParamSet{"server.broadcast_hz", "10", 7}), kT0);
-  c.core.OnControl("student", "127.0.0.1", "pc3", Ok(protocol::Mark{"hello", 0, 8}), kT0);
+  c.core.OnControl("student", "127.0.0.1", "pc3", TrustOk(protocol::SessionControl{Command::kStart, kTrustT0, 0}), kTrustT0);
+  c.core.OnControl("student", "127.0.0.1", "pc3", TrustOk(protocol::ParamSet{"server.broadcast_hz", "10", 7}), kTrustT0);
+  c.core.OnControl("student", "127.0.0.1", "pc3", TrustOk(protocol::Mark{"hello", 0, 8}), kTrustT0);
   const auto refused = Replies(c.core, "student");
   REQUIRE(refused.size() == 3);
   REQUIRE(std::holds_alternative<protocol::Refuse>(refused[0]));
@@ -308,14 +308,14 @@ TEST_CASE("trust: with CURVE on, session control, parameter sets and markers com
   CHECK(c.core.EventsAfter(0).empty());
   CHECK(c.core.Counters().not_operator == 3);
   // Reads stay open (open_status defaults to true).
-  c.core.OnControl("student", "127.0.0.1", "pc3", Ok(protocol::ParamGet{"server.broadcast_hz", 9}), kT0);
+  c.core.OnControl("student", "127.0.0.1", "pc3", TrustOk(protocol::ParamGet{"server.broadcast_hz", 9}), kTrustT0);
   const auto read = Replies(c.core, "student");
   REQUIRE(read.size() == 1);
   CHECK(std::get<protocol::ParamReply>(read[0]).ok);
   // The teacher's key may do all of it.
-  c.core.OnControl("teacher", "127.0.0.1", "teacher", Ok(protocol::SessionControl{Command::kStart, kT0, 0}), kT0);
-  c.core.OnControl("teacher", "127.0.0.1", "teacher", Ok(protocol::ParamSet{"server.broadcast_hz", "30", 10}), kT0);
-  c.core.OnControl("teacher", "127.0.0.1", "teacher", Ok(protocol::Mark{"start of run 1", 0, 11}), kT0);
+  c.core.OnControl("teacher", "127.0.0.1", "teacher", TrustOk(protocol::SessionControl{Command::kStart, kTrustT0, 0}), kTrustT0);
+  c.core.OnControl("teacher", "127.0.0.1", "teacher", TrustOk(protocol::ParamSet{"server.broadcast_hz", "30", 10}), kTrustT0);
+  c.core.OnControl("teacher", "127.0.0.1", "teacher", TrustOk(protocol::Mark{"start of run 1", 0, 11}), kTrustT0);
   const auto done = Replies(c.core, "teacher");
   REQUIRE(done.size() == 3);
   CHECK(std::holds_alternative<protocol::SessionStatus>(done[0]));
@@ -326,16 +326,16 @@ TEST_CASE("trust: with CURVE on, session control, parameter sets and markers com
   CHECK(c.core.Counters().not_operator == 3);
   CHECK(c.core.GetParam("server.refused.not_operator").param.value == "3");
   // Without a key (CURVE off: one PC), everyone is an operator.
-  c.core.OnControl("local", "127.0.0.1", "", Ok(protocol::SessionControl{Command::kPause, 0, 0}), kT0 + kS);
+  c.core.OnControl("local", "127.0.0.1", "", TrustOk(protocol::SessionControl{Command::kPause, 0, 0}), kTrustT0 + kTrustS);
   CHECK(std::holds_alternative<protocol::SessionStatus>(Replies(c.core, "local").at(0)));
 }
 
 TEST_CASE("trust: with open_status = false, reads need an operator key, but a node still gets its own snapshot") {
   Core c(WithOperators({"teacher"}, false));
-  JoinAs(c.core, "seat", "peer-seat", "pc3", kT0, protocol::Role::kDriver);
-  c.core.OnControl("tool", "127.0.0.1", "pc4", Ok(protocol::ParamListRequest{"server.", 1}), kT0);
-  c.core.OnControl("tool", "127.0.0.1", "pc4", Ok(protocol::EventsRequest{0, 2}), kT0);
-  c.core.OnControl("tool", "127.0.0.1", "pc4", Ok(protocol::StatusRequest{}), kT0);
+  JoinAs(c.core, "seat", "peer-seat", "pc3", kTrustT0, protocol::Role::kDriver);
+  c.core.OnControl("tool", "127.0.0.1", "pc4", TrustOk(protocol::ParamListRequest{"server.", 1}), kTrustT0);
+  c.core.OnControl("tool", "127.0.0.1", "pc4", TrustOk(protocol::EventsRequest{0, 2}), kTrustT0);
+  c.core.OnControl("tool", "127.0.0.1", "pc4", TrustOk(protocol::StatusRequest{}), kTrustT0);
   const auto tool = Replies(c.core, "tool");
   REQUIRE(tool.size() == 3);
   CHECK(std::get<protocol::ParamList>(tool[0]).params.empty());
@@ -343,8 +343,8 @@ TEST_CASE("trust: with open_status = false, reads need an operator key, but a no
   CHECK_FALSE(std::get<protocol::EventList>(tool[1]).error.empty());
   CHECK(std::holds_alternative<protocol::Refuse>(tool[2]));
   // The joined seat gets its snapshot, and its key presses are markers in its own name.
-  c.core.OnControl("peer-seat", "127.0.0.1", "pc3", Ok(protocol::StatusRequest{}), kT0);
-  c.core.OnControl("peer-seat", "127.0.0.1", "pc3", Ok(protocol::Mark{"key:space", 0, 3}), kT0);
+  c.core.OnControl("peer-seat", "127.0.0.1", "pc3", TrustOk(protocol::StatusRequest{}), kTrustT0);
+  c.core.OnControl("peer-seat", "127.0.0.1", "pc3", TrustOk(protocol::Mark{"key:space", 0, 3}), kTrustT0);
   const auto seat = Replies(c.core, "peer-seat");
   REQUIRE(seat.size() == 2);
   CHECK(std::get<protocol::WorldState>(seat[0]).keyframe);
@@ -352,7 +352,7 @@ TEST_CASE("trust: with open_status = false, reads need an operator key, but a no
   REQUIRE(c.core.EventsAfter(0).size() == 1);
   CHECK(c.core.EventsAfter(0)[0].source == "seat");
   // The operator reads everything.
-  c.core.OnControl("teacher", "127.0.0.1", "teacher", Ok(protocol::ParamListRequest{"server.", 4}), kT0);
+  c.core.OnControl("teacher", "127.0.0.1", "teacher", TrustOk(protocol::ParamListRequest{"server.", 4}), kTrustT0);
   CHECK_FALSE(std::get<protocol::ParamList>(Replies(c.core, "teacher").at(0)).params.empty());
   CHECK(c.core.Counters().not_operator == 3);
 }
@@ -365,19 +365,19 @@ TEST_CASE("trust: a peer beyond its rate is dropped, others are not, and idle pe
   using Socket = server::WorldCore::RouterSocket;
   // A burst of 50 passes, the 51st at the same instant does not.
   int admitted = 0;
-  for (int i = 0; i < 1000; ++i) admitted += c.core.Admit(Socket::kControl, "flood", kT0) ? 1 : 0;
+  for (int i = 0; i < 1000; ++i) admitted += c.core.Admit(Socket::kControl, "flood", kTrustT0) ? 1 : 0;
   CHECK(admitted == 50);
   CHECK(c.core.Counters().rate_limited == 950);
   // Another peer, and the same peer on the time socket, have buckets of their own.
-  CHECK(c.core.Admit(Socket::kControl, "node", kT0));
-  CHECK(c.core.Admit(Socket::kTime, "flood", kT0));
+  CHECK(c.core.Admit(Socket::kControl, "node", kTrustT0));
+  CHECK(c.core.Admit(Socket::kTime, "flood", kTrustT0));
   // Refilled at 100 per second: 10 more after 100 ms.
   admitted = 0;
-  for (int i = 0; i < 100; ++i) admitted += c.core.Admit(Socket::kControl, "flood", kT0 + 100 * kMs) ? 1 : 0;
+  for (int i = 0; i < 100; ++i) admitted += c.core.Admit(Socket::kControl, "flood", kTrustT0 + 100 * kTrustMs) ? 1 : 0;
   CHECK(admitted == 10);
   CHECK(c.core.RateBuckets() == 3);
   // Idle for a full refill (0.5 s): forgotten at the next Poll.
-  c.core.Poll(kT0 + 2 * kS);
+  c.core.Poll(kTrustT0 + 2 * kTrustS);
   CHECK(c.core.RateBuckets() == 0);
   CHECK(c.core.GetParam("server.refused.rate_limited").param.value == "1040");
 }

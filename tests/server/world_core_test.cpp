@@ -19,10 +19,10 @@ using namespace platoon;
 using protocol::SessionPhase;
 using server::WorldCore;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
+constexpr int64_t kCoreMs = 1'000'000;
+constexpr int64_t kCoreS = 1'000'000'000;
 // Reference times start well above 0, as CLOCK_MONOTONIC does.
-constexpr int64_t kT0 = 1000 * kS;
+constexpr int64_t kCoreT0 = 1000 * kCoreS;
 
 protocol::Decoded Ok(protocol::Message m) {
   protocol::Decoded d;
@@ -131,10 +131,10 @@ std::vector<uint64_t> Ids(const std::vector<protocol::EntityState>& es) {
 
 TEST_CASE("world core: a node cannot update another node's entity, the refusal is counted") {
   Harness h(RealTimeDef());
-  const uint32_t a = h.Join("a", kT0);
-  const uint32_t b = h.Join("b", kT0);
-  h.State(a, {Entity(1, 10, 5.0)}, kT0);
-  h.State(b, {Entity(1, 20, 99.0)}, kT0 + kMs);
+  const uint32_t a = h.Join("a", kCoreT0);
+  const uint32_t b = h.Join("b", kCoreT0);
+  h.State(a, {Entity(1, 10, 5.0)}, kCoreT0);
+  h.State(b, {Entity(1, 20, 99.0)}, kCoreT0 + kCoreMs);
 
   CHECK(h.core.Counters().foreign_entity == 1);
   const auto& merged = h.core.Entities().at(1).state;
@@ -145,59 +145,59 @@ TEST_CASE("world core: a node cannot update another node's entity, the refusal i
 
 TEST_CASE("world core: the newest stamp wins, older and duplicate stamps are refused and counted") {
   Harness h(RealTimeDef());
-  const uint32_t a = h.Join("a", kT0);
-  h.State(a, {Entity(1, 100, 1.0)}, kT0);
-  h.State(a, {Entity(1, 50, 2.0)}, kT0 + 1);   // older
-  h.State(a, {Entity(1, 100, 3.0)}, kT0 + 2);  // duplicate stamp
+  const uint32_t a = h.Join("a", kCoreT0);
+  h.State(a, {Entity(1, 100, 1.0)}, kCoreT0);
+  h.State(a, {Entity(1, 50, 2.0)}, kCoreT0 + 1);   // older
+  h.State(a, {Entity(1, 100, 3.0)}, kCoreT0 + 2);  // duplicate stamp
   CHECK(h.core.Counters().stale_update == 2);
   CHECK(h.core.Entities().at(1).state.kinematics.pose.position_m.x() == 1.0);
 
-  h.State(a, {Entity(1, 150, 4.0)}, kT0 + 3);
+  h.State(a, {Entity(1, 150, 4.0)}, kCoreT0 + 3);
   CHECK(h.core.Counters().stale_update == 2);
   CHECK(h.core.Entities().at(1).state.kinematics.pose.position_m.x() == 4.0);
 }
 
 TEST_CASE("world core: a lost node's entities go stale, then freeze at the extrapolated pose with zero velocity") {
   Harness h(RealTimeDef());
-  h.Start(kT0, kT0);
-  h.core.Poll(kT0);
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
   REQUIRE(h.core.Phase() == SessionPhase::kRunning);
-  const uint32_t a = h.Join("a", kT0);
-  h.State(a, {Entity(1, 0, 0.0, 10.0)}, kT0);  // 10 m/s along x at sim 0
+  const uint32_t a = h.Join("a", kCoreT0);
+  h.State(a, {Entity(1, 0, 0.0, 10.0)}, kCoreT0);  // 10 m/s along x at sim 0
 
   // Silent for just under the timeout: alive. Just over: lost, stale, still moving.
-  h.core.Expire(kT0 + kS);
+  h.core.Expire(kCoreT0 + kCoreS);
   CHECK_FALSE(h.core.Nodes().at(a).info.lost);
-  h.core.Expire(kT0 + kS + 1);
+  h.core.Expire(kCoreT0 + kCoreS + 1);
   CHECK(h.core.Nodes().at(a).info.lost);
   CHECK(h.core.Entities().at(1).state.stale);
   CHECK_FALSE(h.core.Entities().at(1).frozen);
   CHECK(h.core.Entities().at(1).state.kinematics.velocity_mps.x() == 10.0);
 
   // The grace (2 s) runs out: held at the pose it had dead-reckoned to (sim 3 s: x = 30 m), standing still.
-  h.core.Expire(kT0 + 3 * kS);
+  h.core.Expire(kCoreT0 + 3 * kCoreS);
   CHECK_FALSE(h.core.Entities().at(1).frozen);
-  h.core.Expire(kT0 + 3 * kS + 1);
+  h.core.Expire(kCoreT0 + 3 * kCoreS + 1);
   const auto& e = h.core.Entities().at(1);
   CHECK(e.frozen);
   CHECK(e.state.kinematics.velocity_mps.norm() == 0.0);
   CHECK(e.state.kinematics.pose.position_m.x() == doctest::Approx(30.0).epsilon(0.01));
-  CHECK(e.state.kinematics.stamp_ns == 3 * kS + 1);
+  CHECK(e.state.kinematics.stamp_ns == 3 * kCoreS + 1);
   CHECK(e.state.stale);
 }
 
 TEST_CASE("world core: a stall of the server's own is not the nodes' silence, silence after it still counts") {
   Harness h(RealTimeDef());
-  h.Start(kT0, kT0);
-  h.core.Poll(kT0);
-  const uint32_t a = h.Join("a", kT0);
-  h.State(a, {Entity(1, 0, 0.0, 10.0)}, kT0);
-  h.core.Poll(kT0 + kS / 2);
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
+  const uint32_t a = h.Join("a", kCoreT0);
+  h.State(a, {Entity(1, 0, 0.0, 10.0)}, kCoreT0);
+  h.core.Poll(kCoreT0 + kCoreS / 2);
 
   // The server did not run from 0.5 s to 6.5 s (a suspended VM): nobody could be heard. The shell says so
   // before its next poll; node a is not lost, its car not stale.
-  h.core.ForgiveStall(6 * kS, kT0 + 6 * kS + kS / 2);
-  h.core.Poll(kT0 + 6 * kS + kS / 2);
+  h.core.ForgiveStall(6 * kCoreS, kCoreT0 + 6 * kCoreS + kCoreS / 2);
+  h.core.Poll(kCoreT0 + 6 * kCoreS + kCoreS / 2);
   CHECK_FALSE(h.core.Nodes().at(a).info.lost);
   CHECK_FALSE(h.core.Entities().at(1).state.stale);
   CHECK(h.core.Counters().stalls_forgiven == 1);
@@ -205,17 +205,17 @@ TEST_CASE("world core: a stall of the server's own is not the nodes' silence, si
 
   // Without it the same poll marks it lost (the control case).
   Harness u(RealTimeDef());
-  u.Start(kT0, kT0);
-  u.core.Poll(kT0);
-  const uint32_t ua = u.Join("a", kT0);
-  u.State(ua, {Entity(1, 0, 0.0, 10.0)}, kT0);
-  u.core.Poll(kT0 + 6 * kS + kS / 2);
+  u.Start(kCoreT0, kCoreT0);
+  u.core.Poll(kCoreT0);
+  const uint32_t ua = u.Join("a", kCoreT0);
+  u.State(ua, {Entity(1, 0, 0.0, 10.0)}, kCoreT0);
+  u.core.Poll(kCoreT0 + 6 * kCoreS + kCoreS / 2);
   CHECK(u.core.Nodes().at(ua).info.lost);
 
   // Silence after the stall counts: last heard at 0 s, forgiven 6 s, so lost just after 7 s.
-  h.core.Poll(kT0 + 7 * kS - 1);
+  h.core.Poll(kCoreT0 + 7 * kCoreS - 1);
   CHECK_FALSE(h.core.Nodes().at(a).info.lost);
-  h.core.Poll(kT0 + 7 * kS + 1);
+  h.core.Poll(kCoreT0 + 7 * kCoreS + 1);
   CHECK(h.core.Nodes().at(a).info.lost);
   CHECK(h.core.Entities().at(1).state.stale);
 }
@@ -224,15 +224,15 @@ TEST_CASE("world core: with stale_remove a lost node's entities are removed afte
   auto def = RealTimeDef();
   def.server.stale_remove = true;
   Harness h(def);
-  h.core.Poll(kT0);
+  h.core.Poll(kCoreT0);
   h.Broadcasts();
-  const uint32_t a = h.Join("a", kT0);
-  h.State(a, {Entity(1, 0, 0.0), Entity(2, 0, 1.0)}, kT0);
-  h.core.Expire(kT0 + 2 * kS);   // lost
+  const uint32_t a = h.Join("a", kCoreT0);
+  h.State(a, {Entity(1, 0, 0.0), Entity(2, 0, 1.0)}, kCoreT0);
+  h.core.Expire(kCoreT0 + 2 * kCoreS);   // lost
   CHECK(h.core.Entities().size() == 2);
-  h.core.Expire(kT0 + 4 * kS);   // grace over
+  h.core.Expire(kCoreT0 + 4 * kCoreS);   // grace over
   CHECK(h.core.Entities().empty());
-  h.core.Poll(kT0 + 4 * kS);
+  h.core.Poll(kCoreT0 + 4 * kCoreS);
   const auto sent = h.Broadcasts();
   REQUIRE(sent.size() == 1);
   // A keyframe here (1 s since the last): it lists no entities, so receivers drop them.
@@ -241,16 +241,16 @@ TEST_CASE("world core: with stale_remove a lost node's entities are removed afte
 
 TEST_CASE("world core: a delta carries only changed and removed entities, a keyframe the full set and the node table") {
   Harness h(RealTimeDef());
-  h.core.Poll(kT0);  // first broadcast: keyframe
+  h.core.Poll(kCoreT0);  // first broadcast: keyframe
   const auto first = h.Broadcasts();
   REQUIRE(first.size() == 1);
   CHECK(first[0].keyframe);
 
-  const uint32_t a = h.Join("a", kT0);
-  const uint32_t b = h.Join("b", kT0);
-  h.State(a, {Entity(1, 10, 0.0), Entity(2, 10, 0.0)}, kT0 + 1);
-  h.State(b, {Entity(3, 10, 0.0)}, kT0 + 1);
-  h.core.Poll(kT0 + 2);  // forward delay 0: a delta of what arrived
+  const uint32_t a = h.Join("a", kCoreT0);
+  const uint32_t b = h.Join("b", kCoreT0);
+  h.State(a, {Entity(1, 10, 0.0), Entity(2, 10, 0.0)}, kCoreT0 + 1);
+  h.State(b, {Entity(3, 10, 0.0)}, kCoreT0 + 1);
+  h.core.Poll(kCoreT0 + 2);  // forward delay 0: a delta of what arrived
   auto sent = h.Broadcasts();
   REQUIRE(sent.size() == 1);
   CHECK_FALSE(sent[0].keyframe);
@@ -258,10 +258,10 @@ TEST_CASE("world core: a delta carries only changed and removed entities, a keyf
   CHECK(sent[0].nodes.empty());
 
   // One update and one departure: the delta names exactly those.
-  h.State(a, {Entity(2, 20, 1.0)}, kT0 + 10 * kMs);
-  h.core.OnControl("peer-b", "127.0.0.1", Ok(protocol::Leave{b, "done"}), kT0 + 10 * kMs);
+  h.State(a, {Entity(2, 20, 1.0)}, kCoreT0 + 10 * kCoreMs);
+  h.core.OnControl("peer-b", "127.0.0.1", Ok(protocol::Leave{b, "done"}), kCoreT0 + 10 * kCoreMs);
   h.core.TakeOutgoing();
-  h.core.Poll(kT0 + 11 * kMs);
+  h.core.Poll(kCoreT0 + 11 * kCoreMs);
   sent = h.Broadcasts();
   REQUIRE(sent.size() == 1);
   CHECK_FALSE(sent[0].keyframe);
@@ -269,9 +269,9 @@ TEST_CASE("world core: a delta carries only changed and removed entities, a keyf
   CHECK(sent[0].removed_entities == std::vector<uint64_t>{3});
 
   // Nothing changed: no forwarding; the next periodic slot after 1 s is a keyframe with everything.
-  h.core.Poll(kT0 + 50 * kMs);
+  h.core.Poll(kCoreT0 + 50 * kCoreMs);
   CHECK(h.Broadcasts().empty());
-  h.core.Poll(kT0 + kS);
+  h.core.Poll(kCoreT0 + kCoreS);
   sent = h.Broadcasts();
   REQUIRE(sent.size() == 1);
   CHECK(sent[0].keyframe);
@@ -284,44 +284,44 @@ TEST_CASE("world core: a delta carries only changed and removed entities, a keyf
 TEST_CASE("world core: sim time stands while paused, advances after resume and stands after stop") {
   using Command = protocol::SessionControl::Command;
   Harness h(RealTimeDef());
-  h.Start(kT0 + kS, kT0, 5 * kS);  // sim 5 s begins 1 s from now
+  h.Start(kCoreT0 + kCoreS, kCoreT0, 5 * kCoreS);  // sim 5 s begins 1 s from now
   CHECK(h.core.Phase() == SessionPhase::kStarting);
-  CHECK(h.core.SimTimeAt(kT0) == 4 * kS);  // counts up to T0
-  h.core.Poll(kT0 + kS);
+  CHECK(h.core.SimTimeAt(kCoreT0) == 4 * kCoreS);  // counts up to T0
+  h.core.Poll(kCoreT0 + kCoreS);
   CHECK(h.core.Phase() == SessionPhase::kRunning);
-  CHECK(h.core.SimTimeAt(kT0 + 3 * kS) == 7 * kS);
+  CHECK(h.core.SimTimeAt(kCoreT0 + 3 * kCoreS) == 7 * kCoreS);
 
-  h.core.Control({Command::kPause, 0, 0}, kT0 + 3 * kS);
+  h.core.Control({Command::kPause, 0, 0}, kCoreT0 + 3 * kCoreS);
   CHECK(h.core.Phase() == SessionPhase::kPaused);
-  CHECK(h.core.SimTimeAt(kT0 + 10 * kS) == 7 * kS);
+  CHECK(h.core.SimTimeAt(kCoreT0 + 10 * kCoreS) == 7 * kCoreS);
 
-  h.core.Control({Command::kResume, 0, 0}, kT0 + 10 * kS);
-  CHECK(h.core.SimTimeAt(kT0 + 12 * kS) == 9 * kS);
+  h.core.Control({Command::kResume, 0, 0}, kCoreT0 + 10 * kCoreS);
+  CHECK(h.core.SimTimeAt(kCoreT0 + 12 * kCoreS) == 9 * kCoreS);
 
-  h.core.Control({Command::kStop, 0, 0}, kT0 + 12 * kS);
+  h.core.Control({Command::kStop, 0, 0}, kCoreT0 + 12 * kCoreS);
   CHECK(h.core.Phase() == SessionPhase::kStopped);
-  CHECK(h.core.SimTimeAt(kT0 + 20 * kS) == 9 * kS);
+  CHECK(h.core.SimTimeAt(kCoreT0 + 20 * kCoreS) == 9 * kCoreS);
   CHECK_FALSE(h.core.Finished());  // a stop command does not end the server
 }
 
 TEST_CASE("world core: a node that rejoins under its name keeps its id and its entities") {
   Harness h(RealTimeDef());
-  const uint32_t a = h.Join("a", kT0);
-  h.Join("b", kT0);
-  h.State(a, {Entity(7, 10, 1.0)}, kT0);
-  h.core.Expire(kT0 + 2 * kS);
+  const uint32_t a = h.Join("a", kCoreT0);
+  h.Join("b", kCoreT0);
+  h.State(a, {Entity(7, 10, 1.0)}, kCoreT0);
+  h.core.Expire(kCoreT0 + 2 * kCoreS);
   REQUIRE(h.core.Entities().at(7).state.stale);
 
-  const uint32_t again = h.Join("a", kT0 + 2 * kS + 1);
+  const uint32_t again = h.Join("a", kCoreT0 + 2 * kCoreS + 1);
   CHECK(again == a);
   CHECK(h.core.Nodes().size() == 2);
   CHECK_FALSE(h.core.Nodes().at(a).info.lost);
   // Its entity stays stale until it sends it again: the pose held is the one from before the loss.
   CHECK(h.core.Entities().at(7).state.stale);
-  h.core.OnControl("peer-a", "127.0.0.1", Ok(protocol::Heartbeat{a}), kT0 + 2 * kS + 2);
+  h.core.OnControl("peer-a", "127.0.0.1", Ok(protocol::Heartbeat{a}), kCoreT0 + 2 * kCoreS + 2);
   CHECK(h.core.Entities().at(7).state.stale);
   // And it may update them again, which makes them live.
-  h.State(a, {Entity(7, 20, 2.0)}, kT0 + 3 * kS);
+  h.State(a, {Entity(7, 20, 2.0)}, kCoreT0 + 3 * kCoreS);
   CHECK(h.core.Entities().at(7).state.kinematics.pose.position_m.x() == 2.0);
   CHECK_FALSE(h.core.Entities().at(7).state.stale);
   CHECK(h.core.Counters().foreign_entity == 0);
@@ -353,16 +353,16 @@ TEST_CASE("world core: systems run in priority order and see joins, accepted upd
   h.core.AddSystem(std::make_shared<Probe>(trace, "policy"), server::system_priority::kPolicy);
   h.core.AddSystem(std::make_shared<Bouncer>(), server::system_priority::kPolicy);
 
-  const uint32_t a = h.Join("a", kT0);
-  h.State(a, {Entity(1, 10, 0.0)}, kT0);
-  h.State(a, {Entity(1, 5, 0.0)}, kT0);  // refused: no hook call
-  h.core.OnControl("peer-x", "10.0.0.9", Ok(protocol::Join{.name = "intruder"}), kT0);
+  const uint32_t a = h.Join("a", kCoreT0);
+  h.State(a, {Entity(1, 10, 0.0)}, kCoreT0);
+  h.State(a, {Entity(1, 5, 0.0)}, kCoreT0);  // refused: no hook call
+  h.core.OnControl("peer-x", "10.0.0.9", Ok(protocol::Join{.name = "intruder"}), kCoreT0);
   const auto out = h.core.TakeOutgoing();
   REQUIRE(out.size() == 1);
   CHECK(std::holds_alternative<protocol::Refuse>(out[0].message));
   CHECK(h.core.Counters().join_refused == 1);
   CHECK(h.core.Nodes().size() == 1);
-  h.core.Poll(kT0);
+  h.core.Poll(kCoreT0);
 
   CHECK(trace == std::vector<std::string>{"policy:joined:a", "recorder:joined:a", "policy:update:1:a",
                                           "recorder:update:1:a"});
@@ -373,21 +373,21 @@ TEST_CASE("world core: systems run in priority order and see joins, accepted upd
 
 TEST_CASE("world core: a lock-step member with nothing due before step n is not waited for before it") {
   Harness h(LockstepDef());
-  const uint32_t fast = h.Join("fast", kT0, true);
-  const uint32_t slow = h.Join("slow", kT0, true);
-  h.Start(kT0, kT0);
-  h.core.Poll(kT0);
+  const uint32_t fast = h.Join("fast", kCoreT0, true);
+  const uint32_t slow = h.Join("slow", kCoreT0, true);
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
   REQUIRE(h.Grants().size() == 1);
   // slow (a 20 Hz module at 100 Hz steps) did step 1 and computes nothing before step 6.
-  h.State(slow, {}, kT0 + kMs, 1, 6);
-  int64_t now = kT0 + kMs;
+  h.State(slow, {}, kCoreT0 + kCoreMs, 1, 6);
+  int64_t now = kCoreT0 + kCoreMs;
   for (uint64_t k = 1; k <= 4; ++k) {
     h.State(fast, {}, now, k);
     h.core.Poll(now);
     const auto g = h.Grants();
     REQUIRE(g.size() == 1);
     CHECK(g[0].step == k + 1);  // granted on fast's acknowledgement alone
-    now += kMs;
+    now += kCoreMs;
   }
   // Step 5 done by fast: step 6 is granted; slow computes step 6, so step 7 waits for it again.
   h.State(fast, {}, now, 5);
@@ -405,10 +405,10 @@ TEST_CASE("world core: a lock-step member with nothing due before step n is not 
 
 TEST_CASE("world core: lock-step grants step k+1 only after every member acknowledged step k") {
   Harness h(LockstepDef());
-  const uint32_t a = h.Join("a", kT0, true);
-  const uint32_t b = h.Join("b", kT0, true);
-  h.Start(kT0, kT0);
-  h.core.Poll(kT0);
+  const uint32_t a = h.Join("a", kCoreT0, true);
+  const uint32_t b = h.Join("b", kCoreT0, true);
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
 
   // Running: the first grant is step 1 at sim T0 = 0, a keyframe, phase running.
   auto grants = h.Grants();
@@ -420,60 +420,60 @@ TEST_CASE("world core: lock-step grants step k+1 only after every member acknowl
   CHECK(h.core.StepsGranted() == 1);
 
   // a finishes step 1 (entities and ack in one state); b has not: no grant, sim time stands at t_1.
-  h.State(a, {Entity(1, 0, 0.0)}, kT0 + kMs, 1);
-  h.core.Poll(kT0 + kMs);
+  h.State(a, {Entity(1, 0, 0.0)}, kCoreT0 + kCoreMs, 1);
+  h.core.Poll(kCoreT0 + kCoreMs);
   CHECK(h.Grants().empty());
-  CHECK(h.core.SimTimeAt(kT0 + 100 * kMs) == 0);
-  CHECK(h.core.NextDueNs() > kT0 + kMs);
+  CHECK(h.core.SimTimeAt(kCoreT0 + 100 * kCoreMs) == 0);
+  CHECK(h.core.NextDueNs() > kCoreT0 + kCoreMs);
 
   // b finishes: grant 2 at t_2 = 10 ms, a delta carrying both nodes' step-1 results.
-  h.State(b, {Entity(2, 0, 5.0)}, kT0 + 2 * kMs);
-  h.State(b, {}, kT0 + 2 * kMs, 1);
-  CHECK(h.core.NextDueNs() <= kT0 + 2 * kMs);
-  h.core.Poll(kT0 + 2 * kMs);
+  h.State(b, {Entity(2, 0, 5.0)}, kCoreT0 + 2 * kCoreMs);
+  h.State(b, {}, kCoreT0 + 2 * kCoreMs, 1);
+  CHECK(h.core.NextDueNs() <= kCoreT0 + 2 * kCoreMs);
+  h.core.Poll(kCoreT0 + 2 * kCoreMs);
   grants = h.Grants();
   REQUIRE(grants.size() == 1);
   CHECK(grants[0].step == 2);
-  CHECK(grants[0].sim_time_ns == 10 * kMs);
+  CHECK(grants[0].sim_time_ns == 10 * kCoreMs);
   CHECK_FALSE(grants[0].keyframe);
   CHECK(Ids(grants[0].entities) == std::vector<uint64_t>{1, 2});
-  CHECK(h.core.SimTimeAt(kT0 + 3 * kS) == 10 * kMs);
+  CHECK(h.core.SimTimeAt(kCoreT0 + 3 * kCoreS) == 10 * kCoreMs);
   CHECK(h.core.Phase() == SessionPhase::kRunning);
 
   // An acknowledgement beyond the granted step does not pre-approve the next one.
-  h.State(a, {}, kT0 + 3 * kMs, 5);
-  h.State(b, {}, kT0 + 3 * kMs, 2);
-  h.core.Poll(kT0 + 3 * kMs);
+  h.State(a, {}, kCoreT0 + 3 * kCoreMs, 5);
+  h.State(b, {}, kCoreT0 + 3 * kCoreMs, 2);
+  h.core.Poll(kCoreT0 + 3 * kCoreMs);
   grants = h.Grants();
   REQUIRE(grants.size() == 1);
   CHECK(grants[0].step == 3);
-  h.core.Poll(kT0 + 4 * kMs);
+  h.core.Poll(kCoreT0 + 4 * kCoreMs);
   CHECK(h.Grants().empty());
   CHECK(h.core.StepsGranted() == 3);
 }
 
 TEST_CASE("world core: lock-step never waits for a non-member, and re-sends the grant every 200 ms while waiting") {
   Harness h(LockstepDef());
-  const uint32_t a = h.Join("a", kT0, true);
-  h.Join("viewer", kT0, false);
-  h.Start(kT0, kT0);
-  h.core.Poll(kT0);
+  const uint32_t a = h.Join("a", kCoreT0, true);
+  h.Join("viewer", kCoreT0, false);
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
   REQUIRE(h.Grants().size() == 1);
-  h.State(a, {}, kT0 + kMs, 1);
-  h.core.Poll(kT0 + kMs);
+  h.State(a, {}, kCoreT0 + kCoreMs, 1);
+  h.core.Poll(kCoreT0 + kCoreMs);
   auto grants = h.Grants();
   REQUIRE(grants.size() == 1);
   CHECK(grants[0].step == 2);
 
   // a is slow with step 2: the same grant goes out again, as a keyframe, not as a new step.
-  h.core.Poll(kT0 + 150 * kMs);
+  h.core.Poll(kCoreT0 + 150 * kCoreMs);
   CHECK(h.Grants().empty());
-  h.core.Poll(kT0 + 201 * kMs);
+  h.core.Poll(kCoreT0 + 201 * kCoreMs);
   grants = h.Grants();
   REQUIRE(grants.size() == 1);
   CHECK(grants[0].step == 2);
   CHECK(grants[0].keyframe);
-  CHECK(grants[0].sim_time_ns == 10 * kMs);
+  CHECK(grants[0].sim_time_ns == 10 * kCoreMs);
   REQUIRE(grants[0].nodes.size() == 2);
   CHECK(h.core.StepsGranted() == 2);
 }
@@ -489,17 +489,17 @@ TEST_CASE("world core: lock-step names a late member after the deadline and, wit
     std::vector<server::NodeEvent>& out;
   };
   h.core.AddSystem(std::make_shared<Events>(events));
-  const uint32_t a = h.Join("a", kT0, true);
-  const uint32_t slow = h.Join("slow", kT0, true);
-  h.Start(kT0, kT0);
-  h.core.Poll(kT0);
-  h.State(a, {}, kT0 + kMs, 1);
+  const uint32_t a = h.Join("a", kCoreT0, true);
+  const uint32_t slow = h.Join("slow", kCoreT0, true);
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
+  h.State(a, {}, kCoreT0 + kCoreMs, 1);
   h.Grants();
-  h.core.Poll(kT0 + 999 * kMs);
+  h.core.Poll(kCoreT0 + 999 * kCoreMs);
   for (const auto& g : h.Grants()) CHECK(g.step == 1);  // re-sent grants only
   CHECK(h.log_text.str().find("has not finished") == std::string::npos);
 
-  h.core.Poll(kT0 + kS);
+  h.core.Poll(kCoreT0 + kCoreS);
   CHECK(h.log_text.str().find("lock-step: node 'slow' has not finished step 1 after 1.0 s") != std::string::npos);
   CHECK(h.core.Nodes().at(slow).dropped);
   REQUIRE(!events.empty());
@@ -513,11 +513,11 @@ TEST_CASE("world core: lock-step names a late member after the deadline and, wit
 
 TEST_CASE("world core: lock-step without drop policy keeps waiting and warns once per deadline period") {
   Harness h(LockstepDef());
-  h.Join("slow", kT0, true);
-  h.Start(kT0, kT0);
-  h.core.Poll(kT0);
+  h.Join("slow", kCoreT0, true);
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
   h.Grants();
-  for (int64_t t = kT0; t <= kT0 + 2500 * kMs; t += 10 * kMs) h.core.Poll(t);
+  for (int64_t t = kCoreT0; t <= kCoreT0 + 2500 * kCoreMs; t += 10 * kCoreMs) h.core.Poll(t);
   std::string text = h.log_text.str();
   size_t warnings = 0;
   for (size_t at = text.find("has not finished step 1"); at != std::string::npos;
@@ -530,23 +530,23 @@ TEST_CASE("world core: lock-step without drop policy keeps waiting and warns onc
 
 TEST_CASE("world core: a lock-step member joining mid-session is required from the next grant, one that leaves is not") {
   Harness h(LockstepDef());
-  const uint32_t a = h.Join("a", kT0, true);
-  h.Start(kT0, kT0);
-  h.core.Poll(kT0);
+  const uint32_t a = h.Join("a", kCoreT0, true);
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
   REQUIRE(h.Grants().size() == 1);
 
   // b joins while step 1 is out: not waited for on step 1.
-  const uint32_t b = h.Join("b", kT0 + kMs, true);
-  h.State(a, {}, kT0 + 2 * kMs, 1);
-  h.core.Poll(kT0 + 2 * kMs);
+  const uint32_t b = h.Join("b", kCoreT0 + kCoreMs, true);
+  h.State(a, {}, kCoreT0 + 2 * kCoreMs, 1);
+  h.core.Poll(kCoreT0 + 2 * kCoreMs);
   REQUIRE(h.Grants().size() == 1);
   // ... but on step 2.
-  h.State(a, {}, kT0 + 3 * kMs, 2);
-  h.core.Poll(kT0 + 3 * kMs);
+  h.State(a, {}, kCoreT0 + 3 * kCoreMs, 2);
+  h.core.Poll(kCoreT0 + 3 * kCoreMs);
   CHECK(h.Grants().empty());
   // b leaves: no longer waited for.
-  h.core.OnControl("peer-b", "127.0.0.1", Ok(protocol::Leave{b, "bye"}), kT0 + 4 * kMs);
-  h.core.Poll(kT0 + 4 * kMs);
+  h.core.OnControl("peer-b", "127.0.0.1", Ok(protocol::Leave{b, "bye"}), kCoreT0 + 4 * kCoreMs);
+  h.core.Poll(kCoreT0 + 4 * kCoreMs);
   auto grants = h.Grants();
   REQUIRE(grants.size() == 1);
   CHECK(grants[0].step == 3);
@@ -555,35 +555,35 @@ TEST_CASE("world core: a lock-step member joining mid-session is required from t
 TEST_CASE("world core: lock-step pause stops granting, resume goes on") {
   using Command = protocol::SessionControl::Command;
   Harness h(LockstepDef());
-  const uint32_t a = h.Join("a", kT0, true);
-  h.Start(kT0, kT0);
-  h.core.Poll(kT0);
+  const uint32_t a = h.Join("a", kCoreT0, true);
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
   REQUIRE(h.Grants().size() == 1);
-  h.core.Control({Command::kPause, 0, 0}, kT0 + kMs);
-  h.State(a, {}, kT0 + 2 * kMs, 1);
-  h.core.Poll(kT0 + 3 * kMs);
+  h.core.Control({Command::kPause, 0, 0}, kCoreT0 + kCoreMs);
+  h.State(a, {}, kCoreT0 + 2 * kCoreMs, 1);
+  h.core.Poll(kCoreT0 + 3 * kCoreMs);
   CHECK(h.Grants().empty());
   CHECK(h.core.Phase() == SessionPhase::kPaused);
-  CHECK(h.core.SimTimeAt(kT0 + 5 * kS) == 0);
-  h.core.Control({Command::kResume, 0, 0}, kT0 + 5 * kS);
-  h.core.Poll(kT0 + 5 * kS);
+  CHECK(h.core.SimTimeAt(kCoreT0 + 5 * kCoreS) == 0);
+  h.core.Control({Command::kResume, 0, 0}, kCoreT0 + 5 * kCoreS);
+  h.core.Poll(kCoreT0 + 5 * kCoreS);
   auto grants = h.Grants();
   REQUIRE(grants.size() == 1);
   CHECK(grants[0].step == 2);
-  CHECK(h.core.SimTimeAt(kT0 + 6 * kS) == 10 * kMs);
+  CHECK(h.core.SimTimeAt(kCoreT0 + 6 * kCoreS) == 10 * kCoreMs);
 }
 
 TEST_CASE("world core: parameter session.step is the lock-step step granted last, also while paused") {
   using Command = protocol::SessionControl::Command;
   Harness h(LockstepDef());
   CHECK(h.core.GetParam("session.step").param.value == "0");
-  const uint32_t a = h.Join("a", kT0, true);
-  h.Start(kT0, kT0);
-  h.core.Poll(kT0);
-  h.State(a, {}, kT0 + kMs, 1);
-  h.core.Poll(kT0 + 2 * kMs);
+  const uint32_t a = h.Join("a", kCoreT0, true);
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
+  h.State(a, {}, kCoreT0 + kCoreMs, 1);
+  h.core.Poll(kCoreT0 + 2 * kCoreMs);
   REQUIRE(h.Grants().size() == 2);
-  h.core.Control({Command::kPause, 0, 0}, kT0 + 3 * kMs);
+  h.core.Control({Command::kPause, 0, 0}, kCoreT0 + 3 * kCoreMs);
   const auto step = h.core.GetParam("session.step");
   CHECK(step.ok);
   CHECK_FALSE(step.param.writable);
@@ -595,14 +595,14 @@ TEST_CASE("world core: a lock-step session stops at end_s, broadcasts the stop a
   auto def = LockstepDef();
   def.step.end_s = 0.05;  // steps at 0, 10, ..., 50 ms: six grants
   Harness h(def);
-  const uint32_t a = h.Join("a", kT0, true);
-  h.Start(kT0, kT0, 0);
-  int64_t now = kT0;
+  const uint32_t a = h.Join("a", kCoreT0, true);
+  h.Start(kCoreT0, kCoreT0, 0);
+  int64_t now = kCoreT0;
   h.core.Poll(now);
   uint64_t last_step = 0;
   for (int i = 0; i < 20 && !h.core.Finished(); ++i) {
     for (const auto& g : h.Grants()) last_step = g.step;
-    now += kMs;
+    now += kCoreMs;
     h.State(a, {Entity(1, h.core.SimTimeAt(now), 0.0)}, now, last_step);
     h.core.Poll(now);
   }
@@ -610,7 +610,7 @@ TEST_CASE("world core: a lock-step session stops at end_s, broadcasts the stop a
   CHECK(h.core.StepsGranted() == 6);
   CHECK(last_step == 6);
   CHECK(h.core.Phase() == SessionPhase::kStopped);
-  CHECK(h.core.SimTimeAt(now + kS) == 50 * kMs);
+  CHECK(h.core.SimTimeAt(now + kCoreS) == 50 * kCoreMs);
   const auto sent = h.Broadcasts();
   REQUIRE(!sent.empty());
   CHECK(sent.back().phase == SessionPhase::kStopped);
@@ -621,12 +621,12 @@ TEST_CASE("world core: a lock-step session stops at end_s, broadcasts the stop a
 TEST_CASE("world core: Welcome carries the step period in lock-step and 0 in real time") {
   for (bool lockstep : {false, true}) {
     Harness h(lockstep ? LockstepDef() : RealTimeDef());
-    h.core.OnControl("p", "127.0.0.1", Ok(protocol::Join{.name = "a", .lockstep_member = true}), kT0);
+    h.core.OnControl("p", "127.0.0.1", Ok(protocol::Join{.name = "a", .lockstep_member = true}), kCoreT0);
     const auto out = h.core.TakeOutgoing();
     REQUIRE(out.size() == 1);
     const auto* w = std::get_if<protocol::Welcome>(&out[0].message);
     REQUIRE(w);
-    CHECK(w->step_ns == (lockstep ? 10 * kMs : 0));
+    CHECK(w->step_ns == (lockstep ? 10 * kCoreMs : 0));
   }
 }
 
@@ -644,13 +644,13 @@ TEST_CASE("world core: a second live node under a used name is refused, a lost n
     REQUIRE(out.front().peer == peer);
     return out.front().message;
   };
-  const auto first = join_from("peer-1", 101, kT0);
+  const auto first = join_from("peer-1", 101, kCoreT0);
   REQUIRE(std::holds_alternative<protocol::Welcome>(first));
   const uint32_t id = std::get<protocol::Welcome>(first).node_id;
-  h.State(id, {Entity(5, 10, 1.0)}, kT0);
+  h.State(id, {Entity(5, 10, 1.0)}, kCoreT0);
 
   // Another connection while the first lives: refused, counted, and the first keeps its name and connection.
-  const auto second = join_from("peer-2", 202, kT0 + 100 * kMs);
+  const auto second = join_from("peer-2", 202, kCoreT0 + 100 * kCoreMs);
   REQUIRE(std::holds_alternative<protocol::Refuse>(second));
   CHECK(std::get<protocol::Refuse>(second).reason == "node name 'alpha' is in use by a live node (host pc101, pid 101)");
   CHECK(h.core.Counters().join_refused == 1);
@@ -660,21 +660,21 @@ TEST_CASE("world core: a second live node under a used name is refused, a lost n
   CHECK(h.log_text.str().find("is in use by a live node") != std::string::npos);
 
   // The same connection may join again (a client that re-sends its join): welcomed, same id.
-  const auto again = join_from("peer-1", 101, kT0 + 200 * kMs);
+  const auto again = join_from("peer-1", 101, kCoreT0 + 200 * kCoreMs);
   REQUIRE(std::holds_alternative<protocol::Welcome>(again));
   CHECK(std::get<protocol::Welcome>(again).node_id == id);
 
   // Once the first is lost, a new connection reclaims the name, its id and its entities.
-  h.core.Expire(kT0 + 2 * kS);
+  h.core.Expire(kCoreT0 + 2 * kCoreS);
   REQUIRE(h.core.Nodes().at(id).info.lost);
-  const auto reclaimed = join_from("peer-2", 202, kT0 + 2 * kS + 1);
+  const auto reclaimed = join_from("peer-2", 202, kCoreT0 + 2 * kCoreS + 1);
   REQUIRE(std::holds_alternative<protocol::Welcome>(reclaimed));
   CHECK(std::get<protocol::Welcome>(reclaimed).node_id == id);
   CHECK(h.core.Nodes().at(id).peer == "peer-2");
   CHECK_FALSE(h.core.Nodes().at(id).info.lost);
   CHECK(h.core.Counters().join_refused == 1);
   // And now the old connection is the stranger.
-  const auto old = join_from("peer-1", 101, kT0 + 2 * kS + 2);
+  const auto old = join_from("peer-1", 101, kCoreT0 + 2 * kCoreS + 2);
   CHECK(std::holds_alternative<protocol::Refuse>(old));
   CHECK(h.core.Counters().join_refused == 2);
 }
@@ -683,14 +683,14 @@ TEST_CASE("world core: a large world's keyframe rolls over the interval's period
   auto def = RealTimeDef();  // 10 Hz, keyframe every 1 s: 10 slices
   def.server.lost_timeout_s = 30;  // node a stays alive without heartbeats (else its entities change to stale)
   Harness h(def);
-  h.core.Poll(kT0);
+  h.core.Poll(kCoreT0);
   h.Broadcasts();
-  const uint32_t a = h.Join("a", kT0);
+  const uint32_t a = h.Join("a", kCoreT0);
   std::vector<protocol::EntityState> many;
   const size_t n = WorldCore::kWholeKeyframeEntities + 88;  // 600: past the auto threshold
   for (uint64_t id = 1; id <= n; ++id) many.push_back(Entity(id, 10, 0.0));
-  h.State(a, many, kT0 + 1);
-  h.core.Poll(kT0 + 2);  // the delta of all 600
+  h.State(a, many, kCoreT0 + 1);
+  h.core.Poll(kCoreT0 + 2);  // the delta of all 600
   REQUIRE(h.Broadcasts().size() == 1);
 
   // One keyframe interval of periodic broadcasts: slices 0..9, nothing else, each id in exactly one slice
@@ -699,7 +699,7 @@ TEST_CASE("world core: a large world's keyframe rolls over the interval's period
   std::map<uint64_t, int> listed;
   size_t largest = 0, by_id = 0;
   for (int k = 0; k < 10; ++k) {
-    h.core.Poll(kT0 + kS + k * 100 * kMs);
+    h.core.Poll(kCoreT0 + kCoreS + k * 100 * kCoreMs);
     const auto sent = h.Broadcasts();
     REQUIRE(sent.size() == 1);
     const auto& w = sent[0];
@@ -725,8 +725,8 @@ TEST_CASE("world core: a large world's keyframe rolls over the interval's period
   CHECK(largest == n / 10);  // no broadcast carries more than its slice
 
   // A change rides on the next broadcast whatever its slice; the next cycle starts at the next interval.
-  h.State(a, {Entity(5, 20, 1.0)}, kT0 + 2 * kS - 1);
-  h.core.Poll(kT0 + 2 * kS);
+  h.State(a, {Entity(5, 20, 1.0)}, kCoreT0 + 2 * kCoreS - 1);
+  h.core.Poll(kCoreT0 + 2 * kCoreS);
   const auto next = h.Broadcasts();
   REQUIRE(next.size() == 1);
   CHECK(next[0].keyframe_part == 0);
@@ -736,13 +736,13 @@ TEST_CASE("world core: a large world's keyframe rolls over the interval's period
   auto whole_def = def;
   whole_def.server.keyframe_parts = 1;
   Harness w(whole_def);
-  w.core.Poll(kT0);
+  w.core.Poll(kCoreT0);
   w.Broadcasts();
-  const uint32_t b = w.Join("b", kT0);
-  w.State(b, many, kT0 + 1);
-  w.core.Poll(kT0 + 2);
+  const uint32_t b = w.Join("b", kCoreT0);
+  w.State(b, many, kCoreT0 + 1);
+  w.core.Poll(kCoreT0 + 2);
   w.Broadcasts();
-  w.core.Poll(kT0 + kS);
+  w.core.Poll(kCoreT0 + kCoreS);
   const auto kf = w.Broadcasts();
   REQUIRE(kf.size() == 1);
   CHECK(kf[0].keyframe);
@@ -754,27 +754,27 @@ TEST_CASE("world core: a slice lists by id what went out within the interval, an
   auto def = RealTimeDef();  // 10 Hz, keyframe every 1 s: 10 slices
   def.server.lost_timeout_s = 30;
   Harness h(def);
-  h.core.Poll(kT0);
+  h.core.Poll(kCoreT0);
   h.Broadcasts();
-  const uint32_t a = h.Join("a", kT0), b = h.Join("b", kT0);
+  const uint32_t a = h.Join("a", kCoreT0), b = h.Join("b", kCoreT0);
   RemoteWorld receiver;
   // Node a: 600 vehicles, each sending once a second at a phase of its own (as heartbeats do), but
   // vehicle 77, which falls silent after 1.5 s (its owner stays). Node b: 3 vehicles, leaving at 2.5 s; the
   // receiver misses that broadcast (the removal), so only the slices' sweep can remove them.
   const uint64_t n = WorldCore::kWholeKeyframeEntities + 88, silent = 77;
-  h.State(b, {Entity(1001, 1, 0.0), Entity(1002, 1, 0.0), Entity(1003, 1, 0.0)}, kT0 + 1);
+  h.State(b, {Entity(1001, 1, 0.0), Entity(1002, 1, 0.0), Entity(1003, 1, 0.0)}, kCoreT0 + 1);
   size_t by_state = 0, by_id = 0, bytes = 0, bytes_all_states = 0;
   int64_t silent_last_broadcast = -1, silent_listed_again = -1;
   bool missed_removal = false;
-  for (int64_t t = kT0 + 10 * kMs; t <= kT0 + 5 * kS; t += 10 * kMs) {
+  for (int64_t t = kCoreT0 + 10 * kCoreMs; t <= kCoreT0 + 5 * kCoreS; t += 10 * kCoreMs) {
     std::vector<protocol::EntityState> due;
     for (uint64_t id = 1; id <= n; ++id) {
-      if (id == silent && t > kT0 + 1500 * kMs) continue;
-      const int64_t phase = static_cast<int64_t>(id % 100) * 10 * kMs;  // 0..990 ms
-      if ((t - kT0) % kS == phase) due.push_back(Entity(id, t, static_cast<double>(t - kT0) / kS));
+      if (id == silent && t > kCoreT0 + 1500 * kCoreMs) continue;
+      const int64_t phase = static_cast<int64_t>(id % 100) * 10 * kCoreMs;  // 0..990 ms
+      if ((t - kCoreT0) % kCoreS == phase) due.push_back(Entity(id, t, static_cast<double>(t - kCoreT0) / kCoreS));
     }
     if (!due.empty()) h.State(a, due, t);
-    if (t == kT0 + 2500 * kMs) h.core.OnControl("peer-b", "127.0.0.1", Ok(protocol::Leave{b, "done"}), t);
+    if (t == kCoreT0 + 2500 * kCoreMs) h.core.OnControl("peer-b", "127.0.0.1", Ok(protocol::Leave{b, "done"}), t);
     h.core.Poll(t);
     for (const auto& w : h.Broadcasts()) {
       if (!w.removed_entities.empty()) {
@@ -783,11 +783,11 @@ TEST_CASE("world core: a slice lists by id what went out within the interval, an
       }
       receiver.Apply(w, t, false);
       const bool has_silent = std::any_of(w.entities.begin(), w.entities.end(), [&](const auto& e) { return e.id == silent; });
-      if (has_silent && t > kT0 + 1500 * kMs) {
+      if (has_silent && t > kCoreT0 + 1500 * kCoreMs) {
         if (silent_last_broadcast < 0) silent_last_broadcast = t;
         else if (silent_listed_again < 0) silent_listed_again = t;
       }
-      if (w.keyframe_parts > 1 && t >= kT0 + 3 * kS) {  // steady state: every vehicle sent within the last second
+      if (w.keyframe_parts > 1 && t >= kCoreT0 + 3 * kCoreS) {  // steady state: every vehicle sent within the last second
         // A slice's own states: its ids not updated in this very tick (those ride as changes).
         by_state += static_cast<size_t>(std::count_if(w.entities.begin(), w.entities.end(), [&](const auto& e) {
           return e.id % w.keyframe_parts == w.keyframe_part && e.kinematics.stamp_ns < t;
@@ -818,8 +818,8 @@ TEST_CASE("world core: a slice lists by id what went out within the interval, an
   CHECK(bytes * 4 < bytes_all_states);
   REQUIRE(silent_last_broadcast > 0);
   REQUIRE(silent_listed_again > 0);
-  CHECK(silent_listed_again - silent_last_broadcast >= kS);
-  CHECK(silent_listed_again - silent_last_broadcast <= kS + 100 * kMs);
+  CHECK(silent_listed_again - silent_last_broadcast >= kCoreS);
+  CHECK(silent_listed_again - silent_last_broadcast <= kCoreS + 100 * kCoreMs);
   MESSAGE("slices in steady state: " << by_id << " ids, " << by_state << " states; " << bytes << " bytes against "
                                      << bytes_all_states << " with every state");
 }

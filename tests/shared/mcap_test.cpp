@@ -14,7 +14,7 @@ using namespace platoon::mcap;
 
 namespace {
 
-constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kMcapMs = 1'000'000;
 
 // A payload that differs per message, so that a mixed-up message is noticed.
 std::vector<uint8_t> Payload(uint32_t i, size_t size) {
@@ -37,7 +37,7 @@ Message SampleMessage(uint32_t i) {
   Message m;
   m.channel_id = static_cast<uint16_t>(1 + i % 3);
   m.sequence = i;
-  m.log_time_ns = 1000 * kMs + i * kMs;
+  m.log_time_ns = 1000 * kMcapMs + i * kMcapMs;
   m.publish_time_ns = m.log_time_ns - 5;
   m.data = Payload(i, 10 + i % 100);
   return m;
@@ -123,7 +123,7 @@ TEST_CASE("mcap: a closed file round-trips schemas, channels, messages across ch
   CHECK(r.chunk_indexes.size() == r.chunks.size());
   for (size_t k = 0; k < r.chunks.size(); ++k) {
     CHECK(r.chunk_indexes[k].offset == r.chunks[k].offset);
-    CHECK(r.chunks[k].message_end_time_ns - r.chunks[k].message_start_time_ns <= 100 * kMs);
+    CHECK(r.chunks[k].message_end_time_ns - r.chunks[k].message_start_time_ns <= 100 * kMcapMs);
   }
 
   REQUIRE(r.statistics.has_value());
@@ -134,8 +134,8 @@ TEST_CASE("mcap: a closed file round-trips schemas, channels, messages across ch
   CHECK(r.statistics->channel_message_counts.at(1) == 334);
   CHECK(r.statistics->channel_message_counts.at(2) == 333);
   CHECK(r.statistics->channel_message_counts.at(3) == 333);
-  CHECK(r.statistics->message_start_time_ns == 1000 * kMs);
-  CHECK(r.statistics->message_end_time_ns == 1999 * kMs);
+  CHECK(r.statistics->message_start_time_ns == 1000 * kMcapMs);
+  CHECK(r.statistics->message_end_time_ns == 1999 * kMcapMs);
 }
 
 TEST_CASE("mcap: the file on disk reads back through FileSink and Read, with a message callback too") {
@@ -173,7 +173,7 @@ TEST_CASE("mcap: a chunk closes once its records reach the size limit") {
   AddSampleChannels(w);
   // 1000-byte messages all at the same log time: only the size closes chunks.
   const auto data = Payload(7, 1000);
-  for (uint32_t i = 0; i < 40; ++i) REQUIRE(w.WriteMessage({1, i, 5 * kMs, 5 * kMs}, data).Ok());
+  for (uint32_t i = 0; i < 40; ++i) REQUIRE(w.WriteMessage({1, i, 5 * kMcapMs, 5 * kMcapMs}, data).Ok());
   REQUIRE(w.Close().Ok());
   const ReadResult r = ReadBytes(sink.Bytes());
   INFO(r.ProblemText());
@@ -237,7 +237,7 @@ TEST_CASE("mcap: a writer that is never closed (kill -9) loses only messages of 
   CHECK(HasProblem(r, "no footer"));
   const uint64_t last_ns = SampleMessage(count - 1).log_time_ns;
   size_t older = 0;
-  for (uint32_t i = 0; i < count; ++i) older += SampleMessage(i).log_time_ns + 100 * kMs <= last_ns;
+  for (uint32_t i = 0; i < count; ++i) older += SampleMessage(i).log_time_ns + 100 * kMcapMs <= last_ns;
   CHECK(r.messages.size() >= older);
   CHECK(r.messages.size() < count);
   for (size_t i = 0; i < r.messages.size(); ++i) CHECK(r.messages[i] == SampleMessage(static_cast<uint32_t>(i)));

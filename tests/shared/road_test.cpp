@@ -53,7 +53,7 @@ std::string RingPath() {
 #endif
 }
 
-std::string ErrorOf(const std::string& text) {
+std::string RoadErrorOf(const std::string& text) {
   try {
     LoadRoadText(text, "roads.toml");
   } catch (const config::ConfigError& e) {
@@ -328,26 +328,26 @@ TEST_CASE("road file: the ring closes on itself within 1 cm, G1") {
 
 TEST_CASE("road file: errors name the file, the line and the key") {
   const std::string head = "[[road]]\nid = 1\n";
-  CHECK(ErrorOf(head + "[[road.section]]\nlength_m = 10\n[[road.section]]\nlength_m = -5\n")
+  CHECK(RoadErrorOf(head + "[[road.section]]\nlength_m = 10\n[[road.section]]\nlength_m = -5\n")
             .find("roads.toml:6: road[0].section[1].length_m") != std::string::npos);
-  CHECK(ErrorOf(head + "lane_widht_m = 3\n[[road.section]]\nlength_m = 10\n")
+  CHECK(RoadErrorOf(head + "lane_widht_m = 3\n[[road.section]]\nlength_m = 10\n")
             .find("roads.toml:3: road[0].lane_widht_m: unknown key") != std::string::npos);
-  CHECK(ErrorOf(head + "markings = \"solid zigzag solid\"\n[[road.section]]\nlength_m = 10\n")
+  CHECK(RoadErrorOf(head + "markings = \"solid zigzag solid\"\n[[road.section]]\nlength_m = 10\n")
             .find("roads.toml:3: road[0].markings: unknown marking \"zigzag\"") != std::string::npos);
-  CHECK(ErrorOf(head + "markings = \"solid solid\"\n[[road.section]]\nlength_m = 10\n")
+  CHECK(RoadErrorOf(head + "markings = \"solid solid\"\n[[road.section]]\nlength_m = 10\n")
             .find("road[0].markings: expected 3 markings") != std::string::npos);
-  CHECK(ErrorOf(head + "successor = 4\n[[road.section]]\nlength_m = 10\n")
+  CHECK(RoadErrorOf(head + "successor = 4\n[[road.section]]\nlength_m = 10\n")
             .find("roads.toml:3: road[0].successor: no road with id 4") != std::string::npos);
-  CHECK(ErrorOf(head + "\n").find("road[0].section: at least one") != std::string::npos);
-  CHECK(ErrorOf("[[road]]\nlanes_left = 1\n[[road.section]]\nlength_m = 10\n").find("road[0].id: is required") !=
+  CHECK(RoadErrorOf(head + "\n").find("road[0].section: at least one") != std::string::npos);
+  CHECK(RoadErrorOf("[[road]]\nlanes_left = 1\n[[road.section]]\nlength_m = 10\n").find("road[0].id: is required") !=
         std::string::npos);
-  CHECK(ErrorOf(head + "[[road.section]]\nlength_m = 10\n[[road]]\nid = 1\n[[road.section]]\nlength_m = 10\n")
+  CHECK(RoadErrorOf(head + "[[road.section]]\nlength_m = 10\n[[road]]\nid = 1\n[[road.section]]\nlength_m = 10\n")
             .find("roads.toml:6: road[1].id: duplicate road id 1") != std::string::npos);
-  CHECK(ErrorOf(head + "[[road.section]]\nlength_m = 10\ncurvature_start_1pm = 20\n")
+  CHECK(RoadErrorOf(head + "[[road.section]]\nlength_m = 10\ncurvature_start_1pm = 20\n")
             .find("roads.toml:5: road[0].section[0].curvature_start_1pm") != std::string::npos);
-  CHECK(ErrorOf("[[road]\n").find("roads.toml:1:") != std::string::npos);
-  CHECK(ErrorOf("").find("road: a road file needs at least one [[road]]") != std::string::npos);
-  const std::string e = ErrorOf(head + "[[road.section]]\nlength_m = 10\n[[road.section]]\nlength_m = -5\n");
+  CHECK(RoadErrorOf("[[road]\n").find("roads.toml:1:") != std::string::npos);
+  CHECK(RoadErrorOf("").find("road: a road file needs at least one [[road]]") != std::string::npos);
+  const std::string e = RoadErrorOf(head + "[[road.section]]\nlength_m = 10\n[[road.section]]\nlength_m = -5\n");
   MESSAGE("example error: " << e);
 }
 
