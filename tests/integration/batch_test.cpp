@@ -5,6 +5,9 @@
 #include "../support/session_fixture.hpp"
 
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -18,7 +21,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kSession = R"(
+const std::string kBatchSession = R"(
 [session]
 name = "batch-small"
 
@@ -69,16 +72,16 @@ round_to = 0.25
 )" + extra;
 }
 
-struct Run {
+struct BatchRun {
   int status = -1;
   std::string output;
 };
 
-Run Batch(const std::vector<std::string>& args, std::chrono::seconds timeout = 180s) {
+BatchRun Batch(const std::vector<std::string>& args, std::chrono::seconds timeout = 180s) {
   std::vector<std::string> argv = {BinDir() + "/platoon", "batch"};
   argv.insert(argv.end(), args.begin(), args.end());
   auto c = process::Child::Spawn(argv);
-  Run r;
+  BatchRun r;
   r.status = RunToExit(c, timeout).value_or(-1);
   for (const auto& l : c.Lines()) r.output += l + "\n";
   return r;
@@ -99,16 +102,31 @@ std::vector<std::string> Lines(const std::string& text) {
   return out;
 }
 
+// Whether TCP ports first .. first + count - 1 of 127.0.0.1 can be bound now (each bound and released).
+bool BatchPortsFree(int first, int count) {
+  for (int port = first; port < first + count; ++port) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    if (fd >= 0) close(fd);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("batch: the same plan twice, an interrupted and resumed batch, and --list with --collect give the same results") {
   TempDir dir;
-  dir.Write("session.toml", kSession);
+  dir.Write("session.toml", kBatchSession);
   const std::string plan = dir.Write("plan.toml", Plan());
   const std::string a = dir.Path() + "/a", b = dir.Path() + "/b", c = dir.Path() + "/c";
 
   // 1. The whole batch.
-  const Run first = Batch({plan, "--out", a});
+  const BatchRun first = Batch({plan, "--out", a});
   REQUIRE_MESSAGE(first.status == 0, first.output << ReadAll(a + "/run_001/run.log"));
   const std::string results = ReadAll(a + "/results.csv");
   const auto rows = Lines(results);
@@ -130,24 +148,24 @@ TEST_CASE("batch: the same plan twice, an interrupted and resumed batch, and --l
   CHECK(first.output.find("x real time") != std::string::npos);
 
   // 2. Interrupted after one run, then resumed: only runs 2 and 3 run again, same bytes.
-  const Run stopped = Batch({plan, "--out", b, "--stop-after", "1"});
+  const BatchRun stopped = Batch({plan, "--out", b, "--stop-after", "1"});
   CHECK_MESSAGE(stopped.status == 1, stopped.output);
   CHECK(std::filesystem::exists(b + "/run_001/result.csv"));
   CHECK_FALSE(std::filesystem::exists(b + "/run_002"));
   CHECK_FALSE(std::filesystem::exists(b + "/results.csv"));
   const auto run1_time = std::filesystem::last_write_time(b + "/run_001/session.mcap");
-  const Run resumed = Batch({plan, "--out", b});
+  const BatchRun resumed = Batch({plan, "--out", b});
   REQUIRE_MESSAGE(resumed.status == 0, resumed.output);
   CHECK(resumed.output.find("1 of 3 runs already have their result") != std::string::npos);
   CHECK(std::filesystem::last_write_time(b + "/run_001/session.mcap") == run1_time);
   CHECK(ReadAll(b + "/results.csv") == results);
 
   // 3. One command per run (what GNU parallel or a Slurm array runs), then --collect.
-  const Run list = Batch({plan, "--out", c, "--list"});
+  const BatchRun list = Batch({plan, "--out", c, "--list"});
   REQUIRE(list.status == 0);
   const auto commands = Lines(list.output);
   REQUIRE(commands.size() == 3);
-  const Run early = Batch({plan, "--out", c, "--collect"});
+  const BatchRun early = Batch({plan, "--out", c, "--collect"});
   CHECK(early.status == 1);
   CHECK(early.output.find("runs 1, 2, 3") != std::string::npos);
   for (const auto& command : commands) {
@@ -158,14 +176,14 @@ TEST_CASE("batch: the same plan twice, an interrupted and resumed batch, and --l
     for (const auto& l : sh.Lines()) log += l + "\n";
     REQUIRE_MESSAGE(st == std::optional<int>(0), log);
   }
-  const Run collected = Batch({plan, "--out", c, "--collect"});
+  const BatchRun collected = Batch({plan, "--out", c, "--collect"});
   REQUIRE_MESSAGE(collected.status == 0, collected.output);
   CHECK(ReadAll(c + "/results.csv") == results);
 }
 
 TEST_CASE("batch: random variators are drawn from the plan seed and the run number, within their range") {
   TempDir dir;
-  dir.Write("session.toml", kSession);
+  dir.Write("session.toml", kBatchSession);
   const std::string extra = R"(
 [[random]]
 path = "node.traffic.vehicles"
@@ -180,12 +198,12 @@ stddev = 10
 integer = true
 )";
   const std::string plan = dir.Write("plan.toml", Plan(extra + "\n"));
-  const Run one = Batch({plan, "--show"}), two = Batch({plan, "--show"});
+  const BatchRun one = Batch({plan, "--show"}), two = Batch({plan, "--show"});
   REQUIRE_MESSAGE(one.status == 0, one.output);
   CHECK(one.output == two.output);
   auto text = Plan(extra);
   text.replace(text.find("seed = 11"), 9, "seed = 12");
-  const Run other = Batch({dir.Write("plan2.toml", text), "--show"});
+  const BatchRun other = Batch({dir.Write("plan2.toml", text), "--show"});
   REQUIRE(other.status == 0);
   CHECK(other.output != one.output);
   const auto rows = Lines(one.output);
@@ -211,7 +229,7 @@ integer = true
   // [[vary]] list, runs 1..3 draw the same.
   auto longer = Plan(extra);
   longer.replace(longer.find("values = [10, 13.5, 17]"), 23, "values = [10, 13.5, 17, 20]");
-  const Run more = Batch({dir.Write("plan3.toml", longer), "--show"});
+  const BatchRun more = Batch({dir.Write("plan3.toml", longer), "--show"});
   REQUIRE(more.status == 0);
   const auto more_rows = Lines(more.output);
   REQUIRE(more_rows.size() == 5);
@@ -220,7 +238,7 @@ integer = true
 
 TEST_CASE("batch: bad plans are usage errors naming the plan line and key") {
   TempDir dir;
-  dir.Write("session.toml", kSession);
+  dir.Write("session.toml", kBatchSession);
   struct Case {
     std::string name, from, to, expect;
   };
@@ -237,14 +255,59 @@ TEST_CASE("batch: bad plans are usage errors naming the plan line and key") {
     REQUIRE(text.find(c.from) != std::string::npos);
     text.replace(text.find(c.from), c.from.size(), c.to);
     const std::string plan = dir.Write("bad.toml", text);
-    const Run r = Batch({plan, "--out", dir.Path() + "/out"});
+    const BatchRun r = Batch({plan, "--out", dir.Path() + "/out"});
     CHECK_MESSAGE(r.status == 2, r.output);
     CHECK_MESSAGE(r.output.find(c.expect) != std::string::npos, r.output);
     CHECK_MESSAGE(r.output.find("bad.toml:") != std::string::npos, r.output);
     CHECK_FALSE(std::filesystem::exists(dir.Path() + "/out/run_001"));
   }
   // No [batch] table.
-  const Run none = Batch({dir.Write("empty.toml", "[outputs]\nsubject = \"robot\"\n")});
+  const BatchRun none = Batch({dir.Write("empty.toml", "[outputs]\nsubject = \"robot\"\n")});
   CHECK(none.status == 2);
   CHECK(none.output.find("missing [batch]") != std::string::npos);
+}
+
+TEST_CASE("batch: --port-base gives run K the ports base + 4(K-1) .. +3, and a range beyond 65535 is a usage error") {
+  TempDir dir;
+  dir.Write("session.toml", kBatchSession);
+  const std::string plan = dir.Write("plan.toml", Plan());  // three runs
+  const std::string out = dir.Path() + "/out";
+
+  // Three runs from 65530 would need ports up to 65541: refused before anything runs, with the largest base.
+  const BatchRun high = Batch({plan, "--port-base", "65530", "--out", out});
+  CHECK_MESSAGE(high.status == 2, high.output);
+  CHECK_MESSAGE(high.output.find("--port-base 65530: run 3 would take ports 65538..65541, beyond 65535") !=
+                    std::string::npos,
+                high.output);
+  CHECK_MESSAGE(high.output.find("give a base of at most 65524") != std::string::npos, high.output);
+  CHECK_FALSE(std::filesystem::exists(out + "/run_001"));
+  // Ports outside 1..65535 are refused by the option itself.
+  for (const char* bad : {"0", "65536", "-4", "many"}) {
+    const BatchRun r = Batch({plan, "--port-base", bad, "--show"});
+    CHECK_MESSAGE(r.status == 2, bad << ": " << r.output);
+  }
+  // The largest base that fits, and run 1 alone from 65530, pass; --list hands the base to every command.
+  CHECK(Batch({plan, "--port-base", "65524", "--show"}).status == 0);
+  CHECK(Batch({plan, "--port-base", "65530", "--run", "1", "--show"}).status == 0);
+  const BatchRun list = Batch({plan, "--port-base", "20000", "--list", "--out", out});
+  REQUIRE(list.status == 0);
+  const auto commands = Lines(list.output);
+  CHECK(commands.size() == 3);
+  for (const auto& c : commands) CHECK_MESSAGE(c.find(" --port-base 20000") != std::string::npos, c);
+  // --help shows it with an example.
+  const BatchRun help = Batch({"--help"});
+  CHECK(help.output.find("--port-base 20000") != std::string::npos);
+
+  // Run 2 on a base whose ports 4..7 are free now: its server is on base + 4 .. base + 7, and the run works.
+  int base = 0;
+  for (int tries = 0; tries < 50 && base == 0; ++tries) {
+    const int candidate = FreePorts(1)[0] - 4;
+    if (candidate >= 1024 && candidate + 7 <= 65535 && BatchPortsFree(candidate + 4, 4)) base = candidate;
+  }
+  REQUIRE(base != 0);
+  const BatchRun two = Batch({plan, "--run", "2", "--port-base", std::to_string(base), "--out", out});
+  CHECK_MESSAGE(two.status == 0, two.output);
+  const std::string text = ReadAll(out + "/run_002/session.toml");
+  CHECK_MESSAGE(text.find("control_port = " + std::to_string(base + 4)) != std::string::npos, text);
+  CHECK_MESSAGE(text.find("state_port = " + std::to_string(base + 7)) != std::string::npos, text);
 }

@@ -727,6 +727,30 @@ std::string ResultHeader(const Plan& p) {
 
 std::string RunDirName(int number) { return fmt::format("run_{:03d}", number); }
 
+// Ports a run's server takes: control, time, world, state.
+constexpr int kPortsPerRun = 4;
+
+// The ports of run `number` (1-based) under --port-base `base`: base + 4 (number - 1) and the three after.
+std::vector<uint16_t> RunPorts(int base, int number) {
+  std::vector<uint16_t> ports;
+  for (int k = 0; k < kPortsPerRun; ++k) ports.push_back(static_cast<uint16_t>(base + kPortsPerRun * (number - 1) + k));
+  return ports;
+}
+
+// Throws UsageError when run `last` (the highest run number to do) would take ports beyond 65535.
+void CheckPortBase(int base, int last, size_t runs) {
+  if (base < 1 || base > 65535)
+    throw UsageError(fmt::format("--port-base {}: expected a port in 1..65535", base));
+  const long top = static_cast<long>(base) + static_cast<long>(kPortsPerRun) * last - 1;
+  if (top <= 65535) return;
+  const long most = 65535 - static_cast<long>(kPortsPerRun) * last + 1;
+  throw UsageError(fmt::format(
+      "--port-base {}: run {} would take ports {}..{}, beyond 65535 (each run's server takes {} ports: run K uses "
+      "{} + {}(K-1) and the three after; the plan has {} run(s)){}",
+      base, last, top - kPortsPerRun + 1, top, kPortsPerRun, base, kPortsPerRun, runs,
+      most >= 1 ? fmt::format("; give a base of at most {}", most) : std::string("; run fewer runs at once (--run K)")));
+}
+
 // Counts the fields of a CSV line (quotes respected).
 size_t FieldCount(const std::string& line) {
   size_t count = 1;
@@ -856,6 +880,7 @@ CLI::App* AddBatchCommand(CLI::App& app, BatchOptions& o) {
       "  platoon batch plan.toml --list > runs.txt                   one self-contained command per run\n"
       "  parallel -S host1,host2 < runs.txt                          ... spread over PCs with GNU parallel\n"
       "  platoon batch plan.toml --run 7                             run 7 alone (what --list prints)\n"
+      "  platoon batch plan.toml --jobs 4 --port-base 20000          run K's server on ports 20000 + 4(K-1) .. +3\n"
       "  platoon batch plan.toml --collect                           merge the runs' results into results.csv\n\n"
       "Exit codes: 0 done, 1 runs failed or still to do (run again to resume; --collect: results missing), "
       "2 usage error (bad plan, a variation the session refuses), 130 interrupted. docs/EXPERIMENTS.md, \"Batch runs\".");
@@ -871,6 +896,11 @@ CLI::App* AddBatchCommand(CLI::App& app, BatchOptions& o) {
       ->check(CLI::Range(1, kMaxRuns));
   cmd->add_flag("--force", o.force, "Redo runs whose result is already there");
   cmd->add_option("--bin-dir", o.bin_dir, "Where platoon is (default: next to this executable)");
+  cmd->add_option("--port-base", o.port_base,
+                  "Run the servers on these ports instead of ports the OS chooses: run K's server (on 127.0.0.1) "
+                  "takes N + 4(K-1) .. N + 4(K-1) + 3 (control, time, world, state), e.g. --port-base 20000 gives "
+                  "run 1 ports 20000-20003, run 2 20004-20007; the runs' ports must stay within 65535")
+      ->check(CLI::Range(1, 65535));
   return cmd;
 }
 
@@ -884,6 +914,7 @@ int RunBatch(const BatchOptions& o, const SessionValidator& validate) {
     runs = ExpandRuns(plan);
     if (o.run > static_cast<int>(runs.size()))
       throw UsageError(fmt::format("--run {}: the plan has {} runs", o.run, runs.size()));
+    if (o.port_base != 0) CheckPortBase(o.port_base, o.run != 0 ? o.run : static_cast<int>(runs.size()), runs.size());
     if (!o.list && !o.collect)
       for (const auto& run : runs)
         if (o.run == 0 || o.run == run.number) {
@@ -913,8 +944,9 @@ int RunBatch(const BatchOptions& o, const SessionValidator& validate) {
   if (o.list) {
     const std::string plan_abs = fs::absolute(o.plan_path).lexically_normal().string();
     for (const auto& run : runs)
-      std::printf("%s batch %s --run %d --out %s\n", ShellQuote(self).c_str(), ShellQuote(plan_abs).c_str(), run.number,
-                  ShellQuote(out.string()).c_str());
+      std::printf("%s batch %s --run %d --out %s%s\n", ShellQuote(self).c_str(), ShellQuote(plan_abs).c_str(),
+                  run.number, ShellQuote(out.string()).c_str(),
+                  o.port_base != 0 ? fmt::format(" --port-base {}", o.port_base).c_str() : "");
     return 0;
   }
 
@@ -1000,7 +1032,8 @@ int RunBatch(const BatchOptions& o, const SessionValidator& validate) {
       try {
         fs::remove_all(a->dir);
         fs::create_directories(a->dir);
-        const std::string text = RunSessionText(plan, run, transport::FreeLoopbackPorts(4));
+        const std::string text = RunSessionText(
+            plan, run, o.port_base != 0 ? RunPorts(o.port_base, run.number) : transport::FreeLoopbackPorts(kPortsPerRun));
         const std::string file = (a->dir / "session.toml").string();
         a->session = CheckRunSession(run, text, file, validate);
         WriteFileAtomic(file, text);

@@ -26,6 +26,9 @@ struct BatchOptions {
   int stop_after = 0;         ///< Stop after this many runs were run (0: never); the batch resumes later.
   bool force = false;         ///< Redo runs whose result is already there.
   std::string bin_dir;        ///< Where platoon is (default: this executable's folder).
+  /// --port-base N: run K's server on 127.0.0.1 ports N + 4(K-1) .. N + 4(K-1) + 3 (control, time, world,
+  /// state); 0: ports the OS chooses. Typical 20000.
+  int port_base = 0;
 };
 
 /// Checks a session as `platoon check` and `platoon run` do; throws config::ConfigError.

@@ -9,6 +9,7 @@
 #include "platoon/log/logging.hpp"
 #include "platoon/log/session_log.hpp"
 #include "platoon/session/client_link.hpp"
+#include "platoon/session/discovery.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -35,7 +36,6 @@ std::atomic<bool> g_ctl_stop{false};
 void OnCtlSignal(int) { g_ctl_stop.store(true); }
 
 constexpr const char* kMe = "platoon ctl";
-constexpr uint16_t kDefaultControlPort = 7400;
 
 double NsToS(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 int64_t SToNs(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
@@ -62,42 +62,7 @@ const char* CommandName(CtlCommand c) {
 }
 
 /// Where the server's control socket is.
-struct ServerAddress {
-  std::string host;
-  uint16_t port = 0;
-  std::string Text() const { return host + ":" + std::to_string(port); }
-};
-
-// "HOST:PORT" -> the address, or a message a user can act on.
-std::optional<ServerAddress> ParseServerAddress(const std::string& text, std::string& error) {
-  const std::string example = " (expected HOST:PORT, e.g. 127.0.0.1:7400 or lab-server:7400)";
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    error = "no port in \"" + text + "\"" + example;
-    return std::nullopt;
-  }
-  ServerAddress a{text.substr(0, colon), 0};
-  const std::string port = text.substr(colon + 1);
-  if (a.host.empty()) {
-    error = "no host in \"" + text + "\"" + example;
-    return std::nullopt;
-  }
-  if (a.host.find(':') != std::string::npos || a.host.find_first_of(" /") != std::string::npos) {
-    error = "\"" + a.host + "\" is no host name or IPv4 address" + example;
-    return std::nullopt;
-  }
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) {
-    error = "port \"" + port + "\" is not a number" + example;
-    return std::nullopt;
-  }
-  const int p = std::stoi(port);
-  if (p < 1 || p > 65535) {
-    error = "port " + port + " is out of range 1..65535";
-    return std::nullopt;
-  }
-  a.port = static_cast<uint16_t>(p);
-  return a;
-}
+using ServerAddress = session::ServerEndpoint;
 
 // Prints the outcome of the one command: human lines on stdout, or one JSON object on stdout with
 // --json; failures also on stderr. Returns the exit code.
@@ -190,7 +155,8 @@ class CtlSession {
 
 // --- status ---------------------------------------------------------------------------------------
 
-int Status(CtlSession& s, const Report& report, const ServerAddress& address, Clock::time_point deadline) {
+// `where`: the server's address and, when a session file, PLATOON_SERVER or a running session gave it, which.
+int Status(CtlSession& s, const Report& report, const std::string& where, Clock::time_point deadline) {
   auto& c = s.Client();
   // The client core asks for a snapshot (keyframe with the node table) as soon as it is welcomed.
   if (!s.Until([&] { return c.Stats().snapshots > 0; }, deadline))
@@ -217,7 +183,7 @@ int Status(CtlSession& s, const Report& report, const ServerAddress& address, Cl
                                                     static_cast<double>(c.StepNs()) / 1e6)
                                       : std::string("real time");
   if (c.TimeControl()) timing += fmt::format(", replay at {:g}x", anchor.rate);
-  std::string human = fmt::format("session '{}' at {}: {}, sim time {:.3f} s, {}\n", c.SessionName(), address.Text(),
+  std::string human = fmt::format("session '{}' at {}: {}, sim time {:.3f} s, {}\n", c.SessionName(), where,
                                   Phase(anchor.phase), NsToS(anchor.sim_ns), timing);
   // The node table, as the server's status table shows it.
   if (nodes.empty()) {
@@ -275,13 +241,13 @@ std::string Refusal(CtlCommand c, SessionPhase after) {
   return {};
 }
 
-int Control(CtlSession& s, const CtlOptions& o, const Report& report, const ServerAddress& address,
+int Control(CtlSession& s, const CtlOptions& o, const Report& report, const std::string& where,
             Clock::time_point deadline) {
   auto& c = s.Client();
   const bool time_command = o.command == CtlCommand::kSeek || o.command == CtlCommand::kSpeed;
   // Seek and speed act on replays only; a live server would ignore them with a warning.
   if (time_command && !c.TimeControl())
-    return report.Refused("session '" + c.SessionName() + "' at " + address.Text() +
+    return report.Refused("session '" + c.SessionName() + "' at " + where +
                           " is live, not a replay: seek and speed act on a replay server (platoon replay LOG.mcap)");
   // The phase before the command, from the snapshot the client core asks for on joining.
   if (!s.Until([&] { return c.Stats().snapshots > 0; }, deadline))
@@ -475,9 +441,11 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
                                         "replay, parameters");
   ctl->footer(
       "Examples:\n"
-      "  platoon ctl status                                  nodes and session of the server at 127.0.0.1:7400\n"
+      "  platoon ctl status                                  nodes and session of the session running here\n"
       "  platoon ctl --server lab-server:7400 status --json  the same as one JSON object, from another PC\n"
       "  platoon ctl --config configs/demo.toml pause        the server named in that session file\n"
+      "  platoon ctl --session demo status                   the session 'demo' of those running here\n"
+      "  PLATOON_SERVER=lab-server:7400 platoon ctl status   the server named in the environment\n"
       "  platoon ctl start --at-sim 10                       start the session at sim time 10 s\n"
       "  platoon ctl pause                                   pause a running session, wait until it is paused\n"
       "  platoon ctl resume                                  resume a paused session\n"
@@ -492,15 +460,23 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
       "  platoon ctl mark \"braking starts\"                   a marker on the synced clock, in the event log\n"
       "  platoon ctl events --after 12                       logged events (markers, parameter changes, ...)\n"
       "  platoon ctl events --follow --json                  one JSON line per event as it is logged\n"
+      "The server: --server, else --config's, else --session's, else $PLATOON_SERVER (HOST:PORT), else the one\n"
+      "session `platoon run` started on this machine (several: choose with --session or --server), else\n"
+      "127.0.0.1:7400. docs/EXPERIMENTS.md, \"Finding the server\".\n"
       "Exit codes: 0 done; 1 the server refused or did not answer within --timeout (the message says which);\n"
-      "2 usage error. docs/EXPERIMENTS.md has the JSON output.");
+      "2 usage error (also several running sessions and none chosen). docs/EXPERIMENTS.md has the JSON output.");
   ctl->require_subcommand(1);
-  ctl->add_option("--server", o.server,
-                  "HOST:PORT of the server's control socket (default: the --config file's server, else "
-                  "127.0.0.1:7400)");
-  ctl->add_option("--config", o.config_path,
-                  "Session file whose [session] server_host and [server] control_port to use")
-      ->check(CLI::ExistingFile);
+  auto* server_option = ctl->add_option("--server", o.server,
+                                        "HOST:PORT of the server's control socket (default: the --config file's "
+                                        "server, else $PLATOON_SERVER, else the session running here, else "
+                                        "127.0.0.1:7400)");
+  auto* config_option = ctl->add_option("--config", o.config_path,
+                                        "Session file whose [session] server_host and [server] control_port to use")
+                            ->check(CLI::ExistingFile);
+  ctl->add_option("--session", o.session,
+                  "The running session of this name (platoon run on this machine announces it), when several run")
+      ->excludes(server_option)
+      ->excludes(config_option);
   ctl->add_option("--key", o.key_file,
                   "CURVE: this client's secret key file (default: the --config file's [security] key; an operator's "
                   "key for start, pause, param set and mark)")
@@ -567,13 +543,49 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
 }
 
 int RunCtl(const CtlOptions& o) {
-  // Where the server is: --server, else the session file's, else the default.
-  ServerAddress address{"127.0.0.1", kDefaultControlPort};
-  // CURVE: with --config as the session says (its keys, or --key); without, when --key and --server-key name them.
+  // Where the server is (session::FindServer): --server, --config, --session, PLATOON_SERVER, the one
+  // session `platoon run` announced on this machine, else 127.0.0.1:7400.
+  session::ResolvedServer found;
+  // The session file whose [security] gives CURVE: --config's, else the running session's that was found.
+  std::optional<config::SessionDef> session_def;
+  try {
+    session::ServerQuery query;
+    query.server_flag = o.server;
+    query.session_flag = o.session;
+    if (!o.config_path.empty()) {
+      session_def = config::LoadSession(o.config_path);
+      query.config = ServerAddress{session_def->server_host, session_def->server.control_port};
+      query.config_path = o.config_path;
+    }
+    found = session::FindServer(query);
+  } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "%s: %s\n", kMe, e.what());
+    return config::cli::kExitUsage;
+  } catch (const session::DiscoveryError& e) {
+    std::fprintf(stderr, "%s: %s\n", kMe, e.what());
+    return config::cli::kExitUsage;
+  }
+  for (const auto& note : found.notes) std::fprintf(stderr, "%s: note: %s\n", kMe, note.c_str());
+  if (!session_def && found.session && o.server_key_file.empty()) {
+    try {
+      session_def = config::LoadSession(found.session->session_file);
+    } catch (const config::ConfigError& e) {
+      // The file changed since the session started: its address still holds, its keys are unknown.
+      std::fprintf(stderr, "%s: note: the running session's file no longer loads, so no CURVE keys from it: %s\n", kMe,
+                   e.what());
+    }
+  }
+  const ServerAddress address = found.endpoint;
+  // Messages that say where the server is name the source, unless --server named it.
+  const std::string where =
+      address.Text() + (found.source == session::ServerSource::kFlag || found.source == session::ServerSource::kDefault
+                            ? std::string()
+                            : " (" + found.from + ")");
+  // CURVE: as the session file says (its keys, or --key); without one, when --key and --server-key name them.
   std::optional<transport::CurveDef> curve;
   try {
-    if (!o.config_path.empty()) {
-      curve = config::LoadClientCurve(config::LoadSession(o.config_path), o.key_file);
+    if (session_def) {
+      curve = config::LoadClientCurve(*session_def, o.key_file);
     } else if (!o.key_file.empty() || !o.server_key_file.empty()) {
       if (o.key_file.empty() || o.server_key_file.empty()) {
         std::fprintf(stderr, "%s: without --config, CURVE needs both --key and --server-key\n", kMe);
@@ -591,23 +603,6 @@ int RunCtl(const CtlOptions& o) {
   } catch (const transport::KeyError& e) {
     std::fprintf(stderr, "%s: %s\n", kMe, e.what());
     return config::cli::kExitUsage;
-  }
-  if (!o.server.empty()) {
-    std::string error;
-    const auto parsed = ParseServerAddress(o.server, error);
-    if (!parsed) {
-      std::fprintf(stderr, "%s: --server: %s\n", kMe, error.c_str());
-      return config::cli::kExitUsage;
-    }
-    address = *parsed;
-  } else if (!o.config_path.empty()) {
-    try {
-      const auto session = config::LoadSession(o.config_path);
-      address = ServerAddress{session.server_host, session.server.control_port};
-    } catch (const config::ConfigError& e) {
-      std::fprintf(stderr, "%s: %s\n", kMe, e.what());
-      return config::cli::kExitUsage;
-    }
   }
   const Report report(o, address.Text());
 
@@ -630,9 +625,9 @@ int RunCtl(const CtlOptions& o) {
   auto& c = s.Client();
   int code = 1;
   if (!s.Until([&] { return c.Joined() || c.Refused().has_value(); }, deadline)) {
-    code = report.NoAnswer(fmt::format("no answer from the server at {} within {:g} s (is platoon-server "
-                                                    "or platoon replay running there, on that control port?{})",
-                                                    address.Text(), o.timeout_s,
+    code = report.NoAnswer(fmt::format("no answer from the server at {} within {:g} s (the address is {}; is "
+                                       "platoon-server or platoon replay running there, on that control port?{})",
+                                       address.Text(), o.timeout_s, found.from,
                                                     curve ? " With CURVE, the server admits only its clients' keys: is "
                                                             "this key one of them, and the server key the server's?"
                                                           : " A server beyond loopback needs a key: --config or --key"));
@@ -640,14 +635,14 @@ int RunCtl(const CtlOptions& o) {
     code = report.Refused("the server refused to let ctl join: " + *c.Refused());
   } else {
     switch (o.command) {
-      case CtlCommand::kStatus: code = Status(s, report, address, deadline); break;
+      case CtlCommand::kStatus: code = Status(s, report, where, deadline); break;
       case CtlCommand::kParamList:
       case CtlCommand::kParamGet:
       case CtlCommand::kParamSet: code = Params(s, o, report, deadline); break;
       case CtlCommand::kMark: code = Mark(s, o, report, deadline); break;
       case CtlCommand::kEvents: code = Events(s, o, report, deadline); break;
       case CtlCommand::kNone: code = config::cli::kExitUsage; break;
-      default: code = Control(s, o, report, address, deadline); break;
+      default: code = Control(s, o, report, where, deadline); break;
     }
   }
   std::fflush(stdout);

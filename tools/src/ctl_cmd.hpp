@@ -14,8 +14,9 @@ enum class CtlCommand : uint8_t {
 
 /// Options of `platoon ctl`.
 struct CtlOptions {
-  std::string server;       ///< HOST:PORT of the server's control socket; "": --config's, else 127.0.0.1:7400.
+  std::string server;       ///< HOST:PORT of the server's control socket; "": session::FindServer's order.
   std::string config_path;  ///< Session file whose server address is the default.
+  std::string session;      ///< --session: the running session of this name (a discovery file); "" any one.
   bool json = false;        ///< One JSON object on stdout instead of the human output.
   double timeout_s = 5.0;   ///< How long to wait for the server's answers, in s. Typical 2-10.
   bool verbose = false;     ///< Log the session client's join and clock lines on stderr.

@@ -8,7 +8,9 @@
 #include "platoon/node/fusion.hpp"
 #include "platoon/process/child.hpp"
 #include "platoon/sensors/sensor_config.hpp"
+#include "platoon/session/discovery.hpp"
 #include "batch_cmd.hpp"
+#include "check_summary.hpp"
 #include "ctl_cmd.hpp"
 #include "export_cmd.hpp"
 #include "keys_cmd.hpp"
@@ -19,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 #include <poll.h>
+#include <arpa/inet.h>
 
 #include <algorithm>
 #include <atomic>
@@ -26,6 +29,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -199,7 +203,29 @@ int Check(const platoon::config::SessionDef& s) {
   if (s.faults.Enabled()) std::printf("  faults: ON in every process\n");
   std::printf("  security: %s\n", platoon::config::SecuritySummary(s).c_str());
   std::printf("ok\n");
+  std::printf("%s", platoon::launcher::CheckSummary(s).c_str());
   return 0;
+}
+
+// The control port in the server's "listening on BIND: control N, ..." line: the port it bound, also when
+// control_port = 0 let the OS choose.
+std::optional<uint16_t> LauncherBoundControlPort(const std::string& line) {
+  const size_t at = line.rfind("listening on ");
+  const size_t control = at == std::string::npos ? at : line.find(": control ", at);
+  if (control == std::string::npos) return std::nullopt;
+  const long port = std::strtol(line.c_str() + control + 10, nullptr, 10);
+  if (port < 1 || port > 65535) return std::nullopt;
+  return static_cast<uint16_t>(port);
+}
+
+// The host a client on this PC reaches the server at: its bind address, loopback for a wildcard.
+std::string LauncherLocalServerHost(const platoon::config::SessionDef& s) {
+  const std::string& bind = s.server.bind_address;
+  if (bind.empty() || bind == "*" || bind == "0.0.0.0") return "127.0.0.1";
+  if (platoon::config::IsLoopbackAddress(bind)) return bind.rfind("127.", 0) == 0 ? bind : "127.0.0.1";
+  in_addr ipv4{};
+  if (inet_pton(AF_INET, bind.c_str(), &ipv4) == 1) return bind;
+  return s.server_host;  // an interface name: the address the nodes use
 }
 
 }  // namespace
@@ -300,6 +326,10 @@ int main(int argc, char** argv) {
   size_t width = 6;
   for (const auto& n : session.nodes) width = std::max(width, n.name.size());
   std::vector<Proc> procs;
+  // The discovery file of a server started here (ctl and the viewer find the session by it); removed at
+  // the end, after the processes stopped.
+  std::optional<platoon::session::DiscoveryFile> discovery;
+  uint16_t bound_control_port = 0;
   try {
     if (selected("server")) {
       std::vector<std::string> args = {server_bin, "--config", session_path};
@@ -325,6 +355,7 @@ int main(int argc, char** argv) {
         if (!line) continue;
         PrintLines("server", width, {*line});
         listening = line->find("listening on") != std::string::npos;
+        if (listening) bound_control_port = LauncherBoundControlPort(*line).value_or(0);
       }
       if (!listening) {
         std::fprintf(stderr, "platoon: the server did not start listening (status %d); see its log above\n",
@@ -332,11 +363,29 @@ int main(int argc, char** argv) {
         StopAll(procs, width);
         return 1;
       }
+      if (bound_control_port == 0) {
+        std::fprintf(stderr, "platoon: note: the server's listening line shows no control port: no discovery file\n");
+      } else {
+        try {
+          platoon::session::DiscoveryEntry entry;
+          entry.session = session.name;
+          entry.control = {LauncherLocalServerHost(session), bound_control_port};
+          entry.pid = static_cast<int>(getpid());
+          entry.session_file = std::filesystem::absolute(session_path).lexically_normal().string();
+          discovery.emplace(platoon::session::DiscoveryDir(), entry);
+        } catch (const platoon::session::DiscoveryError& e) {
+          std::fprintf(stderr, "platoon: note: %s; platoon ctl and the viewer need --server %s:%u\n", e.what(),
+                       LauncherLocalServerHost(session).c_str(), bound_control_port);
+        }
+      }
     }
     for (const auto& n : session.nodes) {
       if (!selected(n.name)) continue;
       std::vector<std::string> args = {node_bin, "--config", session_path, "--name", n.name};
       if (!server_host.empty()) args.insert(args.end(), {"--server", server_host});
+      // control_port = 0: the nodes go to the port the server bound.
+      if (session.server.control_port == 0 && bound_control_port != 0)
+        args.insert(args.end(), {"--port", std::to_string(bound_control_port)});
       procs.push_back({n.name, platoon::process::Child::Spawn(args)});
     }
   } catch (const std::exception& e) {
@@ -346,6 +395,9 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "platoon: started %zu process(es) of session '%s'; Ctrl-C stops them all\n", procs.size(),
                session.name.c_str());
+  if (discovery)
+    std::fprintf(stderr, "platoon: the server listens at %s:%u; platoon ctl and the viewer find it there (%s)\n",
+                 LauncherLocalServerHost(session).c_str(), bound_control_port, discovery->Path().c_str());
 
   const bool sim_duration = session.step.lockstep && duration_s > 0 && selected("server");
   const auto end = duration_s > 0 && !sim_duration ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::milliseconds>(

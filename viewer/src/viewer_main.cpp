@@ -4,6 +4,7 @@
 #include "platoon/log/logging.hpp"
 #include "platoon/process/memory.hpp"
 #include "platoon/road/road_file.hpp"
+#include "platoon/session/discovery.hpp"
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/road/session_road.hpp"
@@ -39,19 +40,27 @@ int main(int argc, char** argv) {
                "and starts, pauses and stops the session. Mouse: left drag turns, right drag pans, wheel zooms;\n"
                "free camera keys W/A/S/D/Q/E (Shift: faster); Esc quits."};
   std::string config_path, server, log_level = "info", road_path, camera = "free", screenshot, fault_spec, key_file;
-  std::string name = "viewer";
+  std::string name = "viewer", session_name;
   int port = -1;
   viewer::ViewerAppDef def;
   app.add_option("--key", key_file,
                  "Client secret key file (CURVE) when the session has CURVE on (default: the -c file's [security] key)")
       ->check(CLI::ExistingFile);
-  app.add_option("-c,--config", config_path, "Session file (TOML): server address and ports, [road], [clock], [faults]")
-      ->check(CLI::ExistingFile);
-  app.add_option("-s,--server", server,
-                 "Server address, or HOST:PORT with its control port (overrides [session] server_host; default "
-                 "127.0.0.1)");
-  app.add_option("--port", port, "Server control port (overrides [server] control_port; default 7400)")
-      ->check(CLI::Range(1, 65535));
+  auto* config_option =
+      app.add_option("-c,--config", config_path, "Session file (TOML): server address and ports, [road], [clock], [faults]")
+          ->check(CLI::ExistingFile);
+  auto* server_option = app.add_option(
+      "-s,--server", server,
+      "Server address, or HOST:PORT with its control port (overrides [session] server_host). Without -s, --port "
+      "and -c: $PLATOON_SERVER (HOST:PORT), else the session running on this machine (its session file as with -c), "
+      "else 127.0.0.1:7400");
+  auto* port_option = app.add_option("--port", port, "Server control port (overrides [server] control_port; default 7400)")
+                          ->check(CLI::Range(1, 65535));
+  app.add_option("--session", session_name,
+                 "The running session of this name (platoon run on this machine announces it), when several run")
+      ->excludes(config_option)
+      ->excludes(server_option)
+      ->excludes(port_option);
   app.add_option("-n,--name", name, "Name in the session's node table")->capture_default_str();
   app.add_option("--road", road_path, "Road file to draw instead of the session's [road]")->check(CLI::ExistingFile);
   app.add_option("--camera", camera, "Initial camera: free, chase or top")
@@ -87,22 +96,35 @@ int main(int argc, char** argv) {
   road::RoadNetwork roads;
   std::vector<road::EnvObject> environment;  // the session's [scene] road_environment, as its lidars see it
   std::shared_ptr<spdlog::logger> log;
+  session::ResolvedServer found;  // where the server is, and which source said so
+  std::vector<std::string> notes;
   try {
     log::ParseLevel(log_level);
     if (!config_path.empty()) session = config::LoadSession(config_path);
-    if (const auto colon = server.rfind(':'); colon != std::string::npos) {
-      // HOST:PORT (the control port), as platoon replay and the docs print it.
-      const std::string digits = server.substr(colon + 1);
-      char* end = nullptr;
-      const long p = digits.empty() ? -1 : std::strtol(digits.c_str(), &end, 10);
-      if (colon == 0 || p < 1 || p > config::kMaxControlPort || *end != '\0')
-        throw config::ConfigError("--server " + server + ": expected HOST or HOST:PORT with a port from 1 to " +
-                                  std::to_string(config::kMaxControlPort));
-      if (port <= 0) port = static_cast<int>(p);
-      server = server.substr(0, colon);
+    // The server (session::FindServer's order): -s HOST[:PORT] and --port, -c, --session, PLATOON_SERVER, the
+    // one session running here, 127.0.0.1:7400.
+    session::ServerQuery query;
+    query.server_flag = server;
+    query.port_flag = port > 0 ? port : 0;
+    query.port_optional = true;
+    query.session_flag = session_name;
+    if (!config_path.empty()) {
+      query.config = session::ServerEndpoint{session.server_host, session.server.control_port};
+      query.config_path = config_path;
     }
-    if (!server.empty()) session.server_host = server;
-    if (port > 0) session.server.control_port = static_cast<uint16_t>(port);
+    found = session::FindServer(query);
+    notes = found.notes;
+    // A running session found here: its file, as if given with -c (road, clock, faults, keys).
+    if (found.session && config_path.empty()) {
+      try {
+        session = config::LoadSession(found.session->session_file);
+        config_path = found.session->session_file;
+      } catch (const config::ConfigError& e) {
+        notes.push_back(std::string("the running session's file no longer loads; drawing no road: ") + e.what());
+      }
+    }
+    session.server_host = found.endpoint.host;
+    session.server.control_port = found.endpoint.port;
     if (!fault_spec.empty()) session.faults = transport::ParseFaultSpec(fault_spec, session.faults);
     curve = config::LoadClientCurve(session, key_file);
     // Roads: --road, else the session's [road] (only when a session file was given).
@@ -110,6 +132,9 @@ int main(int argc, char** argv) {
     else if (!config_path.empty()) roads = road::SessionRoadNetwork(session.road);
     if (road_path.empty() && !config_path.empty()) environment = road::SessionEnvironment(session);
   } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "platoon-viewer: %s\n", e.what());
+    return kExitUsage;
+  } catch (const session::DiscoveryError& e) {
     std::fprintf(stderr, "platoon-viewer: %s\n", e.what());
     return kExitUsage;
   } catch (const std::invalid_argument& e) {
@@ -128,6 +153,8 @@ int main(int argc, char** argv) {
   def.screenshot_path = screenshot;
   def.title = "platoon viewer - " + session.name;
   log = log::MakeLogger("viewer", log_level);
+  log->info("server {} {}", found.endpoint.Text(), found.from);
+  for (const auto& note : notes) log->warn("{}", note);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);
