@@ -26,8 +26,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
+constexpr int64_t kExportMs = 1'000'000;
+constexpr int64_t kExportS = 1'000'000'000;
 
 const std::string kSession = R"(
 [session]
@@ -109,13 +109,13 @@ std::string WriteLog(const TempDir& dir, const Drive& d, const std::string& sess
   }
   uint64_t sequence = 0;
   for (int64_t ms = 0; ms <= static_cast<int64_t>(kDriveS * 1000); ++ms) {
-    const int64_t t = ms * kMs;
+    const int64_t t = ms * kExportMs;
     if (with_entities && ms % 50 == 0) pending.push_back(latest[follow] = CarOnLane(d, follow, 1, kFollowS0, kFollowV, t));
     if (with_entities && ms % 50 == 25) pending.push_back(latest[lead] = CarOnLane(d, lead, 2, kLeadS0, kLeadV, t));
     if (ms % 20 != 0) continue;
     protocol::WorldState w;
     w.sequence = ++sequence;
-    w.server_time_ns = 1000 * kS + t;
+    w.server_time_ns = 1000 * kExportS + t;
     w.sim_time_ns = t;
     w.phase = protocol::SessionPhase::kRunning;
     w.keyframe = ms % 1000 == 0;

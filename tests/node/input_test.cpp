@@ -36,7 +36,7 @@ std::string ScriptErrorOf(const std::string& text) {
   return "";
 }
 
-std::string ConfigErrorOf(const std::string& text) {
+std::string InputConfigErrorOf(const std::string& text) {
   try {
     ReadAxisMapping(*Table::ParseText(text, "seat.toml").Sub("input"));
   } catch (const ConfigError& e) {
@@ -257,29 +257,29 @@ key_brake = "left shift"
 }
 
 TEST_CASE("axis mapping: config errors name file, line and key") {
-  auto e = ConfigErrorOf("[input]\nsteer_axis = 0\nsteer_axs = 1\n");
+  auto e = InputConfigErrorOf("[input]\nsteer_axis = 0\nsteer_axs = 1\n");
   CHECK(Contains(e, "seat.toml:3"));
   CHECK(Contains(e, "steer_axs"));
-  e = ConfigErrorOf("[input]\n\nsteer_deadzone = 1.5\n");
+  e = InputConfigErrorOf("[input]\n\nsteer_deadzone = 1.5\n");
   CHECK(Contains(e, "seat.toml:3"));
   CHECK(Contains(e, "steer_deadzone"));
-  e = ConfigErrorOf("[input]\npedal_rest = 40000\n");
+  e = InputConfigErrorOf("[input]\npedal_rest = 40000\n");
   CHECK(Contains(e, "seat.toml:2"));
   CHECK(Contains(e, "pedal_rest"));
-  e = ConfigErrorOf("[input]\npedal_rest = 100\npedal_full = 100\n");
+  e = InputConfigErrorOf("[input]\npedal_rest = 100\npedal_full = 100\n");
   CHECK(Contains(e, "seat.toml:3"));
   CHECK(Contains(e, "pedal_full"));
-  e = ConfigErrorOf("[input]\nsteer_axis = 2\n");
+  e = InputConfigErrorOf("[input]\nsteer_axis = 2\n");
   CHECK(Contains(e, "seat.toml:2"));
   CHECK(Contains(e, "also used by a pedal"));
-  e = ConfigErrorOf("[input]\nkey_left = \"Lft\"\n");
+  e = InputConfigErrorOf("[input]\nkey_left = \"Lft\"\n");
   CHECK(Contains(e, "seat.toml:2"));
   CHECK(Contains(e, "key_left"));
   CHECK(Contains(e, "got \"Lft\""));
-  e = ConfigErrorOf("[input]\napi = \"directx\"\n");
+  e = InputConfigErrorOf("[input]\napi = \"directx\"\n");
   CHECK(Contains(e, "seat.toml:2"));
   CHECK(Contains(e, "api"));
-  e = ConfigErrorOf("[input]\nsteer_centre = 32767\n");
+  e = InputConfigErrorOf("[input]\nsteer_centre = 32767\n");
   CHECK(Contains(e, "steer_centre"));
 }
 

@@ -26,7 +26,7 @@ using protocol::SessionPhase;
 constexpr int64_t kMs = 1'000'000;
 
 // A ModuleContext with no session behind it: the test plays the network thread through the tap it keeps.
-class FakeContext final : public node::ModuleContext {
+class RecorderFakeContext final : public node::ModuleContext {
  public:
   std::vector<node::RemoteEntity> RemoteEntities(int64_t) const override { return {}; }
   void Publish(const protocol::EntityState&) override {}
@@ -84,7 +84,7 @@ config::SessionDef Session(const std::string& recorder_keys, const std::string& 
                                  name);
 }
 
-std::string ConfigError(const std::string& node_keys) {
+std::string RecorderConfigError(const std::string& node_keys) {
   try {
     (void)config::LoadSessionText("[[node]]\nname = \"n\"\n" + node_keys, "lab.toml");
   } catch (const config::ConfigError& e) {
@@ -130,18 +130,18 @@ std::string World(uint64_t seq, int64_t sim_ns, SessionPhase phase = SessionPhas
 }  // namespace
 
 TEST_CASE("recorder config: path is required and ends in .mcap, only {session} {node} {time} placeholders, recorder keys only on recorders") {
-  CHECK(ConfigError("role = \"recorder\"\n").find("lab.toml:1: node[0].path: a recorder node needs path") == 0);
-  CHECK(ConfigError("role = \"recorder\"\npath = \"x.txt\"\n").find("node[0].path: expected a file name ending in .mcap") !=
+  CHECK(RecorderConfigError("role = \"recorder\"\n").find("lab.toml:1: node[0].path: a recorder node needs path") == 0);
+  CHECK(RecorderConfigError("role = \"recorder\"\npath = \"x.txt\"\n").find("node[0].path: expected a file name ending in .mcap") !=
         std::string::npos);
-  CHECK(ConfigError("role = \"recorder\"\npath = \"r/{date}.mcap\"\n").find("the placeholders are {session}, {node} and {time}") !=
+  CHECK(RecorderConfigError("role = \"recorder\"\npath = \"r/{date}.mcap\"\n").find("the placeholders are {session}, {node} and {time}") !=
         std::string::npos);
-  CHECK(ConfigError("role = \"traffic\"\npath = \"a.mcap\"\n").find("node[0].path: is a recorder key: it needs role = \"recorder\", got \"traffic\"") !=
+  CHECK(RecorderConfigError("role = \"traffic\"\npath = \"a.mcap\"\n").find("node[0].path: is a recorder key: it needs role = \"recorder\", got \"traffic\"") !=
         std::string::npos);
-  CHECK(ConfigError("role = \"recorder\"\npath = \"a.mcap\"\nstreams = [\"*\", \"lidar\"]\n").find("\"*\" (every stream of the session) stands alone") !=
+  CHECK(RecorderConfigError("role = \"recorder\"\npath = \"a.mcap\"\nstreams = [\"*\", \"lidar\"]\n").find("\"*\" (every stream of the session) stands alone") !=
         std::string::npos);
-  CHECK(ConfigError("role = \"recorder\"\npath = \"a.mcap\"\nstreams = [\"a\", \"a\"]\n").find("\"a\" is listed twice") != std::string::npos);
-  CHECK(ConfigError("role = \"recorder\"\npath = \"a.mcap\"\nfoxglove_hz = 0\n").find("node[0].foxglove_hz") != std::string::npos);
-  CHECK(ConfigError("role = \"recorder\"\npath = \"a.mcap\"\nstream = [\"a\"]\n").find("stream") != std::string::npos);  // unknown key
+  CHECK(RecorderConfigError("role = \"recorder\"\npath = \"a.mcap\"\nstreams = [\"a\", \"a\"]\n").find("\"a\" is listed twice") != std::string::npos);
+  CHECK(RecorderConfigError("role = \"recorder\"\npath = \"a.mcap\"\nfoxglove_hz = 0\n").find("node[0].foxglove_hz") != std::string::npos);
+  CHECK(RecorderConfigError("role = \"recorder\"\npath = \"a.mcap\"\nstream = [\"a\"]\n").find("stream") != std::string::npos);  // unknown key
 
   const auto s = Session("path = \"recordings/{session}-{node}-{time}.mcap\"\nstreams = [\"fused\"]\nfoxglove = false\n");
   const auto& r = s.nodes[0].recorder;
@@ -253,7 +253,7 @@ TEST_CASE("recorder: world states as received, derived events, Foxglove scene an
   const auto session = Session("path = \"unused.mcap\"\nstreams = [\"lidar_a\"]\nfoxglove_hz = 10\nfoxglove_cloud_hz = 2\n");
   Captured log;
   node::RecorderModule rec(session, session.nodes[0], log.log, sink);
-  FakeContext context;
+  RecorderFakeContext context;
   rec.Attach(context);
   REQUIRE(context.tap);
   // 1 s of sim time at 60 world states per second, starting at sim 0.
@@ -381,7 +381,7 @@ TEST_CASE("recorder: a full disk through the sink seam gives one error naming th
   const auto session = Session("path = \"unused.mcap\"\n");
   Captured log;
   node::RecorderModule rec(session, session.nodes[0], log.log, disk);
-  FakeContext context;
+  RecorderFakeContext context;
   rec.Attach(context);
   // 10 s of world states, handed to the tap as the network thread does, with the module stepping.
   const auto start = std::chrono::steady_clock::now();

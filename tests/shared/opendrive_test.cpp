@@ -42,15 +42,15 @@ std::string SourcePath(const std::string& rel) {
 }
 
 // A fresh directory under the system temp dir, removed with the object.
-struct TempDir {
+struct OpenDriveTempDir {
   std::filesystem::path path;
-  explicit TempDir(const std::string& tag) {
+  explicit OpenDriveTempDir(const std::string& tag) {
     path = std::filesystem::temp_directory_path() /
            ("platoon_opendrive_" + tag + "_" + std::to_string(::getpid()));
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }
-  ~TempDir() {
+  ~OpenDriveTempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
   }
@@ -214,7 +214,7 @@ TEST_CASE("opendrive: ring.toml, a generated session road and a mixed network ro
 }
 
 TEST_CASE("opendrive: a road file or a session's [road] file ending in .xodr loads as OpenDRIVE") {
-  TempDir dir("session");
+  OpenDriveTempDir dir("session");
   const RoadNetwork mixed(MixedDefs());
   WriteText(dir.File("mixed.xodr"), ExportOpenDrive(mixed));
   const RoadNetwork loaded = LoadRoadFile(dir.File("mixed.xodr"));
@@ -466,7 +466,7 @@ struct NetconvertResult {
 
 // Exports `net`, runs netconvert on it and compares every SUMO lane with platoon's lane of its origId
 // ("<road>_<lane>"; netconvert splits a closed road into two edges, so a lane may have several pieces).
-NetconvertResult CompareWithNetconvert(const RoadNetwork& net, const TempDir& dir, const std::string& name) {
+NetconvertResult CompareWithNetconvert(const RoadNetwork& net, const OpenDriveTempDir& dir, const std::string& name) {
   const std::string xodr = dir.File(name + ".xodr"), out = dir.File(name + ".net.xml"), log = dir.File(name + ".log");
   WriteText(xodr, ExportOpenDrive(net));
   // --xml-validation never: Debian's sumo package has no schemas (they come with sumo-tools) and would
@@ -561,7 +561,7 @@ TEST_CASE("opendrive: netconvert reads every export and its lane shapes lie with
     WARN_MESSAGE(false, "skipped: netconvert not found (Debian package sumo; scripts/install-deps.sh installs it)");
     return;
   }
-  TempDir dir("netconvert");
+  OpenDriveTempDir dir("netconvert");
   const std::vector<std::pair<std::string, RoadNetwork>> cases = {
       {"ring", LoadRoadFile(SourcePath("configs/roads/ring.toml"))},
       {"generated", GeneratedSessionNetwork()},
@@ -600,7 +600,7 @@ std::pair<int, std::vector<std::string>> RunPlatoon(const std::vector<std::strin
 }  // namespace
 
 TEST_CASE("opendrive: platoon road export and info, with usage errors exiting 2") {
-  TempDir dir("cli");
+  OpenDriveTempDir dir("cli");
   const std::string ring = SourcePath("configs/roads/ring.toml"), out = dir.File("ring.xodr");
   const auto [rc, lines] = RunPlatoon({"road", "export", ring, "-o", out});
   CAPTURE(lines);
