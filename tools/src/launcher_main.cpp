@@ -15,6 +15,7 @@
 #include "export_cmd.hpp"
 #include "keys_cmd.hpp"
 #include "road_cmd.hpp"
+#include "reference_cmd.hpp"
 #include "replay_cmd.hpp"
 #include "validate_cmd.hpp"
 
@@ -238,6 +239,7 @@ int main(int argc, char** argv) {
                "  platoon run configs/demo.toml --lockstep --duration 60\n"
                "                                                60 s of sim time in lock-step, as fast as the nodes go\n"
                "  platoon check lab.toml                        validate a session file\n"
+               "  platoon check --explain control_port          one session key: type, unit, range, default, meaning\n"
                "  platoon replay recordings/drivers.mcap        serve a recorded session to viewers and sensor hosts\n"
                "  platoon ctl status                            nodes and session of a running server (see platoon ctl --help)\n"
                "  platoon validate drive.mcap --sensor front    a sensor's object list against the recorded ground truth\n"
@@ -261,7 +263,12 @@ int main(int argc, char** argv) {
                 "runs as fast as its slowest node (same as [session] mode = \"lockstep\")");
   run->add_option("--bin-dir", bin_dir, "Where platoon-server and platoon-node are (default: next to platoon)");
   auto* check = app.add_subcommand("check", "Validate a session file and print what it would start");
-  check->add_option("session", session_path, "Session file (TOML)")->required()->check(CLI::ExistingFile);
+  check->add_option("session", session_path, "Session file (TOML)")->check(CLI::ExistingFile);
+  platoon::launcher::ReferenceOptions reference_options;
+  check->add_flag("--reference", reference_options.reference,
+                  "Print the reference of every session and road file key as Markdown (docs/CONFIG.md)");
+  check->add_option("--explain", reference_options.explain,
+                    "Print one key of the reference: \"server.control_port\", or \"control_port\" when one table has it");
   platoon::launcher::ReplayOptions replay_options;
   auto* replay = platoon::launcher::AddReplayCommand(app, replay_options);
   platoon::launcher::CtlOptions ctl_options;
@@ -284,6 +291,12 @@ int main(int argc, char** argv) {
   if (batch->parsed()) return platoon::launcher::RunBatch(batch_options, Validate);
   if (keys->parsed()) return platoon::launcher::RunKeys(keys_options);
   if (road->parsed()) return platoon::launcher::RunRoad(road_options);
+  if (check->parsed() && (reference_options.reference || !reference_options.explain.empty()))
+    return platoon::launcher::RunReference(reference_options);
+  if (check->parsed() && session_path.empty()) {
+    std::fprintf(stderr, "platoon check: a session file is required (or --reference, or --explain KEY)\n");
+    return platoon::config::cli::kExitUsage;
+  }
 
   // check and run validate alike: nothing passes check and then fails at start for a config reason.
   platoon::config::SessionDef session;

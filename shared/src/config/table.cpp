@@ -6,8 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -19,6 +24,58 @@ struct Table::Doc {
 
 namespace {
 const toml::table& T(const void* p) { return *static_cast<const toml::table*>(p); }
+
+// The observer of this thread (ScopedKeyObserver); null almost always.
+thread_local KeyObserver* g_key_observer = nullptr;
+
+// A reader's default as TOML text: integral values without a fraction, others to 5 significant digits (a
+// default in degrees converted from radians reads 0.25, not 0.249999).
+std::string TomlNumberText(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15) return fmt::format("{}", static_cast<int64_t>(v));
+  return fmt::format("{:.5g}", v);
+}
+
+std::string TomlQuotedText(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A value of the file as TOML text, for the observer.
+std::string TomlValueText(const toml::node& n) {
+  if (n.is_string()) return TomlQuotedText(n.value_or(std::string{}));
+  if (n.is_integer()) return std::to_string(n.value_or<int64_t>(0));
+  if (n.is_floating_point()) return fmt::format("{}", n.value_or(0.0));
+  if (n.is_boolean()) return n.value_or(false) ? "true" : "false";
+  if (const auto* arr = n.as_array()) {
+    std::string out = "[";
+    for (size_t i = 0; i < arr->size(); ++i) out += (i ? ", " : "") + TomlValueText((*arr)[i]);
+    return out + "]";
+  }
+  return "";
+}
+
+// Reports one getter call to the thread's observer; `read` carries what the getter was asked.
+void ReportKeyRead(const Table& t, const std::string& key, const toml::node* n, KeyRead read) {
+  read.file = t.File();
+  read.table = t.Path();
+  read.table_pattern = TablePattern(t.Path());
+  read.key = key;
+  const bool table = read.type == KeyType::kTable || read.type == KeyType::kTableArray;
+  if (n) read.value = table ? std::string() : TomlValueText(*n);
+  g_key_observer->OnKeyRead(read);
+}
+
+std::optional<double> DoubleBound(double v, double sentinel) {
+  return v == sentinel ? std::nullopt : std::optional<double>(v);
+}
+
+std::optional<double> IntBound(int64_t v, int64_t sentinel) {
+  return v == sentinel ? std::nullopt : std::optional<double>(static_cast<double>(v));
+}
 
 std::string Describe(const toml::node& n) {
   std::ostringstream os;
@@ -32,6 +89,41 @@ std::string Describe(const toml::node& n) {
   return os.str();
 }
 }  // namespace
+
+const char* KeyTypeName(KeyType type) {
+  switch (type) {
+    case KeyType::kNumber: return "number";
+    case KeyType::kInteger: return "integer";
+    case KeyType::kBoolean: return "boolean";
+    case KeyType::kString: return "string";
+    case KeyType::kNumberArray: return "array of numbers";
+    case KeyType::kStringArray: return "array of strings";
+    case KeyType::kTable: return "table";
+    case KeyType::kTableArray: return "array of tables";
+  }
+  return "?";
+}
+
+ScopedKeyObserver::ScopedKeyObserver(KeyObserver& observer) : previous_(g_key_observer) { g_key_observer = &observer; }
+
+ScopedKeyObserver::~ScopedKeyObserver() { g_key_observer = previous_; }
+
+std::string TablePattern(const std::string& path) {
+  std::string out;
+  for (size_t i = 0; i < path.size(); ++i) {
+    // "[<digits>]" is an index into an array of tables: dropped.
+    if (path[i] == '[') {
+      size_t j = i + 1;
+      while (j < path.size() && std::isdigit(static_cast<unsigned char>(path[j]))) ++j;
+      if (j > i + 1 && j < path.size() && path[j] == ']') {
+        i = j;
+        continue;
+      }
+    }
+    out += path[i];
+  }
+  return out;
+}
 
 Table::Table(std::shared_ptr<Doc> doc, const void* table, std::string file, std::string path)
     : doc_(std::move(doc)), table_(table), file_(std::move(file)), path_(std::move(path)),
@@ -126,6 +218,14 @@ bool Table::Has(const std::string& key) const { return T(table_).contains(key); 
 
 double Table::GetDouble(const std::string& key, double fallback, double min, double max) const {
   const auto* n = static_cast<const toml::node*>(Node(key));
+  if (g_key_observer) {
+    KeyRead r;
+    r.type = KeyType::kNumber;
+    r.fallback = TomlNumberText(fallback);
+    r.min = DoubleBound(min, -1e300);
+    r.max = DoubleBound(max, 1e300);
+    ReportKeyRead(*this, key, n, std::move(r));
+  }
   if (!n) return fallback;
   double v = 0;
   if (auto f = n->value_exact<double>()) v = *f;
@@ -141,6 +241,14 @@ double Table::GetDouble(const std::string& key, double fallback, double min, dou
 
 int64_t Table::GetInt(const std::string& key, int64_t fallback, int64_t min, int64_t max) const {
   const auto* n = static_cast<const toml::node*>(Node(key));
+  if (g_key_observer) {
+    KeyRead r;
+    r.type = KeyType::kInteger;
+    r.fallback = std::to_string(fallback);
+    r.min = IntBound(min, INT64_MIN);
+    r.max = IntBound(max, INT64_MAX);
+    ReportKeyRead(*this, key, n, std::move(r));
+  }
   if (!n) return fallback;
   auto i = n->value_exact<int64_t>();
   if (!i) Fail(key, "expected an integer, got " + Describe(*n));
@@ -152,6 +260,12 @@ int64_t Table::GetInt(const std::string& key, int64_t fallback, int64_t min, int
 
 bool Table::GetBool(const std::string& key, bool fallback) const {
   const auto* n = static_cast<const toml::node*>(Node(key));
+  if (g_key_observer) {
+    KeyRead r;
+    r.type = KeyType::kBoolean;
+    r.fallback = fallback ? "true" : "false";
+    ReportKeyRead(*this, key, n, std::move(r));
+  }
   if (!n) return fallback;
   auto b = n->value_exact<bool>();
   if (!b) Fail(key, "expected true or false, got " + Describe(*n));
@@ -161,6 +275,19 @@ bool Table::GetBool(const std::string& key, bool fallback) const {
 std::string Table::GetString(const std::string& key, const std::string& fallback,
                              const std::vector<std::string>& allowed) const {
   const auto* n = static_cast<const toml::node*>(Node(key));
+  if (g_key_observer) {
+    KeyRead r;
+    r.type = KeyType::kString;
+    r.fallback = TomlQuotedText(fallback);
+    r.allowed = allowed;
+    ReportKeyRead(*this, key, n, std::move(r));
+  }
+  return ReadString(key, n, fallback, allowed);
+}
+
+std::string Table::ReadString(const std::string& key, const void* node, const std::string& fallback,
+                              const std::vector<std::string>& allowed) const {
+  const auto* n = static_cast<const toml::node*>(node);
   if (!n) return fallback;
   auto s = n->value_exact<std::string>();
   if (!s) Fail(key, "expected a string, got " + Describe(*n));
@@ -173,13 +300,32 @@ std::string Table::GetString(const std::string& key, const std::string& fallback
 }
 
 std::string Table::RequireString(const std::string& key, const std::vector<std::string>& allowed) const {
-  if (!Has(key)) Fail(key, "is required (a string)");
-  return GetString(key, {}, allowed);
+  const auto* n = static_cast<const toml::node*>(Node(key));
+  if (g_key_observer) {
+    KeyRead r;
+    r.type = KeyType::kString;
+    r.required = true;
+    r.allowed = allowed;
+    ReportKeyRead(*this, key, n, std::move(r));
+  }
+  if (!n) Fail(key, "is required (a string)");
+  return ReadString(key, n, {}, allowed);
 }
 
 std::vector<double> Table::GetDoubleArray(const std::string& key, const std::vector<double>& fallback, size_t size,
                                           double min, double max) const {
   const auto* n = static_cast<const toml::node*>(Node(key));
+  if (g_key_observer) {
+    KeyRead r;
+    r.type = KeyType::kNumberArray;
+    std::string text = "[";
+    for (size_t i = 0; i < fallback.size(); ++i) text += (i ? ", " : "") + TomlNumberText(fallback[i]);
+    r.fallback = text + "]";
+    r.min = DoubleBound(min, -1e300);
+    r.max = DoubleBound(max, 1e300);
+    r.size = size;
+    ReportKeyRead(*this, key, n, std::move(r));
+  }
   if (!n) return fallback;
   const auto* arr = n->as_array();
   if (!arr) Fail(key, "expected an array of numbers, got " + Describe(*n));
@@ -204,6 +350,14 @@ std::vector<double> Table::GetDoubleArray(const std::string& key, const std::vec
 
 std::vector<std::string> Table::GetStringArray(const std::string& key, const std::vector<std::string>& fallback) const {
   const auto* n = static_cast<const toml::node*>(Node(key));
+  if (g_key_observer) {
+    KeyRead r;
+    r.type = KeyType::kStringArray;
+    std::string text = "[";
+    for (size_t i = 0; i < fallback.size(); ++i) text += (i ? ", " : "") + TomlQuotedText(fallback[i]);
+    r.fallback = text + "]";
+    ReportKeyRead(*this, key, n, std::move(r));
+  }
   if (!n) return fallback;
   const auto* arr = n->as_array();
   if (!arr) Fail(key, "expected an array of strings, got " + Describe(*n));
@@ -218,6 +372,11 @@ std::vector<std::string> Table::GetStringArray(const std::string& key, const std
 
 std::optional<Table> Table::Sub(const std::string& key) const {
   const auto* n = static_cast<const toml::node*>(Node(key));
+  if (g_key_observer) {
+    KeyRead r;
+    r.type = KeyType::kTable;
+    ReportKeyRead(*this, key, n, std::move(r));
+  }
   if (!n) return std::nullopt;
   const auto* t = n->as_table();
   if (!t) Fail(key, "expected a table ([" + KeyPath(key) + "]), got " + Describe(*n));
@@ -226,6 +385,11 @@ std::optional<Table> Table::Sub(const std::string& key) const {
 
 std::vector<Table> Table::TableArray(const std::string& key) const {
   const auto* n = static_cast<const toml::node*>(Node(key));
+  if (g_key_observer) {
+    KeyRead r;
+    r.type = KeyType::kTableArray;
+    ReportKeyRead(*this, key, n, std::move(r));
+  }
   std::vector<Table> out;
   if (!n) return out;
   const auto* arr = n->as_array();

@@ -21,6 +21,63 @@ class ConfigError : public std::runtime_error {
 /// Largest config file ParseFile reads (session and road files), in bytes.
 inline constexpr long kMaxConfigBytes = 16L << 20;
 
+/// The kind of value a getter of Table reads.
+enum class KeyType : uint8_t {
+  kNumber,       ///< GetDouble (integer literals accepted).
+  kInteger,      ///< GetInt.
+  kBoolean,      ///< GetBool.
+  kString,       ///< GetString, RequireString.
+  kNumberArray,  ///< GetDoubleArray.
+  kStringArray,  ///< GetStringArray.
+  kTable,        ///< Sub: a [table].
+  kTableArray,   ///< TableArray: an [[array of tables]].
+};
+
+/// "number", "integer", "boolean", "string", "array of numbers", "array of strings", "table",
+/// "array of tables".
+const char* KeyTypeName(KeyType type);
+
+/// One getter call as a KeyObserver sees it: what the reader asked for and what the file holds.
+struct KeyRead {
+  std::string file;                     ///< The file the table came from.
+  std::string table;                    ///< Path of the table with its array indices, "node[3].sensor[1]"; "" the root.
+  std::string table_pattern;            ///< The same without indices, "node.sensor" (TablePattern).
+  std::string key;                      ///< The key asked for.
+  KeyType type = KeyType::kString;      ///< What the getter reads.
+  bool required = false;                ///< RequireString: an absent key is an error.
+  std::optional<std::string> fallback;  ///< The reader's default as TOML text: 7400, "info" (quoted), [0, 0, 0]; nullopt: none.
+  std::optional<double> min;            ///< Lower bound, when the reader gave one (not -1e300 or INT64_MIN).
+  std::optional<double> max;            ///< Upper bound, when the reader gave one (not 1e300 or INT64_MAX).
+  size_t size = 0;                      ///< Arrays of numbers: exactly this many (0: any number).
+  std::vector<std::string> allowed;     ///< Strings: the values allowed (empty: any).
+  std::optional<std::string> value;     ///< The value in the file as TOML text ("" for tables); nullopt: absent.
+};
+
+/// Sees every getter call of every Table on this thread while installed (ScopedKeyObserver). The session
+/// key reference (key_reference.hpp) is built this way, from the readers themselves.
+class KeyObserver {
+ public:
+  virtual ~KeyObserver() = default;
+  /// Called by each getter before it checks the value, so a read that then fails is seen too.
+  virtual void OnKeyRead(const KeyRead& read) = 0;
+};
+
+/// Installs `observer` for this thread for the object's lifetime, then restores the previous one. Without
+/// an observer a getter pays one thread-local load.
+class ScopedKeyObserver {
+ public:
+  explicit ScopedKeyObserver(KeyObserver& observer);
+  ~ScopedKeyObserver();
+  ScopedKeyObserver(const ScopedKeyObserver&) = delete;
+  ScopedKeyObserver& operator=(const ScopedKeyObserver&) = delete;
+
+ private:
+  KeyObserver* previous_;
+};
+
+/// A table path without its array indices: "node[3].sensor[1]" -> "node.sensor".
+std::string TablePattern(const std::string& path);
+
 /// One TOML table of a parsed file. Cheap to copy; keeps the document alive.
 class Table {
  public:
@@ -72,6 +129,9 @@ class Table {
   struct Doc;
   Table(std::shared_ptr<Doc> doc, const void* table, std::string file, std::string path);
   const void* Node(const std::string& key) const;
+  // GetString's reading and checks of `node` (a toml::node*, null when absent), without reporting the read.
+  std::string ReadString(const std::string& key, const void* node, const std::string& fallback,
+                         const std::vector<std::string>& allowed) const;
   std::string KeyPath(const std::string& key) const;
 
   std::shared_ptr<Doc> doc_;
