@@ -18,7 +18,8 @@ import platoon
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--server", default="127.0.0.1:7400", help="HOST:PORT of the server (default %(default)s)")
+    ap.add_argument("--server", default=None,
+                    help="HOST:PORT of the server (default: PLATOON_SERVER, else the session running here, else 127.0.0.1:7400)")
     ap.add_argument("--name", default="pycar", help="node name, unique in the session (default %(default)s)")
     ap.add_argument("--center", type=float, nargs=2, default=(0.0, 30.0), metavar=("X", "Y"),
                     help="centre of the circle, in m (default 0 30)")

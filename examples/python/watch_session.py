@@ -14,7 +14,8 @@ import platoon
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--server", default="127.0.0.1:7400", help="HOST:PORT of the server (default %(default)s)")
+    ap.add_argument("--server", default=None,
+                    help="HOST:PORT of the server (default: PLATOON_SERVER, else the session running here, else 127.0.0.1:7400)")
     ap.add_argument("--period", type=float, default=1.0, help="seconds between two prints (default %(default)s)")
     ap.add_argument("--count", type=int, default=0, help="stop after this many prints (0: until Ctrl-C)")
     ap.add_argument("--max-rows", type=int, default=10, help="entities printed per line at most (default %(default)s)")

@@ -176,7 +176,7 @@ std::vector<protocol::LoggedEvent> ClientModuleContext::TakeEvents() {
   return client_.TakeEvents();
 }
 
-protocol::Message NodeParams::Answer(const protocol::Message& request, bool apply_now) {
+std::optional<protocol::Message> NodeParams::Answer(const protocol::Message& request, bool apply_now) {
   std::lock_guard lock(mutex_);
   if (const auto* l = std::get_if<protocol::ParamListRequest>(&request))
     return protocol::ParamList{registry_.List(l->prefix), l->request_id, {}};
@@ -195,26 +195,45 @@ protocol::Message NodeParams::Answer(const protocol::Message& request, bool appl
     reply.error = value ? s.path + ": " + std::to_string(kMaxQueued) + " sets already wait for the next step" : error;
     return reply;
   }
-  if (apply_now) {
-    registry_.Apply(s.path, *value);
-    reply.param.value = registry_.Get(s.path).param.value;
-  } else {
-    queued_.emplace_back(s.path, *value);
-    reply.param.value = config::FormatValue(*value);
+  if (!apply_now) {
+    // Answered by ApplyQueued once in force: until then a get still reads the old value.
+    queued_.push_back(QueuedSet{s.path, *value, s.request_id});
+    return std::nullopt;
   }
+  registry_.Apply(s.path, *value);
+  reply.param.value = registry_.Get(s.path).param.value;
   return reply;
 }
 
-void NodeParams::ApplyQueued() {
+std::vector<protocol::ParamReply> NodeParams::ApplyQueued() {
   std::lock_guard lock(mutex_);
-  for (const auto& [path, value] : queued_) registry_.Apply(path, value);
+  std::vector<protocol::ParamReply> answers;
+  answers.reserve(queued_.size());
+  for (const auto& q : queued_) {
+    registry_.Apply(q.path, q.value);
+    protocol::ParamReply reply = registry_.Get(q.path);
+    reply.request_id = q.request_id;
+    answers.push_back(std::move(reply));
+  }
   queued_.clear();
+  return answers;
+}
+
+void ClientModuleContext::ApplyParams() {
+  if (!params_) return;
+  auto answers = params_->ApplyQueued();
+  if (answers.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& a : answers) client_.AnswerParamRequest(a);
+  }
+  if (wake_) wake_();
 }
 
 void ModuleScheduler::StepDue(std::vector<std::unique_ptr<Module>>& modules, int64_t now, ClientModuleContext& context,
                               bool flush_each) {
-  // Parameter sets that arrived since the last step take effect before it.
-  if (NodeParams* params = context.Params()) params->ApplyQueued();
+  // Parameter sets that arrived since the last step take effect before it, and are answered then.
+  context.ApplyParams();
   for (const auto& event : context.TakeEvents())
     for (auto& m : modules) m->OnEvent(event, context);
   next_.resize(modules.size(), -1);

@@ -91,7 +91,9 @@ void RunModules(std::vector<std::unique_ptr<Module>>& modules, session::SessionC
       lockstep = client.StepNs() > 0;
     }
     if (lockstep || !sim.Running()) {
-      // Paused or not started: sim time stands still, and so do the modules.
+      // Paused or not started: sim time stands still, and so do the modules; parameter sets still take
+      // effect (and are answered) here, between steps. In lock-step they are applied on arrival.
+      if (!lockstep) context.ApplyParams();
       scheduler.Reset();
       asked_ns = lockstep ? 20'000'000 : 5'000'000;
       std::this_thread::sleep_for(std::chrono::nanoseconds(asked_ns));

@@ -1,7 +1,7 @@
 """platoon from Python: join a running session, read and publish entities, steer the session, read logs.
 
     import platoon
-    with platoon.Session("127.0.0.1:7400", name="py") as s:
+    with platoon.Session("127.0.0.1:7400", name="py", wait_world=True) as s:
         world = s.entities()                      # dict of numpy arrays, one row per entity
         s.publish(position=(0, 0, 0), yaw=0.0, velocity=(5, 0, 0))
         s.set("server.broadcast_hz", 30)
@@ -20,11 +20,35 @@ from . import _platoon
 from ._platoon import KIND_NAMES, PROTOCOL_VERSION, Refused, free_ports, vehicle_id
 from .logs import read_csv, read_log, read_log_events, read_log_info
 
-__all__ = ["Session", "Refused", "ParamError", "KIND_NAMES", "PROTOCOL_VERSION", "free_ports", "vehicle_id",
-           "read_log", "read_log_events", "read_log_info", "read_csv", "to_toml", "from_toml"]
+__all__ = ["Session", "Refused", "ParamError", "KIND_NAMES", "PROTOCOL_VERSION", "DEFAULT_SERVER", "free_ports",
+           "vehicle_id", "resolve_server", "read_log", "read_log_events", "read_log_info", "read_csv", "to_toml",
+           "from_toml"]
 
 #: The server refused a parameter request (the message is its reason); the same class as Refused.
 ParamError = Refused
+
+#: The server a Session joins when nothing else names one (see resolve_server).
+DEFAULT_SERVER = "127.0.0.1:7400"
+
+
+def _find_server(server, session):
+    """(HOST:PORT, where it came from) for Session(server, session=...): see resolve_server."""
+    if server:
+        if session:
+            raise ValueError("give either server or session, not both")
+        return str(server), "argument"
+    found = _platoon.find_server(str(session or ""))
+    return found["server"], found["source"]
+
+
+def resolve_server(server=None, session=None):
+    """The "HOST:PORT" a Session joins, in the order platoon ctl and platoon-viewer use
+    (docs/EXPERIMENTS.md, "Finding the server"): `server` when given; else the running session named
+    `session` on this machine; else the environment variable PLATOON_SERVER (e.g. "lab-server:7400");
+    else the one session `platoon run` started on this machine (its discovery file); else DEFAULT_SERVER.
+    Raises ValueError for a malformed PLATOON_SERVER, an unknown session name, or several sessions
+    running here with nothing to choose between them (the message lists them)."""
+    return _find_server(server, session)[0]
 
 
 def to_toml(value):
@@ -67,32 +91,58 @@ def from_toml(text):
 class Session:
     """One client of a running platoon session (a sync server, `platoon run`, or `platoon replay`).
 
-    server:  "HOST:PORT" of the server's control socket, e.g. "127.0.0.1:7400".
-    name:    node name, unique in the session (default "py-<pid>").
-    role:    role reported at join: "observer" (default), "traffic", "driver", ... The role only names
-             the node in the node table; any role may publish entities.
-    timeout: seconds to wait for the join (0: do not wait; check `joined` or call wait_joined).
-    verbose: log the session client's join and clock lines on stderr.
+    server:     "HOST:PORT" of the server's control socket, e.g. "127.0.0.1:7400". None (default): the
+                environment variable PLATOON_SERVER, else the session `platoon run` started on this
+                machine, else "127.0.0.1:7400" (see resolve_server).
+    name:       node name, unique in the session (default "py-<pid>").
+    role:       role reported at join: "observer" (default), "traffic", "driver", ... The role only names
+                the node in the node table; any role may publish entities.
+    timeout:    seconds to wait for the join (0: do not wait; check `joined` or call wait_joined).
+    verbose:    log the session client's join and clock lines on stderr.
+    session:    with server None: the running session of this name on this machine (when several run).
+    wait_world: also wait (within `timeout`) until the first world state arrived, so that entities()
+                returns the whole world at once; otherwise it is empty for a moment after the join
+                (about one round trip to the server; call wait_world() later instead).
 
     Joins on construction; raises ConnectionError when the server refuses or does not answer within
-    `timeout`. Use it as a context manager, or call close(), to leave the session.
+    `timeout`, TimeoutError when wait_world and no world state arrived within it. Use it as a context
+    manager, or call close(), to leave the session.
     """
 
-    def __init__(self, server="127.0.0.1:7400", name=None, role="observer", timeout=10.0, verbose=False):
-        self._c = _platoon.Session(server, name or f"py-{os.getpid()}", role, verbose)
+    def __init__(self, server=None, name=None, role="observer", timeout=10.0, verbose=False, wait_world=False,
+                 session=None):
+        server, source = _find_server(server, session)
+        if wait_world and not timeout:
+            raise ValueError("wait_world=True needs a timeout > 0 (seconds to wait for the join and the world)")
+        try:
+            self._c = _platoon.Session(server, name or f"py-{os.getpid()}", role, verbose)
+        except ValueError as err:
+            if source != "argument":
+                raise ValueError(f"{server} ({source}): {err}") from None
+            raise
         self.timeout = 5.0  #: seconds to wait for the server's answers
+        where = server if source == "argument" else f"{server} ({source})"
         if timeout and not self.wait_joined(timeout):
             why = self._c.refusal()
             self._c.close()
             if why:
-                raise ConnectionError(f"the server at {server} refused the join: {why}")
-            raise ConnectionError(f"no answer from the server at {server} within {timeout:g} s "
+                raise ConnectionError(f"the server at {where} refused the join: {why}")
+            raise ConnectionError(f"no answer from the server at {where} within {timeout:g} s "
                                   "(is platoon-server or platoon run running there, on that control port?)")
+        if wait_world and not self.wait_world(timeout):
+            self._c.close()
+            raise TimeoutError(f"joined the session at {where}, but no world state arrived within {timeout:g} s")
 
     # --- membership -------------------------------------------------------------------------------
     def wait_joined(self, timeout=10.0):
         """Waits until the server welcomed this client; True when joined."""
         return self._c.wait_joined(timeout)
+
+    def wait_world(self, timeout=None):
+        """Waits until the first world state since the join arrived (a snapshot or a whole keyframe), so
+        that entities() holds the whole world; True then, False when `timeout` s (default self.timeout)
+        passed first. Returns at once when it already arrived."""
+        return self._c.wait_world(self.timeout if timeout is None else float(timeout))
 
     def close(self):
         """Leaves the session and stops the client's thread (idempotent)."""
@@ -114,6 +164,11 @@ class Session:
     name = property(lambda self: self._c.name, doc="This client's node name.")
     server = property(lambda self: self._c.server, doc="HOST:PORT of the server.")
     session_name = property(lambda self: self._c.session_name, doc="Name of the session.")
+    session_file = property(lambda self: self._c.session_file,
+                            doc="The session file's TOML text as the server's Welcome carried it (a replay: the "
+                                "recorded one); \"\" when the server has none.")
+    session_file_path = property(lambda self: self._c.session_file_path,
+                                 doc="Where that session file was on the server's PC (\"\" when unknown).")
     phase = property(lambda self: self._c.phase,
                      doc='Phase of the session: "waiting", "starting", "running", "paused", "stopped".')
     sim_time = property(lambda self: self._c.sim_time_ns * 1e-9, doc="Session sim time now, in s.")
@@ -141,7 +196,31 @@ class Session:
         return self._c.entities(dead_reckoned)
 
     def entities_frame(self, dead_reckoned=False):
-        """entities() as a pandas DataFrame (columns x, y, z, yaw, vx, vy, vz, speed, kind names, ...)."""
+        """entities() as a pandas DataFrame, one row per entity, sorted by id. Columns:
+
+        ====== ========= ======= ============================================================================
+        column unit      dtype   meaning
+        ====== ========= ======= ============================================================================
+        id               uint64  entity id (a node's vehicles: platoon.vehicle_id(node name, index))
+        kind             object  entity kind by name: "car", "truck", ... (platoon.KIND_NAMES)
+        owner            uint32  node id of the publishing node (nodes() names it; this client: node_id)
+        stamp  s         float64 sim time the state is for: its owner's stamp (dead_reckoned: now)
+        x      m         float64 origin of the entity's body frame in the world frame (z up); a vehicle's
+                                 is its rear-axle centre
+        y      m         float64
+        z      m         float64
+        yaw    rad       float64 heading about z, counter-clockwise from +x, in (-pi, pi]
+        vx     m/s       float64 velocity in the world frame
+        vy     m/s       float64
+        vz     m/s       float64
+        speed  m/s       float64 norm of (vx, vy, vz)
+        stale            bool    the owner is lost: the server dead-reckons, then freezes, the entity
+        own              bool    published by this client (publish), as the server echoed it back
+        ====== ========= ======= ============================================================================
+
+        dead_reckoned: positions, yaw and velocities extrapolated to now, as a viewer shows them; else as
+        last broadcast. entities() has the rest (orientation, yaw_rate, acceleration, size, controls).
+        """
         import pandas as pd
         e = self.entities(dead_reckoned)
         return pd.DataFrame({
@@ -197,8 +276,11 @@ class Session:
 
     def set(self, path, value):
         """Sets parameter `path` to `value` (bool, int, float, str; a str is sent as a TOML string) and
-        returns the value the server now holds. Raises platoon.ParamError with the server's reason when
-        it refuses (read-only, out of range, wrong type, unknown path)."""
+        returns the value now in force: a get() that follows reads it. A node's parameter (node.<name>.*)
+        takes effect before the node's modules step next; the node answers then (within one module period,
+        at most 50 ms in real time). Raises platoon.ParamError with the server's reason when it refuses
+        (read-only, out of range, wrong type, unknown path, or the node did not answer within 0.5 s), and
+        TimeoutError when the server does not answer within self.timeout s."""
         return from_toml(self._c.set(path, to_toml(value), self.timeout)["value"])
 
     # --- markers and the session event log ----------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "platoon/log/session_log.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/session/client_link.hpp"
+#include "platoon/session/discovery.hpp"
 #include "platoon/transport/channel.hpp"
 
 #include <pybind11/numpy.h>
@@ -252,6 +253,13 @@ class Session {
     return WaitUntil(lk, timeout_s, [&] { return client_.Joined() || client_.Refused().has_value(); }) &&
            !client_.Refused() && client_.Joined();
   }
+  /// Waits until the first world state after the join was applied (a snapshot or a whole keyframe: what
+  /// entities() then returns is the whole world); true when it was within `timeout_s`.
+  bool WaitWorld(double timeout_s) {
+    std::unique_lock lk(mutex_);
+    return WaitUntil(lk, timeout_s, [&] { return client_.WorldReceived() || client_.Refused().has_value(); }) &&
+           client_.WorldReceived();
+  }
   std::string Refusal() {
     std::lock_guard g(mutex_);
     return client_.Refused().value_or("");
@@ -259,6 +267,8 @@ class Session {
   bool Joined() { return Locked([&] { return client_.Joined(); }); }
   uint32_t NodeId() { return Locked([&] { return client_.NodeId(); }); }
   std::string SessionName() { return Locked([&] { return client_.SessionName(); }); }
+  std::string SessionFile() { return Locked([&] { return client_.SessionFile(); }); }
+  std::string SessionFilePath() { return Locked([&] { return client_.SessionFilePath(); }); }
   int64_t SimNowNs() { return Locked([&] { return client_.SimNowNs(); }); }
   std::string Phase() { return Locked([&] { return std::string(protocol::PhaseName(client_.Phase())); }); }
   int64_t StepNs() { return Locked([&] { return client_.StepNs(); }); }
@@ -655,6 +665,27 @@ py::dict ReadLogJson(const std::string& path) {
   return d;
 }
 
+/// session::FindServer for a Session given no server: `session_name` ("": none) is the running session of
+/// that name; else PLATOON_SERVER, the one session platoon run announced on this machine, 127.0.0.1:7400.
+/// A dict: server ("HOST:PORT"), source ("from PLATOON_SERVER", ...), session_file (the running session's,
+/// "" when none), notes (discovery files that could not be read). Raises ValueError (DiscoveryError's
+/// message) for a bad PLATOON_SERVER, an unknown session name or several running sessions.
+py::dict FindServerFor(const std::string& session_name) {
+  session::ResolvedServer found;
+  {
+    py::gil_scoped_release release;
+    session::ServerQuery query;
+    query.session_flag = session_name;
+    found = session::FindServer(query);
+  }
+  py::dict d;
+  d["server"] = found.endpoint.Text();
+  d["source"] = found.from;
+  d["session_file"] = found.session ? found.session->session_file : std::string();
+  d["notes"] = found.notes;
+  return d;
+}
+
 }  // namespace
 }  // namespace platoon::python
 
@@ -668,6 +699,8 @@ PYBIND11_MODULE(_platoon, m) {
       if (p) std::rethrow_exception(p);
     } catch (const pp::Timeout& e) {
       PyErr_SetString(PyExc_TimeoutError, e.what());
+    } catch (const platoon::session::DiscoveryError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
   m.attr("KIND_NAMES") = py::make_tuple("unknown", "car", "truck", "motorcycle", "bicycle", "pedestrian", "static_object");
@@ -679,10 +712,13 @@ PYBIND11_MODULE(_platoon, m) {
            py::arg("name"), py::arg("role"), py::arg("verbose") = false)
       .def("close", &Session::Close, R())
       .def("wait_joined", &Session::WaitJoined, py::arg("timeout"), R())
+      .def("wait_world", &Session::WaitWorld, py::arg("timeout"), R())
       .def("refusal", &Session::Refusal)
       .def_property_readonly("joined", &Session::Joined)
       .def_property_readonly("node_id", &Session::NodeId)
       .def_property_readonly("session_name", &Session::SessionName)
+      .def_property_readonly("session_file", &Session::SessionFile)
+      .def_property_readonly("session_file_path", &Session::SessionFilePath)
       .def_property_readonly("sim_time_ns", &Session::SimNowNs)
       .def_property_readonly("phase", &Session::Phase)
       .def_property_readonly("step_ns", &Session::StepNs)
@@ -704,6 +740,8 @@ PYBIND11_MODULE(_platoon, m) {
       .def("control", &Session::Control, py::arg("command"), py::arg("at_sim"), py::arg("timeout"), R())
       .def("wait_sim_time", &Session::WaitSimTime, py::arg("sim_time"), py::arg("timeout"), R());
 
+  m.def("find_server", &pp::FindServerFor, py::arg("session_name"),
+        "session::FindServer: PLATOON_SERVER, the session running on this machine, 127.0.0.1:7400");
   m.def("read_log_states", &pp::ReadLogStates, py::arg("path"));
   m.def("read_log_json", &pp::ReadLogJson, py::arg("path"));
   m.def("vehicle_id", &platoon::VehicleId, py::arg("node_name"), py::arg("index"),

@@ -88,6 +88,9 @@ ReplayLog LoadReplayLog(const std::string& path) {
 ReplaySystem::ReplaySystem(const ReplayLog& log, WorldCore& core, int64_t from_ns, int64_t to_ns)
     : log_(log), core_(core), from_ns_(from_ns), to_ns_(to_ns), reset_to_ns_(from_ns) {
   core_.ReserveNodeIds(log.max_owner + 1);
+  // Clients joining the replay get the recorded session file, as a live server's get the one it loaded:
+  // a viewer given only --server draws the recorded road and scene.
+  if (!log.session_text.empty()) core_.SetSessionFile(log.session_text, log.session_path);
 }
 
 void ReplaySystem::Reset(int64_t sim_ns, int64_t now_ns) {

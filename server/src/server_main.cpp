@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 namespace {
@@ -142,6 +143,15 @@ int main(int argc, char** argv) {
   }
   platoon::server::SyncServer& server = *server_ptr;
   log->info("security: {}", platoon::config::SecuritySummary(session));
+  // Every Welcome carries the session file, so that a viewer given only --server draws its road and scene.
+  if (!config_path.empty()) {
+    std::ifstream in(config_path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(config_path, ec);
+    server.Core().SetSessionFile(text.str(), ec ? config_path : absolute.string());
+  }
   // Scenario events ([[event]]): evaluated on the merged world before each grant / at each poll.
   if (platoon::server::InstallScenario(server.Core(), log))
     log->info("scenario: {} event(s)", session.events.size());

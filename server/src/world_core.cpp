@@ -440,6 +440,8 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   w.state_port = session_.server.state_port;
   w.step_ns = StepNs();
   w.time_control = time_control_;
+  w.session_file = session_file_;
+  w.session_file_path = session_file_path_;
   // A fresh token per join: only the process that received this Welcome can send the node's states
   // (the state socket carries no sender identity of its own).
   record->state_token = NewToken();

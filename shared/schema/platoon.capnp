@@ -94,6 +94,9 @@ struct Welcome {
   stepNs @8 :Int64;             # lock-step period of the session in ns; 0: real time
   timeControl @9 :Bool;         # the server accepts seek and speed commands (a replay)
   stateToken @10 :UInt64;       # random per join: every NodeState of this node must carry it
+  sessionFile @11 :Text;        # the session file's TOML text ("" when the server has none), so that a
+                                # client started without it (a viewer with only --server) draws its road
+  sessionFilePath @12 :Text;    # where that file was on the server's PC (a relative road file is beside it)
 }
 
 struct Refuse {

@@ -285,33 +285,50 @@ TEST_CASE("params session: RequestParamSet checks and logs server paths like a t
   CHECK(after[0].source == "event:brake");
 }
 
-TEST_CASE("params session: a node in real time applies a set before its next step, and bounds the sets waiting") {
+TEST_CASE("params session: a node in real time answers a set once it is in force, and bounds the sets waiting") {
   double speed = 10;
   node::NodeParams params;
   params.Registry().AddFloat("node.n.speed", "m/s", config::Range{0, 100}, "speed", [&] { return speed; },
                              [&](double v) { speed = v; });
-  // Checked at once and answered with the value it will have; applied by the thread that steps the modules.
-  const auto reply = std::get<protocol::ParamReply>(params.Answer(protocol::ParamSet{"node.n.speed", "20", 7}, false));
-  CHECK(reply.ok);
-  CHECK(reply.request_id == 7);
-  CHECK(reply.param.value == "20");
+  auto get = [&](uint64_t id) {
+    return std::get<protocol::ParamReply>(*params.Answer(protocol::ParamGet{"node.n.speed", id}, false));
+  };
+  // Checked at once, but not answered until the thread that steps the modules applied it: a get in
+  // between still reads the old value, so the set's answer is what says "in force".
+  CHECK_FALSE(params.Answer(protocol::ParamSet{"node.n.speed", "20", 7}, false).has_value());
   CHECK(speed == 10);
-  params.ApplyQueued();
+  CHECK(get(1).param.value == "10");
+  const auto answers = params.ApplyQueued();
   CHECK(speed == 20);
-  // A refused set is not queued.
-  const auto bad = std::get<protocol::ParamReply>(params.Answer(protocol::ParamSet{"node.n.speed", "-1", 8}, false));
-  CHECK_FALSE(bad.ok);
-  params.ApplyQueued();
+  REQUIRE(answers.size() == 1);
+  CHECK(answers[0].ok);
+  CHECK(answers[0].request_id == 7);
+  CHECK(answers[0].param.value == "20");
+  CHECK(get(2).param.value == "20");
+  CHECK(params.ApplyQueued().empty());  // each set is answered once
+  // A refused set is answered at once and not queued.
+  const auto bad = params.Answer(protocol::ParamSet{"node.n.speed", "-1", 8}, false);
+  REQUIRE(bad.has_value());
+  CHECK_FALSE(std::get<protocol::ParamReply>(*bad).ok);
+  CHECK(std::get<protocol::ParamReply>(*bad).request_id == 8);
+  CHECK(params.ApplyQueued().empty());
   CHECK(speed == 20);
-  // The queue is bounded.
+  // The queue is bounded; the sets that waited are answered in order.
   for (size_t i = 0; i < node::NodeParams::kMaxQueued; ++i)
-    CHECK(std::get<protocol::ParamReply>(params.Answer(protocol::ParamSet{"node.n.speed", "30", i}, false)).ok);
-  const auto full = std::get<protocol::ParamReply>(params.Answer(protocol::ParamSet{"node.n.speed", "40", 9}, false));
-  CHECK_FALSE(full.ok);
-  CHECK(full.error.find("wait for the next step") != std::string::npos);
-  params.ApplyQueued();
+    CHECK_FALSE(params.Answer(protocol::ParamSet{"node.n.speed", "30", 100 + i}, false).has_value());
+  const auto full = params.Answer(protocol::ParamSet{"node.n.speed", "40", 9}, false);
+  REQUIRE(full.has_value());
+  CHECK_FALSE(std::get<protocol::ParamReply>(*full).ok);
+  CHECK(std::get<protocol::ParamReply>(*full).error.find("wait for the next step") != std::string::npos);
+  const auto many = params.ApplyQueued();
   CHECK(speed == 30);
-  // Lock-step: applied at once.
-  CHECK(std::get<protocol::ParamReply>(params.Answer(protocol::ParamSet{"node.n.speed", "5", 10}, true)).ok);
+  REQUIRE(many.size() == node::NodeParams::kMaxQueued);
+  CHECK(many.front().request_id == 100);
+  CHECK(many.back().request_id == 100 + node::NodeParams::kMaxQueued - 1);
+  // Lock-step: applied and answered at once.
+  const auto now = params.Answer(protocol::ParamSet{"node.n.speed", "5", 10}, true);
+  REQUIRE(now.has_value());
+  CHECK(std::get<protocol::ParamReply>(*now).ok);
+  CHECK(std::get<protocol::ParamReply>(*now).param.value == "5");
   CHECK(speed == 5);
 }

@@ -8,6 +8,10 @@ platoon.free_ports; road traffic, a scripted driver seat with a data write, a re
 Python:
   - joins, waits for the session to run and reads the traffic node's vehicles as numpy arrays
     (as many as configured, each with the id VehicleId("traffic", i), owned by the traffic node);
+  - joins with wait_world=True and finds the whole world in entities() at once; joins through
+    PLATOON_SERVER and through the discovery file platoon run writes (a private XDG_RUNTIME_DIR);
+    reads the session file the server's Welcome carried;
+  - sets a node parameter and reads it back at once, several times (the set returns once in force);
   - publishes a car for a stretch of sim time and sees it come back: in its own world (own = True,
     the stamp and position it sent) and in a second client's world (owned by the first);
   - lists, gets and sets a server parameter and reads it back; a refused set raises ParamError;
@@ -23,6 +27,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 try:
@@ -131,10 +136,44 @@ def test_offline():
         fail("role 'pilot' was accepted")
     except ValueError as err:
         check("observer" in str(err), f"an unknown role is refused: {err}")
+    # The server: the argument, else PLATOON_SERVER, else a session running here (none yet), else 127.0.0.1:7400.
+    saved = os.environ.pop("PLATOON_SERVER", None)
+    try:
+        check(platoon.resolve_server() == "127.0.0.1:7400" == platoon.DEFAULT_SERVER,
+              "without an argument, PLATOON_SERVER or a running session the server is 127.0.0.1:7400")
+        os.environ["PLATOON_SERVER"] = "127.0.0.1:9"
+        check(platoon.resolve_server() == "127.0.0.1:9", "PLATOON_SERVER names the server")
+        check(platoon.resolve_server("127.0.0.1:7600") == "127.0.0.1:7600", "the argument comes before PLATOON_SERVER")
+        with platoon.Session(timeout=0) as nobody:
+            check(nobody.server == "127.0.0.1:9", "Session() goes to PLATOON_SERVER's server")
+        try:
+            platoon.Session(timeout=0.3)
+            fail("a join nobody answers was accepted")
+        except ConnectionError as err:
+            check("PLATOON_SERVER" in str(err), f"the error says where the server came from: {err}")
+        os.environ["PLATOON_SERVER"] = "lab-server"
+        try:
+            platoon.Session(timeout=0)
+            fail("PLATOON_SERVER without a port was accepted")
+        except ValueError as err:
+            check("PLATOON_SERVER" in str(err) and "HOST:PORT" in str(err), f"a bad PLATOON_SERVER is named: {err}")
+    finally:
+        os.environ.pop("PLATOON_SERVER", None)
+        if saved is not None:
+            os.environ["PLATOON_SERVER"] = saved
+    try:
+        platoon.Session("127.0.0.1:7400", timeout=0, wait_world=True)
+        fail("wait_world with timeout 0 was accepted")
+    except ValueError as err:
+        check("timeout" in str(err), f"wait_world needs a timeout: {err}")
 
 
 def main():
     platoon_bin, source, work = sys.argv[1:4]
+    # A discovery folder of this test's own: platoon run announces the session there, and no other
+    # session running on this machine is found.
+    xdg = tempfile.mkdtemp(prefix="platoon-pytest-xdg-")
+    os.environ["XDG_RUNTIME_DIR"] = xdg
     test_offline()
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(os.path.join(work, "inputs"))
@@ -151,7 +190,7 @@ def main():
     global RUN
     RUN = (run, log_path)
     try:
-        test_session(server)
+        test_session(server, config)
     finally:
         # platoon run stops every process on SIGINT (the recorder closes its file).
         if run.poll() is None:
@@ -175,10 +214,11 @@ def main():
               and f"node '{name}' lost" not in text, f"{name} joined once and left on close")
     check(not errors, "no process logged an error" + ("".join(["\n  " + l.rstrip() for l in errors])))
     test_logs(work)
+    shutil.rmtree(xdg, ignore_errors=True)
     print(f"PASS in {time.monotonic() - t0:.1f} s")
 
 
-def test_session(server):
+def test_session(server, config):
     # Join once the server listens (platoon run starts it first).
     wait_for("the server to listen", lambda: "listening on" in open(RUN[1]).read(), 20)
     with platoon.Session(server, name="pytest-client", timeout=20) as s, \
@@ -200,6 +240,35 @@ def test_session(server):
         ids = set(int(i) for i in e["id"][mask])
         expected = {platoon.vehicle_id("traffic", i) for i in range(VEHICLES)}
         check(ids == expected, f"the traffic vehicles carry the ids VehicleId('traffic', 0..{VEHICLES - 1})")
+
+        # wait_world: a client that joins now has the whole world at once, not an empty one for a moment.
+        with platoon.Session(server, name="pytest-world", timeout=20, wait_world=True) as q:
+            e = q.entities()
+            check(int((e["owner"] == traffic_id).sum()) == VEHICLES,
+                  f"with wait_world, entities() holds the {VEHICLES} traffic vehicles right after the join")
+            check(q.wait_world(0), "wait_world() returns True at once once the world is here")
+        # PLATOON_SERVER names the server when the argument does not.
+        os.environ["PLATOON_SERVER"] = server
+        try:
+            with platoon.Session(name="pytest-env", timeout=20) as q:
+                check(q.joined and q.server == server and q.session_name == "pytest",
+                      "Session() without a server joins PLATOON_SERVER's")
+        finally:
+            del os.environ["PLATOON_SERVER"]
+        # Without either: the session platoon run announced on this machine (its discovery file).
+        check(platoon.resolve_server() == server and platoon.resolve_server(session="pytest") == server,
+              "without a server or PLATOON_SERVER, the running session's discovery file names the server")
+        with platoon.Session(name="pytest-found", timeout=20) as q:
+            check(q.joined and q.server == server, "Session() without a server joins the session running here")
+        try:
+            platoon.resolve_server(session="no-such-session")
+            fail("an unknown session name was accepted")
+        except ValueError as err:
+            check("no-such-session" in str(err), f"an unknown session name is refused: {err}")
+        # The session file the server loaded, as its Welcome carried it.
+        with open(config) as f:
+            check(s.session_file == f.read(), "session_file is the text of the file platoon run started")
+        check(os.path.samefile(s.session_file_path, config), f"session_file_path names it: {s.session_file_path}")
         check(e["position"].shape == (len(e["id"]), 3) and e["velocity"].shape == (len(e["id"]), 3),
               "positions and velocities come as N x 3 arrays")
         check(all(platoon.KIND_NAMES[k] == "car" for k in e["kind"][mask]), "traffic vehicles are cars")
@@ -238,6 +307,14 @@ def test_session(server):
         check(int(we["owner"][wi]) == s.node_id and not we["own"][wi], "a second client sees the car, owned by the first")
         df = w.entities_frame()
         check(my_id in set(df["id"]) and set(df.columns) >= {"x", "y", "speed", "kind"}, "entities_frame() has the car")
+        # The columns and dtypes its docstring and docs/EXPERIMENTS.md document, no more and no fewer.
+        documented = {"id": "uint64", "kind": "object", "owner": "uint32", "stamp": "float64", "x": "float64",
+                      "y": "float64", "z": "float64", "yaw": "float64", "vx": "float64", "vy": "float64",
+                      "vz": "float64", "speed": "float64", "stale": "bool", "own": "bool"}
+        check({c: str(t) for c, t in df.dtypes.items()} == documented,
+              "entities_frame() has the documented columns with their dtypes")
+        check(all(c in platoon.Session.entities_frame.__doc__ for c in documented),
+              "entities_frame's docstring names every column")
 
         # Parameters: list, get, set, read back, refusals.
         params = {p["path"]: p for p in s.params("server.")}
@@ -253,6 +330,14 @@ def test_session(server):
         except platoon.ParamError as err:
             check("no_such_parameter" in str(err) or str(err), f"an unknown parameter is refused: {err}")
         s.set("server.broadcast_hz", old)
+        # A node's parameter: the set returns once the node applied it, so a get right after reads it
+        # (the node applies sets before its next step; answering before that left a window of up to 50 ms).
+        path = "node.traffic.desired_speed_mps"
+        first = s.get(path)
+        for i, v in enumerate((11.0, 17.5, 12.25, 19.0, 13.5, 16.0)):
+            check(s.set(path, v) == v and s.get(path) == v, f"set {path} {v}: a get right after reads {v}")
+        s.set(path, first)
+        check(s.get(path) == first, f"{path} back to {first}")
 
         # A marker, in the server's event log.
         ev = s.mark("python test marker")

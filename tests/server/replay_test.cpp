@@ -3,6 +3,7 @@
 #include "platoon/clock/oscillator.hpp"
 #include "platoon/log/session_log.hpp"
 #include "platoon/protocol/codec.hpp"
+#include "platoon/road/session_road.hpp"
 #include "platoon/server/replay.hpp"
 #include "platoon/server/sync_server.hpp"
 #include "platoon/session/client_link.hpp"
@@ -22,9 +23,9 @@ using namespace platoon;
 using protocol::SessionControl;
 using protocol::SessionPhase;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
-constexpr int64_t kT0 = 1000 * kS;  // reference times start well above 0
+constexpr int64_t kReplayMs = 1'000'000;
+constexpr int64_t kReplayS = 1'000'000'000;
+constexpr int64_t kReplayT0 = 1000 * kReplayS;  // reference times start well above 0
 
 std::shared_ptr<spdlog::logger> Quiet() {
   return std::make_shared<spdlog::logger>("replay-test", std::make_shared<spdlog::sinks::null_sink_st>());
@@ -59,7 +60,7 @@ Recording MakeRecording() {
   std::vector<protocol::EntityState> pending;
   uint64_t sequence = 0;
   for (int64_t ms = 0; ms <= 6000; ++ms) {
-    const int64_t t = ms * kMs;
+    const int64_t t = ms * kReplayMs;
     for (uint64_t id = 1; id <= 4; ++id) {
       if (id == 3 && ms >= 3000) continue;
       if ((ms + static_cast<int64_t>(id) * 13) % 50 != 0) continue;  // 20 Hz, staggered
@@ -71,7 +72,7 @@ Recording MakeRecording() {
     if (ms % 20 != 0) continue;  // 50 Hz broadcasts
     protocol::WorldState w;
     w.sequence = ++sequence;
-    w.server_time_ns = kT0 + t;
+    w.server_time_ns = kReplayT0 + t;
     w.sim_time_ns = t;
     w.phase = SessionPhase::kRunning;
     w.keyframe = ms % 1000 == 0;
@@ -97,7 +98,7 @@ server::ReplayLog BuildLog(const Recording& r) {
 
 // The newest recorded state of `id` not after `sim_ns`; nullptr when none (or removed).
 const protocol::EntityState* Expected(const Recording& r, uint64_t id, int64_t sim_ns) {
-  if (id == 3 && sim_ns >= 3000 * kMs) return nullptr;
+  if (id == 3 && sim_ns >= 3000 * kReplayMs) return nullptr;
   const protocol::EntityState* best = nullptr;
   for (const auto& e : r.truth.at(id))
     if (e.kinematics.stamp_ns <= sim_ns) best = &e;
@@ -108,7 +109,7 @@ void CheckCoreMatches(const Recording& rec, const server::WorldCore& core, int64
   for (uint64_t id = 1; id <= 4; ++id) {
     const auto* want = Expected(rec, id, sim_ns);
     auto it = core.Entities().find(id);
-    INFO("car " << id << " at sim " << sim_ns / kMs << " ms");
+    INFO("car " << id << " at sim " << sim_ns / kReplayMs << " ms");
     if (!want) {
       CHECK(it == core.Entities().end());
       continue;
@@ -133,7 +134,7 @@ TEST_CASE("replay: a log's world states become one state per entity and stamp, i
   }));
   REQUIRE(log.removals.size() == 1);
   CHECK(log.removals[0].id == 3);
-  CHECK(log.removals[0].sim_ns == 3000 * kMs);
+  CHECK(log.removals[0].sim_ns == 3000 * kReplayMs);
   int64_t first = INT64_MAX;
   for (const auto& [id, states] : rec.truth) first = std::min(first, states.front().kinematics.stamp_ns);
   CHECK(log.first_ns == first);
@@ -184,11 +185,11 @@ TEST_CASE("replay: the core holds every recorded state once sim time reaches its
   config::SessionDef def;
   def.server.broadcast_hz = 50;
   server::WorldCore core(def, Quiet());
-  auto replay = std::make_shared<server::ReplaySystem>(log, core, 0, 5000 * kMs);
+  auto replay = std::make_shared<server::ReplaySystem>(log, core, 0, 5000 * kReplayMs);
   core.AddSystem(replay, server::system_priority::kStepper);
   core.EnableTimeControl();
-  core.Control(SessionControl{SessionControl::Command::kStart, kT0, 0}, kT0);
-  for (int64_t now = kT0; now <= kT0 + 4000 * kMs; now += 7 * kMs) {
+  core.Control(SessionControl{SessionControl::Command::kStart, kReplayT0, 0}, kReplayT0);
+  for (int64_t now = kReplayT0; now <= kReplayT0 + 4000 * kReplayMs; now += 7 * kReplayMs) {
     core.Poll(now);
     CheckCoreMatches(rec, core, core.SimTimeAt(now));
   }
@@ -200,21 +201,21 @@ TEST_CASE("replay: the core holds every recorded state once sim time reaches its
     protocol::Decoded d;
     d.message = j;
     d.peer_version = protocol::kProtocolVersion;
-    core.OnControl("peer", "127.0.0.1", d, kT0 + 4000 * kMs);
+    core.OnControl("peer", "127.0.0.1", d, kReplayT0 + 4000 * kReplayMs);
     CHECK(core.Nodes().begin()->first > log.max_owner);
   }
   core.TakeOutgoing();
 
   // Seek back to 1.5 s: everything removed in a world state of its own, then the world of 1.5 s.
-  int64_t now = kT0 + 4100 * kMs;
-  core.Control(SessionControl{SessionControl::Command::kSeek, now, 1500 * kMs}, now);
+  int64_t now = kReplayT0 + 4100 * kReplayMs;
+  core.Control(SessionControl{SessionControl::Command::kSeek, now, 1500 * kReplayMs}, now);
   core.Poll(now);
   auto out = core.TakeOutgoing();
   REQUIRE_FALSE(out.empty());
   const auto& clear = std::get<protocol::WorldState>(out.front().message);
   CHECK(clear.entities.empty());
   CHECK(clear.removed_entities.size() == 3);  // cars 1, 2 and 4 were alive at 4 s
-  CheckCoreMatches(rec, core, 1500 * kMs);
+  CheckCoreMatches(rec, core, 1500 * kReplayMs);
   CHECK(core.Entities().count(3) == 1);  // car 3 is back: it lived at 1.5 s
   bool resent = false;
   for (size_t i = 1; i < out.size(); ++i)
@@ -224,14 +225,14 @@ TEST_CASE("replay: the core holds every recorded state once sim time reaches its
   // Double speed: sim time runs twice as fast and the world states say so.
   core.Control(SessionControl{SessionControl::Command::kSpeed, now, 0, 2.0}, now);
   const int64_t sim_before = core.SimTimeAt(now);
-  core.Poll(now + 100 * kMs);
-  CHECK(core.SimTimeAt(now + 100 * kMs) - sim_before == 200 * kMs);
+  core.Poll(now + 100 * kReplayMs);
+  CHECK(core.SimTimeAt(now + 100 * kReplayMs) - sim_before == 200 * kReplayMs);
   out = core.TakeOutgoing();
   REQUIRE_FALSE(out.empty());
   CHECK(std::get<protocol::WorldState>(out.back().message).sim_rate == 2.0);
 
   // The end (5 s): the session stops there.
-  for (int64_t t = now + 100 * kMs; t < now + 3000 * kMs && !replay->Ended(); t += 10 * kMs) core.Poll(t);
+  for (int64_t t = now + 100 * kReplayMs; t < now + 3000 * kReplayMs && !replay->Ended(); t += 10 * kReplayMs) core.Poll(t);
   CHECK(replay->Ended());
   CHECK(core.Phase() == SessionPhase::kStopped);
 }
@@ -245,7 +246,7 @@ TEST_CASE("replay: in lock-step every grant carries the recorded world at its st
   def.step.end_s = 2.0;
   def.server.lost_timeout_s = 30;
   server::WorldCore core(def, Quiet());
-  auto replay = std::make_shared<server::ReplaySystem>(log, core, 500 * kMs, 2000 * kMs);
+  auto replay = std::make_shared<server::ReplaySystem>(log, core, 500 * kReplayMs, 2000 * kReplayMs);
   core.AddSystem(replay, server::system_priority::kStepper);
   core.EnableTimeControl();
   protocol::Join j;
@@ -255,15 +256,15 @@ TEST_CASE("replay: in lock-step every grant carries the recorded world at its st
   protocol::Decoded d;
   d.message = j;
   d.peer_version = protocol::kProtocolVersion;
-  core.OnControl("peer-lidar", "127.0.0.1", d, kT0);
+  core.OnControl("peer-lidar", "127.0.0.1", d, kReplayT0);
   const uint32_t member = core.Nodes().begin()->first;
-  core.Control(SessionControl{SessionControl::Command::kStart, kT0, 500 * kMs}, kT0);
+  core.Control(SessionControl{SessionControl::Command::kStart, kReplayT0, 500 * kReplayMs}, kReplayT0);
   core.TakeOutgoing();
   uint64_t grants = 0;
-  int64_t now = kT0;
+  int64_t now = kReplayT0;
   std::map<uint64_t, protocol::EntityState> seen;  // what a member following the grants holds
-  while (!core.Finished() && now < kT0 + 60 * kS) {
-    now += kMs;
+  while (!core.Finished() && now < kReplayT0 + 60 * kReplayS) {
+    now += kReplayMs;
     core.Poll(now);
     for (auto& o : core.TakeOutgoing()) {
       const auto* w = std::get_if<protocol::WorldState>(&o.message);
@@ -326,7 +327,7 @@ TEST_CASE("replay: an observer joined to a replay server receives every recorded
   server.Core().AddSystem(replay, server::system_priority::kStepper);
   server.Core().EnableTimeControl();
   // Start half a second ahead so that the observer is in before sim time runs.
-  server.Control(SessionControl{SessionControl::Command::kStart, reference.NowNs() + 500 * kMs, 0});
+  server.Control(SessionControl{SessionControl::Command::kStart, reference.NowNs() + 500 * kReplayMs, 0});
   std::atomic<bool> stop{false};
   std::thread server_thread([&] { server.Run(stop); });
 
@@ -338,7 +339,7 @@ TEST_CASE("replay: an observer joined to a replay server receives every recorded
   std::map<std::pair<uint64_t, int64_t>, protocol::EntityState> received;  // (id, stamp) -> state
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!replay->Ended() && std::chrono::steady_clock::now() < deadline) {
-    link.Turn(client, lock, {}, 5 * kMs);
+    link.Turn(client, lock, {}, 5 * kReplayMs);
     std::lock_guard guard(lock);
     for (const auto& e : client.World().Received()) received.emplace(std::make_pair(e.id, e.kinematics.stamp_ns), e);
   }
@@ -371,6 +372,66 @@ TEST_CASE("replay: an observer joined to a replay server receives every recorded
   CHECK(worst_m < 0.01);
   CHECK(matched >= recorded * 95 / 100);
   for (const auto& [key, e] : received) CHECK(rec.truth.count(key.first) == 1);  // nothing invented
+}
+
+TEST_CASE("replay: a client joined to a replay gets the recorded session file in its Welcome, and the recorded road from it") {
+  // The session file the recorder stored: a generated three-lane road with its scenery.
+  const std::string recorded_text =
+      "[session]\nname = \"recorded\"\n\n[road]\ngenerate_length_m = 800\nseed = 7\nlanes = 3\n\n"
+      "[scene]\nroad_environment = true\n";
+  const Recording rec = MakeRecording();
+  testing::TempDir dir;
+  const std::string path = dir.Path() + "/drive.mcap";
+  {
+    std::string error;
+    auto w = session_log::Writer::Open(path, &error);
+    REQUIRE_MESSAGE(w, error);
+    CHECK(w->WriteJson(session_log::kSessionTopic, "", "",
+                       session_log::SessionInfoJson({"recorded", recorded_text, "/lab/recorded.toml", "rec"}), 0, 0)
+              .Ok());
+    for (const auto& world : rec.worlds) CHECK(w->WriteWorld(world).Ok());
+    CHECK(w->Close().Ok());
+  }
+  const server::ReplayLog log = server::LoadReplayLog(path);
+  REQUIRE(log.session_text == recorded_text);
+
+  // The replay's server runs on its own settings (no [road] of its own), as platoon replay --config does.
+  config::SessionDef def;
+  server::WorldCore core(def, Quiet());
+  auto replay = std::make_shared<server::ReplaySystem>(log, core, 0, log.last_ns);
+  core.AddSystem(replay, server::system_priority::kStepper);
+  core.EnableTimeControl();
+
+  // A session client joins through the codec, as over the sockets.
+  clock::ManualOscillator local(kReplayT0);
+  session::SessionClient client(session::DefaultClientDef("viewer", protocol::Role::kObserver), local, nullptr);
+  for (int turn = 0; turn < 3 && !client.Joined(); ++turn) {
+    client.Poll(local.NowNs());
+    for (auto& o : client.TakeOutgoing())
+      if (o.socket == session::Socket::kControl) core.OnControl("peer-viewer", "127.0.0.1", protocol::Decode(o.bytes), local.NowNs());
+    for (auto& o : core.TakeOutgoing())
+      if (o.target == server::Outgoing::Target::kPeer && o.peer == "peer-viewer")
+        client.OnMessage(session::Socket::kControl, protocol::Encode(o.message), local.NowNs());
+    local.Advance(300 * kReplayMs);
+  }
+  REQUIRE(client.Joined());
+  CHECK(client.TimeControl());
+  CHECK(client.SessionFile() == recorded_text);
+  CHECK(client.SessionFilePath() == "/lab/recorded.toml");
+
+  // What a viewer builds from it is the recorded road, not the replay server's settings.
+  const config::SessionDef served = config::LoadSessionText(client.SessionFile(), client.SessionFilePath());
+  const config::SessionDef recorded = config::LoadSessionText(recorded_text, "recorded.toml");
+  CHECK(served.has_road);
+  CHECK(served.road.lanes == 3);
+  const road::RoadNetwork roads = road::SessionRoadNetwork(served.road);
+  const road::RoadNetwork want = road::SessionRoadNetwork(recorded.road);
+  REQUIRE(roads.Roads().size() == want.Roads().size());
+  REQUIRE_FALSE(roads.Roads().empty());
+  CHECK(roads.Roads().front().Length() == doctest::Approx(want.Roads().front().Length()));
+  CHECK((roads.Roads().front().PointAt(500, 0) - want.Roads().front().PointAt(500, 0)).norm() < 1e-9);
+  CHECK(road::SessionEnvironment(served).size() == road::SessionEnvironment(recorded).size());
+  CHECK_FALSE(road::SessionEnvironment(served).empty());
 }
 
 TEST_CASE("replay: platoon replay refuses what is no session log and runs a log to its end") {

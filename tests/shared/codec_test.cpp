@@ -69,7 +69,8 @@ std::vector<Message> OneOfEach() {
   return {
       Join{"alpha", Role::kDriver, "pc-1", kProtocolVersion, 4242, SessionPhase::kPaused, 77, 88,
            {DataEndpoint{"imu", StreamKind::kImu, 41001, ""}}},
-      Welcome{3, "demo", 250'000'000, 1'000'000'000, 77, 7401, 7402, 7403, 10'000'000, true, 0x1234567890abcdefull},
+      Welcome{3, "demo", 250'000'000, 1'000'000'000, 77, 7401, 7402, 7403, 10'000'000, true, 0x1234567890abcdefull,
+              "[session]\nname = \"demo\"\n", "/home/me/demo.toml"},
       Refuse{"name taken", kProtocolVersion},
       Leave{3, "shutdown"},
       Heartbeat{3, 99, -12, 80'000, -999'000},

@@ -387,5 +387,78 @@ TEST_CASE("session client: without keep_replies a node keeps no replies, paramet
   CHECK(r.client.TakeReplies().empty());
 }
 
+TEST_CASE("session client: the world counts as received once a snapshot or a whole keyframe came after the Welcome") {
+  Rig r;
+  r.Poll();
+  CHECK_FALSE(r.client.WorldReceived());
+  r.Welcome();
+  CHECK_FALSE(r.client.WorldReceived());  // joined, but the world is not here yet
+  // A delta is only part of the world.
+  protocol::WorldState delta;
+  delta.sequence = 1;
+  delta.keyframe = false;
+  r.Give(Socket::kWorld, delta);
+  CHECK_FALSE(r.client.WorldReceived());
+  SUBCASE("a snapshot reply") {
+    protocol::WorldState snapshot;
+    snapshot.sequence = 1;
+    r.Give(Socket::kControl, snapshot);
+    CHECK(r.client.WorldReceived());
+  }
+  SUBCASE("a whole keyframe on the world stream") {
+    r.World(2, SessionPhase::kWaiting, 0, 0);
+    CHECK(r.client.WorldReceived());
+  }
+}
+
+TEST_CASE("session client: the Welcome's session file is kept, and replaced by the next Welcome's") {
+  Rig r;
+  r.Poll();
+  CHECK(r.client.SessionFile().empty());
+  protocol::Welcome w;
+  w.node_id = 7;
+  w.session_name = "test";
+  w.lost_timeout_ns = kS;
+  w.session_file = "[session]\nname = \"test\"\n\n[road]\nlanes = 3\n";
+  w.session_file_path = "/lab/test.toml";
+  r.Give(Socket::kControl, w);
+  CHECK(r.client.SessionFile() == w.session_file);
+  CHECK(r.client.SessionFilePath() == "/lab/test.toml");
+  w.session_file.clear();  // a restarted server without a file
+  w.session_file_path.clear();
+  r.Give(Socket::kControl, w);
+  CHECK(r.client.SessionFile().empty());
+  CHECK(r.client.SessionFilePath().empty());
+}
+
+TEST_CASE("session client: a forwarded parameter set left unanswered is answered later through AnswerParamRequest") {
+  Rig r;
+  r.Welcome();
+  r.Poll();
+  std::vector<protocol::Message> asked;
+  r.client.on_param_request = [&](const protocol::Message& m) -> std::optional<protocol::Message> {
+    asked.push_back(m);
+    if (std::holds_alternative<protocol::ParamSet>(m)) return std::nullopt;  // once in force
+    return protocol::ParamReply{true, {"node.alpha.x", "1", true, ""}, "", 4};
+  };
+  r.Give(Socket::kControl, protocol::ParamSet{"node.alpha.x", "2", 3});
+  r.Give(Socket::kControl, protocol::ParamGet{"node.alpha.x", 4});
+  CHECK(asked.size() == 2);
+  // Only the get is answered now.
+  auto out = r.Poll();
+  std::vector<uint64_t> answered;
+  for (const auto& [s, m] : out)
+    if (const auto* p = std::get_if<protocol::ParamReply>(&m); p && s == Socket::kControl) answered.push_back(p->request_id);
+  CHECK(answered == std::vector<uint64_t>{4});
+  r.client.AnswerParamRequest(protocol::ParamReply{true, {"node.alpha.x", "2", true, ""}, "", 3});
+  answered.clear();
+  for (const auto& [s, m] : r.Poll())
+    if (const auto* p = std::get_if<protocol::ParamReply>(&m); p && s == Socket::kControl) {
+      answered.push_back(p->request_id);
+      CHECK(p->param.value == "2");
+    }
+  CHECK(answered == std::vector<uint64_t>{3});
+}
+
 }  // namespace
 }  // namespace platoon::session

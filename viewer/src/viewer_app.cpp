@@ -5,6 +5,7 @@
 #include "platoon/viewer/param_panel.hpp"
 #include "platoon/viewer/pinhole_camera.hpp"
 #include "platoon/viewer/plot_buffer.hpp"
+#include "platoon/viewer/session_scene.hpp"
 #include "sdl_window.hpp"
 
 #include <GL/gl.h>
@@ -149,6 +150,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
   int frame = 0;
   int exit_code = 0;
   bool quit = false;
+  bool served_scene_done = !def.scene_from_server;
   while (!quit && !viewer->done() && !stop.load(std::memory_order_relaxed)) {
     // System events first (seed 004 §2.2), then the display.
     SDL_Event ev;
@@ -167,6 +169,28 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
 
     // The world at this frame's sim time: copies from the network thread, dead-reckoned here.
     const WorldSnapshot snap = client.Snapshot();
+    // Without -c or --road: the road and scene of the session file the server's Welcome carried, once.
+    if (!served_scene_done && snap.joined) {
+      served_scene_done = true;
+      const auto [text, path] = client.SessionFile();
+      if (text.empty()) {
+        log.info("the server sent no session file: no road drawn (give -c SESSION.toml or --road FILE)");
+      } else {
+        try {
+          const SessionScene served = SessionSceneFromText(text, path);
+          scene.SetRoads(served.roads);
+          if (!served.environment.empty()) scene.SetEnvironment(served.environment);
+          const GroundExtent& ground = scene.Ground();
+          top_cam->SetCentre(Vec3(ground.centre_x_m, ground.centre_y_m, 0));
+          if (served.has_home) free_cam->LookAt(served.home_eye_m, served.home_target_m);
+          log.info("drawing the road and scene of the server's session file {} ({} road(s), {} scene objects)",
+                   path.empty() ? std::string("(no path)") : path, served.roads.Roads().size(),
+                   served.environment.size());
+        } catch (const config::ConfigError& e) {
+          log.warn("the server's session file does not load here, so no road is drawn: {}", e.what());
+        }
+      }
+    }
     const std::vector<protocol::EntityState> entities = snap.world.Displayed(snap.sim_time_ns);
     scene.Update(entities);
     auto selected = std::find_if(entities.begin(), entities.end(), [&](const auto& e) { return e.id == ui.selected; });

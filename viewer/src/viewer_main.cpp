@@ -151,6 +151,8 @@ int main(int argc, char** argv) {
     def.home_eye_m = r.PointAt(0.0, 0.0) + Vec3(-25.0 * std::cos(heading), -25.0 * std::sin(heading), 12.0);
   }
   def.screenshot_path = screenshot;
+  // No session file here: draw the road and scene of the one the server sends (a replay's is the recorded).
+  def.scene_from_server = config_path.empty() && road_path.empty();
   def.title = "platoon viewer - " + session.name;
   log = log::MakeLogger("viewer", log_level);
   log->info("server {} {}", found.endpoint.Text(), found.from);

@@ -37,6 +37,11 @@ void WorldClient::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+std::pair<std::string, std::string> WorldClient::SessionFile() const {
+  std::lock_guard lock(mutex_);
+  return {client_.SessionFile(), client_.SessionFilePath()};
+}
+
 WorldSnapshot WorldClient::Snapshot() const {
   std::lock_guard lock(mutex_);
   WorldSnapshot copy = data_;

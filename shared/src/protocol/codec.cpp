@@ -371,6 +371,8 @@ struct BodyWriter {
     b.setStepNs(m.step_ns);
     b.setTimeControl(m.time_control);
     b.setStateToken(m.state_token);
+    b.setSessionFile(m.session_file);
+    b.setSessionFilePath(m.session_file_path);
   }
   void operator()(const Refuse& m) {
     auto b = body.initRefuse();
@@ -586,7 +588,8 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body, std::string_v
       auto r = body.getWelcome();
       return Welcome{r.getNodeId(),     r.getSessionName(), r.getHeartbeatIntervalNs(), r.getLostTimeoutNs(),
                      r.getServerTimeNs(), r.getTimePort(),  r.getWorldPort(),          r.getStatePort(),
-                     r.getStepNs(),     r.getTimeControl(),      r.getStateToken()};
+                     r.getStepNs(),     r.getTimeControl(),      r.getStateToken(),
+                     r.getSessionFile(), r.getSessionFilePath()};
     }
     case W::REFUSE: {
       auto r = body.getRefuse();

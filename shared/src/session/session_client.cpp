@@ -109,6 +109,8 @@ void SessionClient::OnControl(const protocol::Message& m, int64_t local_ns) {
     last_heard_ns_ = local_ns;
     node_id_ = w->node_id;
     session_name_ = w->session_name;
+    session_file_ = w->session_file;
+    session_file_path_ = w->session_file_path;
     heartbeat_ns_ = std::max(w->heartbeat_interval_ns, SToNs(def_.min_heartbeat_s));
     lost_timeout_ns_ = w->lost_timeout_ns;
     step_ns_ = w->step_ns;
@@ -159,7 +161,7 @@ void SessionClient::OnControl(const protocol::Message& m, int64_t local_ns) {
       std::holds_alternative<protocol::ParamSet>(m)) {
     last_heard_ns_ = local_ns;
     if (on_param_request) {
-      Queue(Socket::kControl, on_param_request(m));
+      if (auto answer = on_param_request(m)) Queue(Socket::kControl, *answer);
     } else if (const auto* l = std::get_if<protocol::ParamListRequest>(&m)) {
       Queue(Socket::kControl, protocol::ParamList{{}, l->request_id, {}});
     } else {
@@ -234,6 +236,8 @@ void SessionClient::OnWorld(const protocol::WorldState& w, bool snapshot, int64_
   }
   const int64_t blend_from = step_ns_ > 0 && granted_step_ > 0 ? granted_sim_ns_ : SimTimeAt(anchor_, clock_.NowNs());
   const WorldApplyResult r = world_.Apply(w, blend_from, snapshot, node_id_);
+  // The whole world is here once a snapshot or a whole keyframe was applied after a Welcome.
+  if (joined_ && r.applied && (snapshot || w.keyframe)) world_complete_ = true;
   if (r.reset) {
     ++stats_.server_restarts;
     if (log_) log_->warn("world sequence restarted: the server restarted; requesting a snapshot");

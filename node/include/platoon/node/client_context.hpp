@@ -26,8 +26,10 @@ namespace platoon::node {
 
 /// A node's parameters (node.<name>.*) and the sets waiting to be applied. Requests the server forwards
 /// arrive on the network thread while modules step on the module thread (real time): a set is checked at
-/// once and applied before the modules' next step (ApplyQueued), or at once when the caller steps the
-/// modules on the same thread (lock-step). Gets and sets are serialised by an internal mutex.
+/// once, applied before the modules' next step (ApplyQueued) and answered then, so that the server's
+/// answer means "in force" and the asker's next get reads the new value; when the caller steps the
+/// modules on the same thread (lock-step) it is applied and answered at once. Gets and sets are
+/// serialised by an internal mutex.
 class NodeParams {
  public:
   /// Sets waiting for the next step at most; further ones are refused.
@@ -35,15 +37,22 @@ class NodeParams {
   /// Registers parameters (before any request arrives): Module::Params and the runtime's own.
   config::ParamRegistry& Registry() { return registry_; }
   /// Answers a forwarded ParamListRequest, ParamGet or ParamSet with a ParamList or ParamReply carrying
-  /// its request id. A set that passes the checks is applied now when `apply_now`, else queued.
-  protocol::Message Answer(const protocol::Message& request, bool apply_now);
-  /// Applies the queued sets, oldest first (the thread that steps the modules, before they step).
-  void ApplyQueued();
+  /// its request id. A set that passes the checks is applied now when `apply_now`; else it is queued and
+  /// nullopt returned: ApplyQueued applies it and gives its answer. A refused set is answered at once.
+  std::optional<protocol::Message> Answer(const protocol::Message& request, bool apply_now);
+  /// Applies the queued sets, oldest first (the thread that steps the modules, before they step), and
+  /// returns their answers: ParamReply with each request's id and the value now in force.
+  std::vector<protocol::ParamReply> ApplyQueued();
 
  private:
+  struct QueuedSet {
+    std::string path;
+    config::ParamValue value;
+    uint64_t request_id = 0;
+  };
   std::mutex mutex_;
   config::ParamRegistry registry_;
-  std::vector<std::pair<std::string, config::ParamValue>> queued_;
+  std::vector<QueuedSet> queued_;
 };
 
 /// A ModuleContext over a SessionClient guarded by `mutex`. Lives on the module thread.
@@ -85,6 +94,10 @@ class ClientModuleContext final : public ModuleContext, public EncodedPublisher 
   /// The node's parameters, whose queued sets StepDue applies before the modules step (nullptr: none).
   void SetParams(NodeParams* params) { params_ = params; }
   NodeParams* Params() const { return params_; }
+  /// Applies the parameter sets that wait (NodeParams::ApplyQueued) and queues their answers on the
+  /// client, waking the network thread to send them. The thread that steps the modules calls it before
+  /// they step (StepDue) and while the session stands still, so that a set is answered within one turn.
+  void ApplyParams();
   /// Hands every truth a module publishes to `tap` (nullptr: none), before the send policy sees it; on
   /// the module thread (PoseLog).
   void TapTruth(std::function<void(const protocol::EntityState&)> tap) { truth_tap_ = std::move(tap); }

@@ -52,7 +52,8 @@ class ReplayLogBuilder {
 /// that has no world states, gives a log with problems and no states.
 ReplayLog LoadReplayLog(const std::string& path);
 
-/// The replay as a world system. Serves recorded states from `from_ns` to `to_ns` (sim time).
+/// The replay as a world system. Serves recorded states from `from_ns` to `to_ns` (sim time), and the
+/// recorded session file in every Welcome (WorldCore::SetSessionFile), so that clients draw its road.
 class ReplaySystem final : public WorldSystem {
  public:
   ReplaySystem(const ReplayLog& log, WorldCore& core, int64_t from_ns, int64_t to_ns);

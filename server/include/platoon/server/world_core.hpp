@@ -183,6 +183,15 @@ class WorldCore {
   void SetAutostart(double delay_s) { autostart_s_ = delay_s; }
   /// Accepts the replay-only session commands (seek, speed); a live session ignores them with a warning.
   void EnableTimeControl() { time_control_ = true; }
+  /// The session file every Welcome carries: its TOML `text` and the `path` it had on this PC, so that a
+  /// client started without it (platoon-viewer with only --server) draws the session's road and scene.
+  /// platoon-server serves the file it loaded; a replay serves its recording's. Unset: "" (none).
+  void SetSessionFile(std::string text, std::string path) {
+    session_file_ = std::move(text);
+    session_file_path_ = std::move(path);
+  }
+  /// The session file's text that Welcomes carry ("" when none).
+  const std::string& SessionFileText() const { return session_file_; }
 
   /// A message on the control socket from ROUTER identity `peer` at IP `peer_address`, authenticated as
   /// `user_id` (the ZAP user id, a client key's name; empty when the socket runs without CURVE).
@@ -390,6 +399,7 @@ class WorldCore {
   bool any_joined_ = false;  // until the first join, the server adopts a running session it is told of
   double autostart_s_ = -1;
   bool time_control_ = false;  // replays: seek and speed are accepted
+  std::string session_file_, session_file_path_;  // what Welcomes carry (SetSessionFile)
 
   // Lock-step: step k is computed at sim time step_t0_ns_ + (k - 1) * StepNs().
   int64_t step_t0_ns_ = 0;

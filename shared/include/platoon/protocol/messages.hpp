@@ -84,6 +84,11 @@ struct Welcome {
   int64_t step_ns = 0;                  ///< Lock-step period of the session, in ns; 0: real time.
   bool time_control = false;            ///< The server accepts seek and speed commands (a replay).
   uint64_t state_token = 0;             ///< Random per join: every NodeState of this node carries it.
+  /// The session file's TOML text ("" when the server has none: a session built in code, an old server),
+  /// so that a client started without the file (a viewer with only --server) draws the session's road and
+  /// scene. A replay serves its recording's file. Typical 1-20 kB.
+  std::string session_file;
+  std::string session_file_path;        ///< Where that file was on the server's PC ("" when unknown).
   bool operator==(const Welcome&) const = default;
 };
 

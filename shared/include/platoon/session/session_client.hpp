@@ -133,6 +133,9 @@ class SessionClient {
   /// Queues a parameter request for the control socket; no join is needed. With `keep_replies` the
   /// answer comes back through TakeReplies().
   void RequestParams(const ParamRequest& request);
+  /// Queues the answer to a forwarded parameter request that on_param_request left for later (a node's
+  /// set in real time, answered once the value is in force), on the control socket.
+  void AnswerParamRequest(const protocol::Message& answer) { Queue(Socket::kControl, answer); }
   /// Queues a Leave (when joined) with `reason`.
   void Leave(const std::string& reason);
   /// Sets the data streams announced at the next join.
@@ -171,6 +174,15 @@ class SessionClient {
   uint32_t NodeId() const { return node_id_; }
   /// Session name from the Welcome.
   const std::string& SessionName() const { return session_name_; }
+  /// The session file's TOML text from the Welcome ("" before it, or when the server has none): a client
+  /// started without the file (platoon-viewer with only --server, Python) reads the session's road and
+  /// scene from it. A replay serves its recording's file.
+  const std::string& SessionFile() const { return session_file_; }
+  /// Where that file was on the server's PC ("" when unknown); a relative road file is beside it.
+  const std::string& SessionFilePath() const { return session_file_path_; }
+  /// True once a world state was applied since the first Welcome: a snapshot reply or a broadcast
+  /// keyframe (the whole world, as World() then holds it).
+  bool WorldReceived() const { return world_complete_; }
   /// The session anchor of the newest world state (the client's view of the session clock).
   const SessionAnchor& Anchor() const { return anchor_; }
   /// Phase of the session.
@@ -213,9 +225,10 @@ class SessionClient {
   std::function<void(std::string_view bytes, const protocol::WorldState& state, int64_t local_ns)> on_world_broadcast;
   /// Node side of parameters by path: the server forwards node.<name>.* requests (ParamListRequest,
   /// ParamGet, ParamSet) to the node that owns them; this answers one (a ParamList or ParamReply carrying
-  /// the request's request_id), and the client queues the answer on the control socket. Runs on the
-  /// thread that calls OnMessage. Unset: such requests are counted as bad input.
-  std::function<protocol::Message(const protocol::Message& request)> on_param_request;
+  /// the request's request_id), and the client queues the answer on the control socket. nullopt: answered
+  /// later through AnswerParamRequest (a set is confirmed once it is in force, so that the asker's next
+  /// get reads the new value). Runs on the thread that calls OnMessage. Unset: refused at once.
+  std::function<std::optional<protocol::Message>(const protocol::Message& request)> on_param_request;
 
  private:
   void OnControl(const protocol::Message& m, int64_t local_ns);
@@ -241,7 +254,8 @@ class SessionClient {
 
   bool joined_ = false, rejoined_ = false;
   uint32_t node_id_ = 0;
-  std::string session_name_;
+  std::string session_name_, session_file_, session_file_path_;
+  bool world_complete_ = false;  ///< A snapshot or a keyframe was applied since the first Welcome.
   std::optional<std::string> refused_;
   std::string last_refusal_;
   ServerPorts ports_;

@@ -40,6 +40,9 @@ struct ViewerAppDef {
   Vec3 home_target_m = Vec3::Zero();     ///< Point the free camera looks at first, in m.
   float point_size_px = 2.0f;            ///< Initial point size of the fused cloud, in px.
   bool colour_by_source = false;         ///< Initially colour points by source index instead of intensity.
+  /// Draw the road and scene of the session file the server's Welcome carries once joined (platoon-viewer
+  /// sets it when given neither -c nor --road: a replay, or a live server, watched with --server only).
+  bool scene_from_server = false;
 };
 
 /// Runs the viewer until the window is closed, Esc is pressed, `stop` becomes true (signals),

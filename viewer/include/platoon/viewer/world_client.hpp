@@ -24,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -98,6 +99,9 @@ class WorldClient {
 
   /// A copy of everything the render thread shows, with sim_time_ns estimated now.
   WorldSnapshot Snapshot() const;
+  /// The session file the server's Welcome carried: its TOML text ("" before the join, or when the server
+  /// has none) and where it was on the server's PC.
+  std::pair<std::string, std::string> SessionFile() const;
   /// Estimated session sim time now, in ns: the newest world state's sim time advanced by the synced
   /// clock while the session runs.
   int64_t SimNowNs() const;

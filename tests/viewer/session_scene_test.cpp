@@ -1,0 +1,58 @@
+// What the viewer draws of a session from its file's text (viewer/src/session_scene.cpp): the text a
+// server's Welcome carries gives the road and scenery the file gives, a relative road file found beside
+// the path the server names.
+#include "platoon/viewer/session_scene.hpp"
+
+#include "platoon/road/road_file.hpp"
+#include "platoon/road/session_road.hpp"
+
+#include "../support/session_fixture.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+TEST_CASE("session scene: a session file's text gives its generated road, its scenery and a camera home above the road") {
+  const std::string text =
+      "[session]\nname = \"scene\"\n\n[road]\ngenerate_length_m = 600\nseed = 3\nlanes = 2\n\n[scene]\nroad_environment = true\n";
+  const platoon::viewer::SessionScene scene = platoon::viewer::SessionSceneFromText(text, "");
+  const platoon::config::SessionDef def = platoon::config::LoadSessionText(text, "scene.toml");
+  const platoon::road::RoadNetwork want = platoon::road::SessionRoadNetwork(def.road);
+  REQUIRE(scene.roads.Roads().size() == want.Roads().size());
+  REQUIRE_FALSE(scene.roads.Roads().empty());
+  const platoon::road::Road& r = scene.roads.Roads().front();
+  CHECK(r.Length() == doctest::Approx(want.Roads().front().Length()));
+  CHECK(scene.environment.size() == platoon::road::SessionEnvironment(def).size());
+  CHECK_FALSE(scene.environment.empty());
+  REQUIRE(scene.has_home);
+  CHECK(scene.home_eye_m.z() == doctest::Approx(r.PointAt(0, 0).z() + 12.0));
+  CHECK((scene.home_target_m - r.PointAt(40, 0)).norm() < 1e-9);
+  // Without road_environment: the road, no scenery.
+  const platoon::viewer::SessionScene bare = platoon::viewer::SessionSceneFromText("[road]\ngenerate_length_m = 600\n", "");
+  CHECK_FALSE(bare.roads.Roads().empty());
+  CHECK(bare.environment.empty());
+}
+
+TEST_CASE("session scene: a relative road file is read beside the path the server names, and a missing one is an error") {
+  platoon::testing::TempDir dir;
+  std::ifstream ring(std::string(PLATOON_SOURCE_DIR) + "/configs/roads/ring.toml");
+  REQUIRE(ring.good());
+  std::stringstream ring_text;
+  ring_text << ring.rdbuf();
+  const std::string ring_path = dir.Write("ring.toml", ring_text.str());
+  const std::string text = "[session]\nname = \"ring\"\n\n[road]\nfile = \"ring.toml\"\n";
+  const platoon::viewer::SessionScene scene = platoon::viewer::SessionSceneFromText(text, dir.Path() + "/session.toml");
+  const platoon::road::RoadNetwork want = platoon::road::LoadRoadFile(ring_path);
+  REQUIRE_FALSE(want.Roads().empty());
+  CHECK(scene.roads.Roads().size() == want.Roads().size());
+  CHECK(scene.roads.Roads().front().Length() == doctest::Approx(want.Roads().front().Length()));
+  // Named beside a folder without the file: the error names the road file.
+  platoon::testing::TempDir elsewhere;
+  try {
+    (void)platoon::viewer::SessionSceneFromText(text, elsewhere.Path() + "/session.toml");
+    FAIL("a missing road file was not reported");
+  } catch (const platoon::config::ConfigError& e) {
+    CHECK(std::string(e.what()).find("ring.toml") != std::string::npos);
+  }
+}

@@ -1,0 +1,34 @@
+#pragma once
+/// What the viewer draws of a session besides its entities: the [road] network, the [scene]'s road
+/// environment, and where the free camera starts. Built from a session file the viewer was given (-c), or
+/// from the one the server's Welcome carries (session::SessionClient::SessionFile) when it was given only
+/// --server, e.g. for a replay, whose server serves the recorded file.
+
+#include "platoon/config/session.hpp"
+#include "platoon/geometry.hpp"
+#include "platoon/road/environment.hpp"
+#include "platoon/road/road_network.hpp"
+
+#include <string>
+#include <vector>
+
+namespace platoon::viewer {
+
+/// The road, the environment and the camera's home of one session.
+struct SessionScene {
+  road::RoadNetwork roads;                    ///< The session's roads (road::SessionRoadNetwork).
+  std::vector<road::EnvObject> environment;   ///< [scene] road_environment objects (road::SessionEnvironment).
+  bool has_home = false;                      ///< True when there is a road to start the camera at.
+  Vec3 home_eye_m = Vec3::Zero();             ///< Free camera's start: 25 m behind and 12 m above the road's start, in m.
+  Vec3 home_target_m = Vec3::Zero();          ///< Point it looks at: 40 m along the first road, in m.
+};
+
+/// The scene of a loaded session. Throws config::ConfigError when its road file does not load.
+SessionScene SessionSceneOf(const config::SessionDef& session);
+
+/// The scene of a session file's `text`; `path` is where the file was (a relative road file is found
+/// beside it; "" = the working directory) and names it in messages. Throws config::ConfigError naming
+/// the file, line and key when the text or its road file does not load here.
+SessionScene SessionSceneFromText(const std::string& text, const std::string& path);
+
+}  // namespace platoon::viewer
