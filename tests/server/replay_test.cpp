@@ -295,22 +295,28 @@ TEST_CASE("replay: in lock-step every grant carries the recorded world at its st
   CHECK(grants == 151);  // steps at 0.50, 0.51, ..., 2.00 s
 }
 
+namespace {
+
+// A session log of the recording: the session file as the recorder stores it, then every world state.
+void WriteReplayLog(const std::string& path, const Recording& rec, const std::string& session_text,
+                    const std::string& session_path) {
+  std::string error;
+  auto w = session_log::Writer::Open(path, &error);
+  REQUIRE_MESSAGE(w, error);
+  CHECK(w->WriteJson(session_log::kSessionTopic, "", "",
+                     session_log::SessionInfoJson({"recorded", session_text, session_path, "rec"}), 0, 0)
+            .Ok());
+  for (const auto& world : rec.worlds) CHECK(w->WriteWorld(world).Ok());
+  CHECK(w->Close().Ok());
+}
+
+}  // namespace
+
 TEST_CASE("replay: an observer joined to a replay server receives every recorded state at its recorded pose") {
   const Recording rec = MakeRecording();
   testing::TempDir dir;
   const std::string path = dir.Path() + "/drive.mcap";
-  {
-    std::string error;
-    auto w = session_log::Writer::Open(path, &error);
-    REQUIRE_MESSAGE(w, error);
-    CHECK(w->WriteJson(session_log::kSessionTopic, "", "",
-                       session_log::SessionInfoJson({"recorded", "[session]\nname = \"recorded\"\n", "x.toml", "rec"}), 0, 0)
-              .Ok());
-    for (const auto& world : rec.worlds) {
-      CHECK(w->WriteWorld(world).Ok());
-    }
-    CHECK(w->Close().Ok());
-  }
+  WriteReplayLog(path, rec, "[session]\nname = \"recorded\"\n", "x.toml");
   const server::ReplayLog log = server::LoadReplayLog(path);
   CHECK(log.problems.empty());
   CHECK(log.session_name == "recorded");
@@ -382,16 +388,7 @@ TEST_CASE("replay: a client joined to a replay gets the recorded session file in
   const Recording rec = MakeRecording();
   testing::TempDir dir;
   const std::string path = dir.Path() + "/drive.mcap";
-  {
-    std::string error;
-    auto w = session_log::Writer::Open(path, &error);
-    REQUIRE_MESSAGE(w, error);
-    CHECK(w->WriteJson(session_log::kSessionTopic, "", "",
-                       session_log::SessionInfoJson({"recorded", recorded_text, "/lab/recorded.toml", "rec"}), 0, 0)
-              .Ok());
-    for (const auto& world : rec.worlds) CHECK(w->WriteWorld(world).Ok());
-    CHECK(w->Close().Ok());
-  }
+  WriteReplayLog(path, rec, recorded_text, "/lab/recorded.toml");
   const server::ReplayLog log = server::LoadReplayLog(path);
   REQUIRE(log.session_text == recorded_text);
 
