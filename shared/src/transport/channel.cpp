@@ -56,7 +56,9 @@ Channel::Channel(zmq::context_t& context, Pattern pattern, const ChannelDef& def
   socket_.set(zmq::sockopt::linger, 0);
   socket_.set(zmq::sockopt::sndhwm, def.send_hwm);
   socket_.set(zmq::sockopt::rcvhwm, def.receive_hwm);
-  socket_.set(zmq::sockopt::maxmsgsize, def.max_message_bytes);
+  // A PUB socket receives nothing but subscriptions: a peer's large frame closes its connection unbuffered.
+  socket_.set(zmq::sockopt::maxmsgsize, pattern == Pattern::kPub ? std::min(def.max_message_bytes, kPubMaxInboundBytes)
+                                                                 : def.max_message_bytes);
   socket_.set(zmq::sockopt::reconnect_ivl, def.reconnect_interval_ms);
   if (def.io_affinity != 0) socket_.set(zmq::sockopt::affinity, def.io_affinity);
   if (pattern == Pattern::kSub) socket_.set(zmq::sockopt::subscribe, "");

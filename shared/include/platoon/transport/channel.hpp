@@ -40,7 +40,7 @@ struct Packet {
 struct ChannelDef {
   int send_hwm = 1000;                     ///< Messages queued per peer before sends are dropped.
   int receive_hwm = 1000;                  ///< Messages queued on receive before the peer's are dropped.
-  int64_t max_message_bytes = 64 << 20;    ///< Larger incoming messages close the connection.
+  int64_t max_message_bytes = 64 << 20;    ///< Larger incoming messages close the connection (kPub: at most kPubMaxInboundBytes).
   int reconnect_interval_ms = 100;         ///< DEALER/SUB/PUSH reconnect interval.
   FaultDef faults{};                       ///< Receive-path faults.
   /// CURVE encryption and authentication (docs/PROTOCOL.md "Security"); nullopt: plain TCP. A server
@@ -59,6 +59,13 @@ struct ChannelDef {
 /// Sends of at least this many bytes from an rvalue string hand the string itself to ZeroMQ (no copy); also
 /// the receive threshold the node's data sockets use (ChannelDef::share_from_bytes).
 inline constexpr size_t kZeroCopySendBytes = 64 * 1024;
+
+/// Largest message a PUB channel accepts from a subscriber, in bytes; a larger one closes that connection
+/// before ZeroMQ buffers it. A subscriber sends only subscriptions (1 byte + topic; platoon subscribes to
+/// the empty topic, 1 byte) and its handshake, of which a CURVE INITIATE (about 300 bytes) is the largest.
+/// Overrides a larger ChannelDef::max_message_bytes on kPub: a 32 MiB subscription frame once cost the
+/// server 2.95 GB and a 7.8 s stall.
+inline constexpr int64_t kPubMaxInboundBytes = 512;
 
 /// Counters of a channel.
 struct ChannelStats {
