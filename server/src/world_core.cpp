@@ -239,6 +239,13 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
                      std::holds_alternative<protocol::EventsRequest>(m) || std::holds_alternative<protocol::StatusRequest>(m);
   if (gated && RefuseNonOperator(peer, user_id, m, now)) return;
   if (const auto* c = std::get_if<protocol::SessionControl>(&m)) {
+    // A start of a session under way would rewind every node's sim time: refused like a non-operator's
+    // control (SessionStatus has no error field), and nothing changes.
+    if (std::string why = StartRefusal(*c); !why.empty()) {
+      LogRefusal("start(s) of a session under way", fmt::format("from {}: {}", peer, why), now);
+      Reply(peer, protocol::Refuse{std::move(why), protocol::kProtocolVersion});
+      return;
+    }
     Control(*c, now);
     Reply(peer, protocol::SessionStatus{phase_, SimTimeAt(now), now, start_at_ns_});
     return;
@@ -386,6 +393,24 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   }
   const bool rejoined = record != nullptr;
   if (!rejoined && nodes_.size() >= static_cast<size_t>(session_.server.max_nodes)) {
+    // A full table makes room for a live newcomer by dropping the node lost longest, preferring one that
+    // owns nothing; only live nodes fill the table for good.
+    const NodeRecord* oldest = nullptr;
+    for (const auto& [id, n] : nodes_) {
+      if (!n.info.lost) continue;
+      if (!oldest || std::make_pair(n.entities_owned > 0, n.info.last_seen_ns) <
+                         std::make_pair(oldest->entities_owned > 0, oldest->info.last_seen_ns))
+        oldest = &n;
+    }
+    if (oldest) {
+      log_->warn("the session is full (max_nodes = {}): node '{}' (id {}, lost for {:.1f} s, {} entities) makes room "
+                 "for '{}' from {} (pid {})",
+                 session_.server.max_nodes, oldest->info.name, oldest->info.node_id,
+                 NsToS(now - oldest->info.last_seen_ns), oldest->entities_owned, join.name, join.host, join.pid);
+      EvictNode(oldest->info.node_id, now);
+    }
+  }
+  if (!rejoined && nodes_.size() >= static_cast<size_t>(session_.server.max_nodes)) {
     ++counters_.join_refused;
     const std::string reason = "the session is full: " + std::to_string(nodes_.size()) + " nodes (max_nodes = " +
                                std::to_string(session_.server.max_nodes) + ")";
@@ -451,6 +476,24 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
                  record->info.name, now});
 }
 
+void WorldCore::EvictNode(uint32_t id, int64_t now) {
+  const auto node = nodes_.find(id);
+  if (node == nodes_.end()) return;
+  for (auto it = entities_.begin(); it != entities_.end();) {
+    if (it->second.state.owner_node == id) {
+      removed_.push_back(it->first);
+      changed_.erase(it->first);
+      it = entities_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  ++counters_.nodes_evicted;
+  const NodeEvent event{NodeEvent::Kind::kLeft, id, node->second.info.name, now};
+  nodes_.erase(node);
+  Emit(event);
+}
+
 void WorldCore::AdoptSession(const protocol::Join& join, int64_t now) {
   // A restarted server resumes the session the nodes are in, instead of starting a new sim time.
   // "Fresh" means no node has joined yet, whatever the autostart did meanwhile.
@@ -486,11 +529,23 @@ void WorldCore::AdoptSession(const protocol::Join& join, int64_t now) {
     Emit(SessionEvent{SessionEvent::Kind::kRunning, SimTimeAt(now), now, 0});
 }
 
-void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
+std::string WorldCore::StartRefusal(const protocol::SessionControl& c) const {
+  if (c.command != protocol::SessionControl::Command::kStart) return {};
+  if (phase_ != SessionPhase::kRunning && phase_ != SessionPhase::kPaused && phase_ != SessionPhase::kStarting)
+    return {};
+  return fmt::format("start refused: the session is already {} (sim time would jump back to {:.3f} s); stop it first",
+                     protocol::PhaseName(phase_), NsToS(c.sim_t0_ns));
+}
+
+bool WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
   using Command = protocol::SessionControl::Command;
   const bool lockstep = session_.step.lockstep;
   switch (c.command) {
     case Command::kStart:
+      if (const std::string why = StartRefusal(c); !why.empty()) {
+        LogRefusal("start(s) of a session under way", why, now);
+        return false;
+      }
       // The seed's simultaneous start: every node begins sim time T0 at the same reference instant.
       phase_ = SessionPhase::kStarting;
       start_at_ns_ = std::max(c.at_server_time_ns, now);
@@ -571,6 +626,7 @@ void WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
       }
       break;
   }
+  return true;
 }
 
 // ---- parameters ---------------------------------------------------------------------------------
@@ -998,6 +1054,7 @@ void WorldCore::Merge(const protocol::NodeState& ns, int64_t now) {
         continue;
       }
       ++node.entities_owned;
+      node.owned_any = true;
     }
     auto [slot, inserted] = entities_.try_emplace(e.id, MergedEntity{e});
     MergedEntity& merged = slot->second;
@@ -1081,10 +1138,14 @@ void WorldCore::Expire(int64_t now) {
   }
   // A lost node that owns nothing (a process that joined and died, or a flood of fake joins) leaves the
   // table after forget_lost_s, so the table stays bounded; one that owns entities stays to reclaim them.
+  // One that never owned an entity (joined and went silent: churn) has nothing to reclaim and leaves after
+  // another lost_timeout_s, so that join/disconnect cycles cannot hold the table for forget_lost_s.
   const int64_t forget = SecondsToNs(session_.server.forget_lost_s);
+  const int64_t forget_unused = std::min(forget, timeout);
   for (auto it = nodes_.begin(); it != nodes_.end();) {
     const NodeRecord& n = it->second;
-    if (n.info.lost && n.entities_owned == 0 && now - n.info.last_seen_ns > timeout + forget) {
+    const int64_t after = n.owned_any ? forget : forget_unused;
+    if (n.info.lost && n.entities_owned == 0 && now - n.info.last_seen_ns > timeout + after) {
       log_->info("node '{}' (id {}) forgotten: lost for {:.0f} s and owning nothing", n.info.name, it->first,
                  NsToS(now - n.info.last_seen_ns));
       ++counters_.nodes_forgotten;

@@ -141,11 +141,11 @@ TEST_CASE("trust: the node table is bounded and forgets lost nodes that own noth
     if (const auto* r = std::get_if<protocol::Refuse>(&o.message)) refused = r->reason.find("max_nodes = 3") != std::string::npos;
   CHECK(refused);
   CHECK(c.core.Nodes().size() == 3);
-  // All go silent. After lost_timeout + forget_lost_s, b and c (owning nothing) are forgotten; a, which
-  // owns a car, stays so that it can come back for it.
-  c.core.Poll(kTrustT0 + 3 * kTrustS);
+  // All go silent. b and c never owned anything: they are forgotten after 2 x lost_timeout (1 s each),
+  // well before forget_lost_s; a, which owns a car, stays so that it can come back for it.
+  c.core.Poll(kTrustT0 + 1500 * kTrustMs);
   CHECK(c.core.Nodes().size() == 3);
-  c.core.Poll(kTrustT0 + 7 * kTrustS);
+  c.core.Poll(kTrustT0 + 2500 * kTrustMs);
   REQUIRE(c.core.Nodes().size() == 1);
   CHECK(c.core.Nodes().begin()->second.info.name == "a");
   CHECK(c.core.Counters().nodes_forgotten == 2);
@@ -380,4 +380,113 @@ TEST_CASE("trust: a peer beyond its rate is dropped, others are not, and idle pe
   c.core.Poll(kTrustT0 + 2 * kTrustS);
   CHECK(c.core.RateBuckets() == 0);
   CHECK(c.core.GetParam("server.refused.rate_limited").param.value == "1040");
+}
+
+namespace {
+
+// Joins `name` from `peer` and returns the answer to it (a Welcome or a Refuse), whichever came.
+protocol::Message TrustChurnJoin(Core& c, const std::string& name, const std::string& peer, int64_t now) {
+  protocol::Join j;
+  j.name = name;
+  j.role = protocol::Role::kTraffic;
+  c.core.OnControl(peer, "127.0.0.1", TrustOk(j), now);
+  protocol::Message answer = protocol::Refuse{"no answer", 0};
+  for (auto& o : c.core.TakeOutgoing())
+    if (o.peer == peer) answer = o.message;
+  return answer;
+}
+
+}  // namespace
+
+TEST_CASE("trust: a start of a running session is refused and leaves sim time alone; a stopped one starts again") {
+  using Command = protocol::SessionControl::Command;
+  Core c;
+  c.Join("alpha", "peer-a", kTrustT0);
+  c.core.Control(protocol::SessionControl{Command::kStart, kTrustT0, 0}, kTrustT0);
+  c.core.Poll(kTrustT0);
+  const int64_t at = kTrustT0 + 15800 * kTrustMs;
+  c.core.Poll(at);
+  c.core.TakeOutgoing();
+  REQUIRE(c.core.Phase() == protocol::SessionPhase::kRunning);
+  REQUIRE(c.core.SimTimeAt(at) == 15800 * kTrustMs);
+  // One changed byte of a control message: start at sim 0, from an operator (no key).
+  c.core.OnControl("peer-ctl", "127.0.0.1", TrustOk(protocol::SessionControl{Command::kStart, 0, 0}), at);
+  c.core.Poll(at + kTrustMs);
+  CHECK(c.core.Phase() == protocol::SessionPhase::kRunning);
+  CHECK(c.core.SimTimeAt(at + kTrustMs) == 15801 * kTrustMs);
+  bool refused = false, status = false;
+  for (auto& o : c.core.TakeOutgoing()) {
+    if (o.peer != "peer-ctl") continue;
+    if (const auto* r = std::get_if<protocol::Refuse>(&o.message))
+      refused = r->reason.find("already running") != std::string::npos;
+    status = status || std::holds_alternative<protocol::SessionStatus>(o.message);
+  }
+  CHECK(refused);
+  CHECK_FALSE(status);
+  // Internal callers are refused the same way, paused or while a start is scheduled.
+  CHECK_FALSE(c.core.Control(protocol::SessionControl{Command::kStart, at, 0}, at + 2 * kTrustMs));
+  c.core.Control(protocol::SessionControl{Command::kPause, 0, 0}, at + 3 * kTrustMs);
+  CHECK_FALSE(c.core.Control(protocol::SessionControl{Command::kStart, at, 0}, at + 4 * kTrustMs));
+  CHECK(c.core.Phase() == protocol::SessionPhase::kPaused);
+  CHECK(c.core.SimTimeAt(at + 4 * kTrustMs) == 15803 * kTrustMs);
+  // Stopped: a start is a new run from its T0.
+  c.core.Control(protocol::SessionControl{Command::kStop, 0, 0}, at + 5 * kTrustMs);
+  c.core.OnControl("peer-ctl", "127.0.0.1", TrustOk(protocol::SessionControl{Command::kStart, at + kTrustS, 0}),
+                   at + 6 * kTrustMs);
+  CHECK(c.core.Phase() == protocol::SessionPhase::kStarting);
+  bool answered = false;
+  for (auto& o : c.core.TakeOutgoing())
+    if (const auto* st = std::get_if<protocol::SessionStatus>(&o.message); st && o.peer == "peer-ctl")
+      answered = st->phase == protocol::SessionPhase::kStarting;
+  CHECK(answered);
+  CHECK_FALSE(c.core.Control(protocol::SessionControl{Command::kStart, at + 2 * kTrustS, 0}, at + 7 * kTrustMs));
+  c.core.Poll(at + kTrustS);
+  CHECK(c.core.Phase() == protocol::SessionPhase::kRunning);
+  CHECK(c.core.SimTimeAt(at + 1500 * kTrustMs) == 500 * kTrustMs);
+}
+
+TEST_CASE("trust: 2,000 join/leave-or-silent cycles with new names do not lock a newcomer out") {
+  using Command = protocol::SessionControl::Command;
+  config::SessionDef def;
+  def.server.max_nodes = 160;  // forget_lost_s stays 60 s, lost_timeout_s 1 s
+  Core c(def);
+  const auto owner = c.Join("owner", "peer-owner", kTrustT0);
+  c.core.Control(protocol::SessionControl{Command::kStart, kTrustT0, 0}, kTrustT0);
+  c.core.Poll(kTrustT0);
+  c.Send(owner.node_id, owner.state_token, {Car(1, 0, 1.0)}, kTrustT0);
+  // The owner dies at once: its car must wait for it until forget_lost_s, whatever the churn.
+  int64_t now = kTrustT0;
+  int refused = 0;
+  for (int i = 0; i < 2000; ++i) {
+    now += 5 * kTrustMs;  // 200 cycles a second
+    const std::string peer = "churn-peer-" + std::to_string(i);
+    const auto answer = TrustChurnJoin(c, "churn-" + std::to_string(i), peer, now);
+    if (!std::holds_alternative<protocol::Welcome>(answer)) {
+      ++refused;
+    } else if (i % 2 == 0) {
+      c.core.OnControl(peer, "127.0.0.1", TrustOk(protocol::Leave{std::get<protocol::Welcome>(answer).node_id, "bye"}),
+                       now + kTrustMs);
+    }  // odd ones go silent
+    c.core.Poll(now + 2 * kTrustMs);
+    c.core.TakeOutgoing();
+  }
+  CHECK(refused == 0);
+  CHECK(c.core.Nodes().size() <= 160);
+  CHECK(c.core.Counters().nodes_evicted > 0);
+  // A real newcomer 10 s (of sim and reference time) into the session joins within 2 s.
+  const int64_t sim_before = c.core.SimTimeAt(now);
+  bool welcomed = false;
+  for (int64_t t = now; t <= now + 2 * kTrustS && !welcomed; t += 100 * kTrustMs) {
+    welcomed = std::holds_alternative<protocol::Welcome>(TrustChurnJoin(c, "newcomer", "peer-new", t));
+    c.core.Poll(t);
+  }
+  CHECK(welcomed);
+  CHECK(c.core.SimTimeAt(now) == sim_before);
+  // The silent owner of a car was kept through the churn, and is still kept past 2 x lost_timeout.
+  REQUIRE(c.core.Nodes().count(owner.node_id) == 1);
+  CHECK(c.core.Nodes().at(owner.node_id).info.lost);
+  CHECK(c.core.Entities().count(1) == 1);
+  c.core.Poll(kTrustT0 + 50 * kTrustS);
+  CHECK(c.core.Nodes().count(owner.node_id) == 1);
+  CHECK(c.core.Entities().count(1) == 1);
 }

@@ -45,7 +45,8 @@ struct ServerCounters {
   uint64_t future_stamp = 0;         ///< Entity updates stamped more than kMaxFutureStampNs ahead of sim time.
   uint64_t entity_limit = 0;         ///< New entities beyond max_entities or max_entities_per_node.
   uint64_t stalls_forgiven = 0;      ///< Stalls of the server's own loop whose time did not count as silence.
-  uint64_t nodes_forgotten = 0;      ///< Lost nodes owning nothing, dropped from the table after forget_lost_s.
+  uint64_t nodes_forgotten = 0;      ///< Lost nodes owning nothing, dropped after forget_lost_s (never owned: 2 x lost_timeout_s).
+  uint64_t nodes_evicted = 0;        ///< Lost nodes dropped from a full table to let a live newcomer join.
   uint64_t unexpected_message = 0;   ///< Valid messages on the wrong socket.
   uint64_t join_refused = 0;         ///< Joins refused by a system (identity policy) or for an empty name.
   uint64_t wrong_connection = 0;     ///< Heartbeats, leaves and states naming a node other than the sender's connection or key.
@@ -62,6 +63,7 @@ struct NodeRecord {
   std::string user_id;           ///< ZAP user id (client key name) of its join; empty with CURVE off.
   uint64_t state_token = 0;      ///< Random per join, sent in the Welcome; node states must carry it.
   uint64_t entities_owned = 0;   ///< Merged entities this node owns (bounded by max_entities_per_node).
+  bool owned_any = false;        ///< It ever owned an entity (since its first join): lost, it is kept longer.
   int64_t joined_ns = 0;         ///< Reference time of the (last) join, in ns.
   uint64_t states_received = 0;
   uint64_t last_state_sequence = 0;
@@ -224,8 +226,10 @@ class WorldCore {
   /// A message on the time socket received at `t2_ns` and answered at `t3_ns` (reference times): the
   /// reply, or nothing for bad input (counted).
   std::optional<protocol::TimeReply> AnswerTime(const protocol::Decoded& decoded, int64_t t2_ns, int64_t t3_ns);
-  /// Applies a session command (start at T0, pause, resume, stop).
-  void Control(const protocol::SessionControl& control, int64_t now_ns);
+  /// Applies a session command (start at T0, pause, resume, stop). A start while the session is starting,
+  /// running or paused is refused (it would rewind sim time): nothing changes, a warning is logged and
+  /// false is returned; stop first. A start from waiting or stopped is accepted.
+  bool Control(const protocol::SessionControl& control, int64_t now_ns);
 
   /// Lost detection and the stale grace: marks silent nodes lost, freezes or removes their entities.
   void Expire(int64_t now_ns);
@@ -339,6 +343,10 @@ class WorldCore {
   void ExpireRateBuckets(int64_t now);
   void Reply(const std::string& peer, protocol::Message message);
   void AdoptSession(const protocol::Join& join, int64_t now);
+  // Why `control` is refused now (a start of a session under way); empty when it may be applied.
+  std::string StartRefusal(const protocol::SessionControl& control) const;
+  // Drops node `id` from the table with its entities (a full table making room for a live newcomer).
+  void EvictNode(uint32_t id, int64_t now);
   void MarkOwnerAlive(NodeRecord& node, int64_t now);
   NodeRecord* FindByPeer(const std::string& peer);
   bool CheckDecoded(const protocol::Decoded& decoded, const char* socket, int64_t now);
