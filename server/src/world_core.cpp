@@ -314,19 +314,7 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
     MarkOwnerAlive(*node, now);
   } else if (const auto* leave = std::get_if<protocol::Leave>(&m)) {
     log_->info("node '{}' left: {}", node->info.name, leave->reason);
-    const uint32_t id = node->info.node_id;
-    for (auto it = entities_.begin(); it != entities_.end();) {
-      if (it->second.state.owner_node == id) {
-        removed_.push_back(it->first);
-        changed_.erase(it->first);
-        it = entities_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    const NodeEvent event{NodeEvent::Kind::kLeft, id, node->info.name, now};
-    nodes_.erase(id);
-    Emit(event);
+    DropNode(node->info.node_id, now);
   } else {
     ++counters_.unexpected_message;
   }
@@ -477,8 +465,15 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
 }
 
 void WorldCore::EvictNode(uint32_t id, int64_t now) {
+  if (nodes_.count(id) == 0) return;
+  ++counters_.nodes_evicted;
+  DropNode(id, now);
+}
+
+void WorldCore::DropNode(uint32_t id, int64_t now) {
   const auto node = nodes_.find(id);
   if (node == nodes_.end()) return;
+  // Its entities go with it, announced as removed in the next broadcast.
   for (auto it = entities_.begin(); it != entities_.end();) {
     if (it->second.state.owner_node == id) {
       removed_.push_back(it->first);
@@ -488,7 +483,6 @@ void WorldCore::EvictNode(uint32_t id, int64_t now) {
       ++it;
     }
   }
-  ++counters_.nodes_evicted;
   const NodeEvent event{NodeEvent::Kind::kLeft, id, node->second.info.name, now};
   nodes_.erase(node);
   Emit(event);

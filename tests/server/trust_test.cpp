@@ -398,7 +398,7 @@ protocol::Message TrustChurnJoin(Core& c, const std::string& name, const std::st
 
 }  // namespace
 
-TEST_CASE("trust: a start of a running session is refused and leaves sim time alone; a stopped one starts again") {
+TEST_CASE("trust: a start of a running session is refused and leaves sim time alone, and a stopped one starts again") {
   using Command = protocol::SessionControl::Command;
   Core c;
   c.Join("alpha", "peer-a", kTrustT0);

@@ -347,6 +347,8 @@ class WorldCore {
   std::string StartRefusal(const protocol::SessionControl& control) const;
   // Drops node `id` from the table with its entities (a full table making room for a live newcomer).
   void EvictNode(uint32_t id, int64_t now);
+  // Removes node `id` and the entities it owns, and emits its kLeft event (a Leave, or an eviction).
+  void DropNode(uint32_t id, int64_t now);
   void MarkOwnerAlive(NodeRecord& node, int64_t now);
   NodeRecord* FindByPeer(const std::string& peer);
   bool CheckDecoded(const protocol::Decoded& decoded, const char* socket, int64_t now);
