@@ -300,8 +300,15 @@ class Session:
 
     # --- session control ----------------------------------------------------------------------------
     def start(self, at_sim=0.0):
-        """Starts (or restarts) the session now from sim time `at_sim` s; waits until it runs."""
+        """Starts a waiting or stopped session now from sim time `at_sim` s; waits until it runs. Raises
+        platoon.Refused with the server's reason when the session is starting, running or paused (use
+        restart) or when this process has no operator token (docs/DEPLOYMENT.md)."""
         return self._c.control("start", float(at_sim), self.timeout)
+
+    def restart(self, reason, at_sim=0.0):
+        """Begins the session again now from sim time `at_sim` s, in any phase; the server logs `reason`.
+        Operators only (the token the server wrote for this user); waits until it runs."""
+        return self._c.control("restart", float(at_sim), self.timeout, str(reason))
 
     def pause(self):
         """Pauses a running session; waits until it is paused. Raises platoon.Refused when not running."""

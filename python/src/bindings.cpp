@@ -8,6 +8,7 @@
 #include "platoon/protocol/codec.hpp"
 #include "platoon/session/client_link.hpp"
 #include "platoon/session/discovery.hpp"
+#include "platoon/session/operator_token.hpp"
 #include "platoon/transport/channel.hpp"
 
 #include <pybind11/numpy.h>
@@ -212,7 +213,7 @@ std::pair<std::string, uint16_t> ParseServer(const std::string& text) {
 class Session {
  public:
   Session(const std::string& server, const std::string& name, const std::string& role, bool verbose)
-      : def_(MakeDef(name, role)),
+      : def_(MakeDef(name, role, ParseServer(server).second)),
         client_(def_, local_, verbose ? MakeLogger(name) : nullptr),
         link_(context_, ParseServer(server).first, ParseServer(server).second, transport::FaultDef{}),
         server_(server) {
@@ -413,11 +414,15 @@ class Session {
   }
 
   // --- session control -------------------------------------------------------------------------------
-  std::string Control(const std::string& command, double at_sim_s, double timeout_s) {
+  std::string Control(const std::string& command, double at_sim_s, double timeout_s, const std::string& reason) {
     SessionControl c;
     std::optional<SessionPhase> target;
     if (command == "start") {
-      c = SessionControl{SessionControl::Command::kStart, 0, SToNsChecked(at_sim_s, "at_sim")};
+      c = SessionControl{SessionControl::Command::kStart, 0, SToNsChecked(at_sim_s, "at_sim"), 1.0, {}};
+      target = SessionPhase::kRunning;
+    } else if (command == "restart") {
+      if (reason.empty()) throw py::value_error("restart: reason must not be empty (the server logs why the session begins again)");
+      c = SessionControl{SessionControl::Command::kRestart, 0, SToNsChecked(at_sim_s, "at_sim"), 1.0, reason};
       target = SessionPhase::kRunning;
     } else if (command == "pause") {
       c.command = SessionControl::Command::kPause;
@@ -429,14 +434,14 @@ class Session {
       c.command = SessionControl::Command::kStop;
       target = SessionPhase::kStopped;
     } else {
-      throw py::value_error("unknown session command \"" + command + "\" (start, pause, resume, stop)");
+      throw py::value_error("unknown session command \"" + command + "\" (start, restart, pause, resume, stop)");
     }
     std::unique_lock lk(mutex_);
     if (!WaitUntil(lk, timeout_s, [&] { return client_.Joined() && client_.Stats().snapshots > 0; }))
       throw Timeout(command + ": not joined to the session at " + server_ + " within the timeout");
     // A start "now" is stamped on the synced clock.
-    if (command == "start" && !WaitUntil(lk, timeout_s, [&] { return client_.Clock().IsSet(); }))
-      throw Timeout("start: the clock did not synchronise with the server in time");
+    if ((command == "start" || command == "restart") && !WaitUntil(lk, timeout_s, [&] { return client_.Clock().IsSet(); }))
+      throw Timeout(command + ": the clock did not synchronise with the server in time");
     std::erase_if(replies_, [](const auto& r) { return std::holds_alternative<protocol::SessionStatus>(r); });
     client_.Control(c);
     std::optional<protocol::SessionStatus> status;
@@ -446,14 +451,23 @@ class Session {
       return status.has_value();
     };
     if (!WaitUntil(lk, timeout_s, got)) throw Timeout(command + ": no reply from the server within the timeout");
+    // Refused (a start of a running session, no operator token): the session is as it was.
+    if (!status->error.empty()) {
+      std::string why = command + ": " + status->error;
+      if (why.find("operator token") != std::string::npos && def_.operator_token.empty())
+        why += "; this Session found no operator token: looked in " +
+               session::FindOperatorToken(ParseServer(server_).second).Where();
+      throw Refused(why);
+    }
     const SessionPhase after = status->phase;
     const std::string now = std::string(protocol::PhaseName(after));
     if (command == "pause" && after != SessionPhase::kPaused)
       throw Refused("pause: the session is " + now + ": only a running session can be paused");
     if (command == "resume" && after != SessionPhase::kRunning)
       throw Refused("resume: the session is " + now + ": only a paused session can be resumed");
-    if (command == "start" && after != SessionPhase::kStarting && after != SessionPhase::kRunning)
-      throw Refused("start: the session is " + now + " after the start");
+    if ((command == "start" || command == "restart") && after != SessionPhase::kStarting &&
+        after != SessionPhase::kRunning)
+      throw Refused(command + ": the session is " + now + " after the " + command);
     // Done once a world state built after the command shows the new phase.
     auto shown = [&] { return client_.Anchor().ref_ns >= status->server_time_ns && client_.Phase() == *target; };
     if (!WaitUntil(lk, timeout_s, shown))
@@ -471,7 +485,7 @@ class Session {
   }
 
  private:
-  static session::ClientDef MakeDef(const std::string& name, const std::string& role) {
+  static session::ClientDef MakeDef(const std::string& name, const std::string& role, uint16_t control_port) {
     const protocol::Role r = protocol::RoleFromName(role);
     if (r == protocol::Role::kUnknown)
       throw py::value_error("role: unknown role \"" + role + "\" (observer, traffic, driver, sensor, fusion, viewer, recorder)");
@@ -481,6 +495,8 @@ class Session {
     def.retry_refused = false;
     def.keep_replies = true;
     def.clock.min_fit_span_s = 0.2;  // a start needs "now" on the server's clock soon, as platoon ctl does
+    // No CURVE here: commands present the operator token the server wrote for this user, as platoon ctl does.
+    def.operator_token = session::FindOperatorToken(control_port).token;
     return def;
   }
   static std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name);
@@ -737,7 +753,8 @@ PYBIND11_MODULE(_platoon, m) {
       .def("mark", &Session::Mark, py::arg("text"), py::arg("sim_time"), py::arg("timeout"))
       .def("events", &Session::Events, py::arg("after"), py::arg("timeout"))
       .def("take_events", &Session::TakeEvents)
-      .def("control", &Session::Control, py::arg("command"), py::arg("at_sim"), py::arg("timeout"), R())
+      .def("control", &Session::Control, py::arg("command"), py::arg("at_sim"), py::arg("timeout"),
+           py::arg("reason") = std::string(), R())
       .def("wait_sim_time", &Session::WaitSimTime, py::arg("sim_time"), py::arg("timeout"), R());
 
   m.def("find_server", &pp::FindServerFor, py::arg("session_name"),

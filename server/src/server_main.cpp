@@ -7,6 +7,8 @@
 #include "platoon/server/scenario_system.hpp"
 #include "platoon/server/start_when_joined.hpp"
 #include "platoon/server/sync_server.hpp"
+#include "platoon/session/discovery.hpp"
+#include "platoon/session/operator_token.hpp"
 #include "platoon/session/world_hash.hpp"
 
 #include <memory>
@@ -67,6 +69,10 @@ int main(int argc, char** argv) {
       ->check(platoon::config::cli::Finite())
       ->capture_default_str();
   app.add_option("--ready-file", ready_file, "Write the bound ports as JSON to this file once listening");
+  std::string operator_token_file;
+  app.add_option("--operator-token-file", operator_token_file,
+                 "CURVE off: write the operator token here (mode 0600) instead of "
+                 "$XDG_RUNTIME_DIR/platoon/operator.<control port>; removed at exit");
   app.add_option("--exit-after", exit_after_s, "Stop after this many seconds (0: run until SIGINT/SIGTERM)")
       ->check(platoon::config::cli::Finite())
       ->check(CLI::NonNegativeNumber);
@@ -165,6 +171,21 @@ int main(int argc, char** argv) {
   }
   log->info("session '{}' listening on {}: control {}, time {}, world {}, state {}", session.name,
             session.server.bind_address, ports.control, ports.time, ports.world, ports.state);
+  // CURVE off: every process of this PC reaches the sockets, so the operator is whoever can read the token
+  // file this user owns (docs/DEPLOYMENT.md); ctl, the viewer and Python present it.
+  platoon::session::ServerOperatorToken token;
+  if (!platoon::config::CurveOn(session)) {
+    try {
+      token = platoon::session::MakeServerOperatorToken(ports.control, operator_token_file);
+      server.Core().SetOperatorToken(token.token, token.file->Path());
+      log->info("operator token in {} (session control needs it; status reads do not)", token.file->Path());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "platoon-server: operator token: %s\n", e.what());
+      return 2;
+    }
+  } else if (!operator_token_file.empty()) {
+    log->warn("--operator-token-file ignored: CURVE is on, operators are the keys in [security] operators");
+  }
   if (session.faults.Enabled()) log->warn("fault injection is ON for received messages");
   if (!ready_file.empty()) {
     const std::string error = platoon::server::WriteReadyFile(ready_file, ports);

@@ -1,6 +1,7 @@
 #include "platoon/server/world_core.hpp"
 
 #include "platoon/dead_reckoning_kinds.hpp"
+#include "platoon/session/operator_token.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -21,6 +22,20 @@ constexpr int64_t kSecond = 1'000'000'000;
 
 int64_t SecondsToNs(double s) { return static_cast<int64_t>(s * 1e9); }
 double NsToS(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+// A peer's text for a log line: control characters, backslashes and bytes past ASCII as \xNN, at most
+// 200 characters kept, so that a peer can neither forge log lines nor drive a terminal.
+std::string OpLogEscaped(std::string_view text) {
+  constexpr size_t kMaxChars = 200;
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < kMaxChars; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\\') out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  if (text.size() > kMaxChars) out += fmt::format("... ({} bytes)", text.size());
+  return out;
+}
 
 std::string FormatUs(int64_t ns) {
   char buf[32];
@@ -151,18 +166,60 @@ void WorldCore::LogRefusal(std::string_view what, const std::string& detail, int
   if (const uint64_t n = RefusalDue(what, now)) log_->warn("refused {} {} (last: {})", n, what, detail);
 }
 
-bool WorldCore::IsOperator(const std::string& user_id) const {
-  // No key: the message came over a socket without CURVE, which a session allows on one PC only.
-  if (user_id.empty()) return true;
+bool WorldCore::IsOperator(const std::string& peer, const std::string& user_id, int64_t now) const {
+  if (user_id.empty()) {
+    // No key: a socket without CURVE, which a session allows on one PC only. Every process there reaches
+    // it, so the operator is the connection that presented the token the server wrote for its user.
+    if (operator_token_.empty()) return true;
+    const auto it = operator_peers_.find(peer);
+    return it != operator_peers_.end() && now - it->second <= kOperatorIdleNs;
+  }
   const auto& ops = session_.security.operators;
   return std::find(ops.begin(), ops.end(), user_id) != ops.end();
+}
+
+void WorldCore::SetOperatorToken(std::string token, std::string file) {
+  operator_token_ = std::move(token);
+  operator_token_file_ = std::move(file);
+  operator_peers_.clear();
+}
+
+void WorldCore::HandleOperatorHello(const std::string& peer, const std::string& user_id,
+                                    const protocol::OperatorHello& hello, int64_t now) {
+  // Under CURVE the key is the credential, and an in-process core has no token: nothing to present.
+  if (!user_id.empty() || operator_token_.empty()) {
+    ++counters_.unexpected_message;
+    return;
+  }
+  if (!session::OperatorTokensEqual(hello.token, operator_token_)) {
+    operator_peers_.erase(peer);
+    ++counters_.not_operator;
+    LogRefusal("operator hello(s) with a wrong token",
+               fmt::format("connection {} presented {} bytes that are not the token of {}", OpLogEscaped(peer),
+                           hello.token.size(), operator_token_file_),
+               now);
+    return;
+  }
+  // Bounded: the connection silent longest makes room (it presents the token again with its next command).
+  if (!operator_peers_.count(peer)) {
+    for (auto it = operator_peers_.begin(); it != operator_peers_.end();)
+      it = now - it->second > kOperatorIdleNs ? operator_peers_.erase(it) : std::next(it);
+    if (operator_peers_.size() >= kMaxOperatorPeers)
+      operator_peers_.erase(std::min_element(operator_peers_.begin(), operator_peers_.end(),
+                                             [](const auto& a, const auto& b) { return a.second < b.second; }));
+  }
+  operator_peers_[peer] = now;
 }
 
 bool WorldCore::RefuseNonOperator(const std::string& peer, const std::string& user_id, const protocol::Message& m,
                                   int64_t now) {
   if (user_id.empty() && !keyless_logged_) {
     keyless_logged_ = true;
-    log_->info("control messages come without a key (CURVE off): every client on this PC is an operator");
+    if (operator_token_.empty())
+      log_->info("control messages come without a key (CURVE off): every client on this PC is an operator");
+    else
+      log_->info("control messages come without a key (CURVE off): operators present the token in {}",
+                 operator_token_file_);
   }
   const NodeRecord* from = FindByPeer(peer);
   // Reads: open to every authenticated client unless [security] open_status = false. A joined node's own
@@ -171,11 +228,11 @@ bool WorldCore::RefuseNonOperator(const std::string& peer, const std::string& us
                     std::holds_alternative<protocol::ParamGet>(m) ||
                     std::holds_alternative<protocol::EventsRequest>(m) ||
                     std::holds_alternative<protocol::StatusRequest>(m);
-  if (read && (session_.security.open_status || IsOperator(user_id))) return false;
+  if (read && (session_.security.open_status || IsOperator(peer, user_id, now))) return false;
   if (std::holds_alternative<protocol::StatusRequest>(m) && from) return false;
   // A driver seat's key presses are markers from its own connection, in its own name.
   if (std::holds_alternative<protocol::Mark>(m) && from && from->info.role == protocol::Role::kDriver) return false;
-  if (!read && IsOperator(user_id)) return false;
+  if (!read && IsOperator(peer, user_id, now)) return false;
 
   ++counters_.not_operator;
   const char* what = std::visit(
@@ -187,9 +244,14 @@ bool WorldCore::RefuseNonOperator(const std::string& peer, const std::string& us
         return "status read";
       },
       m);
-  const std::string reason = fmt::format(
-      "{} refused: key '{}' is not an operator of session '{}' ([security] operators{})", what, user_id,
-      session_.name, read ? "; open_status = false" : "");
+  const std::string reason =
+      user_id.empty()
+          ? fmt::format("{} refused: this connection has not presented the operator token of session '{}' (CURVE "
+                        "off: platoon ctl, the viewer and Python read it from {}, a file only the server's user can "
+                        "read; {} names another)",
+                        what, session_.name, operator_token_file_, session::kOperatorTokenEnvironmentVariable)
+          : fmt::format("{} refused: key '{}' is not an operator of session '{}' ([security] operators{})", what,
+                        user_id, session_.name, read ? "; open_status = false" : "");
   LogRefusal("message(s) from keys that are not operators", reason, now);
   if (const auto* set = std::get_if<protocol::ParamSet>(&m)) {
     Reply(peer, protocol::ParamReply{false, {set->path, "", false, ""}, reason, set->request_id});
@@ -201,10 +263,11 @@ bool WorldCore::RefuseNonOperator(const std::string& peer, const std::string& us
     Reply(peer, protocol::EventList{{}, mark->request_id, reason});
   } else if (const auto* ev = std::get_if<protocol::EventsRequest>(&m)) {
     Reply(peer, protocol::EventList{{}, ev->request_id, reason});
+  } else if (std::holds_alternative<protocol::SessionControl>(m)) {
+    // The session as it stands, with the reason: the asker stays joined and shows the error.
+    Reply(peer, protocol::SessionStatus{phase_, SimTimeAt(now), now, start_at_ns_, reason});
   } else {
-    // Session control (and a snapshot asked by a tool that never joined): SessionStatus has no error
-    // field, so the answer is a Refuse with the reason; a tool that joined (ctl) leaves on it, a node
-    // joins again.
+    // A snapshot asked by a tool that never joined: a Refuse with the reason.
     Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
   }
   return true;
@@ -231,6 +294,13 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
     HandleJoin(peer, peer_address, user_id, *join, d.peer_version, now);
     return;
   }
+  if (const auto* hello = std::get_if<protocol::OperatorHello>(&m)) {
+    HandleOperatorHello(peer, user_id, *hello, now);
+    return;
+  }
+  // An operator connection that speaks stays one (kOperatorIdleNs counts from its last message).
+  if (const auto op = operator_peers_.find(peer); op != operator_peers_.end() && now - op->second <= kOperatorIdleNs)
+    op->second = now;
   // Session control, parameters and status may come from tools that never joined (a viewer, a script);
   // what steers the session needs the operator role, reads may be closed to others.
   const bool gated = std::holds_alternative<protocol::SessionControl>(m) || std::holds_alternative<protocol::ParamSet>(m) ||
@@ -242,12 +312,15 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
     // A start of a session under way would rewind every node's sim time: refused like a non-operator's
     // control (SessionStatus has no error field), and nothing changes.
     if (std::string why = StartRefusal(*c); !why.empty()) {
-      LogRefusal("start(s) of a session under way", fmt::format("from {}: {}", peer, why), now);
-      Reply(peer, protocol::Refuse{std::move(why), protocol::kProtocolVersion});
+      LogRefusal("start(s) of a session under way", fmt::format("from {}: {}", OpLogEscaped(peer), why), now);
+      Reply(peer, protocol::SessionStatus{phase_, SimTimeAt(now), now, start_at_ns_, std::move(why)});
       return;
     }
-    Control(*c, now);
-    Reply(peer, protocol::SessionStatus{phase_, SimTimeAt(now), now, start_at_ns_});
+    const NodeRecord* from = FindByPeer(peer);
+    const std::string who = from ? fmt::format("'{}' ({})", OpLogEscaped(from->info.name), OpLogEscaped(from->info.host))
+                                 : fmt::format("connection {}", OpLogEscaped(peer));
+    Control(*c, now, user_id.empty() ? who : fmt::format("{}, key '{}'", who, OpLogEscaped(user_id)));
+    Reply(peer, protocol::SessionStatus{phase_, SimTimeAt(now), now, start_at_ns_, {}});
     return;
   }
   if (std::holds_alternative<protocol::ParamListRequest>(m) || std::holds_alternative<protocol::ParamGet>(m) ||
@@ -484,6 +557,7 @@ void WorldCore::DropNode(uint32_t id, int64_t now) {
     }
   }
   const NodeEvent event{NodeEvent::Kind::kLeft, id, node->second.info.name, now};
+  operator_peers_.erase(node->second.peer);  // its connection presents the token again if it comes back
   nodes_.erase(node);
   Emit(event);
 }
@@ -524,6 +598,9 @@ void WorldCore::AdoptSession(const protocol::Join& join, int64_t now) {
 }
 
 std::string WorldCore::StartRefusal(const protocol::SessionControl& c) const {
+  // A restart is deliberate: any phase, but never without saying why.
+  if (c.command == protocol::SessionControl::Command::kRestart)
+    return c.reason.empty() ? "restart refused: a restart needs a reason (platoon ctl restart --reason TEXT)" : "";
   if (c.command != protocol::SessionControl::Command::kStart) return {};
   if (phase_ != SessionPhase::kRunning && phase_ != SessionPhase::kPaused && phase_ != SessionPhase::kStarting)
     return {};
@@ -531,15 +608,19 @@ std::string WorldCore::StartRefusal(const protocol::SessionControl& c) const {
                      protocol::PhaseName(phase_), NsToS(c.sim_t0_ns));
 }
 
-bool WorldCore::Control(const protocol::SessionControl& c, int64_t now) {
+bool WorldCore::Control(const protocol::SessionControl& c, int64_t now, std::string_view who) {
   using Command = protocol::SessionControl::Command;
   const bool lockstep = session_.step.lockstep;
   switch (c.command) {
     case Command::kStart:
+    case Command::kRestart:
       if (const std::string why = StartRefusal(c); !why.empty()) {
         LogRefusal("start(s) of a session under way", why, now);
         return false;
       }
+      if (c.command == Command::kRestart)
+        log_->info("session restarted by {}: {} (was {} at sim time {:.3f} s)", who, OpLogEscaped(c.reason),
+                   protocol::PhaseName(phase_), NsToS(SimTimeAt(now)));
       // The seed's simultaneous start: every node begins sim time T0 at the same reference instant.
       phase_ = SessionPhase::kStarting;
       start_at_ns_ = std::max(c.at_server_time_ns, now);
@@ -1143,6 +1224,7 @@ void WorldCore::Expire(int64_t now) {
       log_->info("node '{}' (id {}) forgotten: lost for {:.0f} s and owning nothing", n.info.name, it->first,
                  NsToS(now - n.info.last_seen_ns));
       ++counters_.nodes_forgotten;
+      operator_peers_.erase(it->second.peer);
       it = nodes_.erase(it);
     } else {
       ++it;

@@ -264,8 +264,10 @@ struct SessionControl {
     stop @3;
     seek @4;                    # replay: sim time jumps to simT0Ns (phase kept)
     speed @5;                   # replay: sim time runs `speed` times the reference clock
+    restart @6;                 # operator only, in any phase: sim time T0 (simT0Ns) at atServerTimeNs, as start
   }
   speed @3 :Float64;            # for speed: the new rate (> 0)
+  reason @4 :Text;              # for restart: why (required, logged by the server)
 }
 
 struct SessionStatus {
@@ -273,6 +275,7 @@ struct SessionStatus {
   simTimeNs @1 :Int64;
   serverTimeNs @2 :Int64;
   startAtNs @3 :Int64;
+  error @4 :Text;               # non-empty: the command was refused, and why (nothing changed)
 }
 
 struct Parameter {
@@ -360,6 +363,13 @@ struct EventList {
 }
 
 struct StatusRequest {}
+
+# Client -> server (control socket), on a session without CURVE: the operator token the server wrote to a
+# file only its user can read (docs/DEPLOYMENT.md). A right token makes this connection an operator;
+# nothing is answered. A wrong one is counted (server.refused.not_operator) and logged.
+struct OperatorHello {
+  token @0 :Text;
+}
 
 # --- sensor data (data socket: one PUB per publishing node -> SUBs; subscribers filter by sensorId) ---
 
@@ -520,5 +530,6 @@ struct Envelope {
     mark @26 :Mark;
     eventsRequest @27 :EventsRequest;
     eventList @28 :EventList;
+    operatorHello @29 :OperatorHello;
   }
 }

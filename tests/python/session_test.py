@@ -354,6 +354,19 @@ def test_session(server, config):
         check(abs(s.sim_time - paused_at) < 1e-3, "sim time stands still while paused")
         check(s.resume() == "running", "resume")
         check(s.resume() == "running", "a resume of a running session leaves it running")
+        # A start of the running session is refused with the server's reason, at once, and the session runs on.
+        before = s.sim_time
+        t0 = time.monotonic()
+        try:
+            s.start()
+            fail("a start of a running session was accepted")
+        except platoon.Refused as err:
+            check("already running" in str(err) and time.monotonic() - t0 < 2.0,
+                  f"a start of a running session is refused in {time.monotonic() - t0:.2f} s: {err}")
+        check(s.sim_time >= before, "sim time did not move back")
+        # A restart is deliberate, needs a reason, and begins again near sim time 0.
+        check(s.restart("python test: run 2") == "running", "restart with a reason")
+        check(s.sim_time < before, f"restarted: sim time {s.sim_time:.3f} s (was {before:.3f} s)")
         # Some more sim time for the log, then stop.
         s.wait_sim_time(s.sim_time + 1.0, timeout=10)
         check(s.stop() == "stopped", "stop")

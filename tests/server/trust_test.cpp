@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 #include <spdlog/sinks/null_sink.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
 namespace {
@@ -294,8 +295,10 @@ TEST_CASE("trust: with CURVE on, session control, parameter sets and markers com
   c.core.OnControl("student", "127.0.0.1", "pc3", TrustOk(protocol::Mark{"hello", 0, 8}), kTrustT0);
   const auto refused = Replies(c.core, "student");
   REQUIRE(refused.size() == 3);
-  REQUIRE(std::holds_alternative<protocol::Refuse>(refused[0]));
-  CHECK(std::get<protocol::Refuse>(refused[0]).reason.find("key 'pc3' is not an operator of session 'lab'") !=
+  // The session as it stands, with the reason: the asker stays joined.
+  REQUIRE(std::holds_alternative<protocol::SessionStatus>(refused[0]));
+  CHECK(std::get<protocol::SessionStatus>(refused[0]).phase == protocol::SessionPhase::kWaiting);
+  CHECK(std::get<protocol::SessionStatus>(refused[0]).error.find("key 'pc3' is not an operator of session 'lab'") !=
         std::string::npos);
   REQUIRE(std::holds_alternative<protocol::ParamReply>(refused[1]));
   CHECK_FALSE(std::get<protocol::ParamReply>(refused[1]).ok);
@@ -414,15 +417,16 @@ TEST_CASE("trust: a start of a running session is refused and leaves sim time al
   c.core.Poll(at + kTrustMs);
   CHECK(c.core.Phase() == protocol::SessionPhase::kRunning);
   CHECK(c.core.SimTimeAt(at + kTrustMs) == 15801 * kTrustMs);
-  bool refused = false, status = false;
+  // Answered with the session as it runs and the reason (the asker stays joined), never a Refuse.
+  bool refused = false, refuse = false;
   for (auto& o : c.core.TakeOutgoing()) {
     if (o.peer != "peer-ctl") continue;
-    if (const auto* r = std::get_if<protocol::Refuse>(&o.message))
-      refused = r->reason.find("already running") != std::string::npos;
-    status = status || std::holds_alternative<protocol::SessionStatus>(o.message);
+    if (const auto* st = std::get_if<protocol::SessionStatus>(&o.message))
+      refused = st->phase == protocol::SessionPhase::kRunning && st->error.find("already running") != std::string::npos;
+    refuse = refuse || std::holds_alternative<protocol::Refuse>(o.message);
   }
   CHECK(refused);
-  CHECK_FALSE(status);
+  CHECK_FALSE(refuse);
   // Internal callers are refused the same way, paused or while a start is scheduled.
   CHECK_FALSE(c.core.Control(protocol::SessionControl{Command::kStart, at, 0}, at + 2 * kTrustMs));
   c.core.Control(protocol::SessionControl{Command::kPause, 0, 0}, at + 3 * kTrustMs);
@@ -489,4 +493,149 @@ TEST_CASE("trust: 2,000 join/leave-or-silent cycles with new names do not lock a
   c.core.Poll(kTrustT0 + 50 * kTrustS);
   CHECK(c.core.Nodes().count(owner.node_id) == 1);
   CHECK(c.core.Entities().count(1) == 1);
+}
+
+namespace {
+
+constexpr const char* kOpTokToken = "5f1c0a4e9b7d2c3a8e6f4b1d0c9a7e5f3b2d1c0a9e8f7b6d5c4a3e2f1b0d9c8a";
+constexpr const char* kOpTokFile = "/run/user/1000/platoon/operator.7400";
+
+// A core of session "lab" without CURVE whose operator token is kOpTokToken, logging into `lines`.
+struct OpTokCore {
+  OpTokCore()
+      : sink(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256)),
+        core(WithOperators({}), std::make_shared<spdlog::logger>("optok", sink)) {
+    sink->set_pattern("%v");
+    core.SetOperatorToken(kOpTokToken, kOpTokFile);
+  }
+  // Sends `m` from connection `peer` (no key) at `now`; returns what came back to it.
+  std::vector<protocol::Message> From(const std::string& peer, protocol::Message m, int64_t now) {
+    core.OnControl(peer, "127.0.0.1", "", TrustOk(std::move(m)), now);
+    return Replies(core, peer);
+  }
+  // The error of the one SessionStatus that came back ("" accepted); FAILs on anything else.
+  std::string ControlError(const std::string& peer, const protocol::SessionControl& c, int64_t now) {
+    const auto r = From(peer, c, now);
+    REQUIRE(r.size() == 1);
+    REQUIRE(std::holds_alternative<protocol::SessionStatus>(r[0]));
+    return std::get<protocol::SessionStatus>(r[0]).error;
+  }
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink;
+  server::WorldCore core;
+};
+
+}  // namespace
+
+TEST_CASE("trust: without CURVE only a connection that presented the operator token steers, one connection at a time") {
+  using Command = protocol::SessionControl::Command;
+  OpTokCore c;
+  c.core.OnControl("peer-a", "127.0.0.1", TrustOk(protocol::Join{"alpha", protocol::Role::kTraffic}), kTrustT0);
+  c.core.TakeOutgoing();
+  // A local process without the token: start, parameter set and marker refused with where the token is.
+  const std::string why = c.ControlError("peer-x", {Command::kStart, kTrustT0, 0}, kTrustT0);
+  CHECK(why.find("has not presented the operator token of session 'lab'") != std::string::npos);
+  CHECK(why.find(kOpTokFile) != std::string::npos);
+  const auto set = c.From("peer-x", protocol::ParamSet{"server.broadcast_hz", "10", 7}, kTrustT0);
+  REQUIRE(set.size() == 1);
+  CHECK_FALSE(std::get<protocol::ParamReply>(set[0]).ok);
+  const auto mark = c.From("peer-x", protocol::Mark{"hello", 0, 8}, kTrustT0);
+  REQUIRE(mark.size() == 1);
+  CHECK(std::get<protocol::EventList>(mark[0]).error.find("operator token") != std::string::npos);
+  CHECK(c.core.Phase() == protocol::SessionPhase::kWaiting);
+  CHECK(c.core.Session().server.broadcast_hz == 60.0);
+  CHECK(c.core.Counters().not_operator == 3);
+  // Reads stay open: a parameter, the status snapshot.
+  const auto get = c.From("peer-x", protocol::ParamGet{"server.broadcast_hz", 9}, kTrustT0);
+  REQUIRE(get.size() == 1);
+  CHECK(std::get<protocol::ParamReply>(get[0]).ok);
+  const auto snapshot = c.From("peer-x", protocol::StatusRequest{}, kTrustT0);
+  REQUIRE(snapshot.size() == 1);
+  CHECK(std::holds_alternative<protocol::WorldState>(snapshot[0]));
+  // A wrong token (one character off, a prefix, empty): counted, never answered, and no operator made.
+  std::string off = kOpTokToken;
+  off.back() = 'b';
+  for (const std::string& token : {off, std::string(kOpTokToken).substr(0, 63), std::string()})
+    CHECK(c.From("peer-x", protocol::OperatorHello{token}, kTrustT0).empty());
+  CHECK(c.core.Counters().not_operator == 6);
+  CHECK(c.core.OperatorPeers() == 0);
+  CHECK_FALSE(c.ControlError("peer-x", {Command::kStart, kTrustT0, 0}, kTrustT0).empty());
+  CHECK(c.core.Counters().not_operator == 7);
+  // The right token makes that connection an operator (nothing is answered), and only it.
+  CHECK(c.From("peer-op", protocol::OperatorHello{kOpTokToken}, kTrustT0).empty());
+  CHECK(c.core.OperatorPeers() == 1);
+  CHECK(c.ControlError("peer-op", {Command::kStart, kTrustT0, 0}, kTrustT0).empty());
+  CHECK(c.core.Phase() == protocol::SessionPhase::kStarting);
+  CHECK(std::get<protocol::ParamReply>(c.From("peer-op", protocol::ParamSet{"server.broadcast_hz", "30", 10}, kTrustT0)[0]).ok);
+  CHECK(c.core.Session().server.broadcast_hz == 30.0);
+  CHECK_FALSE(c.ControlError("peer-x", {Command::kStop, 0, 0}, kTrustT0 + kTrustMs).empty());
+  CHECK(c.core.Phase() == protocol::SessionPhase::kStarting);
+  CHECK(c.core.Counters().not_operator == 8);
+  CHECK(c.core.GetParam("server.refused.not_operator").param.value == "8");
+  // Silent longer than kOperatorIdleNs: the connection presents the token again before it steers.
+  const int64_t idle = kTrustT0 + server::WorldCore::kOperatorIdleNs + kTrustS;
+  CHECK_FALSE(c.ControlError("peer-op", {Command::kStop, 0, 0}, idle).empty());
+  CHECK(c.From("peer-op", protocol::OperatorHello{kOpTokToken}, idle).empty());
+  CHECK(c.ControlError("peer-op", {Command::kStop, 0, 0}, idle).empty());
+  CHECK(c.core.Phase() == protocol::SessionPhase::kStopped);
+  // A node's connection that leaves is forgotten with the node.
+  c.core.OnControl("peer-a", "127.0.0.1", TrustOk(protocol::OperatorHello{kOpTokToken}), idle);
+  CHECK(c.core.OperatorPeers() == 2);
+  const uint32_t alpha = c.core.Nodes().begin()->first;
+  c.core.OnControl("peer-a", "127.0.0.1", TrustOk(protocol::Leave{alpha, "done"}), idle);
+  CHECK(c.core.OperatorPeers() == 1);
+  // Bounded: many connections with the token keep at most kMaxOperatorPeers, the longest silent going first.
+  for (int i = 0; i < 100; ++i)
+    c.From("peer-many-" + std::to_string(i), protocol::OperatorHello{kOpTokToken}, idle + (i + 1) * kTrustMs);
+  CHECK(c.core.OperatorPeers() == server::WorldCore::kMaxOperatorPeers);
+  CHECK_FALSE(c.ControlError("peer-many-0", {Command::kPause, 0, 0}, idle + kTrustS).empty());
+  CHECK(c.ControlError("peer-many-99", {Command::kPause, 0, 0}, idle + kTrustS).empty());
+}
+
+TEST_CASE("trust: a restart is an operator's, in any phase, with a reason that is logged escaped") {
+  using Command = protocol::SessionControl::Command;
+  OpTokCore c;
+  c.core.OnControl("peer-a", "127.0.0.1", TrustOk(protocol::Join{"alpha", protocol::Role::kTraffic}), kTrustT0);
+  c.From("peer-op", protocol::OperatorHello{kOpTokToken}, kTrustT0);
+  REQUIRE(c.ControlError("peer-op", {Command::kStart, kTrustT0, 0}, kTrustT0).empty());
+  c.core.Poll(kTrustT0);
+  const int64_t at = kTrustT0 + 15800 * kTrustMs;
+  c.core.Poll(at);
+  c.core.TakeOutgoing();
+  REQUIRE(c.core.SimTimeAt(at) == 15800 * kTrustMs);
+  // Not an operator: refused, counted, nothing moves.
+  const uint64_t before = c.core.Counters().not_operator;
+  CHECK_FALSE(c.ControlError("peer-x", {Command::kRestart, at, 0, 1.0, "mine now"}, at).empty());
+  CHECK(c.core.Counters().not_operator == before + 1);
+  // The operator's start of a running session: refused as "already running", nothing moves.
+  CHECK(c.ControlError("peer-op", {Command::kStart, at, 0}, at).find("already running") != std::string::npos);
+  // The operator's restart without a reason: refused.
+  CHECK(c.ControlError("peer-op", {Command::kRestart, at, 0}, at).find("needs a reason") != std::string::npos);
+  c.core.Poll(at + kTrustMs);
+  CHECK(c.core.Phase() == protocol::SessionPhase::kRunning);
+  CHECK(c.core.SimTimeAt(at + kTrustMs) == 15801 * kTrustMs);
+  // With a reason: sim time T0 = 2 s at the given instant, logged with who and why, the newline escaped.
+  CHECK(c.ControlError("peer-op", {Command::kRestart, at + 100 * kTrustMs, 2 * kTrustS, 1.0, "scenario B\n[forged] x"},
+                       at + 2 * kTrustMs)
+            .empty());
+  CHECK(c.core.Phase() == protocol::SessionPhase::kStarting);
+  c.core.Poll(at + 100 * kTrustMs);
+  CHECK(c.core.Phase() == protocol::SessionPhase::kRunning);
+  CHECK(c.core.SimTimeAt(at + 600 * kTrustMs) == 2500 * kTrustMs);
+  bool logged = false;
+  for (const auto& line : c.sink->last_formatted()) {
+    CHECK(line.find('\n') + 1 == line.size());  // one line each: no peer text breaks it
+    if (line.find("session restarted by connection peer-op: scenario B\\x0a[forged] x (was running at sim time 15.802 s)") !=
+        std::string::npos)
+      logged = true;
+  }
+  CHECK(logged);
+  // Paused and stopped sessions restart too.
+  for (const Command phase : {Command::kPause, Command::kStop}) {
+    const int64_t t = at + kTrustS;
+    REQUIRE(c.ControlError("peer-op", {phase, 0, 0}, t).empty());
+    CHECK(c.ControlError("peer-op", {Command::kRestart, t, 0, 1.0, "again"}, t).empty());
+    c.core.Poll(t);
+    CHECK(c.core.Phase() == protocol::SessionPhase::kRunning);
+    CHECK(c.core.SimTimeAt(t + 10 * kTrustMs) == 10 * kTrustMs);
+  }
 }

@@ -101,6 +101,7 @@ std::vector<Message> OneOfEach() {
                              R"({"decel":6.0})", 3, 7}},
                 18,
                 "refused"},
+      OperatorHello{"0123456789abcdef0123456789abcdef"},
   };
 }
 
@@ -117,6 +118,24 @@ TEST_CASE("codec: every message round-trips unchanged") {
     CHECK(d.peer_version == kProtocolVersion);
     CHECK(*d.message == m);
   }
+}
+
+TEST_CASE("codec: a restart keeps its reason and a refused command's status its error") {
+  const std::vector<Message> messages = {
+      SessionControl{SessionControl::Command::kRestart, 30, 40, 1.0, "scenario B after the warm-up"},
+      SessionStatus{SessionPhase::kRunning, 4, 5, 6, "start refused: the session is already running"},
+      OperatorHello{std::string(64, 'f')},
+  };
+  for (const auto& m : messages) {
+    INFO("message " << MessageName(m));
+    const Decoded d = Decode(Encode(m));
+    REQUIRE(d.error == DecodeError::kNone);
+    REQUIRE(d.message.has_value());
+    CHECK(*d.message == m);
+  }
+  // A command number past kRestart is refused as this version cannot name it.
+  const Decoded past = Decode(Encode(SessionControl{static_cast<SessionControl::Command>(7), 0, 0}));
+  CHECK(past.error != DecodeError::kNone);
 }
 
 TEST_CASE("codec: the compact entity layout keeps the position and ids exactly, the rest to float precision, in 128 bytes") {

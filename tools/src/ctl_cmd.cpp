@@ -10,6 +10,7 @@
 #include "platoon/log/session_log.hpp"
 #include "platoon/session/client_link.hpp"
 #include "platoon/session/discovery.hpp"
+#include "platoon/session/operator_token.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -57,6 +58,7 @@ const char* CommandName(CtlCommand c) {
     case CtlCommand::kParamSet: return "param set";
     case CtlCommand::kMark: return "mark";
     case CtlCommand::kEvents: return "events";
+    case CtlCommand::kRestart: return "restart";
   }
   return "";
 }
@@ -110,8 +112,18 @@ class Report {
 class CtlSession {
  public:
   CtlSession(const ServerAddress& a, session::ClientDef def, std::shared_ptr<spdlog::logger> logger,
-             const std::optional<transport::CurveDef>& curve)
-      : client_(std::move(def), local_, std::move(logger)), link_(context_, a.host, a.port, transport::FaultDef{}, curve) {}
+             const std::optional<transport::CurveDef>& curve, std::optional<session::OperatorTokenLookup> token)
+      : token_(std::move(token)),
+        client_(std::move(def), local_, std::move(logger)),
+        link_(context_, a.host, a.port, transport::FaultDef{}, curve) {}
+
+  /// `error` of a refusal, and when it is one for want of the operator token (CURVE off), where ctl looked
+  /// for the token and what it found.
+  std::string WithTokenHint(const std::string& error) const {
+    if (!token_ || error.find("operator token") == std::string::npos) return error;
+    if (token_->token.empty()) return error + "; ctl found no operator token: looked in " + token_->Where();
+    return error + "; ctl presented the token in " + token_->Where() + " (a token of another server run?)";
+  }
 
   /// Turns the loop until `done()` holds (true), the deadline passes or a signal arrives (false).
   bool Until(const std::function<bool()>& done, Clock::time_point deadline) {
@@ -145,6 +157,7 @@ class CtlSession {
   session::SessionClient& Client() { return client_; }
 
  private:
+  std::optional<session::OperatorTokenLookup> token_;  // CURVE off: the token found (or where it was not)
   clock::MonotonicOscillator local_;
   zmq::context_t context_{1};
   std::mutex mutex_;
@@ -222,6 +235,7 @@ int Status(CtlSession& s, const Report& report, const std::string& where, Clock:
 std::optional<SessionPhase> TargetPhase(CtlCommand c) {
   switch (c) {
     case CtlCommand::kStart: return SessionPhase::kRunning;
+    case CtlCommand::kRestart: return SessionPhase::kRunning;
     case CtlCommand::kPause: return SessionPhase::kPaused;
     case CtlCommand::kResume: return SessionPhase::kRunning;
     case CtlCommand::kStop: return SessionPhase::kStopped;
@@ -236,8 +250,9 @@ std::string Refusal(CtlCommand c, SessionPhase after) {
     return "the session is " + Phase(after) + ": only a running session can be paused";
   if (c == CtlCommand::kResume && after != SessionPhase::kRunning)
     return "the session is " + Phase(after) + ": only a paused session can be resumed";
-  if (c == CtlCommand::kStart && after != SessionPhase::kStarting && after != SessionPhase::kRunning)
-    return "the session is " + Phase(after) + " after the start";
+  if ((c == CtlCommand::kStart || c == CtlCommand::kRestart) && after != SessionPhase::kStarting &&
+      after != SessionPhase::kRunning)
+    return "the session is " + Phase(after) + " after the " + CommandName(c);
   return {};
 }
 
@@ -253,10 +268,14 @@ int Control(CtlSession& s, const CtlOptions& o, const Report& report, const std:
   if (!s.Until([&] { return c.Stats().snapshots > 0; }, deadline))
     return report.NoAnswer("joined, but the server sent no snapshot in time");
   const SessionPhase before = c.Phase();
+  const int64_t before_sim_ns = c.SimNowNs();
   SessionControl command;
   switch (o.command) {
     case CtlCommand::kStart:
-      command = SessionControl{SessionControl::Command::kStart, 0, SToNs(o.at_sim_s)};
+    case CtlCommand::kRestart:
+      command = SessionControl{o.command == CtlCommand::kStart ? SessionControl::Command::kStart
+                                                               : SessionControl::Command::kRestart,
+                               0, SToNs(o.at_sim_s), 1.0, o.reason};
       // "Now" is stamped on the synced clock, which is set after a few time exchanges.
       if (!s.Until([&] { return c.Clock().IsSet(); }, deadline))
         return report.NoAnswer("the clock did not synchronise with the server in time");
@@ -275,6 +294,9 @@ int Control(CtlSession& s, const CtlOptions& o, const Report& report, const std:
   if (!s.Until([&] { return (status = s.Reply<protocol::SessionStatus>()) != nullptr || c.Refused(); }, deadline))
     return report.NoAnswer(fmt::format("no reply from the server within {:g} s", o.timeout_s));
   if (!status) return report.Refused(*c.Refused());
+  // Refused (a start of a running session, not an operator): the session is as it was.
+  if (!status->error.empty())
+    return report.Refused(s.WithTokenHint(status->error), ",\"phase\":" + Quote(Phase(status->phase)));
   const protocol::SessionStatus st = *status;
   if (const std::string why = Refusal(o.command, st.phase); !why.empty())
     return report.Refused(why, ",\"phase\":" + Quote(Phase(st.phase)));
@@ -298,6 +320,10 @@ int Control(CtlSession& s, const CtlOptions& o, const Report& report, const std:
   switch (o.command) {
     case CtlCommand::kStart:
       human = fmt::format("session started at sim time {:.3f} s\n", NsToS(SToNs(o.at_sim_s)));
+      break;
+    case CtlCommand::kRestart:
+      human = fmt::format("session restarted at sim time {:.3f} s (was {} at {:.3f} s): {}\n", NsToS(SToNs(o.at_sim_s)),
+                          Phase(before), NsToS(before_sim_ns), o.reason);
       break;
     case CtlCommand::kSeek:
       human = fmt::format("replay at sim time {:.3f} s ({})\n", NsToS(st.sim_time_ns), Phase(a.phase));
@@ -363,7 +389,7 @@ int Params(CtlSession& s, const CtlOptions& o, const Report& report, Clock::time
     return report.Ok(human, json + "]");
   }
   const auto& reply = *s.Reply<protocol::ParamReply>();
-  if (!reply.ok) return report.Refused(reply.error);
+  if (!reply.ok) return report.Refused(s.WithTokenHint(reply.error));
   const auto& p = reply.param;
   return report.Ok(fmt::format("{} = {}\n", p.path, p.value), ",\"param\":" + ParamJson(p));
 }
@@ -388,7 +414,7 @@ int Mark(CtlSession& s, const CtlOptions& o, const Report& report, Clock::time_p
     return report.NoAnswer(fmt::format("no reply from the server within {:g} s", o.timeout_s));
   const auto reply = *s.Reply<protocol::EventList>();
   if (!reply.error.empty() || reply.events.empty())
-    return report.Refused(reply.error.empty() ? "the server logged no marker" : reply.error);
+    return report.Refused(reply.error.empty() ? "the server logged no marker" : s.WithTokenHint(reply.error));
   const auto& e = reply.events.front();
   return report.Ok(fmt::format("marker #{} at sim time {:.3f} s: {}\n", e.sequence, NsToS(e.sim_time_ns), e.text),
                    ",\"event\":" + EventJson(e));
@@ -447,6 +473,7 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
       "  platoon ctl --session demo status                   the session 'demo' of those running here\n"
       "  PLATOON_SERVER=lab-server:7400 platoon ctl status   the server named in the environment\n"
       "  platoon ctl start --at-sim 10                       start the session at sim time 10 s\n"
+      "  platoon ctl restart --reason \"scenario B\"           begin a running session again at sim time 0\n"
       "  platoon ctl pause                                   pause a running session, wait until it is paused\n"
       "  platoon ctl resume                                  resume a paused session\n"
       "  platoon ctl stop                                    stop the session\n"
@@ -463,6 +490,9 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
       "The server: --server, else --config's, else --session's, else $PLATOON_SERVER (HOST:PORT), else the one\n"
       "session `platoon run` started on this machine (several: choose with --session or --server), else\n"
       "127.0.0.1:7400. docs/EXPERIMENTS.md, \"Finding the server\".\n"
+      "Without CURVE, start, restart, pause, resume, stop, param set and mark present the operator token that\n"
+      "platoon-server wrote for its user ($XDG_RUNTIME_DIR/platoon/operator.<control port>, or the file\n"
+      "$PLATOON_OPERATOR_TOKEN_FILE names); status, param get/list and events need none. docs/DEPLOYMENT.md.\n"
       "Exit codes: 0 done; 1 the server refused or did not answer within --timeout (the message says which);\n"
       "2 usage error (also several running sessions and none chosen). docs/EXPERIMENTS.md has the JSON output.");
   ctl->require_subcommand(1);
@@ -501,8 +531,19 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
   command(ctl, "status", "The node table (id, name, role, host, clock offset, round trip, update rate, loss) and the "
                          "session (name, phase, sim time, lock-step step, replay speed)",
           CtlCommand::kStatus);
-  auto* start = command(ctl, "start", "Start (or restart) the session now; waits until it runs", CtlCommand::kStart);
+  auto* start = command(ctl, "start",
+                        "Start a waiting or stopped session now; waits until it runs. A starting, running or paused "
+                        "session refuses it (sim time would jump back): use restart",
+                        CtlCommand::kStart);
   start->add_option("--at-sim", o.at_sim_s, "Sim time the session starts from, in s")
+      ->check(config::cli::Finite())
+      ->check(CLI::Range(-1e7, 1e7));
+  auto* restart = command(ctl, "restart",
+                          "Begin the session again at sim time S (default 0) now, in any phase; the server logs who "
+                          "and why. Operators only; waits until it runs",
+                          CtlCommand::kRestart);
+  restart->add_option("--reason", o.reason, "Why the session begins again (required; logged), e.g. \"scenario B\"");
+  restart->add_option("--at-sim", o.at_sim_s, "Sim time the session starts again from, in s")
       ->check(config::cli::Finite())
       ->check(CLI::Range(-1e7, 1e7));
   command(ctl, "pause", "Pause a running session; waits until it is paused", CtlCommand::kPause);
@@ -543,6 +584,13 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
 }
 
 int RunCtl(const CtlOptions& o) {
+  if (o.command == CtlCommand::kRestart && o.reason.empty()) {
+    std::fprintf(stderr,
+                 "%s restart: --reason TEXT is required: say why the session begins again (the server logs it), "
+                 "e.g. platoon ctl restart --reason \"scenario B\"\n",
+                 kMe);
+    return config::cli::kExitUsage;
+  }
   // Where the server is (session::FindServer): --server, --config, --session, PLATOON_SERVER, the one
   // session `platoon run` announced on this machine, else 127.0.0.1:7400.
   session::ResolvedServer found;
@@ -621,7 +669,13 @@ int RunCtl(const CtlOptions& o) {
   std::signal(SIGTERM, OnCtlSignal);
   const auto deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
-  CtlSession s(address, std::move(def), logger, curve);
+  // No CURVE: the operator is whoever reads the token the server wrote for its user (docs/DEPLOYMENT.md).
+  std::optional<session::OperatorTokenLookup> token;
+  if (!curve) {
+    token = session::FindOperatorToken(address.port);
+    def.operator_token = token->token;
+  }
+  CtlSession s(address, std::move(def), logger, curve, token);
   auto& c = s.Client();
   int code = 1;
   if (!s.Until([&] { return c.Joined() || c.Refused().has_value(); }, deadline)) {

@@ -9,7 +9,8 @@ namespace platoon::launcher {
 
 /// The command `platoon ctl` was given.
 enum class CtlCommand : uint8_t {
-  kNone, kStatus, kStart, kPause, kResume, kStop, kSeek, kSpeed, kParamList, kParamGet, kParamSet, kMark, kEvents
+  kNone, kStatus, kStart, kPause, kResume, kStop, kSeek, kSpeed, kParamList, kParamGet, kParamSet, kMark, kEvents,
+  kRestart
 };
 
 /// Options of `platoon ctl`.
@@ -23,7 +24,8 @@ struct CtlOptions {
   std::string key_file;     ///< CURVE: this client's secret key file; "": --config's [security] key.
   std::string server_key_file;  ///< CURVE without --config: the server's public key file.
   CtlCommand command = CtlCommand::kNone;
-  double at_sim_s = 0;      ///< start: sim time the session starts from, in s.
+  double at_sim_s = 0;      ///< start, restart: sim time the session starts from, in s.
+  std::string reason;       ///< restart: why the session begins again (required, logged by the server).
   double seek_s = 0;        ///< seek: target sim time, in s.
   double speed = 1.0;       ///< speed: sim seconds per real second, in (0, 1000].
   std::string prefix;       ///< param list: path prefix ("": every parameter).

@@ -9,6 +9,7 @@
 #include "platoon/server/replay.hpp"
 #include "platoon/server/start_when_joined.hpp"
 #include "platoon/server/sync_server.hpp"
+#include "platoon/session/operator_token.hpp"
 
 #include <memory>
 #include <atomic>
@@ -153,6 +154,18 @@ int RunReplay(const ReplayOptions& o) {
     logger->critical("cannot bind on {} (ports {}-{}): {}", session.server.bind_address, session.server.control_port,
                      session.server.state_port, e.what());
     return 1;
+  }
+  // No CURVE: seek, speed and pause need the operator token, as on platoon-server (docs/DEPLOYMENT.md).
+  session::ServerOperatorToken token;
+  if (!config::CurveOn(session)) {
+    try {
+      token = session::MakeServerOperatorToken(ports.control, "");
+      server.Core().SetOperatorToken(token.token, token.file->Path());
+      logger->info("operator token in {} (seek, speed and pause need it; status reads do not)", token.file->Path());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: operator token: %s\n", me, e.what());
+      return config::cli::kExitUsage;
+    }
   }
   auto replay = std::make_shared<server::ReplaySystem>(log, server.Core(), from_ns, to_ns);
   server.Core().AddSystem(replay, server::system_priority::kStepper);

@@ -62,6 +62,9 @@ void DrawSession(const WorldSnapshot& s, UiState& state, UiActions& actions) {
   }
   ImGui::SameLine();
   if (ImGui::Button("Stop")) actions.session = Command::kStop;
+  if (actions.session) state.command_error.clear();
+  if (!state.command_error.empty())
+    ImGui::TextColored(ImVec4(1.0f, 0.35f, 0.3f, 1), "refused: %s", state.command_error.c_str());
   if (s.replay) {
     // A replay: seek and speed (docs/RECORDING.md "Replay").
     const double now_s = static_cast<double>(s.sim_time_ns) * 1e-9;

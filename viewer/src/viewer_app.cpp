@@ -248,7 +248,15 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
     window.BeginUi();
     const UiActions actions = DrawPanel(ui, snap, entities, plots);
     // The parameter panel: answers first (every frame, so none pile up), then what the user asked.
-    for (const auto& reply : client.TakeReplies()) param_model.OnReply(reply);
+    for (const auto& reply : client.TakeReplies()) {
+      // A refused session command (the session stays joined and as it was): its reason in the panel.
+      if (const auto* st = std::get_if<protocol::SessionStatus>(&reply); st && !st->error.empty()) {
+        if (st->error != ui.command_error) log.warn("session command refused: {}", st->error);
+        ui.command_error = st->error;
+        continue;
+      }
+      param_model.OnReply(reply);
+    }
     param_state.open = ui.show_params;
     const ParamPanelActions param_actions = DrawParamPanel(param_state, param_model);
     ui.show_params = param_state.open;

@@ -2,6 +2,7 @@
 
 #include "platoon/protocol/codec.hpp"
 #include "platoon/session/client_link.hpp"
+#include "platoon/session/operator_token.hpp"
 
 #include <algorithm>
 
@@ -16,6 +17,8 @@ session::ClientDef MakeClientDef(const WorldClientDef& def) {
   d.world_hold_s = def.world_hold_s;
   d.retry_refused = true;  // a viewer keeps trying, and shows the refusal
   d.keep_replies = true;   // the parameter panel reads the answers (TakeReplies)
+  // No CURVE: session buttons and parameter sets present the operator token the server wrote for this user.
+  if (!def.curve) d.operator_token = session::FindOperatorToken(def.control_port).token;
   return d;
 }
 

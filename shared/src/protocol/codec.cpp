@@ -442,6 +442,7 @@ struct BodyWriter {
     b.setAtServerTimeNs(m.at_server_time_ns);
     b.setSimT0Ns(m.sim_t0_ns);
     b.setSpeed(m.speed);
+    if (!m.reason.empty()) b.setReason(m.reason);
   }
   void operator()(const SessionStatus& m) {
     auto b = body.initSessionStatus();
@@ -449,6 +450,7 @@ struct BodyWriter {
     b.setSimTimeNs(m.sim_time_ns);
     b.setServerTimeNs(m.server_time_ns);
     b.setStartAtNs(m.start_at_ns);
+    if (!m.error.empty()) b.setError(m.error);
   }
   void operator()(const ParamListRequest& m) {
     auto b = body.initParamList();
@@ -498,6 +500,7 @@ struct BodyWriter {
     b.setError(m.error);
   }
   void operator()(const StatusRequest&) { body.initStatusRequest(); }
+  void operator()(const OperatorHello& m) { body.initOperatorHello().setToken(m.token); }
   void operator()(const PointCloud& m) {
     auto b = body.initPointCloud();
     Put(b.initHeader(), m.header);
@@ -640,11 +643,12 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body, std::string_v
     case W::SESSION_CONTROL: {
       auto r = body.getSessionControl();
       return SessionControl{CastEnum<SessionControl::Command>(r.getCommand()), r.getAtServerTimeNs(), r.getSimT0Ns(),
-                            r.getSpeed()};
+                            r.getSpeed(), r.getReason()};
     }
     case W::SESSION_STATUS: {
       auto r = body.getSessionStatus();
-      return SessionStatus{CastEnum<SessionPhase>(r.getPhase()), r.getSimTimeNs(), r.getServerTimeNs(), r.getStartAtNs()};
+      return SessionStatus{CastEnum<SessionPhase>(r.getPhase()), r.getSimTimeNs(), r.getServerTimeNs(), r.getStartAtNs(),
+                           r.getError()};
     }
     case W::PARAM_LIST: {
       auto r = body.getParamList();
@@ -682,6 +686,8 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body, std::string_v
     }
     case W::STATUS_REQUEST:
       return StatusRequest{};
+    case W::OPERATOR_HELLO:
+      return OperatorHello{body.getOperatorHello().getToken()};
     case W::POINT_CLOUD: {
       auto r = body.getPointCloud();
       return PointCloud{Get(r.getHeader()), r.getDurationNs(), r.getPointCount(), r.getPointStride(),
@@ -769,7 +775,7 @@ bool EnumsInRange(const Message& m, std::optional<size_t> blob_size = std::nullo
   }
   if (auto* s = std::get_if<SessionStatus>(&m)) return phase_ok(s->phase);
   if (auto* c = std::get_if<SessionControl>(&m))
-    return c->command <= SessionControl::Command::kSpeed &&
+    return c->command <= SessionControl::Command::kRestart &&
            (c->command != SessionControl::Command::kSpeed || (std::isfinite(c->speed) && c->speed > 0 && c->speed <= 1000));
   return true;
 }

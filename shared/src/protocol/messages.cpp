@@ -8,12 +8,12 @@ namespace {
 constexpr std::array<std::string_view, 8> kRoleNames = {"unknown", "observer", "traffic", "driver",
                                                         "sensor",  "fusion",   "viewer",  "recorder"};
 constexpr std::array<std::string_view, 5> kPhaseNames = {"waiting", "starting", "running", "paused", "stopped"};
-constexpr std::array<std::string_view, 27> kMessageNames = {
+constexpr std::array<std::string_view, 28> kMessageNames = {
     "join",          "welcome",        "refuse",     "leave",     "heartbeat",  "time_request",
     "time_reply",    "node_state",     "world_state", "session_control", "session_status",
     "param_list",    "param_list_reply", "param_get", "param_set", "param_reply", "status_request",
     "point_cloud",   "radar_scan",     "imu_measurement", "gnss_measurement", "camera_frame", "fused_cloud",
-    "object_list",   "mark",           "events_request", "event_list"};
+    "object_list",   "mark",           "events_request", "event_list", "operator_hello"};
 constexpr std::array<std::string_view, 8> kStreamKindNames = {"unknown", "lidar", "radar", "camera",
                                                               "imu",     "gnss",  "fused", "objects"};
 constexpr std::array<std::string_view, 3> kSourceStatusNames = {"ok", "late", "missing"};

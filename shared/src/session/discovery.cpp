@@ -337,22 +337,25 @@ ResolvedServer FindServer(ServerQuery q) {
   return r;
 }
 
-DiscoveryFile::DiscoveryFile(const std::string& dir, DiscoveryEntry entry) : entry_(std::move(entry)) {
-  // The folder: made when missing, private to this user (a reader trusts what it finds there).
+void MakePrivateDir(const std::string& dir, const std::string& what) {
+  // Made when missing, private to this user (a reader trusts what it finds there).
   if (mkdir(dir.c_str(), 0700) != 0 && errno == ENOENT) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
     mkdir(dir.c_str(), 0700);
   }
   struct stat st {};
-  if (lstat(dir.c_str(), &st) != 0)
-    throw DiscoveryError("cannot make the discovery folder " + dir + ": " + std::strerror(errno));
+  if (lstat(dir.c_str(), &st) != 0) throw DiscoveryError("cannot make the folder " + dir + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077) != 0) {
     chmod(dir.c_str(), 0700);
     lstat(dir.c_str(), &st);
   }
   if (const std::string why = DiscoveryDirUnsafe(dir, st); !why.empty())
-    throw DiscoveryError("will not write a discovery file: " + why + " (remove it, or set XDG_RUNTIME_DIR)");
+    throw DiscoveryError("will not write " + what + ": " + why + " (remove it, or set XDG_RUNTIME_DIR)");
+}
+
+DiscoveryFile::DiscoveryFile(const std::string& dir, DiscoveryEntry entry) : entry_(std::move(entry)) {
+  MakePrivateDir(dir, "a discovery file");
 
   // Stale files of killed runs go, so that the folder does not fill up.
   for (const auto& stale : ScanDiscoveryDir(dir).stale) unlink(stale.path.c_str());

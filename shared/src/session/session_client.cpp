@@ -268,7 +268,14 @@ void SessionClient::SendState(std::string bytes) {
 void SessionClient::Control(protocol::SessionControl command) { pending_controls_.push_back(command); }
 
 void SessionClient::RequestParams(const ParamRequest& request) {
+  // What changes the session goes after the token: the server makes this connection an operator first.
+  if (std::holds_alternative<protocol::ParamSet>(request) || std::holds_alternative<protocol::Mark>(request))
+    PresentOperatorToken();
   std::visit([&](const auto& r) { Queue(Socket::kControl, r); }, request);
+}
+
+void SessionClient::PresentOperatorToken() {
+  if (!def_.operator_token.empty()) Queue(Socket::kControl, protocol::OperatorHello{def_.operator_token});
 }
 
 void SessionClient::Leave(const std::string& reason) {
@@ -333,8 +340,11 @@ void SessionClient::Poll(int64_t now) {
   }
   // Session commands: a start without an instant starts now on the synced clock.
   for (auto& c : pending_controls_) {
-    if (c.command == protocol::SessionControl::Command::kStart && c.at_server_time_ns == 0)
+    if ((c.command == protocol::SessionControl::Command::kStart ||
+         c.command == protocol::SessionControl::Command::kRestart) &&
+        c.at_server_time_ns == 0)
       c.at_server_time_ns = clock_.NowNs();
+    PresentOperatorToken();
     Queue(Socket::kControl, c);
   }
   pending_controls_.clear();

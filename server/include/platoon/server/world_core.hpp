@@ -218,9 +218,21 @@ class WorldCore {
   size_t RateBuckets() const { return buckets_.size(); }
   /// Most peers tracked by the rate limit at once; messages from further new peers are dropped until some go idle.
   static constexpr size_t kMaxRateBuckets = 16384;
-  /// Whether `user_id` may control the session, set parameters and add markers: a key named in
-  /// [security] operators, or anyone when the message came without a key (CURVE off: one PC).
-  bool IsOperator(const std::string& user_id) const;
+  /// Whether the connection `peer`, authenticated as `user_id`, may control the session, set parameters
+  /// and add markers: a key named in [security] operators; without a key (CURVE off), a connection that
+  /// presented the operator token (OperatorHello) within kOperatorIdleNs, or any when no token is set.
+  bool IsOperator(const std::string& peer, const std::string& user_id, int64_t now_ns) const;
+  /// CURVE off: the token a connection presents in an OperatorHello to become an operator, and the file
+  /// clients read it from (named in refusals). Unset (in-process servers and tests): every connection
+  /// without a key is an operator, as the process that owns the core is.
+  void SetOperatorToken(std::string token, std::string file);
+  /// Connections that presented the operator token, kept at most this many (the longest idle goes first).
+  static constexpr size_t kMaxOperatorPeers = 64;
+  /// An operator connection silent this long must present the token again, in ns (clients present it
+  /// before each command). 10 min.
+  static constexpr int64_t kOperatorIdleNs = 600'000'000'000;
+  /// Connections now holding the operator role through the token.
+  size_t OperatorPeers() const { return operator_peers_.size(); }
   /// Merges one node state: entities first (ownership, newest stamp wins), then its lock-step ack.
   void Merge(const protocol::NodeState& state, int64_t now_ns);
   /// A message on the time socket received at `t2_ns` and answered at `t3_ns` (reference times): the
@@ -229,7 +241,9 @@ class WorldCore {
   /// Applies a session command (start at T0, pause, resume, stop). A start while the session is starting,
   /// running or paused is refused (it would rewind sim time): nothing changes, a warning is logged and
   /// false is returned; stop first. A start from waiting or stopped is accepted.
-  bool Control(const protocol::SessionControl& control, int64_t now_ns);
+  /// A restart (operators only, any phase, a reason required) begins again at T0 as a start does and logs
+  /// "session restarted by `who`: reason".
+  bool Control(const protocol::SessionControl& control, int64_t now_ns, std::string_view who = "the server process");
 
   /// Lost detection and the stale grace: marks silent nodes lost, freezes or removes their entities.
   void Expire(int64_t now_ns);
@@ -343,8 +357,12 @@ class WorldCore {
   void ExpireRateBuckets(int64_t now);
   void Reply(const std::string& peer, protocol::Message message);
   void AdoptSession(const protocol::Join& join, int64_t now);
-  // Why `control` is refused now (a start of a session under way); empty when it may be applied.
+  // Why `control` is refused now (a start of a session under way, a restart without a reason); empty
+  // when it may be applied.
   std::string StartRefusal(const protocol::SessionControl& control) const;
+  // An OperatorHello: a right token makes `peer` an operator connection; a wrong one is counted and logged.
+  void HandleOperatorHello(const std::string& peer, const std::string& user_id, const protocol::OperatorHello& hello,
+                           int64_t now);
   // Drops node `id` from the table with its entities (a full table making room for a live newcomer).
   void EvictNode(uint32_t id, int64_t now);
   // Removes node `id` and the entities it owns, and emits its kLeft event (a Leave, or an eviction).
@@ -435,6 +453,8 @@ class WorldCore {
   };
   std::map<std::string_view, RefusalLog> refusal_logs_;  // by kind (string literals), a handful of entries
   bool keyless_logged_ = false;  // the first message without a key says that everyone is an operator
+  std::string operator_token_, operator_token_file_;  // CURVE off: SetOperatorToken
+  std::map<std::string, int64_t> operator_peers_;     // connection -> last message, bounded by kMaxOperatorPeers
 
   // Rate limit: one token bucket per (socket, peer).
   struct Bucket {

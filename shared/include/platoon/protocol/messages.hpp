@@ -257,12 +257,15 @@ bool Listed(const std::vector<uint64_t>& listed, uint64_t id);
 
 /// Any client -> server: session control.
 struct SessionControl {
-  /// kSeek and kSpeed act on replays only (a live server refuses them).
-  enum class Command : uint8_t { kStart, kPause, kResume, kStop, kSeek, kSpeed };
+  /// kSeek and kSpeed act on replays only (a live server refuses them). kStart is refused while the
+  /// session is starting, running or paused; kRestart (operators only, any phase, with a reason) is the
+  /// deliberate way to begin again at T0.
+  enum class Command : uint8_t { kStart, kPause, kResume, kStop, kSeek, kSpeed, kRestart };
   Command command = Command::kStart;
-  int64_t at_server_time_ns = 0;  ///< For start: reference time at which sim time T0 begins.
-  int64_t sim_t0_ns = 0;          ///< For start: sim time at that instant; for seek: the target sim time.
+  int64_t at_server_time_ns = 0;  ///< For start and restart: reference time at which sim time T0 begins.
+  int64_t sim_t0_ns = 0;          ///< For start and restart: sim time at that instant; for seek: the target sim time.
   double speed = 1.0;             ///< For speed: sim ns per reference ns (> 0).
+  std::string reason;             ///< For restart: why, e.g. "scenario B"; logged by the server (required).
   bool operator==(const SessionControl&) const = default;
 };
 
@@ -272,6 +275,7 @@ struct SessionStatus {
   int64_t sim_time_ns = 0;
   int64_t server_time_ns = 0;
   int64_t start_at_ns = 0;
+  std::string error;  ///< Non-empty: the command was refused (nothing changed), and why.
   bool operator==(const SessionStatus&) const = default;
 };
 
@@ -351,6 +355,14 @@ struct EventList {
 /// Client -> server: ask for the world state's node table and session status once.
 struct StatusRequest {
   bool operator==(const StatusRequest&) const = default;
+};
+
+/// Client -> server, on a session without CURVE: the operator token the server wrote to a file only its
+/// user can read (session::FindOperatorToken). A right token makes the connection an operator; nothing
+/// is answered. A wrong one is counted as not_operator.
+struct OperatorHello {
+  std::string token;  ///< The token file's text, e.g. 64 hex digits.
+  bool operator==(const OperatorHello&) const = default;
 };
 
 /// What every sensor output carries: who measured, when, and where the sensor sits on its vehicle.
@@ -504,7 +516,7 @@ using Message = std::variant<Join, Welcome, Refuse, Leave, Heartbeat, TimeReques
                              WorldState, SessionControl, SessionStatus, ParamListRequest, ParamList,
                              ParamGet, ParamSet, ParamReply, StatusRequest, PointCloud, RadarScan,
                              ImuMeasurement, GnssMeasurement, CameraFrame, FusedCloud, ObjectList, Mark,
-                             EventsRequest, EventList>;
+                             EventsRequest, EventList, OperatorHello>;
 
 /// Short name of the message's type, for logs ("join", "world_state", ...).
 std::string_view MessageName(const Message& message);

@@ -144,6 +144,11 @@ ResolvedServer ResolveServer(const ServerQuery& query);
 /// the order gets that far). Throws DiscoveryError.
 ResolvedServer FindServer(ServerQuery query);
 
+/// Makes `dir` (and its parents) when missing and checks that it is a folder only this user can enter
+/// (mode 0700, not a symlink; a group- or world-open folder of this user is made 0700). Throws
+/// DiscoveryError "will not write `what`: <folder> has mode 0755, not 0700 (...)" and the like.
+void MakePrivateDir(const std::string& dir, const std::string& what);
+
 /// The discovery file of a session this process runs: written (folder made private, file 0600, by rename
 /// so a reader never sees half of it) on construction, removed on destruction.
 class DiscoveryFile {

@@ -66,6 +66,10 @@ struct ClientDef {
   /// Keep the server's answers to this client's commands and parameter requests for TakeReplies() (a
   /// tool such as platoon ctl); false (nodes, viewers): session status replies are dropped as before.
   bool keep_replies = false;
+  /// A session without CURVE: the operator token (FindOperatorToken) presented in an OperatorHello before
+  /// each session command, parameter set and marker, so that the server lets this connection steer; empty:
+  /// none (reads only, or CURVE, where the key is the credential).
+  std::string operator_token;
 };
 
 /// A ClientDef for `name` and `role` on this host and process (hostname, pid filled in).
@@ -238,6 +242,8 @@ class SessionClient {
   void Queue(Socket s, std::string bytes) { out_.push_back(Outgoing{s, std::move(bytes)}); }
   void Ack(uint64_t step);
   void SendJoin();
+  // Queues an OperatorHello with def_.operator_token (when there is one) before a command that needs it.
+  void PresentOperatorToken();
   /// Local time at which the remote world holds for the world stream's silence; INT64_MAX: not due.
   int64_t WorldHoldDueNs() const;
 

@@ -39,6 +39,9 @@ struct UiState {
   size_t radar_drawn = 0;                 ///< Radar markers drawn in the last frame.
   double seek_input_s = 0;                ///< Replay: the sim time typed into the seek field, in s.
   bool show_params = false;               ///< The "Parameters" window (param_panel.hpp) is open.
+  /// The server's reason for refusing the last session button (a start of a running session, no operator
+  /// token), shown under the buttons until the next one is pressed; "": none.
+  std::string command_error;
 };
 
 /// What the user asked for in this frame.
