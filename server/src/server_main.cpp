@@ -225,10 +225,11 @@ int main(int argc, char** argv) {
   g_stop.store(true);
   if (timer.joinable()) timer.join();
   const auto& c = server.Counters();
-  log->info("served {} time requests, sent {} world states; refused: {} undecodable, {} version, {} unknown sender, "
-            "{} foreign entity, {} stale, {} forged state, {} future stamp",
-            c.time_replies, c.world_states_sent, c.decode_errors, c.version_refused, c.unknown_sender, c.foreign_entity,
-            c.stale_update, c.forged_state, c.future_stamp);
+  // Every refusal counter under its parameter's name, from the table the parameters are made from.
+  std::string refused;
+  for (const auto& rc : platoon::server::RefusalCounters())
+    refused += fmt::format("{}{} {}", refused.empty() ? "" : ", ", rc.name, c.*rc.counter);
+  log->info("served {} time requests, sent {} world states; refused: {}", c.time_replies, c.world_states_sent, refused);
   if (platoon::config::CurveOn(session))
     log->info("CURVE handshakes: {} admitted, {} refused", server.Handshakes().accepted, server.Handshakes().refused);
   PrintSummary(session, server, reference.NowNs());

@@ -24,7 +24,28 @@ SyncServer::SyncServer(const config::SessionDef& session, std::shared_ptr<spdlog
       control_(context_, transport::Pattern::kRouter, InputDef(session)),
       time_(context_, transport::Pattern::kRouter, InputDef(session)),
       world_(context_, transport::Pattern::kPub, transport::ChannelDef{.faults = {}, .curve = SocketCurve(), .io_affinity = kWorldIo}),
-      state_(context_, transport::Pattern::kPull, InputDef(session)) {}
+      state_(context_, transport::Pattern::kPull, InputDef(session)) {
+  for (auto [name, channel] : {std::pair{"control", &control_}, std::pair{"time", &time_}, std::pair{"world", &world_},
+                               std::pair{"state", &state_}})
+    monitors_.push_back(Monitored{name, std::make_unique<transport::SocketMonitor>(context_, channel->Socket(), name)});
+}
+
+void SyncServer::ReadMonitors(int64_t now) {
+  // Each read costs a system call or two per socket: a few times per broadcast period is soon enough.
+  constexpr int64_t kMonitorPeriodNs = 10'000'000;
+  if (now < next_monitor_read_ns_) return;
+  next_monitor_read_ns_ = now + kMonitorPeriodNs;
+  for (auto& m : monitors_)
+    for (const transport::HandshakeError e : m.monitor->TakeFailures()) {
+      using transport::HandshakeError;
+      const HandshakeFailure why = e == HandshakeError::kMechanism ? HandshakeFailure::kMechanism
+                                   : e == HandshakeError::kCrypto  ? HandshakeFailure::kCrypto
+                                   : e == HandshakeError::kAuth    ? HandshakeFailure::kAuth
+                                                                   : HandshakeFailure::kProtocol;
+      core_.CountHandshakeFailure(why, m.socket, now);
+    }
+}
+
 
 transport::ChannelDef SyncServer::InputDef(const config::SessionDef& session) const {
   return transport::ChannelDef{.max_message_bytes = session.server.max_message_bytes,
@@ -135,6 +156,7 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
     watchdog.Beat("poll");
     checkpoint(0);
     t = reference_.NowNs();
+    ReadMonitors(t);
     core_.Poll(t);
     Flush();
     // server.faults.* changed: the receiving sockets take the new faults.
@@ -153,6 +175,10 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
     }
   }
   stalls_reported_ = watchdog.Stalls();
+  // The last handshake failures, then every refusal count not yet in a line: the lines add up to the counters.
+  next_monitor_read_ns_ = 0;
+  ReadMonitors(reference_.NowNs());
+  core_.FlushRefusalLog();
   log_->info("server stopping");
 }
 

@@ -116,13 +116,9 @@ std::vector<Outgoing> WorldCore::TakeOutgoing() {
 
 void WorldCore::CountDecodeError(const char* socket, const std::string& detail, int64_t now) {
   ++counters_.decode_errors;
-  ++errors_since_log_;
-  // Bad network input is counted always and logged at most once a second.
-  if (now - last_error_log_ns_ >= kSecond) {
-    log_->warn("dropped {} undecodable message(s) on {} socket (last: {})", errors_since_log_, socket, detail);
-    last_error_log_ns_ = now;
-    errors_since_log_ = 0;
-  }
+  // Bad network input is counted always and logged at once, then at most once a second with the count.
+  if (const uint64_t n = RefusalDue("undecodable message(s)", now))
+    log_->warn("dropped {} undecodable message(s) (last: on the {} socket, {})", n, socket, detail);
 }
 
 bool WorldCore::CheckDecoded(const protocol::Decoded& d, const char* socket, int64_t now) {
@@ -152,14 +148,42 @@ NodeRecord* WorldCore::FindByPeer(const std::string& peer) {
 }
 
 uint64_t WorldCore::RefusalDue(std::string_view what, int64_t now) {
-  RefusalLog& r = refusal_logs_[what];
-  ++r.since_log;
-  // Counted always, logged at most once a second per kind: a flood of refusals cannot flood the log.
-  if (now - r.last_log_ns < kSecond) return 0;
-  const uint64_t n = r.since_log;
-  r.last_log_ns = now;
-  r.since_log = 0;
-  return n;
+  // Counted always, logged at once and then at most once a second per kind: a flood of refusals cannot
+  // flood the log, and Poll writes a period's count even when no refusal of the kind follows.
+  return refusal_log_.Count(what, now);
+}
+
+void WorldCore::CountHandshakeFailure(HandshakeFailure why, const char* socket, int64_t now) {
+  switch (why) {
+    case HandshakeFailure::kMechanism:
+      ++counters_.handshake_mechanism;
+      LogRefusal("connection(s) of another security mechanism (plain TCP to CURVE)", fmt::format("{} socket", socket), now);
+      break;
+    case HandshakeFailure::kCrypto:
+      ++counters_.handshake_crypto;
+      LogRefusal("handshake(s) that failed to decrypt (a client with a wrong server key)", fmt::format("{} socket", socket), now);
+      break;
+    case HandshakeFailure::kAuth:
+      // The ZAP handler logs these with the key's name (rate-limited): counted here only.
+      ++counters_.handshake_auth;
+      break;
+    case HandshakeFailure::kProtocol:
+      ++counters_.handshake_protocol;
+      LogRefusal("handshake(s) that broke the protocol", fmt::format("{} socket", socket), now);
+      break;
+  }
+}
+
+void WorldCore::CountRefusedSubscriptions(uint64_t n, std::string_view last, int64_t now) {
+  counters_.subscription += n;
+  for (uint64_t i = 0; i < n; ++i)
+    if (const uint64_t due = RefusalDue("subscription(s) on the world port other than the empty one", now))
+      log_->warn("ignored {} subscription(s) on the world port other than the empty one (last: a topic of {} bytes)",
+                 due, last.size());
+}
+
+void WorldCore::FlushRefusalLog() {
+  for (const RefusalLine& line : refusal_log_.TakeAll()) log_->warn("refused {} {} (at exit)", line.count, line.kind);
 }
 
 void WorldCore::LogRefusal(std::string_view what, const std::string& detail, int64_t now) {
@@ -706,6 +730,41 @@ bool WorldCore::Control(const protocol::SessionControl& c, int64_t now, std::str
 
 // ---- parameters ---------------------------------------------------------------------------------
 
+const std::vector<RefusalCounter>& RefusalCounters() {
+  static const std::vector<RefusalCounter> table = {
+      {"server.refused.undecodable", &ServerCounters::decode_errors, "Undecodable messages dropped"},
+      {"server.refused.version", &ServerCounters::version_refused, "Messages of another protocol version"},
+      {"server.refused.unknown_sender", &ServerCounters::unknown_sender, "Messages from unjoined peers"},
+      {"server.refused.unexpected_message", &ServerCounters::unexpected_message,
+       "Valid messages on a socket that does not take them"},
+      {"server.refused.foreign_entity", &ServerCounters::foreign_entity,
+       "Entity updates from a node that does not own the entity"},
+      {"server.refused.stale_update", &ServerCounters::stale_update, "Entity updates older than the merged state"},
+      {"server.refused.forged_state", &ServerCounters::forged_state, "Node states without the token of the node they name"},
+      {"server.refused.future_stamp", &ServerCounters::future_stamp,
+       "Entity updates stamped more than 1 s ahead of the session clock"},
+      {"server.refused.entity_limit", &ServerCounters::entity_limit,
+       "New entities beyond max_entities or max_entities_per_node"},
+      {"server.refused.join", &ServerCounters::join_refused,
+       "Joins refused (name in use, another key, max_nodes, a second name on one connection, a policy)"},
+      {"server.refused.wrong_connection", &ServerCounters::wrong_connection,
+       "Heartbeats, leaves and states naming a node other than the sender's connection or key"},
+      {"server.refused.not_operator", &ServerCounters::not_operator,
+       "Session control, parameter sets, markers and closed reads from keys that are not operators"},
+      {"server.refused.rate_limited", &ServerCounters::rate_limited, "Messages beyond a peer's rate, dropped"},
+      {"server.refused.handshake_mechanism", &ServerCounters::handshake_mechanism,
+       "Connections of another security mechanism (plain TCP to a CURVE port), cut in the handshake"},
+      {"server.refused.handshake_crypto", &ServerCounters::handshake_crypto,
+       "CURVE handshakes that failed to decrypt (a client with a wrong server key)"},
+      {"server.refused.handshake_auth", &ServerCounters::handshake_auth, "CURVE handshakes of client keys not authorised"},
+      {"server.refused.handshake_protocol", &ServerCounters::handshake_protocol,
+       "Handshakes that broke the protocol otherwise (malformed greeting or command)"},
+      {"server.refused.subscription", &ServerCounters::subscription,
+       "Subscriptions on the world port other than the empty one, ignored"},
+  };
+  return table;
+}
+
 void WorldCore::RegisterParams() {
   using config::Range;
   namespace b = config::bounds;
@@ -746,24 +805,8 @@ void WorldCore::RegisterParams() {
   auto counter = [&](const char* path, const uint64_t& v, const char* what) {
     r.AddInt(path, "", kCount, what, [&v] { return static_cast<int64_t>(v); });
   };
-  counter("server.refused.undecodable", counters_.decode_errors, "Undecodable messages dropped");
-  counter("server.refused.version", counters_.version_refused, "Messages of another protocol version");
-  counter("server.refused.unknown_sender", counters_.unknown_sender, "Messages from unjoined peers");
-  counter("server.refused.foreign_entity", counters_.foreign_entity,
-          "Entity updates from a node that does not own the entity");
-  counter("server.refused.stale_update", counters_.stale_update, "Entity updates older than the merged state");
-  counter("server.refused.forged_state", counters_.forged_state, "Node states without the token of the node they name");
-  counter("server.refused.future_stamp", counters_.future_stamp,
-          "Entity updates stamped more than 1 s ahead of the session clock");
-  counter("server.refused.entity_limit", counters_.entity_limit,
-          "New entities beyond max_entities or max_entities_per_node");
-  counter("server.refused.join", counters_.join_refused,
-          "Joins refused (name in use, another key, max_nodes, a second name on one connection, a policy)");
-  counter("server.refused.wrong_connection", counters_.wrong_connection,
-          "Heartbeats, leaves and states naming a node other than the sender's connection or key");
-  counter("server.refused.not_operator", counters_.not_operator,
-          "Session control, parameter sets, markers and closed reads from keys that are not operators");
-  counter("server.refused.rate_limited", counters_.rate_limited, "Messages beyond a peer's rate, dropped");
+  // The refusal counters come from the one table the exit line is also made from.
+  for (const RefusalCounter& c : RefusalCounters()) counter(c.name, counters_.*c.counter, c.meaning);
   counter("server.stalls_forgiven", counters_.stalls_forgiven,
           "Times the server itself was not running (suspended, starved) and did not count that as nodes' silence");
 }
@@ -1019,12 +1062,9 @@ void WorldCore::OnState(const std::string& user_id, const protocol::Decoded& d, 
   auto it = nodes_.find(ns->node_id);
   if (it != nodes_.end() && ns->token != it->second.state_token) {
     ++counters_.forged_state;
-    if (now - last_forged_log_ns_ >= 1'000'000'000) {
-      last_forged_log_ns_ = now;
-      log_->warn("refused {} node state(s) claiming node '{}' (id {}) without its token ({} in all)",
-                 counters_.forged_state - forged_logged_, it->second.info.name, ns->node_id, counters_.forged_state);
-      forged_logged_ = counters_.forged_state;
-    }
+    if (const uint64_t n = RefusalDue("node state(s) without their node's token", now))
+      log_->warn("refused {} node state(s) without their node's token (last: claiming node '{}', id {}; {} in all)", n,
+                 it->second.info.name, ns->node_id, counters_.forged_state);
     return;
   }
   // With CURVE on, the state must also come with the key the node joined with.
@@ -1260,6 +1300,9 @@ void WorldCore::Expire(int64_t now) {
 }
 
 void WorldCore::Poll(int64_t now) {
+  // A period that ended with refusals not yet logged is written now, so the lines add up to the counters.
+  for (const RefusalLine& line : refusal_log_.TakeDue(now))
+    log_->warn("refused {} {} in the last second or more (no further line was due)", line.count, line.kind);
   if (!schedule_started_) {
     schedule_started_ = true;
     next_broadcast_ns_ = now;

@@ -4,6 +4,7 @@
 // gets no join, no world state and no control. Every wait is a handshake with a deadline.
 #include "../support/session_fixture.hpp"
 #include "platoon/config/session.hpp"
+#include "platoon/server/world_core.hpp"
 #include "platoon/transport/channel.hpp"
 #include "platoon/transport/security.hpp"
 
@@ -370,4 +371,64 @@ TEST_CASE("security: an authorised key that is not an operator reads status but 
     if (l.find("not an operator") != std::string::npos) ++refusal_lines;
   CHECK(refusal_lines >= 1);
   CHECK(refusal_lines <= 3);
+}
+
+TEST_CASE("security: plain sockets and wrong server keys are counted through the socket monitor, and the exit line names every server.refused counter") {
+  TempDir dir;
+  MakeKeys(dir.Path() + "/keys", "teacher");
+  MakeKeys(dir.Path() + "/other", "mallory");  // another server's key: a client holding it has the wrong one
+  const std::string session = CurveSession(dir, "");
+  const auto def = config::LoadSession(session);
+  auto server = process::Child::Spawn({BinDir() + "/platoon-server", "--config", session, "--autostart", "0"});
+  REQUIRE(server.WaitForLine("listening on", 15s));
+
+  // A plain DEALER and a CURVE DEALER with an authorised client key but another server's public key, both at
+  // the control port: neither handshake reaches the ZAP handler.
+  zmq::context_t ctx(1);
+  auto wrong_server = config::LoadClientCurve(def, "");
+  REQUIRE(wrong_server.has_value());
+  wrong_server->server_key = transport::ReadKeyFile(dir.Path() + "/other/server.key");
+  transport::Channel plain(ctx, transport::Pattern::kDealer);
+  transport::Channel wrong(ctx, transport::Pattern::kDealer, transport::ChannelDef{.curve = wrong_server});
+  const std::string control = transport::TcpEndpoint("127.0.0.1", def.server.control_port);
+  plain.Connect(control);
+  // The first refusal of each kind is logged at once.
+  CHECK(server.WaitForLine("connection(s) of another security mechanism", 10s).has_value());
+  wrong.Connect(control);
+  CHECK(server.WaitForLine("handshake(s) that failed to decrypt", 10s).has_value());
+  plain.Disconnect(control);
+  wrong.Disconnect(control);
+
+  server.Signal(SIGTERM);
+  REQUIRE(RunToExit(server, 15s).has_value());
+  // The exit line: every refusal counter under its parameter's name; the two handshake kinds counted.
+  std::string exit_line;
+  for (const auto& l : server.Lines())
+    if (l.find("refused: server.refused.") != std::string::npos) exit_line = l;
+  REQUIRE_MESSAGE(!exit_line.empty(), "no exit line with the refusal counters");
+  MESSAGE(exit_line);
+  for (const auto& rc : server::RefusalCounters())
+    CHECK_MESSAGE(exit_line.find(std::string(rc.name) + " ") != std::string::npos, rc.name);
+  for (const char* name : {"unexpected_message", "join", "wrong_connection", "not_operator", "rate_limited",
+                           "handshake_mechanism", "handshake_crypto", "handshake_auth", "handshake_protocol",
+                           "subscription"})
+    CHECK_MESSAGE(exit_line.find(std::string("server.refused.") + name + " ") != std::string::npos, name);
+  std::smatch m;
+  REQUIRE(std::regex_search(exit_line, m, std::regex(R"(server\.refused\.handshake_mechanism (\d+))")));
+  const uint64_t mechanism = std::stoull(m[1]);
+  REQUIRE(std::regex_search(exit_line, m, std::regex(R"(server\.refused\.handshake_crypto (\d+))")));
+  const uint64_t crypto = std::stoull(m[1]);
+  MESSAGE("handshake failures counted: mechanism " << mechanism << ", crypto " << crypto);
+  CHECK(mechanism >= 1);  // the plain DEALER reconnects every 100 ms: one or more
+  CHECK(crypto >= 1);
+  // The lines of each kind add up to its counter (the last period written at exit).
+  auto logged = [&](const std::string& kind) {
+    uint64_t sum = 0;
+    for (const auto& l : server.Lines())
+      if (std::regex_search(l, m, std::regex(R"(refused (\d+) )" + kind))) sum += std::stoull(m[1]);
+    return sum;
+  };
+  CHECK(logged(R"(connection\(s\) of another security mechanism)") == mechanism);
+  CHECK(logged(R"(handshake\(s\) that failed to decrypt)") == crypto);
+  CheckNoErrorLines(server, "platoon-server");
 }

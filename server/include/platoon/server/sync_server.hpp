@@ -10,12 +10,14 @@
 #include "platoon/protocol/messages.hpp"
 #include "platoon/server/world_core.hpp"
 #include "platoon/transport/channel.hpp"
+#include "platoon/transport/socket_monitor.hpp"
 
 #include <spdlog/logger.h>
 
 #include <atomic>
 #include <map>
 #include <memory>
+#include <vector>
 #include <optional>
 
 namespace platoon::server {
@@ -91,6 +93,16 @@ class SyncServer {
   std::optional<config::ServerCurve> curve_;      // CURVE keys; nullopt on a loopback-only session
   std::unique_ptr<transport::ZapHandler> zap_;    // admits the authorised client keys (before the sockets)
   transport::Channel control_, time_, world_, state_;
+  // Handshake failures of each socket (plain peers at a CURVE port, wrong server keys), counted by the core;
+  // declared after the channels, so they stop before the sockets close.
+  struct Monitored {
+    const char* socket;
+    std::unique_ptr<transport::SocketMonitor> monitor;
+  };
+  std::vector<Monitored> monitors_;
+  int64_t next_monitor_read_ns_ = 0;
+  // Reads the monitors (at most every 10 ms) and hands their failures to the core.
+  void ReadMonitors(int64_t now);
   uint64_t faults_version_ = 0;  // the core's FaultsVersion() the sockets follow
   // Gaps of more than five of the loop's longest waits (250 ms) beyond the wait asked for are stalls.
   clock::StallWatch stalls_{250'000'000};

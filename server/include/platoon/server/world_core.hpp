@@ -8,6 +8,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/protocol/messages.hpp"
+#include "platoon/server/refusal_log.hpp"
 #include "platoon/session/session_time.hpp"
 
 #include <spdlog/logger.h>
@@ -52,8 +53,32 @@ struct ServerCounters {
   uint64_t wrong_connection = 0;     ///< Heartbeats, leaves and states naming a node other than the sender's connection or key.
   uint64_t not_operator = 0;         ///< Session control, parameter sets, markers (and closed reads) from a key not in operators.
   uint64_t rate_limited = 0;         ///< Messages beyond a peer's rate (peer_rate_hz, peer_burst), dropped unread.
+  uint64_t handshake_mechanism = 0;  ///< Connections refused in the handshake for another security mechanism (plain TCP to CURVE).
+  uint64_t handshake_crypto = 0;     ///< CURVE handshakes that failed to decrypt (a client with a wrong server key).
+  uint64_t handshake_auth = 0;       ///< CURVE handshakes the ZAP handler refused (a client key not authorised).
+  uint64_t handshake_protocol = 0;   ///< Handshakes that failed otherwise (malformed greeting or command, no detail).
+  uint64_t subscription = 0;         ///< Subscriptions on the world port other than the empty one, ignored.
   uint64_t time_replies = 0;         ///< Time requests answered.
   uint64_t world_states_sent = 0;    ///< World states queued for broadcast (grants and re-grants included).
+};
+
+/// One refusal counter: its parameter (and exit line) name, its meaning, and its member of ServerCounters.
+struct RefusalCounter {
+  const char* name;                   ///< The parameter's name, e.g. "server.refused.undecodable".
+  uint64_t ServerCounters::*counter;  ///< The counter.
+  const char* meaning;                ///< One line for `ctl param list` and the docs.
+};
+
+/// Every refusal counter, in the exit line's order: the parameters server.refused.* and the server's exit
+/// line are both made from this one table, so a counter added here appears in both.
+const std::vector<RefusalCounter>& RefusalCounters();
+
+/// Why a connection's handshake failed, as the server's socket monitor reports it.
+enum class HandshakeFailure : uint8_t {
+  kMechanism,  ///< Another security mechanism (a plain socket to a CURVE port).
+  kCrypto,     ///< A CURVE box that does not open (a wrong server key).
+  kAuth,       ///< The ZAP handler refused the client key.
+  kProtocol,   ///< Anything else: a malformed greeting or command, or no detail.
 };
 
 /// One joined node, as the server tracks it.
@@ -255,6 +280,14 @@ class WorldCore {
   /// Everything time-driven: Starting -> Running, Expire, the broadcast schedule (real time) or granting
   /// (lock-step). Call after feeding input and whenever NextDueNs() is reached.
   void Poll(int64_t now_ns);
+  /// Counts a handshake that failed on `socket` ("control", "time", "world", "state") and logs it
+  /// rate-limited (the first at once, then one line a second with the count).
+  void CountHandshakeFailure(HandshakeFailure why, const char* socket, int64_t now_ns);
+  /// Counts `n` subscriptions other than the empty one read from the world port and logs them rate-limited;
+  /// `last` is the last one's topic (only its size is logged).
+  void CountRefusedSubscriptions(uint64_t n, std::string_view last, int64_t now_ns);
+  /// Writes every refusal count not yet logged (at shutdown), so that the lines add up to the counters.
+  void FlushRefusalLog();
   /// Reference time at which Poll() next has work, in ns; 0 when due now. Lost and grace expiry are not
   /// included: poll at least every 50 ms.
   int64_t NextDueNs() const;
@@ -443,15 +476,7 @@ class WorldCore {
 
   ServerCounters counters_;
   std::mt19937_64 token_rng_{std::random_device{}()};
-  int64_t last_forged_log_ns_ = INT64_MIN / 2;
-  uint64_t forged_logged_ = 0;
-  int64_t last_error_log_ns_ = INT64_MIN / 2;
-  uint64_t errors_since_log_ = 0;
-  struct RefusalLog {
-    int64_t last_log_ns = INT64_MIN / 2;
-    uint64_t since_log = 0;
-  };
-  std::map<std::string_view, RefusalLog> refusal_logs_;  // by kind (string literals), a handful of entries
+  RefusalLog refusal_log_;  // by kind (string literals): the first line at once, then one a second with the count
   bool keyless_logged_ = false;  // the first message without a key says that everyone is an operator
   std::string operator_token_, operator_token_file_;  // CURVE off: SetOperatorToken
   std::map<std::string, int64_t> operator_peers_;     // connection -> last message, bounded by kMaxOperatorPeers
