@@ -73,6 +73,20 @@ bool WorldSubWrite(int fd, const std::string& bytes) {
   return true;
 }
 
+// Reads the server's greeting (64 bytes) and its READY command (flag, size, body). A peer that sends a
+// message before the server's READY is cut for that (ZMQ_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND), not for
+// the frame's size, so the hostile peer waits for it as a ZeroMQ SUB would. False when the server closed.
+bool WorldSubHandshake(int fd) {
+  std::string in;
+  char buf[512];
+  while (in.size() < 66 || in.size() < 66 + static_cast<unsigned char>(in[65])) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return false;
+    in.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
 // Connects to the world port as a ZMTP 3.0 SUB (NULL mechanism), sends one subscription frame of
 // `frame_bytes` (0x01 then the topic), closes. Returns true when the server cut the connection.
 bool WorldSubSendFrame(uint16_t port, size_t frame_bytes) {
@@ -101,7 +115,9 @@ bool WorldSubSendFrame(uint16_t port, size_t frame_bytes) {
   frame[0] = 0x02;
   for (int i = 0; i < 8; ++i) frame[1 + i] = static_cast<char>((uint64_t(frame_bytes) >> (8 * (7 - i))) & 0xff);
   frame[9] = 0x01;
-  bool cut = !WorldSubWrite(fd, head) || !WorldSubWrite(fd, frame);
+  REQUIRE(WorldSubWrite(fd, head));
+  REQUIRE_MESSAGE(WorldSubHandshake(fd), "the server did not complete the ZMTP handshake");
+  bool cut = !WorldSubWrite(fd, frame);
   // Read until the server closes (cut) or stays silent (5 s, kept).
   char buf[4096];
   while (!cut) {
