@@ -1,6 +1,7 @@
 #include "platoon/sensors/sensor_config.hpp"
 
 #include "platoon/sensors/sensor_registry.hpp"
+#include "platoon/text/name_rule.hpp"
 
 #include <cmath>
 
@@ -33,8 +34,8 @@ Mounting MountingFromRpy(const Vec3& position_m, double roll_deg, double pitch_d
 SensorSpec ReadSensorSpec(const config::Table& t) {
   SensorSpec s;
   s.id = t.RequireString("id");
-  if (s.id.empty() || s.id.find_first_of(" \t/\\") != std::string::npos)
-    t.Fail("id", "expected a non-empty id without spaces or slashes, got \"" + s.id + "\"");
+  // Sensor ids become stream ids and file names: the one name rule of nodes and sessions.
+  if (std::string error = text::CheckName(s.id); !error.empty()) t.Fail("id", error);
   // The kind names come from the registry: a kind without a row is an unknown `type`.
   const std::string type = t.RequireString("type", SensorKindNames());
   const SensorKindRow& row = *FindSensorKind(type);

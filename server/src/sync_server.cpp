@@ -79,11 +79,17 @@ void SyncServer::Control(const protocol::SessionControl& control) {
   Flush();
 }
 
-void SyncServer::Flush() {
+size_t SyncServer::Flush() {
+  size_t replies = 0;
   for (auto& out : core_.TakeOutgoing()) {
-    if (out.target == Outgoing::Target::kPeer) control_.Send(transport::Packet{out.peer, protocol::Encode(out.message), {}});
-    else world_.Send(protocol::Encode(out.message));
+    if (out.target == Outgoing::Target::kPeer) {
+      control_.Send(transport::Packet{out.peer, protocol::Encode(out.message), {}});
+      ++replies;
+    } else {
+      world_.Send(protocol::Encode(out.message));
+    }
   }
+  return replies;
 }
 
 void SyncServer::HandleTime(const transport::Packet& packet) {
@@ -133,18 +139,23 @@ void SyncServer::Run(const std::atomic<bool>& stop) {
       for (int n = 0; n < per_turn; ++n) {
         auto p = time_.TryReceive();
         if (!p) break;
-        if (core_.Admit(WorldCore::RouterSocket::kTime, p->peer, reference_.NowNs())) HandleTime(*p);
+        if (core_.Admit(WorldCore::RouterSocket::kTime, p->peer, p->peer_address, p->user_id, reference_.NowNs()))
+          HandleTime(*p);
       }
     int64_t t = reference_.NowNs();
+    // Replies (snapshots above all) cost the loop most: past max_replies_per_turn the requests wait unread
+    // in the socket for the next turn, and the world broadcast goes out between.
+    const size_t reply_budget = static_cast<size_t>(core_.Session().server.max_replies_per_turn);
+    size_t replies = 0;
     if (ready & 2u)
-      for (int n = 0; n < per_turn; ++n) {
+      for (int n = 0; n < per_turn && replies < reply_budget; ++n) {
         auto p = control_.TryReceive();
         if (!p) break;
         // Dropped before decoding: a flooding peer costs one read per message, nothing more.
-        if (!core_.Admit(WorldCore::RouterSocket::kControl, p->peer, t)) continue;
+        if (!core_.Admit(WorldCore::RouterSocket::kControl, p->peer, p->peer_address, p->user_id, t)) continue;
         core_.OnControl(p->peer, p->peer_address, p->user_id, protocol::Decode(p->data), t);
         // Replies leave as they are made, so a turn never holds more than its own.
-        Flush();
+        replies += Flush();
       }
     if (ready & 4u)
       for (int n = 0; n < per_turn; ++n) {

@@ -2,6 +2,8 @@
 
 #include "platoon/dead_reckoning_kinds.hpp"
 #include "platoon/session/operator_token.hpp"
+#include "platoon/text/escape.hpp"
+#include "platoon/text/name_rule.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -410,7 +412,7 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
     node->info.rtt_ns = hb->rtt_ns;
     MarkOwnerAlive(*node, now);
   } else if (const auto* leave = std::get_if<protocol::Leave>(&m)) {
-    log_->info("node '{}' left: {}", node->info.name, leave->reason);
+    log_->info("node '{}' left: {}", node->info.name, text::EscapeForLog(leave->reason));
     DropNode(node->info.node_id, now);
   } else {
     ++counters_.unexpected_message;
@@ -424,13 +426,19 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
     const uint16_t v = peer_version != protocol::kProtocolVersion ? peer_version : join.protocol_version;
     const std::string reason = "protocol version mismatch: node '" + join.name + "' speaks " + std::to_string(v) +
                                ", server speaks " + std::to_string(protocol::kProtocolVersion);
-    log_->error("refused join from {} on {}: {}", join.name, join.host, reason);
+    log_->error("refused join from {} on {}: {}", text::EscapeForLog(join.name), text::EscapeForLog(join.host),
+                text::EscapeForLog(reason));
     Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
     return;
   }
-  if (join.name.empty()) {
+  // The one name rule of session files (text::CheckName): a name is printed in logs and status tables,
+  // becomes file names and parameter paths.
+  if (std::string error = text::CheckName(join.name); !error.empty()) {
     ++counters_.join_refused;
-    Reply(peer, protocol::Refuse{"node name must not be empty", protocol::kProtocolVersion});
+    std::string reason = "node name: " + error;
+    LogRefusal("join(s) with a name against the name rule",
+               fmt::format("from {} (pid {}): {}", text::EscapeForLog(join.host), join.pid, reason), now);
+    Reply(peer, protocol::Refuse{std::move(reason), protocol::kProtocolVersion});
     return;
   }
   // Policies (identity, admission) may refuse before anything changes.
@@ -438,7 +446,7 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
     std::string reason = s.system->PreJoin(join, peer_address);
     if (reason.empty()) continue;
     ++counters_.join_refused;
-    log_->warn("refused join of '{}' from {}: {}", join.name, join.host, reason);
+    log_->warn("refused join of '{}' from {}: {}", join.name, text::EscapeForLog(join.host), text::EscapeForLog(reason));
     Reply(peer, protocol::Refuse{std::move(reason), protocol::kProtocolVersion});
     return;
   }
@@ -460,9 +468,9 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   // node that lost its connection (lost) may reclaim its name; the same connection may join again.
   if (record && !record->info.lost && record->peer != peer) {
     ++counters_.join_refused;
-    const std::string reason = "node name '" + join.name + "' is in use by a live node (host " + record->info.host +
-                               ", pid " + std::to_string(record->info.pid) + ")";
-    log_->warn("refused join of '{}' from {} (pid {}): {}", join.name, join.host, join.pid, reason);
+    const std::string reason = "node name '" + join.name + "' is in use by a live node (host " +
+                               text::EscapeForLog(record->info.host) + ", pid " + std::to_string(record->info.pid) + ")";
+    log_->warn("refused join of '{}' from {} (pid {}): {}", join.name, text::EscapeForLog(join.host), join.pid, reason);
     Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
     return;
   }
@@ -477,6 +485,11 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
     return;
   }
   const bool rejoined = record != nullptr;
+  // A name the table does not hold takes a token of its address's and key's join rate (AdmitNewName):
+  // churn of new names cannot fill the table faster than lost nodes leave it. Left unanswered, the client
+  // retries in 0.25 s. Taken only by a join that would get in; a join to a table full of live nodes is
+  // refused at once.
+  bool name_admitted = false;
   if (!rejoined && nodes_.size() >= static_cast<size_t>(session_.server.max_nodes)) {
     // A full table makes room for a live newcomer by dropping the node lost longest, preferring one that
     // owns nothing; only live nodes fill the table for good.
@@ -488,10 +501,13 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
         oldest = &n;
     }
     if (oldest) {
+      if (!AdmitNewName(peer_address, user_id, join, now)) return;
+      name_admitted = true;
       log_->warn("the session is full (max_nodes = {}): node '{}' (id {}, lost for {:.1f} s, {} entities) makes room "
                  "for '{}' from {} (pid {})",
                  session_.server.max_nodes, oldest->info.name, oldest->info.node_id,
-                 NsToS(now - oldest->info.last_seen_ns), oldest->entities_owned, join.name, join.host, join.pid);
+                 NsToS(now - oldest->info.last_seen_ns), oldest->entities_owned, join.name, text::EscapeForLog(join.host),
+                 join.pid);
       EvictNode(oldest->info.node_id, now);
     }
   }
@@ -499,19 +515,21 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
     ++counters_.join_refused;
     const std::string reason = "the session is full: " + std::to_string(nodes_.size()) + " nodes (max_nodes = " +
                                std::to_string(session_.server.max_nodes) + ")";
-    LogRefusal("join(s) beyond max_nodes", fmt::format("'{}' from {} (pid {}): {}", join.name, join.host, join.pid, reason),
-               now);
+    LogRefusal("join(s) beyond max_nodes",
+               fmt::format("'{}' from {} (pid {}): {}", join.name, text::EscapeForLog(join.host), join.pid, reason), now);
     Reply(peer, protocol::Refuse{reason, protocol::kProtocolVersion});
     return;
   }
+  if (!rejoined && !name_admitted && !AdmitNewName(peer_address, user_id, join, now)) return;
   if (rejoined) {
-    log_->info("node '{}' rejoined from {} (pid {}) as id {}", join.name, join.host, join.pid, record->info.node_id);
+    log_->info("node '{}' rejoined from {} (pid {}) as id {}", join.name, text::EscapeForLog(join.host), join.pid,
+               record->info.node_id);
   } else {
     const uint32_t id = next_node_id_++;
     record = &nodes_[id];
     record->info.node_id = id;
-    log_->info("node '{}' ({}) joined from {} (pid {}) as id {}", join.name, protocol::RoleName(join.role), join.host,
-               join.pid, id);
+    log_->info("node '{}' ({}) joined from {} (pid {}) as id {}", join.name, protocol::RoleName(join.role),
+               text::EscapeForLog(join.host), join.pid, id);
   }
   AdoptSession(join, now);
   record->info.name = join.name;
@@ -523,13 +541,14 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   for (auto& e : record->info.endpoints)
     if (e.address.empty()) e.address = peer_address.empty() ? "127.0.0.1" : peer_address;
   for (const auto& e : record->info.endpoints)
-    log_->info("node '{}' publishes {} stream '{}' at {}", join.name, protocol::StreamKindName(e.kind), e.stream_id,
-               e.Endpoint());
+    log_->info("node '{}' publishes {} stream '{}' at {}", join.name, protocol::StreamKindName(e.kind),
+               text::EscapeForLog(e.stream_id), text::EscapeForLog(e.Endpoint()));
   record->info.last_seen_ns = now;
   record->info.lost = false;
   MarkOwnerAlive(*record, now);
   record->peer = peer;
   record->user_id = user_id;
+  record->peer_address = peer_address;
   record->joined_ns = now;
   // Lock-step: a (re)joining member is waited for from the next grant on, never for a step in flight.
   record->lockstep_member = join.lockstep_member;
@@ -752,6 +771,8 @@ const std::vector<RefusalCounter>& RefusalCounters() {
       {"server.refused.not_operator", &ServerCounters::not_operator,
        "Session control, parameter sets, markers and closed reads from keys that are not operators"},
       {"server.refused.rate_limited", &ServerCounters::rate_limited, "Messages beyond a peer's rate, dropped"},
+      {"server.refused.join_rate", &ServerCounters::join_rate_limited,
+       "Joins of new names beyond their address's or key's join_rate_hz, left unanswered"},
       {"server.refused.handshake_mechanism", &ServerCounters::handshake_mechanism,
        "Connections of another security mechanism (plain TCP to a CURVE port), cut in the handshake"},
       {"server.refused.handshake_crypto", &ServerCounters::handshake_crypto,
@@ -817,7 +838,7 @@ protocol::ParamReply WorldCore::GetParam(const std::string& path) const { return
 
 protocol::ParamReply WorldCore::SetParam(const std::string& path, const std::string& value) {
   auto reply = params_.Set(path, value);
-  if (reply.ok) log_->info("parameter {} set to {}", path, reply.param.value);
+  if (reply.ok) log_->info("parameter {} set to {}", text::EscapeForLog(path), text::EscapeForLog(reply.param.value));
   return reply;
 }
 
@@ -1116,6 +1137,105 @@ void WorldCore::ExpireRateBuckets(int64_t now) {
     if (now - it->second.last_ns >= refill) it = buckets_.erase(it);
     else ++it;
   }
+  // A source's bucket is at least as large as with no node joined from it.
+  const int64_t source_refill =
+      SecondsToNs(session_.server.peer_address_burst / session_.server.peer_address_rate_hz);
+  for (auto it = source_buckets_.begin(); it != source_buckets_.end();) {
+    if (now - it->second.last_ns >= source_refill) it = source_buckets_.erase(it);
+    else ++it;
+  }
+  const int64_t join_refill = SecondsToNs(session_.server.join_burst / session_.server.join_rate_hz);
+  for (auto it = join_buckets_.begin(); it != join_buckets_.end();) {
+    if (now - it->second.last_ns >= join_refill) it = join_buckets_.erase(it);
+    else ++it;
+  }
+}
+
+bool WorldCore::Admit(RouterSocket socket, const std::string& peer, const std::string& peer_address,
+                      const std::string& user_id, int64_t now) {
+  if (!Admit(socket, peer, now)) return false;
+  // An in-process client has no address; a joined node's connection is limited on its own (and its
+  // heartbeats must get through while a tool on its PC floods).
+  if (peer_address.empty() && user_id.empty()) return true;
+  if (socket == RouterSocket::kControl && FindByPeer(peer) != nullptr) return true;
+  const bool key = !user_id.empty();
+  const std::string source = key ? "k:" + user_id : "a:" + peer_address;
+  // Every process of a PC shares its address (all of them share 127.0.0.1): the bucket grows with the
+  // nodes joined from there, so that a lab of many nodes on one PC never meets it.
+  const double scale = 1.0 + static_cast<double>(NodesFrom(key ? user_id : peer_address, key));
+  const double rate = session_.server.peer_address_rate_hz * scale;
+  const double burst = session_.server.peer_address_burst * scale;
+  auto it = source_buckets_.find({socket, source});
+  if (it == source_buckets_.end()) {
+    if (source_buckets_.size() >= kMaxRateBuckets) ExpireRateBuckets(now);
+    if (source_buckets_.size() >= kMaxRateBuckets) {
+      ++counters_.rate_limited;
+      LogRefusal("message(s) from new addresses while the rate-limit table is full",
+                 std::to_string(source_buckets_.size()) + " addresses and keys", now);
+      return false;
+    }
+    it = source_buckets_.emplace(std::make_pair(socket, source), Bucket{burst, now}).first;
+  }
+  Bucket& b = it->second;
+  b.tokens = std::min(burst, b.tokens + rate * NsToS(now - b.last_ns));
+  b.last_ns = now;
+  if (b.tokens >= 1.0) {
+    b.tokens -= 1.0;
+    return true;
+  }
+  ++counters_.rate_limited;
+  if (const uint64_t n = RefusalDue("message(s) beyond an address's or key's rate", now))
+    log_->warn("refused {} message(s) beyond an address's or key's rate (last: {} socket, {} {}, {:.0f} msg/s with "
+               "bursts of {:.0f}, {:.0f} node(s) joined from it)",
+               n, socket == RouterSocket::kControl ? "control" : "time", key ? "key" : "address",
+               text::EscapeForLog(key ? user_id : peer_address), rate, burst, scale - 1);
+  return false;
+}
+
+size_t WorldCore::NodesFrom(const std::string& source, bool key) const {
+  size_t n = 0;
+  for (const auto& [id, node] : nodes_)
+    if ((key ? node.user_id : node.peer_address) == source) ++n;
+  return n;
+}
+
+bool WorldCore::AdmitNewName(const std::string& peer_address, const std::string& user_id, const protocol::Join& join,
+                             int64_t now) {
+  const double rate = session_.server.join_rate_hz;
+  const double burst = session_.server.join_burst;
+  std::vector<std::string> sources;
+  if (!peer_address.empty()) sources.push_back("a:" + peer_address);
+  if (!user_id.empty()) sources.push_back("k:" + user_id);
+  // Both buckets refilled first; a token is taken only when every source has one.
+  std::vector<Bucket*> buckets;
+  bool ok = true;
+  for (const auto& s : sources) {
+    auto it = join_buckets_.find(s);
+    if (it == join_buckets_.end()) {
+      if (join_buckets_.size() >= kMaxRateBuckets) ExpireRateBuckets(now);
+      if (join_buckets_.size() >= kMaxRateBuckets) {
+        ok = false;
+        break;
+      }
+      it = join_buckets_.emplace(s, Bucket{burst, now}).first;
+    }
+    Bucket& b = it->second;
+    b.tokens = std::min(burst, b.tokens + rate * NsToS(now - b.last_ns));
+    b.last_ns = now;
+    if (b.tokens < 1.0) ok = false;
+    buckets.push_back(&b);
+  }
+  if (ok) {
+    for (Bucket* b : buckets) b->tokens -= 1.0;
+    return true;
+  }
+  ++counters_.join_rate_limited;
+  LogRefusal("join(s) of new names beyond an address's or key's join rate (left unanswered; the client retries)",
+             fmt::format("'{}' from {} (address {}{}), {:.0f} new names/s with bursts of {:.0f}", join.name,
+                         text::EscapeForLog(join.host), text::EscapeForLog(peer_address),
+                         user_id.empty() ? "" : ", key '" + text::EscapeForLog(user_id) + "'", rate, burst),
+             now);
+  return false;
 }
 
 uint64_t WorldCore::NewToken() {
@@ -1404,9 +1524,11 @@ protocol::LoggedEvent WorldCore::LogEvent(protocol::LoggedEvent event, int64_t n
   event.sequence = ++event_sequence_;
   if (events_.size() >= kMaxLoggedEvents) events_.pop_front();
   events_.push_back(KeptEvent{event, now});
+  // Marker texts and parameter values come from peers: escaped, one line each.
   log_->info("event {} at sim {:.3f} s: {} '{}' from {}{}{}", event.sequence,
-             static_cast<double>(event.sim_time_ns) / 1e9, protocol::EventKindName(event.kind), event.text,
-             event.source, event.detail.empty() ? "" : " ", event.detail);
+             static_cast<double>(event.sim_time_ns) / 1e9, protocol::EventKindName(event.kind),
+             text::EscapeForLog(event.text), text::EscapeForLog(event.source), event.detail.empty() ? "" : " ",
+             text::EscapeForLog(event.detail));
   for (auto& slot : systems_) slot.system->OnLoggedEvent(event, now);
   return event;
 }
@@ -1661,7 +1783,7 @@ void WorldCore::PollLockstep(int64_t now) {
 std::vector<std::string> WorldCore::StatusLines(int64_t now) const {
   std::vector<std::string> lines;
   std::ostringstream os;
-  os << "session '" << session_.name << "' " << protocol::PhaseName(phase_) << ", sim " << NsToS(SimTimeAt(now))
+  os << "session '" << text::EscapeForLog(session_.name) << "' " << protocol::PhaseName(phase_) << ", sim " << NsToS(SimTimeAt(now))
      << " s, " << nodes_.size() << " node(s), " << entities_.size() << " entities, bad input "
      << counters_.decode_errors + counters_.version_refused + counters_.foreign_entity;
   if (session_.step.lockstep) os << ", lock-step step " << current_step_ << " (" << steps_granted_ << " granted)";
@@ -1674,7 +1796,8 @@ std::vector<std::string> WorldCore::StatusLines(int64_t now) const {
     if (session_.step.lockstep && n.lockstep_member)
       state += n.dropped ? " dropped" : fmt::format(" step {}", n.step_done);
     lines.push_back(fmt::format("  {:>3} {:<14} {:<9} {:<16} {:>10} {:>8.1f} {:>8.1f} {:>5.1f}% {:>7.2f} {}", id,
-                                n.info.name, protocol::RoleName(n.info.role), n.info.host,
+                                text::EscapeForLog(n.info.name, 64), protocol::RoleName(n.info.role),
+                                text::EscapeForLog(n.info.host, 64),
                                 FormatUs(n.info.clock_offset_ns), static_cast<double>(n.info.rtt_ns) / 1e3,
                                 n.info.update_rate_hz, 100.0 * n.info.loss_fraction, NsToS(now - n.info.last_seen_ns),
                                 state));

@@ -453,6 +453,9 @@ TEST_CASE("trust: 2,000 join/leave-or-silent cycles with new names do not lock a
   using Command = protocol::SessionControl::Command;
   config::SessionDef def;
   def.server.max_nodes = 160;  // forget_lost_s stays 60 s, lost_timeout_s 1 s
+  // The table's own rules under churn, with the join rate lifted (peer_limits_test.cpp tests the rate).
+  def.server.join_rate_hz = 1e6;
+  def.server.join_burst = 1'000'000;
   Core c(def);
   const auto owner = c.Join("owner", "peer-owner", kTrustT0);
   c.core.Control(protocol::SessionControl{Command::kStart, kTrustT0, 0}, kTrustT0);

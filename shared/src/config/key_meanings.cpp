@@ -131,6 +131,20 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "Messages per second one peer may send on the control or the time socket; the excess is dropped."},
       {S, "server.peer_burst",
        "Messages one peer may send at once beyond peer_rate_hz (the size of its token bucket)."},
+      {S, "server.peer_address_rate_hz",
+       "Messages per second all connections from one address (or CURVE key) holding no joined node may send on "
+       "the control socket, and all from it on the time socket, times (1 + nodes joined from it); the excess is "
+       "dropped."},
+      {S, "server.peer_address_burst",
+       "Messages one address (or key) may send at once beyond peer_address_rate_hz, times (1 + nodes joined from "
+       "it)."},
+      {S, "server.join_rate_hz",
+       "Joins under names the server does not hold, per second, from one address (and one CURVE key); a join "
+       "beyond it is left unanswered and the client's retry gets in later. Rejoins under a held name pass."},
+      {S, "server.join_burst", "Joins of new names one address (or key) may send at once beyond join_rate_hz."},
+      {S, "server.max_replies_per_turn",
+       "Control replies per loop turn; further requests stay unread until the next turn, so that a flood of "
+       "requests never delays the world broadcast."},
       {S, "server.max_message_bytes", "Largest message the server reads; a larger one closes its connection."},
       {S, "clock.max_slew_ppm", "Bound of the clock's rate correction (10000 ppm = 1 %)."},
       {S, "clock.sync_rate_hz", "Time exchanges per second once the clock is set."},

@@ -3,6 +3,7 @@
 #include "platoon/config/params.hpp"
 
 #include "platoon/road/session_road.hpp"
+#include "platoon/text/name_rule.hpp"
 
 #include <fmt/format.h>
 
@@ -66,6 +67,11 @@ ServerDef ReadServerDef(const Table& t) {
   d.max_messages_per_turn = static_cast<int>(t.GetInt("max_messages_per_turn", d.max_messages_per_turn, 1, 100'000));
   d.peer_rate_hz = t.GetDouble("peer_rate_hz", d.peer_rate_hz, 1, 1e6);
   d.peer_burst = static_cast<int>(t.GetInt("peer_burst", d.peer_burst, 1, 1'000'000));
+  d.peer_address_rate_hz = t.GetDouble("peer_address_rate_hz", d.peer_address_rate_hz, 1, 1e6);
+  d.peer_address_burst = static_cast<int>(t.GetInt("peer_address_burst", d.peer_address_burst, 1, 1'000'000));
+  d.join_rate_hz = t.GetDouble("join_rate_hz", d.join_rate_hz, 0.1, 1e6);
+  d.join_burst = static_cast<int>(t.GetInt("join_burst", d.join_burst, 1, 1'000'000));
+  d.max_replies_per_turn = static_cast<int>(t.GetInt("max_replies_per_turn", d.max_replies_per_turn, 1, 100'000));
   d.max_message_bytes = t.GetInt("max_message_bytes", d.max_message_bytes, 4096, int64_t{1} << 30);
   if (d.lost_timeout_s <= d.heartbeat_interval_s)
     t.Fail("lost_timeout_s", "must be longer than heartbeat_interval_s (" + std::to_string(d.heartbeat_interval_s) +
@@ -308,8 +314,8 @@ void ReadWorldPartKeys(const Table& t, NodeDef& d) {
 NodeDef ReadNodeDef(const Table& t) {
   NodeDef d;
   d.name = t.RequireString("name");
-  if (d.name.empty() || d.name.find_first_of(" \t/\\") != std::string::npos)
-    t.Fail("name", "expected a non-empty name without spaces or slashes, got \"" + d.name + "\"");
+  // The one name rule, the same the server applies to a Join's name.
+  if (std::string error = text::CheckName(d.name); !error.empty()) t.Fail("name", error);
   const std::string role = t.GetString("role", "observer", {"observer", "traffic", "driver", "sensor", "fusion", "viewer", "recorder"});
   d.role = protocol::RoleFromName(role);
   d.host = t.GetString("host", d.host);
@@ -395,6 +401,7 @@ SessionDef ReadSession(const Table& root) {
   s.file = root.File();
   if (auto t = root.Sub("session")) {
     s.name = t->GetString("name", s.name);
+    if (std::string error = text::CheckName(s.name); !error.empty()) t->Fail("name", error);
     s.server_host = t->GetString("server_host", s.server_host);
     s.step.lockstep = t->GetString("mode", "realtime", {"realtime", "lockstep"}) == "lockstep";
     s.step.step_hz = t->GetDouble("step_hz", s.step.step_hz, 1, 10000);

@@ -81,7 +81,8 @@ class SyncServer {
   /// The settings of the three input sockets (control, time, state): the session's limits and faults, CURVE, kInputIo.
   transport::ChannelDef InputDef(const config::SessionDef& session) const;
   void HandleTime(const transport::Packet& packet);
-  void Flush();
+  // Sends what the core queued; returns how many replies went to control peers.
+  size_t Flush();
 
   std::shared_ptr<spdlog::logger> log_;
   const clock::Oscillator& reference_;

@@ -52,7 +52,8 @@ struct ServerCounters {
   uint64_t join_refused = 0;         ///< Joins refused by a system (identity policy) or for an empty name.
   uint64_t wrong_connection = 0;     ///< Heartbeats, leaves and states naming a node other than the sender's connection or key.
   uint64_t not_operator = 0;         ///< Session control, parameter sets, markers (and closed reads) from a key not in operators.
-  uint64_t rate_limited = 0;         ///< Messages beyond a peer's rate (peer_rate_hz, peer_burst), dropped unread.
+  uint64_t rate_limited = 0;         ///< Messages beyond a peer's rate (peer_rate_hz, peer_burst) or its address's, dropped unread.
+  uint64_t join_rate_limited = 0;    ///< Joins of new names beyond their address's or key's join_rate_hz, left unanswered.
   uint64_t handshake_mechanism = 0;  ///< Connections refused in the handshake for another security mechanism (plain TCP to CURVE).
   uint64_t handshake_crypto = 0;     ///< CURVE handshakes that failed to decrypt (a client with a wrong server key).
   uint64_t handshake_auth = 0;       ///< CURVE handshakes the ZAP handler refused (a client key not authorised).
@@ -86,6 +87,7 @@ struct NodeRecord {
   protocol::NodeInfo info;
   std::string peer;              ///< ROUTER identity on the control socket.
   std::string user_id;           ///< ZAP user id (client key name) of its join; empty with CURVE off.
+  std::string peer_address;      ///< IP address its join came from; empty for an in-process client.
   uint64_t state_token = 0;      ///< Random per join, sent in the Welcome; node states must carry it.
   uint64_t entities_owned = 0;   ///< Merged entities this node owns (bounded by max_entities_per_node).
   bool owned_any = false;        ///< It ever owned an entity (since its first join): lost, it is kept longer.
@@ -239,6 +241,12 @@ class WorldCore {
   /// Per-peer rate limit: admits one message from `peer` on `socket` (a token bucket of peer_burst
   /// messages refilled at peer_rate_hz); false: drop it, counted as rate_limited and logged once a second.
   bool Admit(RouterSocket socket, const std::string& peer, int64_t now_ns);
+  /// Admit, and then per source: `user_id` under CURVE, else `peer_address` (no limit when both are empty,
+  /// an in-process client) shares one bucket of peer_address_rate_hz and peer_address_burst, both times
+  /// (1 + nodes joined from that source). On the control socket a connection that holds a joined node
+  /// skips the source's bucket (its heartbeats are never starved by a flood from its own PC).
+  bool Admit(RouterSocket socket, const std::string& peer, const std::string& peer_address,
+             const std::string& user_id, int64_t now_ns);
   /// Buckets of the rate limit kept now (peers heard within peer_burst / peer_rate_hz); bounded by kMaxRateBuckets.
   size_t RateBuckets() const { return buckets_.size(); }
   /// Most peers tracked by the rate limit at once; messages from further new peers are dropped until some go idle.
@@ -388,6 +396,12 @@ class WorldCore {
   // Refuses a control message that needs the operator role; false when `user_id` may send it.
   bool RefuseNonOperator(const std::string& peer, const std::string& user_id, const protocol::Message& m, int64_t now);
   void ExpireRateBuckets(int64_t now);
+  // Joins of a name the table does not hold: a token from the address's and from the key's join bucket
+  // (join_rate_hz, join_burst); false: the join is left unanswered, counted and logged.
+  bool AdmitNewName(const std::string& peer_address, const std::string& user_id, const protocol::Join& join,
+                    int64_t now);
+  // Nodes in the table that joined from `source` (a key under CURVE, else an address).
+  size_t NodesFrom(const std::string& source, bool key) const;
   void Reply(const std::string& peer, protocol::Message message);
   void AdoptSession(const protocol::Join& join, int64_t now);
   // Why `control` is refused now (a start of a session under way, a restart without a reason); empty
@@ -487,6 +501,10 @@ class WorldCore {
     int64_t last_ns = 0;
   };
   std::map<std::pair<RouterSocket, std::string>, Bucket> buckets_;
+  // Per source ("a:" address or "k:" key): messages (by socket) and joins of new names; each bounded by
+  // kMaxRateBuckets, idle full buckets expire with the connections' ones.
+  std::map<std::pair<RouterSocket, std::string>, Bucket> source_buckets_;
+  std::map<std::string, Bucket> join_buckets_;
   int64_t next_bucket_expiry_ns_ = 0;
 
   struct KeptEvent {

@@ -59,6 +59,16 @@ struct ServerDef {
   int max_messages_per_turn = 256;   ///< Messages read from each socket per loop turn; the world broadcast is due between turns.
   double peer_rate_hz = 500.0;       ///< Messages per second one peer may send on the control or the time socket; excess dropped.
   int peer_burst = 1000;             ///< Messages one peer may send at once beyond peer_rate_hz (its token bucket's size).
+  /// Messages per second all connections from one address (or one CURVE key) that hold no joined node
+  /// may send on the control socket, and all from it on the time socket, times (1 + nodes joined from
+  /// it); excess dropped. Typical 500.
+  double peer_address_rate_hz = 500.0;
+  int peer_address_burst = 1000;     ///< The address's bucket size, times (1 + nodes joined from it). Typical 1000.
+  /// Joins under a name the server does not hold, per second, from one address (and one CURVE key); a join
+  /// beyond it is not answered (the client retries it every 0.25 s). Typical 20.
+  double join_rate_hz = 20.0;
+  int join_burst = 64;               ///< Joins of new names one address (or key) may send at once. Typical 64.
+  int max_replies_per_turn = 64;     ///< Control replies per loop turn; further requests wait unread for the next turn.
   int64_t max_message_bytes = 4 << 20; ///< Largest message read, in bytes; a larger one closes its connection. Typical 4 MiB.
 };
 
