@@ -127,7 +127,7 @@ TEST_CASE("server: garbage, truncated and wrong-version bytes are counted and th
   const auto line = server.child.WaitForLine("refused:", 10s);
   REQUIRE(line.has_value());
   std::smatch m;
-  REQUIRE(std::regex_search(*line, m, std::regex("refused: (\\d+) undecodable, (\\d+) version")));
+  REQUIRE(std::regex_search(*line, m, std::regex(R"(server\.refused\.undecodable (\d+), server\.refused\.version (\d+))")));
   CHECK(std::stoi(m[1]) >= 900);  // 3 x 300 random, plus the truncations that fail
   CHECK(std::stoi(m[2]) >= 1);
   REQUIRE(server.child.WaitForLine("SUMMARY", 10s));
