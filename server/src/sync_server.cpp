@@ -46,7 +46,6 @@ void SyncServer::ReadMonitors(int64_t now) {
     }
 }
 
-
 transport::ChannelDef SyncServer::InputDef(const config::SessionDef& session) const {
   return transport::ChannelDef{.max_message_bytes = session.server.max_message_bytes,
                                .faults = session.faults,
