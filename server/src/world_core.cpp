@@ -485,6 +485,10 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
     return;
   }
   const bool rejoined = record != nullptr;
+  // The same connection joins again while this server never lost the node: the node's silence was this
+  // server's (a stall) or a lost Welcome, and the joins it sent meanwhile arrive together. Nothing happened
+  // to the node: the same id and state token (its states in flight stay valid), no "rejoined" in the log.
+  const bool repeat = rejoined && !record->info.lost && record->peer == peer;
   // A name the table does not hold takes a token of its address's and key's join rate (AdmitNewName):
   // churn of new names cannot fill the table faster than lost nodes leave it. Left unanswered, the client
   // retries in 0.25 s. Taken only by a join that would get in; a join to a table full of live nodes is
@@ -521,7 +525,10 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
     return;
   }
   if (!rejoined && !name_admitted && !AdmitNewName(peer_address, user_id, join, now)) return;
-  if (rejoined) {
+  if (repeat) {
+    log_->debug("node '{}' joined again on its connection while alive (id {}): welcomed as it is",
+                record->info.name, record->info.node_id);
+  } else if (rejoined) {
     log_->info("node '{}' rejoined from {} (pid {}) as id {}", join.name, text::EscapeForLog(join.host), join.pid,
                record->info.node_id);
   } else {
@@ -541,7 +548,8 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   for (auto& e : record->info.endpoints)
     if (e.address.empty()) e.address = peer_address.empty() ? "127.0.0.1" : peer_address;
   for (const auto& e : record->info.endpoints)
-    log_->info("node '{}' publishes {} stream '{}' at {}", join.name, protocol::StreamKindName(e.kind),
+    if (!repeat)
+      log_->info("node '{}' publishes {} stream '{}' at {}", join.name, protocol::StreamKindName(e.kind),
                text::EscapeForLog(e.stream_id), text::EscapeForLog(e.Endpoint()));
   record->info.last_seen_ns = now;
   record->info.lost = false;
@@ -555,7 +563,7 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   record->dropped = false;
   record->required_from_step = current_step_ + 1;
   record->idle_until_step = 0;
-  if (session_.step.lockstep && join.lockstep_member)
+  if (session_.step.lockstep && join.lockstep_member && !repeat)
     log_->info("node '{}' is a lock-step member from step {}", join.name, record->required_from_step);
 
   protocol::Welcome w;
@@ -571,12 +579,13 @@ void WorldCore::HandleJoin(const std::string& peer, const std::string& peer_addr
   w.time_control = time_control_;
   w.session_file = session_file_;
   w.session_file_path = session_file_path_;
-  // A fresh token per join: only the process that received this Welcome can send the node's states
-  // (the state socket carries no sender identity of its own).
-  record->state_token = NewToken();
+  // A fresh token per join (a repeat on the same live connection keeps it): only the process that received
+  // this Welcome can send the node's states (the state socket carries no sender identity of its own).
+  if (!repeat || record->state_token == 0) record->state_token = NewToken();
   w.state_token = record->state_token;
   Reply(peer, w);
-  Emit(NodeEvent{rejoined ? NodeEvent::Kind::kRejoined : NodeEvent::Kind::kJoined, record->info.node_id,
+  if (!repeat)
+    Emit(NodeEvent{rejoined ? NodeEvent::Kind::kRejoined : NodeEvent::Kind::kJoined, record->info.node_id,
                  record->info.name, now});
 }
 
@@ -830,6 +839,8 @@ void WorldCore::RegisterParams() {
   for (const RefusalCounter& c : RefusalCounters()) counter(c.name, counters_.*c.counter, c.meaning);
   counter("server.stalls_forgiven", counters_.stalls_forgiven,
           "Times the server itself was not running (suspended, starved) and did not count that as nodes' silence");
+  counter("server.states_stall_dropped", counters_.states_stall_dropped,
+          "Node states their senders dropped while the server was not running (not counted as loss)");
 }
 
 std::vector<protocol::Parameter> WorldCore::ListParams(const std::string& prefix) const { return params_.List(prefix); }
@@ -1261,8 +1272,17 @@ void WorldCore::Merge(const protocol::NodeState& ns, int64_t now) {
   }
   node.last_state_ns = now;
   ++node.states_received;
-  if (node.last_state_sequence != 0 && ns.sequence > node.last_state_sequence + 1)
-    node.states_missed += ns.sequence - node.last_state_sequence - 1;
+  if (node.last_state_sequence != 0 && ns.sequence > node.last_state_sequence + 1) {
+    const uint64_t gap = ns.sequence - node.last_state_sequence - 1;
+    // While the backlog of a stall of this server drains, a gap is what the sender's queue could not hold
+    // while nobody read it (it sends on at its rate): no network lost it, and the loss column says so.
+    if (now <= stall_backlog_until_ns_) {
+      node.states_stall_dropped += gap;
+      counters_.states_stall_dropped += gap;
+    } else {
+      node.states_missed += gap;
+    }
+  }
   node.last_state_sequence = std::max(node.last_state_sequence, ns.sequence);
   const uint64_t expected = node.states_received + node.states_missed;
   node.info.loss_fraction = expected ? static_cast<float>(node.states_missed) / static_cast<float>(expected) : 0.f;
@@ -1341,6 +1361,8 @@ void WorldCore::MarkOwnerAlive(NodeRecord& node, int64_t now) {
 void WorldCore::ForgiveStall(int64_t gap_ns, int64_t now) {
   if (gap_ns <= 0) return;
   ++counters_.stalls_forgiven;
+  // The queued node states arrive within the next turns (max_messages_per_turn each); a second covers them.
+  stall_backlog_until_ns_ = now + kSecond;
   log_->warn("the server was not running for {:.2f} s (suspended or starved); silence, grace and step deadlines "
              "count from now on",
              NsToS(gap_ns));

@@ -330,6 +330,54 @@ TEST_CASE("runtime: every process stopped for 3 s (a suspended PC): nobody is ma
   CheckNoErrorLines(obs, "obs");
 }
 
+TEST_CASE("runtime: the server alone stopped for 5 s: each node rejoins once at most, the server counts no rejoin and no loss") {
+  TwoCarsAndObserver s;
+  auto& [dir, session, server, n1, n2, obs] = s;
+  REQUIRE(WaitForView(n1, AllLive, 30s));
+  // The server stands still (a debugger, a starved core) while every node runs on and goes on sending: the
+  // nodes hear nothing for longer than their silence limit and join again; the server, once running, finds
+  // their joins and states queued. Before: 9 "rejoined" lines per node and 18 % loss in the next table.
+  server.Signal(SIGSTOP);
+  const auto frozen_at = Clock::now();
+  while (Clock::now() - frozen_at < 5s) std::this_thread::sleep_for(50ms);
+  server.Signal(SIGCONT);
+  REQUIRE(server.WaitForLine("the server was not running for", 10s));
+  REQUIRE(WaitForView(obs, [](const ViewLine& v) { return AllLive(v) && v.max_cm <= 10; }, 10s));
+  // Two status tables after the stall (every 2 s): the loss column of each node is what the network lost.
+  std::vector<double> losses;
+  for (int tables = 0; tables < 2;) {
+    const auto line = server.WaitForLine(" n1 ", 10s);
+    REQUIRE(line);
+    ++tables;
+    for (const char* name : {" n1 ", " n2 ", " obs "}) {
+      const std::string row = name == std::string(" n1 ") ? *line : server.WaitForLine(name, 5s).value_or("");
+      static const std::regex loss_re(R"(([0-9.]+)% +[0-9.]+ +(ok|LOST))");
+      std::smatch m;
+      REQUIRE_MESSAGE(std::regex_search(row, m, loss_re), "no loss column in: " << row);
+      if (tables == 2) losses.push_back(std::stod(m[1]));
+    }
+  }
+  for (const double l : losses) CHECK(l <= 1.0);
+  MESSAGE("loss column after a 5 s stall of the server (n1, n2, obs): " << losses.at(0) << " %, " << losses.at(1)
+                                                                         << " %, " << losses.at(2) << " %");
+  for (auto* c : {&n1, &n2, &obs}) Stop(*c);
+  const auto& server_lines = Stop(server);
+  int server_rejoins = 0;
+  for (const auto& l : server_lines) server_rejoins += l.find(" rejoined ") != std::string::npos;
+  CHECK(server_rejoins == 0);
+  for (auto* c : {&n1, &n2, &obs}) {
+    int again = 0, still_in = 0;
+    for (const auto& l : c->Lines()) {
+      again += l.find("joining again") != std::string::npos;
+      still_in += l.find("still in session") != std::string::npos;
+    }
+    CHECK(again <= 1);
+    CHECK(still_in <= 1);
+    CHECK_FALSE(AnyLineContains(c->Lines(), " lost: silent for"));
+  }
+  CheckNoErrorLines(server, "server");
+}
+
 TEST_CASE("server: updates to an entity owned by another node are refused and counted") {
   TempDir dir;
   auto server = testing::StartServer(dir);

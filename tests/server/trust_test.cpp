@@ -81,13 +81,19 @@ TEST_CASE("trust: node states must carry the state token of the node they name")
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 6.0);
   CHECK(c.core.GetParam("server.refused.forged_state").param.value == "3");
 
-  // A rejoin (a new connection) gets a new token: the old one no longer speaks for the node.
-  const auto again = c.Join("alpha", "peer-a", kTrustT0 + 40 * kTrustMs);
+  // A join again on alpha's own live connection (its joins sent while this server stood still) keeps the
+  // token: it is the same process.
+  CHECK(c.Join("alpha", "peer-a", kTrustT0 + 35 * kTrustMs).state_token == alpha.state_token);
+  // A rejoin on a new connection (alpha was lost: a restarted process) gets a new token: the old one no
+  // longer speaks for the node.
+  c.core.Poll(kTrustT0 + 3 * kTrustS);
+  REQUIRE(c.core.Nodes().at(alpha.node_id).info.lost);
+  const auto again = c.Join("alpha", "peer-a2", kTrustT0 + 3 * kTrustS + 40 * kTrustMs);
   CHECK(again.node_id == alpha.node_id);
   CHECK(again.state_token != alpha.state_token);
-  c.Send(alpha.node_id, alpha.state_token, {Car(1, 50 * kTrustMs, 99.0)}, kTrustT0 + 50 * kTrustMs);
+  c.Send(alpha.node_id, alpha.state_token, {Car(1, 50 * kTrustMs, 99.0)}, kTrustT0 + 3 * kTrustS + 50 * kTrustMs);
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 6.0);
-  c.Send(alpha.node_id, again.state_token, {Car(1, 60 * kTrustMs, 7.0)}, kTrustT0 + 60 * kTrustMs);
+  c.Send(alpha.node_id, again.state_token, {Car(1, 60 * kTrustMs, 7.0)}, kTrustT0 + 3 * kTrustS + 60 * kTrustMs);
   CHECK(c.core.Entities().at(1).state.kinematics.pose.position_m.x() == 7.0);
 }
 

@@ -220,6 +220,44 @@ TEST_CASE("world core: a stall of the server's own is not the nodes' silence, si
   CHECK(h.core.Entities().at(1).state.stale);
 }
 
+TEST_CASE("world core: a stall leaves no false trail: repeated joins on a live connection keep id and token, a backlog gap is no loss") {
+  Harness h(RealTimeDef());
+  h.Start(kCoreT0, kCoreT0);
+  h.core.Poll(kCoreT0);
+  const uint32_t a = h.Join("a", kCoreT0);
+  h.State(a, {Entity(1, 0, 0.0, 10.0)}, kCoreT0);
+  const uint64_t token = h.core.Nodes().at(a).state_token;
+  h.log_text.str("");
+  // The node heard nothing while the server stood still and sent three joins on its connection: each is
+  // answered with the same id and token, none is a rejoin in the log.
+  h.core.ForgiveStall(5 * kCoreS, kCoreT0 + 5 * kCoreS);
+  for (int i = 0; i < 3; ++i) CHECK(h.Join("a", kCoreT0 + 5 * kCoreS) == a);
+  CHECK(h.core.Nodes().at(a).state_token == token);
+  CHECK(h.log_text.str().find("rejoined") == std::string::npos);
+  // The sender dropped 200 states while nobody read: the gap right after the stall is no loss.
+  h.sequence += 200;
+  h.State(a, {Entity(1, 5 * kCoreS, 50.0, 10.0)}, kCoreT0 + 5 * kCoreS + kCoreS / 2);
+  CHECK(h.core.Nodes().at(a).states_missed == 0);
+  CHECK(h.core.Nodes().at(a).states_stall_dropped == 200);
+  CHECK(h.core.Nodes().at(a).info.loss_fraction == 0.f);
+  CHECK(h.core.GetParam("server.states_stall_dropped").param.value == "200");
+  // Later gaps are loss again (the control case).
+  h.sequence += 3;
+  h.State(a, {Entity(1, 7 * kCoreS, 70.0, 10.0)}, kCoreT0 + 7 * kCoreS);
+  CHECK(h.core.Nodes().at(a).states_missed == 3);
+  CHECK(h.core.Nodes().at(a).info.loss_fraction > 0.f);
+  // The same name from another connection after the node was lost is a real rejoin: a new token, logged.
+  h.core.Poll(kCoreT0 + 20 * kCoreS);
+  REQUIRE(h.core.Nodes().at(a).info.lost);
+  protocol::Join j;
+  j.name = "a";
+  j.role = protocol::Role::kTraffic;
+  h.core.OnControl("peer-a-again", "127.0.0.1", Ok(j), kCoreT0 + 20 * kCoreS);
+  (void)h.core.TakeOutgoing();
+  CHECK(h.core.Nodes().at(a).state_token != token);
+  CHECK(h.log_text.str().find("rejoined") != std::string::npos);
+}
+
 TEST_CASE("world core: with stale_remove a lost node's entities are removed after the grace and listed as removed") {
   auto def = RealTimeDef();
   def.server.stale_remove = true;

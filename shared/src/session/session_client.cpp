@@ -107,6 +107,10 @@ void SessionClient::OnMessage(Socket from, std::string_view bytes, int64_t local
 void SessionClient::OnControl(const protocol::Message& m, int64_t local_ns) {
   if (const auto* w = std::get_if<protocol::Welcome>(&m)) {
     last_heard_ns_ = local_ns;
+    // The answer to a further join sent before the first one was answered (the server stood still while
+    // this client retried): the same node and token, taken in silence, and nothing to ask again.
+    const bool repeat =
+        joined_ && w->node_id == node_id_ && w->state_token == state_token_ && w->session_name == session_name_;
     node_id_ = w->node_id;
     session_name_ = w->session_name;
     session_file_ = w->session_file;
@@ -117,6 +121,7 @@ void SessionClient::OnControl(const protocol::Message& m, int64_t local_ns) {
     time_control_ = w->time_control;
     state_token_ = w->state_token;
     ports_ = ServerPorts{w->time_port, w->world_port, w->state_port};
+    if (repeat) return;
     if (log_)
       log_->info("{} session '{}' as node {} (time port {}, world port {}{})", joined_ ? "still in" : "joined",
                  w->session_name, node_id_, w->time_port, w->world_port,

@@ -46,6 +46,7 @@ struct ServerCounters {
   uint64_t future_stamp = 0;         ///< Entity updates stamped more than kMaxFutureStampNs ahead of sim time.
   uint64_t entity_limit = 0;         ///< New entities beyond max_entities or max_entities_per_node.
   uint64_t stalls_forgiven = 0;      ///< Stalls of the server's own loop whose time did not count as silence.
+  uint64_t states_stall_dropped = 0; ///< Node states the senders dropped while this server stood still (not loss).
   uint64_t nodes_forgotten = 0;      ///< Lost nodes owning nothing, dropped after forget_lost_s (never owned: 2 x lost_timeout_s).
   uint64_t nodes_evicted = 0;        ///< Lost nodes dropped from a full table to let a live newcomer join.
   uint64_t unexpected_message = 0;   ///< Valid messages on the wrong socket.
@@ -94,7 +95,8 @@ struct NodeRecord {
   int64_t joined_ns = 0;         ///< Reference time of the (last) join, in ns.
   uint64_t states_received = 0;
   uint64_t last_state_sequence = 0;
-  uint64_t states_missed = 0;    ///< Gaps in the node's state sequence numbers.
+  uint64_t states_missed = 0;    ///< Gaps in the node's state sequence numbers (loss on the way).
+  uint64_t states_stall_dropped = 0;  ///< Gaps just after a stall of this server: the sender's queue overflowed.
   int64_t last_state_ns = 0;     ///< Reference time of the last node state, in ns.
   double mean_interval_s = 0;    ///< Smoothed interval between node states, in s.
   bool lockstep_member = false;  ///< Lock-step grants wait for this node's acknowledgements.
@@ -485,6 +487,9 @@ class WorldCore {
   int64_t grant_ref_ns_ = 0;        // reference time grant current_step_ went out
   int64_t next_regrant_ns_ = 0;
   int64_t next_late_check_ns_ = 0;
+  /// Reference time until which gaps in node state sequences are the backlog of a stall of this server
+  /// (senders dropped what their queues could not hold), not loss; -1: none.
+  int64_t stall_backlog_until_ns_ = -1;
   int64_t next_keyframe_sim_ns_ = INT64_MIN;
   bool finished_ = false;
 
