@@ -23,11 +23,15 @@ SyncServer::SyncServer(const config::SessionDef& session, std::shared_ptr<spdlog
                   : nullptr),
       control_(context_, transport::Pattern::kRouter, InputDef(session)),
       time_(context_, transport::Pattern::kRouter, InputDef(session)),
-      world_(context_, transport::Pattern::kPub, transport::ChannelDef{.faults = {}, .curve = SocketCurve(), .io_affinity = kWorldIo}),
+      // A subscriber's messages wait at most 16 deep for the loop to store them: a peer sending subscriptions
+      // without end gets a few of them stored before ReadMonitors cuts it (kWorldPeerMaxBytes).
+      world_(context_, transport::Pattern::kPub,
+             transport::ChannelDef{.receive_hwm = 16, .faults = {}, .curve = SocketCurve(), .io_affinity = kWorldIo}),
       state_(context_, transport::Pattern::kPull, InputDef(session)) {
   for (auto [name, channel] : {std::pair{"control", &control_}, std::pair{"time", &time_}, std::pair{"world", &world_},
                                std::pair{"state", &state_}})
-    monitors_.push_back(Monitored{name, std::make_unique<transport::SocketMonitor>(context_, channel->Socket(), name)});
+    monitors_.push_back(Monitored{name, std::make_unique<transport::SocketMonitor>(context_, channel->Socket(), name,
+                                                                                   channel == &world_)});
 }
 
 void SyncServer::ReadMonitors(int64_t now) {
@@ -44,6 +48,12 @@ void SyncServer::ReadMonitors(int64_t now) {
                                                                    : HandshakeFailure::kProtocol;
       core_.CountHandshakeFailure(why, m.socket, now);
     }
+  // The world port takes nothing but the empty subscription: a peer that has sent more than a subscriber
+  // ever does is cut before libzmq stores more of its topics (about 750 bytes each, never bounded).
+  for (auto& m : monitors_)
+    if (m.monitor->Connections() > 0)
+      for (const transport::TalkerCut& cut : m.monitor->DropTalkers(kWorldPeerMaxBytes))
+        core_.CountWorldPeerCut(cut.peer, cut.bytes, kWorldPeerMaxBytes, now);
 }
 
 transport::ChannelDef SyncServer::InputDef(const config::SessionDef& session) const {

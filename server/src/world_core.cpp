@@ -184,6 +184,14 @@ void WorldCore::CountRefusedSubscriptions(uint64_t n, std::string_view last, int
                  due, last.size());
 }
 
+void WorldCore::CountWorldPeerCut(const std::string& peer, uint64_t bytes, uint64_t max_bytes, int64_t now) {
+  ++counters_.subscription;
+  LogRefusal("world-port peer(s) cut for sending more than a subscription",
+             fmt::format("{} had sent {} bytes; a subscriber sends its handshake and the empty subscription, under {}",
+                         text::EscapeForLog(peer), bytes, max_bytes),
+             now);
+}
+
 void WorldCore::FlushRefusalLog() {
   for (const RefusalLine& line : refusal_log_.TakeAll()) log_->warn("refused {} {} (at exit)", line.count, line.kind);
 }
@@ -790,7 +798,7 @@ const std::vector<RefusalCounter>& RefusalCounters() {
       {"server.refused.handshake_protocol", &ServerCounters::handshake_protocol,
        "Handshakes that broke the protocol otherwise (malformed greeting or command)"},
       {"server.refused.subscription", &ServerCounters::subscription,
-       "Subscriptions on the world port other than the empty one, ignored"},
+       "World-port peers cut for sending more than their handshake and the empty subscription"},
   };
   return table;
 }

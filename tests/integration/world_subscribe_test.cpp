@@ -6,7 +6,10 @@
 #include "../support/session_fixture.hpp"
 #include "../support/stop_wait.hpp"
 
+#include "platoon/protocol/codec.hpp"
+
 #include <doctest/doctest.h>
+#include <zmq.hpp>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <regex>
 
 using namespace platoon;
@@ -87,9 +91,9 @@ bool WorldSubHandshake(int fd) {
   return true;
 }
 
-// Connects to the world port as a ZMTP 3.0 SUB (NULL mechanism), sends one subscription frame of
-// `frame_bytes` (0x01 then the topic), closes. Returns true when the server cut the connection.
-bool WorldSubSendFrame(uint16_t port, size_t frame_bytes) {
+// Connects to the world port as a ZMTP 3.0 SUB (NULL mechanism), sends `frames` (ZMTP frames, already
+// framed) after the handshake, closes. Returns true when the server cut the connection.
+bool WorldSubSendFrames(uint16_t port, const std::string& frames) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
   timeval tv{2, 0};
@@ -110,14 +114,10 @@ bool WorldSubSendFrame(uint16_t port, size_t frame_bytes) {
   // READY command with Socket-Type = SUB.
   std::string ready = std::string("\x05READY") + char(11) + "Socket-Type" + std::string("\0\0\0\3", 4) + "SUB";
   std::string head = greeting + char(0x04) + char(ready.size()) + ready;
-  // The subscription: a long frame (flag 0x02, 8-byte big-endian size), 0x01 then the topic.
-  std::string frame(9 + frame_bytes, 'x');
-  frame[0] = 0x02;
-  for (int i = 0; i < 8; ++i) frame[1 + i] = static_cast<char>((uint64_t(frame_bytes) >> (8 * (7 - i))) & 0xff);
-  frame[9] = 0x01;
   REQUIRE(WorldSubWrite(fd, head));
   REQUIRE_MESSAGE(WorldSubHandshake(fd), "the server did not complete the ZMTP handshake");
-  bool cut = !WorldSubWrite(fd, frame);
+  // A failed write is a cut, unless it only timed out (the server stopped reading: not cut, yet).
+  bool cut = !WorldSubWrite(fd, frames) && errno != EAGAIN && errno != EWOULDBLOCK;
   // Read until the server closes (cut) or stays silent (5 s, kept).
   char buf[4096];
   while (!cut) {
@@ -129,9 +129,56 @@ bool WorldSubSendFrame(uint16_t port, size_t frame_bytes) {
   return cut;
 }
 
+// One subscription frame of `frame_bytes` (0x01 then the topic) as a long frame (flag 0x02, 8-byte
+// big-endian size).
+std::string WorldSubLongFrame(size_t frame_bytes) {
+  std::string frame(9 + frame_bytes, 'x');
+  frame[0] = 0x02;
+  for (int i = 0; i < 8; ++i) frame[1 + i] = static_cast<char>((uint64_t(frame_bytes) >> (8 * (7 - i))) & 0xff);
+  frame[9] = 0x01;
+  return frame;
+}
+
+// `count` distinct subscriptions of 8 to 40 bytes, each a short frame (flag 0x00, size, 0x01, topic).
+std::string WorldSubManyTopics(int count) {
+  std::string out;
+  uint64_t x = 88172645463325252ull;  // xorshift64: distinct topics, the same every run
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (int i = 0; i < count; ++i) {
+    const size_t n = 8 + next() % 33;
+    std::string topic = std::to_string(i) + "-";
+    while (topic.size() < n) topic += static_cast<char>('a' + next() % 26);
+    out += '\0';
+    out += static_cast<char>(n + 1);
+    out += '\x01';
+    out += topic;
+  }
+  return out;
+}
+
+// A parameter's value read over the control port ("" when there is no answer in 5 s).
+std::string WorldSubParam(uint16_t control_port, const std::string& path) {
+  zmq::context_t ctx(1);
+  zmq::socket_t c(ctx, zmq::socket_type::dealer);
+  c.set(zmq::sockopt::linger, 0);
+  c.set(zmq::sockopt::rcvtimeo, 5000);
+  c.connect("tcp://127.0.0.1:" + std::to_string(control_port));
+  c.send(zmq::buffer(protocol::Encode(protocol::ParamGet{path, 1})));
+  zmq::message_t reply;
+  if (!c.recv(reply)) return {};
+  const auto d = protocol::Decode(reply.to_string());
+  const auto* r = d.message ? std::get_if<protocol::ParamReply>(&*d.message) : nullptr;
+  return r && r->ok ? r->param.value : std::string();
+}
+
 }  // namespace
 
-TEST_CASE("world subscribe: subscription frames of 64 KiB to 32 MiB disconnect the peer, server memory and world-state gaps stay bounded") {
+TEST_CASE("world subscribe: subscription frames of 64 KiB to 32 MiB and 50,000 distinct small subscriptions disconnect the peer, server memory and world-state gaps stay bounded") {
   TempDir dir;
   const auto p = FreePorts(4);
   std::string text = "[session]\nname = \"world-subscribe-test\"\n[server]\nbind_address = \"127.0.0.1\"\ncontrol_port = " +
@@ -154,8 +201,28 @@ TEST_CASE("world subscribe: subscription frames of 64 KiB to 32 MiB disconnect t
   REQUIRE(rss0 > 0);
   MESSAGE("server baseline: VmRSS " << rss0 / 1024.0 << " MB, VmHWM " << hwm0 / 1024.0 << " MB");
   constexpr long kBoundKb = 20 * 1024;
+  // 50,000 distinct subscriptions of 8 to 40 bytes (1.3 MB), each frame far below the 512-byte limit: libzmq
+  // would store every topic (about 40 MB) for as long as the peer stays. The server cuts the peer once it
+  // has sent more than a subscriber ever does (4 KiB), exactly once for the one peer.
+  {
+    const std::string topics = WorldSubManyTopics(50'000);
+    const bool cut = WorldSubSendFrames(p[2], topics);
+    const bool live = WorldSubLiveFor(obs, 1000ms);
+    const long rss = WorldSubStatusKb(pid, "VmRSS"), hwm = WorldSubStatusKb(pid, "VmHWM");
+    MESSAGE("50,000 distinct subscriptions (" << topics.size() << " bytes): peer "
+                                               << std::string(cut ? "disconnected" : "kept") << ", server VmRSS "
+                                               << rss / 1024.0 << " MB (+" << (rss - rss0) / 1024.0 << "), VmHWM "
+                                               << hwm / 1024.0 << " MB (+" << (hwm - hwm0) / 1024.0 << ")");
+    CHECK(cut);
+    CHECK(live);
+    CHECK(rss - rss0 <= kBoundKb);
+    CHECK(hwm - std::max(hwm0, rss0) <= kBoundKb);
+    // Counted exactly: one peer cut (read before the big frames, which ZeroMQ's size limit may cut first).
+    CHECK(WorldSubParam(p[0], "server.refused.subscription") == "1");
+  }
+
   for (const size_t bytes : {size_t{64} << 10, size_t{1} << 20, size_t{8} << 20, size_t{32} << 20}) {
-    const bool cut = WorldSubSendFrame(p[2], bytes);
+    const bool cut = WorldSubSendFrames(p[2], WorldSubLongFrame(bytes));
     // One second of the observer's views after the peer is gone: every one all live, and the server's
     // loop has broadcast (and so processed whatever the peer left) twenty times meanwhile.
     const bool live = WorldSubLiveFor(obs, 1000ms);

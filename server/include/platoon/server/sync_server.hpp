@@ -101,6 +101,9 @@ class SyncServer {
     std::unique_ptr<transport::SocketMonitor> monitor;
   };
   std::vector<Monitored> monitors_;
+  /// Most bytes a world-port peer may send on one connection: its greeting, handshake (a CURVE INITIATE is
+  /// the largest, about 300 bytes) and the empty subscription take under 1 KiB.
+  static constexpr uint64_t kWorldPeerMaxBytes = 4096;
   int64_t next_monitor_read_ns_ = 0;
   // Reads the monitors (at most every 10 ms) and hands their failures to the core.
   void ReadMonitors(int64_t now);

@@ -296,6 +296,8 @@ class WorldCore {
   /// Counts `n` subscriptions other than the empty one read from the world port and logs them rate-limited;
   /// `last` is the last one's topic (only its size is logged).
   void CountRefusedSubscriptions(uint64_t n, std::string_view last, int64_t now_ns);
+  /// Counts a world-port peer cut for sending `bytes` (more than `max_bytes`) and logs it rate-limited.
+  void CountWorldPeerCut(const std::string& peer, uint64_t bytes, uint64_t max_bytes, int64_t now_ns);
   /// Writes every refusal count not yet logged (at shutdown), so that the lines add up to the counters.
   void FlushRefusalLog();
   /// Reference time at which Poll() next has work, in ns; 0 when due now. Lost and grace expiry are not

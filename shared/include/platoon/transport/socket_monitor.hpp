@@ -6,6 +6,7 @@
 #include <zmq.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,21 @@ enum class HandshakeError : uint8_t {
   kProtocol,   ///< Any other protocol error, or a failure without detail.
 };
 
-/// Watches one socket's handshakes. Not thread-safe: use from the socket's thread.
+/// A connection cut by SocketMonitor::DropTalkers.
+struct TalkerCut {
+  std::string peer;    ///< "address:port" of the peer.
+  uint64_t bytes = 0;  ///< Bytes it had sent on the connection when it was cut.
+};
+
+/// Watches one socket's handshakes and, optionally, its accepted TCP connections. Not thread-safe: use
+/// from the socket's thread.
 class SocketMonitor {
  public:
   /// Starts monitoring `socket` (which must outlive this) through an inproc PAIR of `context`; `name` makes
-  /// the inproc endpoint unique within the context ("world", "control"). Throws zmq::error_t.
-  SocketMonitor(zmq::context_t& context, zmq::socket_t& socket, const std::string& name);
+  /// the inproc endpoint unique within the context ("world", "control"). With `track_connections`, it also
+  /// follows the connections the socket accepts (for DropTalkers). Throws zmq::error_t.
+  SocketMonitor(zmq::context_t& context, zmq::socket_t& socket, const std::string& name,
+                bool track_connections = false);
   ~SocketMonitor();
   SocketMonitor(const SocketMonitor&) = delete;
   SocketMonitor& operator=(const SocketMonitor&) = delete;
@@ -32,10 +42,21 @@ class SocketMonitor {
   /// The handshake failures reported since the last call, at most `max_events` of them (the rest wait for
   /// the next call). Never blocks.
   std::vector<HandshakeError> TakeFailures(int max_events = 256);
+  /// With track_connections: cuts (shutdown) every accepted TCP connection whose peer has sent more than
+  /// `max_bytes` on it (the kernel's count, TCP_INFO), and returns them. ZeroMQ then closes the connection
+  /// and forgets what it had stored for it. A publisher's subscribers send their handshake and a
+  /// subscription, well under a kilobyte: one that sends more can only grow the publisher's subscription
+  /// store (libzmq keeps every topic, even with ZMQ_XPUB_MANUAL). Call TakeFailures first, so that the
+  /// connections are current.
+  std::vector<TalkerCut> DropTalkers(uint64_t max_bytes);
+  /// Accepted connections tracked now.
+  size_t Connections() const { return connections_.size(); }
 
  private:
   zmq::socket_t& watched_;
   zmq::socket_t pair_;
+  bool track_ = false;
+  std::map<int, std::string> connections_;  // file descriptor -> peer "address:port" at accept
 };
 
 }  // namespace platoon::transport
