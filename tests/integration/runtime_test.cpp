@@ -207,7 +207,7 @@ TEST_CASE("runtime: kill -9 of a node: others keep their world, its vehicles go 
   server.Signal(SIGTERM);
   const auto counters = server.WaitForLine("refused:", 10s);
   REQUIRE(counters);
-  CHECK(counters->find(" 0 foreign entity") != std::string::npos);
+  CHECK(counters->find("server.refused.foreign_entity 0,") != std::string::npos);
   REQUIRE(server.WaitForLine("SUMMARY", 10s));
   CHECK(WaitForStopped(server, "server") == std::optional<int>(0));
   // A node killed -9 is an event the others handle (stale, rejoin), not an error.
