@@ -55,7 +55,12 @@ std::optional<T> PlsAsk(zmq::socket_t& dealer, const protocol::Message& request,
   dealer.send(zmq::buffer(protocol::Encode(request)), zmq::send_flags::none);
   for (const auto deadline = PlsClock::now() + timeout; PlsClock::now() < deadline;) {
     zmq::message_t reply;
-    if (!dealer.recv(reply)) continue;
+    if (!dealer.recv(reply)) {
+      // No answer in 2 s: the request was dropped unread (this address beyond its rate, as right after a
+      // flood from it); ask again, as ctl and a person do.
+      dealer.send(zmq::buffer(protocol::Encode(request)), zmq::send_flags::none);
+      continue;
+    }
     const auto d = protocol::Decode(reply.to_string());
     if (const T* t = d.message ? std::get_if<T>(&*d.message) : nullptr) return *t;
   }
