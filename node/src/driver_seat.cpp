@@ -35,9 +35,11 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// At most this much sim time is caught up in one module step (100 dynamics steps); a longer stall
-// (a suspended process, a re-anchored session clock) is skipped and counted rather than replayed.
-constexpr int64_t kMaxCatchUpSteps = 100;
+// At most this much sim time is caught up in one module step (1,000 dynamics steps, 1 s: about 13 ms of
+// single-track model on one core, so a node descheduled for half a second by a loaded machine loses no
+// dynamics and no data-write row); a longer stall (a suspended process, a re-anchored session clock) is
+// skipped and counted rather than replayed, and the data-write rows it passes over are counted as missed.
+constexpr int64_t kMaxCatchUpSteps = 1000;
 // Remote entities are copied for the seat and the summary at this period, in ns (100 Hz).
 constexpr int64_t kRemotePeriodNs = 10'000'000;
 // Copies older than this are shown where they are, not extrapolated (a paused session, a stalled
@@ -462,7 +464,17 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
   int64_t n = std::max<int64_t>(0, (info.sim_ns - vehicle_ns_) / kDriverStepNs);
   if (n > kMaxCatchUpSteps) {
     skipped_steps_ += static_cast<uint64_t>(n - kMaxCatchUpSteps);
-    vehicle_ns_ += (n - kMaxCatchUpSteps) * kDriverStepNs;
+    const int64_t skip_to_ns = vehicle_ns_ + (n - kMaxCatchUpSteps) * kDriverStepNs;
+    if (writer_) {
+      // Sample instants in (vehicle_ns_, skip_to_ns]: no state was computed for them.
+      const int64_t from = FloorToGrid(vehicle_ns_, sample_period_ns_), to = FloorToGrid(skip_to_ns, sample_period_ns_);
+      const uint64_t missed = static_cast<uint64_t>(std::max<int64_t>(0, (to - from) / sample_period_ns_));
+      if (missed > 0 && samples_missed_ == 0)
+        log_->warn("data write: the node stalled for {:.2f} s of sim time; {} rows were not written (counted as missed)",
+                   NsToS(n * kDriverStepNs), missed);
+      samples_missed_ += missed;
+    }
+    vehicle_ns_ = skip_to_ns;
     n = kMaxCatchUpSteps;
   }
   for (int64_t i = 0; i < n; ++i) {
@@ -843,10 +855,10 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
     writer_->Close();  // the last Step is done: write what is queued, so the counts are final
     const data::CsvWriterStats w = writer_->Stats();
     fields.push_back(fmt::format(
-        "\"data_write_rows\":{},\"data_write_dropped\":{},\"data_write_failed\":{},\"data_write_samples\":{},"
+        "\"data_write_rows\":{},\"data_write_dropped\":{},\"data_write_failed\":{},\"data_write_samples\":{},\"data_write_missed\":{},"
         "\"data_write_rate_hz\":{:g},\"data_write_sample_mean_us\":{:.2f},\"data_write_sample_max_us\":{:.1f},"
         "\"data_write_path\":{},\"data_write_error\":{}",
-        w.rows_written, w.rows_dropped, w.rows_failed, samples_, 1e9 / static_cast<double>(sample_period_ns_),
+        w.rows_written, w.rows_dropped, w.rows_failed, samples_, samples_missed_, 1e9 / static_cast<double>(sample_period_ns_),
         samples_ ? sample_wall_sum_us_ / static_cast<double>(samples_) : 0.0, sample_wall_max_us_, session_log::JsonQuote(w.path),
         session_log::JsonQuote(w.error)));
   }

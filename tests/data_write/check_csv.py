@@ -7,6 +7,8 @@ RUNNER (data_write_session, tests/data_write/run_session.cpp) runs the session t
 and leaves the robot's CSV, its SUMMARY and the road's reference line (sampled every 5 cm with
 Road::Evaluate) in WORK_DIR. This script then checks, with pandas:
   - every column of docs/RECORDING.md is there, in order, with its unit in the header;
+  - the runner stops the robot's process for 0.6 s (a loaded machine): the stall shows in its SUMMARY
+    and is caught up, no row missed;
   - rows come at the configured rate (within 0.1 %), on whole multiples of its period, time strictly
     increasing, as many as the SUMMARY says were written, none dropped or failed;
   - through configs/inputs/lane_change.csv, every row's lane and lane offset equal an independent
@@ -91,6 +93,11 @@ def main():
         fail(f"SUMMARY path {summary['data_write_path']} is not {csv_path}")
     if summary["data_write_error"] != "":
         fail(f"data write error: {summary['data_write_error']}")
+    # The runner stopped the robot for 0.6 s: the stall must show, and be caught up.
+    if summary["loop_late_max_ms"] < 400:
+        fail(f"the robot's loop was late by at most {summary['loop_late_max_ms']} ms: the 0.6 s stop did not take")
+    if summary["data_write_missed"] != 0:
+        fail(f"{summary['data_write_missed']} rows missed: the node stalled for over a second of sim time")
     if summary["data_write_dropped"] != 0 or summary["data_write_failed"] != 0:
         fail(f"rows dropped {summary['data_write_dropped']}, failed {summary['data_write_failed']}")
     if summary["data_write_rows"] != len(df):

@@ -7,6 +7,8 @@
 //   robot_summary.json                      the robot's SUMMARY object
 //   road.csv                                the session road's reference line every 5 cm: road_id,s_m,x_m,y_m,heading_rad
 //   lanes.csv                               road_id,lane,center_offset_m of every lane
+// Four seconds after the robot's data write starts, its process is stopped (SIGSTOP) for 0.6 s, as a
+// loaded machine deschedules a node: the rows of that time must still all be in the file.
 // The road is sampled with Road::Evaluate, never Road::Project, so the check's projection is independent.
 //
 //   data_write_session PLATOON SOURCE_DIR WORK_DIR DURATION_S
@@ -25,6 +27,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <thread>
 #include <regex>
 #include <sstream>
 
@@ -38,6 +42,25 @@ std::string ReadText(const fs::path& p) {
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+// The pid of `parent`'s child started with `--name NAME`, or -1.
+pid_t ChildNamed(pid_t parent, const std::string& name) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = ReadText(e.path() / "stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state;
+    pid_t ppid = -1;
+    rest >> state >> ppid;
+    if (ppid != parent) continue;
+    const std::string cmdline = ReadText(e.path() / "cmdline");
+    if (cmdline.find(std::string("--name") + '\0' + name + '\0') != std::string::npos) return std::stoi(pid);
+  }
+  return -1;
 }
 
 int Fail(const std::string& why, const std::vector<std::string>& lines = {}) {
@@ -76,7 +99,23 @@ int main(int argc, char** argv) {
   if (chdir(work.c_str()) != 0) return Fail("cannot enter " + work.string());
   auto run = process::Child::Spawn({platoon, "run", session.string(), "--only", "server,traffic,robot", "--duration", duration});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(std::stoi(duration) + 40);
-  while (!run.TryWait() && std::chrono::steady_clock::now() < deadline) run.ReadLine(std::chrono::milliseconds(200));
+  // The stall: SIGSTOP the robot for 0.6 s, 4 s after its data write started.
+  std::optional<std::chrono::steady_clock::time_point> stall_at;
+  bool stalled = false;
+  const std::regex write_started(R"(^robot +\|.*data write: )");
+  while (!run.TryWait() && std::chrono::steady_clock::now() < deadline) {
+    if (auto line = run.ReadLine(std::chrono::milliseconds(100)); line && !stall_at && std::regex_search(*line, write_started))
+      stall_at = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+    if (stall_at && !stalled && std::chrono::steady_clock::now() >= *stall_at) {
+      stalled = true;
+      const pid_t robot = ChildNamed(run.Pid(), "robot");
+      if (robot <= 0) return Fail("no robot node process under platoon run", run.Lines());
+      kill(robot, SIGSTOP);
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+      kill(robot, SIGCONT);
+      std::cout << "data_write_session: robot (pid " << robot << ") stopped for 0.6 s\n";
+    }
+  }
   if (!run.TryWait()) {
     run.Signal(SIGKILL);
     run.WaitFor(std::chrono::seconds(5));
@@ -94,6 +133,7 @@ int main(int argc, char** argv) {
   }
   if (*run.Status() != 0) return Fail("platoon run exited with " + std::to_string(*run.Status()), run.Lines());
   if (summary.empty()) return Fail("no SUMMARY line from the robot", run.Lines());
+  if (!stalled) return Fail("the robot's data write never started, so it was never stalled", run.Lines());
   std::ofstream(work / "robot_summary.json") << summary << "\n";
 
   // The road, sampled along its reference line, and its lanes.

@@ -168,7 +168,7 @@ class DriverSeatModule final : public Module {
   road::RoadNetwork roads_;
   data::MetricsDef metrics_def_ = data::DefaultMetricsDef();
   std::vector<data::VehicleSample> others_;
-  uint64_t samples_ = 0;
+  uint64_t samples_ = 0, samples_missed_ = 0;  // rows sampled; rows passed over by a skipped stall
   double sample_wall_sum_us_ = 0, sample_wall_max_us_ = 0;
   bool script_end_logged_ = false;
   // What this node displayed of each remote entity: first and last displayed position.
