@@ -31,6 +31,10 @@ Child Child::Spawn(const std::vector<std::string>& argv, bool capture_output) {
   int fds[2] = {-1, -1};
   if (capture_output && pipe2(fds, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("spawn: pipe: ") + std::strerror(errno));
+  // A child blocks on a full pipe while its reader is busy elsewhere (a test asking the server, the
+  // launcher starting the next node): 1 MiB (the default pipe-max-size) holds minutes of a busy log
+  // rather than 64 KiB's few hundred lines. A smaller system limit keeps the default size.
+  if (capture_output) (void)fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
