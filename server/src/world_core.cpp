@@ -25,19 +25,6 @@ constexpr int64_t kSecond = 1'000'000'000;
 int64_t SecondsToNs(double s) { return static_cast<int64_t>(s * 1e9); }
 double NsToS(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
-// A peer's text for a log line: control characters, backslashes and bytes past ASCII as \xNN, at most
-// 200 characters kept, so that a peer can neither forge log lines nor drive a terminal.
-std::string OpLogEscaped(std::string_view text) {
-  constexpr size_t kMaxChars = 200;
-  std::string out;
-  for (size_t i = 0; i < text.size() && i < kMaxChars; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c >= 0x7f || c == '\\') out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
-  }
-  if (text.size() > kMaxChars) out += fmt::format("... ({} bytes)", text.size());
-  return out;
-}
 
 std::string FormatUs(int64_t ns) {
   char buf[32];
@@ -229,7 +216,7 @@ void WorldCore::HandleOperatorHello(const std::string& peer, const std::string& 
     operator_peers_.erase(peer);
     ++counters_.not_operator;
     LogRefusal("operator hello(s) with a wrong token",
-               fmt::format("connection {} presented {} bytes that are not the token of {}", OpLogEscaped(peer),
+               fmt::format("connection {} presented {} bytes that are not the token of {}", text::EscapeForLog(peer),
                            hello.token.size(), operator_token_file_),
                now);
     return;
@@ -346,14 +333,14 @@ void WorldCore::OnControl(const std::string& peer, const std::string& peer_addre
     // A start of a session under way would rewind every node's sim time: refused like a non-operator's
     // control (SessionStatus has no error field), and nothing changes.
     if (std::string why = StartRefusal(*c); !why.empty()) {
-      LogRefusal("start(s) of a session under way", fmt::format("from {}: {}", OpLogEscaped(peer), why), now);
+      LogRefusal("start(s) of a session under way", fmt::format("from {}: {}", text::EscapeForLog(peer), why), now);
       Reply(peer, protocol::SessionStatus{phase_, SimTimeAt(now), now, start_at_ns_, std::move(why)});
       return;
     }
     const NodeRecord* from = FindByPeer(peer);
-    const std::string who = from ? fmt::format("'{}' ({})", OpLogEscaped(from->info.name), OpLogEscaped(from->info.host))
-                                 : fmt::format("connection {}", OpLogEscaped(peer));
-    Control(*c, now, user_id.empty() ? who : fmt::format("{}, key '{}'", who, OpLogEscaped(user_id)));
+    const std::string who = from ? fmt::format("'{}' ({})", text::EscapeForLog(from->info.name), text::EscapeForLog(from->info.host))
+                                 : fmt::format("connection {}", text::EscapeForLog(peer));
+    Control(*c, now, user_id.empty() ? who : fmt::format("{}, key '{}'", who, text::EscapeForLog(user_id)));
     Reply(peer, protocol::SessionStatus{phase_, SimTimeAt(now), now, start_at_ns_, {}});
     return;
   }
@@ -679,7 +666,7 @@ bool WorldCore::Control(const protocol::SessionControl& c, int64_t now, std::str
         return false;
       }
       if (c.command == Command::kRestart)
-        log_->info("session restarted by {}: {} (was {} at sim time {:.3f} s)", who, OpLogEscaped(c.reason),
+        log_->info("session restarted by {}: {} (was {} at sim time {:.3f} s)", who, text::EscapeForLog(c.reason),
                    protocol::PhaseName(phase_), NsToS(SimTimeAt(now)));
       // The seed's simultaneous start: every node begins sim time T0 at the same reference instant.
       phase_ = SessionPhase::kStarting;

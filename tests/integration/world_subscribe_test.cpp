@@ -83,7 +83,7 @@ bool WorldSubWrite(int fd, const std::string& bytes) {
 bool WorldSubHandshake(int fd) {
   std::string in;
   char buf[512];
-  while (in.size() < 66 || in.size() < 66 + static_cast<unsigned char>(in[65])) {
+  while (in.size() < 66 || in.size() < size_t{66} + static_cast<unsigned char>(in[65])) {
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
     if (n <= 0) return false;
     in.append(buf, static_cast<size_t>(n));

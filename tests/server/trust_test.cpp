@@ -633,7 +633,7 @@ TEST_CASE("trust: a restart is an operator's, in any phase, with a reason that i
   bool logged = false;
   for (const auto& line : c.sink->last_formatted()) {
     CHECK(line.find('\n') + 1 == line.size());  // one line each: no peer text breaks it
-    if (line.find("session restarted by connection peer-op: scenario B\\x0a[forged] x (was running at sim time 15.802 s)") !=
+    if (line.find("session restarted by connection peer-op: scenario B\\n[forged] x (was running at sim time 15.802 s)") !=
         std::string::npos)
       logged = true;
   }

@@ -265,7 +265,7 @@ struct SessionControl {
   int64_t at_server_time_ns = 0;  ///< For start and restart: reference time at which sim time T0 begins.
   int64_t sim_t0_ns = 0;          ///< For start and restart: sim time at that instant; for seek: the target sim time.
   double speed = 1.0;             ///< For speed: sim ns per reference ns (> 0).
-  std::string reason;             ///< For restart: why, e.g. "scenario B"; logged by the server (required).
+  std::string reason = {};        ///< For restart: why, e.g. "scenario B"; logged by the server (required).
   bool operator==(const SessionControl&) const = default;
 };
 
@@ -286,8 +286,8 @@ struct Parameter {
   std::string value;        ///< TOML literal: 60, 0.5, true, "text".
   bool writable = false;
   std::string description;
-  std::string type;         ///< "float", "int", "bool", "string"; empty: not stated.
-  std::string unit;         ///< SI unit ("m/s", "Hz"); empty: none.
+  std::string type = {};    ///< "float", "int", "bool", "string"; empty: not stated.
+  std::string unit = {};    ///< SI unit ("m/s", "Hz"); empty: none.
   double min = -std::numeric_limits<double>::infinity();  ///< Inclusive numeric range.
   double max = std::numeric_limits<double>::infinity();
   bool operator==(const Parameter&) const = default;
