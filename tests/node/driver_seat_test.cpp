@@ -117,19 +117,30 @@ TEST_CASE("driver seat: a scripted run does not depend on when the module thread
   CHECK(jittery.State().distance_m > 10.0);
 }
 
-TEST_CASE("driver seat: a stall longer than 100 ms is skipped and counted, not replayed") {
+TEST_CASE("driver seat: a stall of up to 1 s is caught up, a longer one is skipped and counted with its missed data-write rows") {
   TempDir dir;
   const config::SessionDef session = DriverSession(dir, kAccelerateThenSteerLeft);
-  DriverSeatModule seat(session, session.nodes[0], QuietLog());
+  config::NodeDef node = session.nodes[0];
+  node.data_write = config::DataWriteDef{};
+  node.data_write->rate_hz = 100;
+  node.data_write->columns = {data::Column::kSimTime, data::Column::kSpeed};
+  node.data_write->path = dir.Path() + "/stall.csv";
+  DriverSeatModule seat(session, node, QuietLog());
   FakeContext context;
   seat.Step(StepInfo{0, 0}, context);
-  seat.Step(StepInfo{1'000'000'000, 0}, context);  // one second later
-  CHECK(seat.DynamicsSteps() == 100);
-  CHECK(seat.StateTimeNs() == 1'000'000'000);
+  seat.Step(StepInfo{600'000'000, 0}, context);  // 0.6 s later (a loaded machine): every step computed
+  CHECK(seat.DynamicsSteps() == 600);
+  CHECK(seat.StateTimeNs() == 600'000'000);
+  CHECK(seat.SamplesTaken() == 61);  // 0.00, 0.01, ..., 0.60 s
+  seat.Step(StepInfo{3'600'000'000, 0}, context);  // 3 s later (a suspended process): the last 1 s is computed
+  CHECK(seat.DynamicsSteps() == 1600);
+  CHECK(seat.StateTimeNs() == 3'600'000'000);
+  CHECK(seat.SamplesTaken() == 161);  // 0.61 .. 2.60 s passed over: 200 rows missed
   std::vector<std::string> fields;
   seat.Summarize(fields);
-  REQUIRE(fields.size() == 1);
-  CHECK(fields[0].find("\"driver_skipped_steps\":900") != std::string::npos);
+  REQUIRE(fields.size() == 2);
+  CHECK(fields[0].find("\"driver_skipped_steps\":2000") != std::string::npos);
+  CHECK(fields[1].find("\"data_write_samples\":161,\"data_write_missed\":200,") != std::string::npos);
 }
 
 TEST_CASE("driver seat: the summary lists every remote vehicle with how far it moved where this node displayed it") {
@@ -367,7 +378,7 @@ TEST_CASE("driver seat: data write rows fall on whole multiples of the period, o
   for (size_t k = 0; k < time.size(); ++k) CHECK(time[k] == doctest::Approx(5.0 + 0.02 * static_cast<double>(k)).epsilon(1e-12));
   CHECK(seat.SamplesTaken() == 101);
   CHECK(fields[1].find("\"data_write_rows\":101,\"data_write_dropped\":0,\"data_write_failed\":0,\"data_write_samples\":101,"
-                       "\"data_write_rate_hz\":50,") == 0);
+                       "\"data_write_missed\":0,\"data_write_rate_hz\":50,") == 0);
   CHECK(fields[1].find("\"data_write_path\":\"" + csv_path + "\",\"data_write_error\":\"\"") != std::string::npos);
   CHECK(fields[0].find("\"driver_step_mean_us\":") != std::string::npos);
 
