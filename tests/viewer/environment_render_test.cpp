@@ -11,6 +11,8 @@
 #include "platoon/sensors/scene.hpp"
 #include "platoon/sensors/sensor_config.hpp"
 #include "platoon/viewer/environment.hpp"
+#include "platoon/viewer/offscreen_renderer.hpp"
+#include "platoon/viewer/pinhole_camera.hpp"
 #include "platoon/viewer/scene.hpp"
 
 #include <doctest/doctest.h>
@@ -239,4 +241,54 @@ TEST_CASE("environment render: one model per kind, copied into every object's bo
   CHECK(per_kind.size() >= 3);
   CHECK(most <= 4);  // large objects near, their boxes far, small objects, lamp heads
   MESSAGE(env.size() << " objects in " << root->getNumChildren() << " tiles, " << vertices << " full-detail vertices");
+}
+
+TEST_CASE("environment render: with the environment on every pixel below the horizon is ground, road or object, none sky-coloured") {
+  // The participant's view: eye 1.2 m above the right lane of a generated road with its environment (sky
+  // dome and distance fog on), looking along the road, level and pitched 2 deg down, at several stations.
+  const config::SessionDef session =
+      config::LoadSessionText("[road]\ngenerate_length_m = 3000\nseed = 5\nlanes = 2\n[scene]\nroad_environment = true\n",
+                              "sky.toml");
+  const road::RoadNetwork roads = road::SessionRoadNetwork(session.road);
+  const road::Road& road = roads.Roads().front();
+  viewer::SceneGraph scene;
+  scene.SetRoads(roads);
+  scene.SetEnvironment(road::SessionEnvironment(session));
+  REQUIRE(scene.HasAtmosphere());
+  viewer::OffscreenRenderer renderer(640, 360);
+  renderer.SetScene(scene.Root(), scene.SkyColour());
+  viewer::PinholeCamera cam;
+  cam.width_px = 640;
+  cam.height_px = 360;
+  cam.fx_px = cam.fy_px = 320.0 / std::tan(35.0 * M_PI / 180.0);  // 70 deg across, as the seat
+  cam.cx_px = 320.0;
+  cam.cy_px = 180.0;
+  const auto sky = Chroma(scene.SkyColour());
+  const auto zenith = Chroma(viewer::DefaultSceneDef().atmosphere.zenith);
+  size_t below = 0, sky_like = 0;
+  for (double s : {200.0, 900.0, 1700.0, 2500.0}) {
+    for (double pitch_deg : {0.0, 2.0}) {
+      Pose eye;
+      eye.position_m = road.LaneCenter(s, -1) + Vec3(0, 0, 1.2);
+      eye.orientation = Quat(Eigen::AngleAxisd(road.Heading(s), Vec3::UnitZ()) *
+                             Eigen::AngleAxisd(pitch_deg * M_PI / 180.0, Vec3::UnitY()));  // + about y: nose down
+      const viewer::Image img = renderer.Render(eye, cam);
+      // The horizon's row for this pitch; 2 px below it (0.25 deg) the ground is ~270 m away, nearer than
+      // where the fog starts (300 m), and every row further down nearer still.
+      const double v_horizon = cam.cy_px - cam.fy_px * std::tan(pitch_deg * M_PI / 180.0);  // nose down: the horizon rises
+      size_t here = 0;
+      for (uint32_t j = static_cast<uint32_t>(std::ceil(v_horizon + 2.0)); j < img.height; ++j)
+        for (uint32_t i = 0; i < img.width; ++i) {
+          const auto p = img.At(i, j);
+          const auto c = Chroma(p[0], p[1], p[2]);
+          ++below;
+          if (Distance(c, sky) < 0.02 || Distance(c, zenith) < 0.02) ++here;
+        }
+      CAPTURE(s);
+      CAPTURE(pitch_deg);
+      CHECK(here == 0);
+      sky_like += here;
+    }
+  }
+  MESSAGE(below << " pixels below the horizon in 8 views, " << sky_like << " of them sky-coloured");
 }

@@ -305,24 +305,42 @@ SceneGraph::~SceneGraph() = default;
 void SceneGraph::BuildGround(const GroundExtent& e) {
   ground_ = e;
   ground_group_->removeChildren(0, ground_group_->getNumChildren());
-  const double x0 = e.centre_x_m - e.half_size_m, x1 = e.centre_x_m + e.half_size_m;
-  const double y0 = e.centre_y_m - e.half_size_m, y1 = e.centre_y_m + e.half_size_m;
-  osg::ref_ptr<osg::Geometry> g = NewGeometry(def_.ground);
-  osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array;
+  // A grid, not one quad: the fixed-function pipeline computes fog per vertex (|eye z| at each corner),
+  // and a quad whose corners lie kilometres away, some behind the eye, takes the fog colour everywhere,
+  // the ground under the wheels included. Cells of at most 250 m (up to 64 a side) keep a near pixel's fog
+  // distance within a cell's diagonal of its true one: nearer than the fog's start (300 m), so it shows
+  // no fog, and a few thousand triangles cost a software renderer little; chunks of 16 x 16 cells are
+  // culled on their own.
+  constexpr double kCellM = 250.0;
+  constexpr int kMaxCells = 64, kChunk = 16;
+  const int n = std::clamp(static_cast<int>(std::ceil(2.0 * e.half_size_m / kCellM)), 1, kMaxCells);
+  const double cell = 2.0 * e.half_size_m / n;
+  const double x0 = e.centre_x_m - e.half_size_m, y0 = e.centre_y_m - e.half_size_m;
   const auto z = static_cast<float>(e.z_m);
-  v->push_back(osg::Vec3(static_cast<float>(x0), static_cast<float>(y0), z));
-  v->push_back(osg::Vec3(static_cast<float>(x1), static_cast<float>(y0), z));
-  v->push_back(osg::Vec3(static_cast<float>(x1), static_cast<float>(y1), z));
-  v->push_back(osg::Vec3(static_cast<float>(x0), static_cast<float>(y1), z));
-  osg::ref_ptr<osg::Vec3Array> n = new osg::Vec3Array(1);
-  (*n)[0] = osg::Vec3(0, 0, 1);
-  g->setVertexArray(v);
-  g->setNormalArray(n, osg::Array::BIND_OVERALL);
-  osg::ref_ptr<osg::DrawElementsUShort> idx = new osg::DrawElementsUShort(GL_TRIANGLES);
-  for (unsigned short k : {0, 1, 2, 0, 2, 3}) idx->push_back(k);
-  g->addPrimitiveSet(idx);
+  osg::ref_ptr<osg::Vec3Array> up = new osg::Vec3Array(1);
+  (*up)[0] = osg::Vec3(0, 0, 1);
   osg::ref_ptr<osg::Geode> geode = new osg::Geode;
-  geode->addDrawable(g);
+  for (int ci = 0; ci < n; ci += kChunk)
+    for (int cj = 0; cj < n; cj += kChunk) {
+      const int ni = std::min(kChunk, n - ci), nj = std::min(kChunk, n - cj);
+      osg::ref_ptr<osg::Geometry> g = NewGeometry(def_.ground);
+      osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array;
+      for (int j = 0; j <= nj; ++j)
+        for (int i = 0; i <= ni; ++i)
+          v->push_back(osg::Vec3(static_cast<float>(x0 + (ci + i) * cell), static_cast<float>(y0 + (cj + j) * cell), z));
+      osg::ref_ptr<osg::DrawElementsUShort> idx = new osg::DrawElementsUShort(GL_TRIANGLES);
+      for (int j = 0; j < nj; ++j)
+        for (int i = 0; i < ni; ++i) {
+          const auto k = static_cast<unsigned short>(j * (ni + 1) + i), above = static_cast<unsigned short>(k + ni + 1);
+          for (unsigned short d : {k, static_cast<unsigned short>(k + 1), static_cast<unsigned short>(above + 1), k,
+                                   static_cast<unsigned short>(above + 1), above})
+            idx->push_back(d);
+        }
+      g->setVertexArray(v);
+      g->setNormalArray(up, osg::Array::BIND_OVERALL);
+      g->addPrimitiveSet(idx);
+      geode->addDrawable(g);
+    }
   ground_group_->addChild(geode);
 }
 
