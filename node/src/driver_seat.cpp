@@ -175,8 +175,9 @@ class DriverSeatModule::Seat {
         if (!setup_.environment.empty()) scene->SetEnvironment(setup_.environment);
         window = std::make_unique<viewer::SeatWindow>(setup_.window_def, *scene);
         window->SetKeyCallback(setup_.on_key);
-        log_->info("seat window {} x {} px, {:.0f} deg, OpenGL: {}", setup_.window_def.width_px,
-                   setup_.window_def.height_px, setup_.window_def.hfov_deg, window->GlInfo());
+        log_->info("seat window {} x {} px, {:.0f} deg, debug text {} (Tab toggles it), OpenGL: {}",
+                   setup_.window_def.width_px, setup_.window_def.height_px, setup_.window_def.hfov_deg,
+                   setup_.window_def.hud ? "on" : "off", window->GlInfo());
         has_window_.store(true);
       } catch (const viewer::WindowError& e) {
         log_->warn("no seat window, running headless: {}", e.what());
@@ -251,8 +252,7 @@ class DriverSeatModule::Seat {
                              fmt::format("steer {:+.2f}  throttle {:.2f}  brake {:.2f}", own_input.steer,
                                          own_input.throttle, own_input.brake),
                              fmt::format("{} other vehicles", others.size()), device_line};
-        if (!message.empty()) lines.insert(lines.begin(), ">>> " + message + " <<<");
-        window->Render(eye, lines);
+        window->Render(eye, lines, message);
         const double ms = 1e3 * SecondsBetween(t0, SteadyClock::now());
         frames_.fetch_add(1);
         render_total_ms_.store(render_total_ms_.load() + ms);
@@ -386,6 +386,7 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   setup.window_def.width_px = node.view_width_px;
   setup.window_def.height_px = node.view_height_px;
   setup.window_def.hfov_deg = node.view_hfov_deg;
+  setup.window_def.hud = node.hud;
   setup.eye_m = node.eye_m;
   setup.fps = node.view_fps;
   setup.on_key = [this](const std::string& key) { OnSeatKey(key); };

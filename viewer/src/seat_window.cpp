@@ -24,6 +24,7 @@ struct SeatWindow::Impl {
   int width = 0, height = 0;
   std::string gl_info;
   KeyCallback on_key;
+  bool hud_visible = false;
 
   // The pinhole of the window's current size (square pixels, centred principal point).
   void SetProjection() {
@@ -39,6 +40,7 @@ struct SeatWindow::Impl {
 SeatWindow::SeatWindow(const SeatWindowDef& def, SceneGraph& scene) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.def = def;
+  m.hud_visible = def.hud;
   // Without a display SDL may fall back to an invisible off-screen window: nobody would see it, so refuse.
   const char* x11 = std::getenv("DISPLAY");
   const char* wayland = std::getenv("WAYLAND_DISPLAY");
@@ -84,6 +86,8 @@ bool SeatWindow::PollEvents() {
     ImGui_ImplSDL2_ProcessEvent(&ev);
     if (ev.type == SDL_QUIT) open = false;
     if (ev.type == SDL_KEYDOWN && ev.key.keysym.sym == SDLK_ESCAPE) open = false;
+    // Tab shows or hides the debug text; it is no seat key, so it sends no marker.
+    if (ev.type == SDL_KEYDOWN && ev.key.keysym.sym == SDLK_TAB && ev.key.repeat == 0) m.hud_visible = !m.hud_visible;
     // A seat key: one call per press (SDL repeats a held key; those are dropped).
     if (ev.type == SDL_KEYDOWN && m.on_key)
       if (const std::string key = SeatKeyName(ev.key.keysym.sym, ev.key.repeat != 0); !key.empty()) m.on_key(key);
@@ -96,22 +100,49 @@ bool SeatWindow::PollEvents() {
   return open;
 }
 
-void SeatWindow::Render(const Pose& eye_world, const std::vector<std::string>& hud) {
+bool SeatWindow::HudVisible() const { return impl_->hud_visible; }
+
+void SeatWindow::Render(const Pose& eye_world, const std::vector<std::string>& hud, const std::string& message,
+                        Image* capture) {
   Impl& m = *impl_;
   m.viewer->getCamera()->setViewMatrix(ViewMatrix(eye_world));
   m.viewer->frame();
-  // The text, in a small translucent box at the top left.
+  constexpr ImGuiWindowFlags kTextBox = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                                        ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoSavedSettings |
+                                        ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav;
   m.window->BeginUi();
-  if (!hud.empty()) {
+  // The debug text, in a small translucent box at the top left.
+  if (m.hud_visible && !hud.empty()) {
     ImGui::SetNextWindowPos(ImVec2(10, 10));
     ImGui::SetNextWindowBgAlpha(0.45f);
-    ImGui::Begin("seat", nullptr,
-                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoInputs |
-                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+    ImGui::Begin("seat", nullptr, kTextBox);
     for (const auto& line : hud) ImGui::TextUnformatted(line.c_str());
     ImGui::End();
   }
+  // A scenario's message for the participant: its own box, centred at the top, larger than the debug text.
+  if (!message.empty()) {
+    ImGui::SetNextWindowPos(ImVec2(0.5f * static_cast<float>(m.width), 0.08f * static_cast<float>(m.height)),
+                            ImGuiCond_Always, ImVec2(0.5f, 0.0f));
+    ImGui::SetNextWindowBgAlpha(0.6f);
+    ImGui::Begin("seat message", nullptr, kTextBox);
+    ImGui::SetWindowFontScale(1.8f);
+    ImGui::TextUnformatted(message.c_str());
+    ImGui::End();
+  }
   m.window->EndUi();
+  if (capture) {
+    // The back buffer holds the finished frame until the swap; GL's rows run from the bottom.
+    capture->width = static_cast<uint32_t>(std::max(m.width, 0));
+    capture->height = static_cast<uint32_t>(std::max(m.height, 0));
+    const size_t row = size_t{capture->width} * 3;
+    std::vector<uint8_t> gl(row * capture->height);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(GL_BACK);
+    glReadPixels(0, 0, m.width, m.height, GL_RGB, GL_UNSIGNED_BYTE, gl.data());
+    capture->rgb.resize(gl.size());
+    for (uint32_t j = 0; j < capture->height; ++j)
+      std::copy_n(gl.data() + (capture->height - 1 - j) * row, row, capture->rgb.data() + j * row);
+  }
   m.window->Swap();
 }
 

@@ -251,6 +251,9 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.view_width_px", "driver: seat window width."},
       {S, "node.view_height_px", "driver: seat window height."},
       {S, "node.view_fps", "driver: frames per second the seat window aims at."},
+      {S, "node.hud",
+       "driver: the seat window shows its debug text (speed, pedals, sim time, input device) from the start; "
+       "Tab in the window shows or hides it. Off: the participant sees the view and scenario messages only."},
       {S, "node.headless",
        "driver: no seat window (tests, PCs without a display); also what happens when no display opens."},
       {S, "node.data_write",

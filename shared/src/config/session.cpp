@@ -114,7 +114,7 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
   // Road traffic takes start_s_m, start_lane and start_speed_mps for its first vehicle (a lead car).
   const bool road_traffic = d.role == protocol::Role::kTraffic && d.traffic_model == "road";
   const char* driver_keys[] = {"input", "input_mapping", "start_s_m", "start_lane", "eye", "view_hfov_deg",
-                               "view_width_px", "view_height_px", "view_fps", "headless", "data_write",
+                               "view_width_px", "view_height_px", "view_fps", "headless", "hud", "data_write",
                                "start_speed_mps", "driver_model", "stream_port", "head_tracking_port",
                                "stream_address", "stream_timeout_s", "head_tracking_timeout_s"};
   const std::string start_keys = "start_s_m start_lane start_speed_mps";
@@ -175,6 +175,7 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
   d.view_height_px = static_cast<uint32_t>(t.GetInt("view_height_px", d.view_height_px, 16, 16384));
   d.view_fps = t.GetDouble("view_fps", d.view_fps, 1, 1000);
   d.headless = t.GetBool("headless", d.headless);
+  d.hud = t.GetBool("hud", d.hud);
   if (auto w = t.Sub("data_write")) d.data_write = ReadDataWriteDef(*w, d.name);
 }
 

@@ -188,6 +188,7 @@ struct NodeDef {
   uint32_t view_height_px = 720;     ///< driver: seat window height, in px.
   double view_fps = 60.0;            ///< driver: frames per second the seat window aims at, in Hz. Typical 30..144.
   bool headless = false;             ///< driver: no window (tests, headless PCs); also the fallback when no display opens.
+  bool hud = false;                  ///< driver: the seat window shows its debug text from the start (Tab toggles it).
   /// driver, input = "stream": UDP port of the control stream (docs/PROTOCOL.md, "External streams"); 0: none.
   uint16_t stream_port = 0;
   /// driver: UDP port of the head-tracking pose stream that moves the seat's eye; 0: none.

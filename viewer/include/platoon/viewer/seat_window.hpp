@@ -1,10 +1,13 @@
 #pragma once
 /// A driver seat's window (seed 004 §5.9 steering wheel, §5.11 drivers see each other): an SDL2 window
-/// with OSG embedded that shows a SceneGraph from one eye point, with a few lines of text on top (speed,
-/// pedals, input device). No panel, no camera manipulator: the eye moves with the driver's vehicle.
+/// with OSG embedded that shows a SceneGraph from one eye point. What a participant sees is the view and,
+/// when a scenario sends one, a message at the top centre; the debug text (speed, pedals, sim time, input
+/// device) is off unless asked for (`[node] hud = true`, or Tab in the window). No panel, no camera
+/// manipulator: the eye moves with the driver's vehicle.
 /// Create, use and destroy on one thread (the seat's render thread): SDL and GL objects live there.
 
 #include "platoon/geometry.hpp"
+#include "platoon/viewer/image.hpp"
 #include "platoon/viewer/scene.hpp"
 
 #include <cstdint>
@@ -22,9 +25,10 @@ struct SeatWindowDef {
   uint32_t height_px = 720;                   ///< Initial window height, in px.
   double hfov_deg = 70.0;                     ///< Horizontal field of view, in deg. Typical 60..100.
   bool vsync = false;                         ///< Swap with the display's refresh (blocks the render thread up to one refresh).
+  bool hud = false;                           ///< Show the debug text from the start (Tab toggles it).
 };
 
-/// Default seat window: 1280 x 720, 70 deg, no vsync (the seat paces its own frames).
+/// Default seat window: 1280 x 720, 70 deg, no vsync (the seat paces its own frames), no debug text.
 inline SeatWindowDef DefaultSeatWindowDef() { return SeatWindowDef{}; }
 
 /// An open seat window drawing `scene` (which must outlive it).
@@ -42,12 +46,17 @@ class SeatWindow {
   using KeyCallback = std::function<void(const std::string& key)>;
   /// Sets the key callback (nullptr: keys are not passed on).
   void SetKeyCallback(KeyCallback on_key);
-  /// Handles the window's pending events (resize, close, seat keys); false once the user closed the
+  /// Handles the window's pending events (resize, close, seat keys, Tab); false once the user closed the
   /// window or pressed Esc. Does not consume joystick state, so platoon::input::SdlInput keeps working.
   bool PollEvents();
-  /// Draws the scene seen by a camera whose body frame (x forward, y left, z up) is at `eye_world`, and
-  /// `hud` as lines of text at the top left, then swaps.
-  void Render(const Pose& eye_world, const std::vector<std::string>& hud);
+  /// Whether the debug text is shown (SeatWindowDef::hud at first; each Tab press flips it).
+  bool HudVisible() const;
+  /// Draws the scene seen by a camera whose body frame (x forward, y left, z up) is at `eye_world`;
+  /// `hud` as lines of text at the top left while HudVisible(); `message` (a scenario's seat message,
+  /// "" for none) in a box of its own at the top centre, whatever the HUD; then swaps. With `capture`,
+  /// the finished frame (what the participant is shown) is read back into it first.
+  void Render(const Pose& eye_world, const std::vector<std::string>& hud, const std::string& message = {},
+              Image* capture = nullptr);
   /// "GL_RENDERER / GL_VERSION" of the window's context.
   std::string GlInfo() const;
 
