@@ -9,6 +9,7 @@
 #include "platoon/session/client_link.hpp"
 #include "platoon/session/discovery.hpp"
 #include "platoon/session/operator_token.hpp"
+#include "platoon/text/name_rule.hpp"
 #include "platoon/transport/channel.hpp"
 
 #include <pybind11/numpy.h>
@@ -489,7 +490,9 @@ class Session {
     const protocol::Role r = protocol::RoleFromName(role);
     if (r == protocol::Role::kUnknown)
       throw py::value_error("role: unknown role \"" + role + "\" (observer, traffic, driver, sensor, fusion, viewer, recorder)");
-    if (name.empty()) throw py::value_error("name: must not be empty");
+    // The server's rule for a Join's name, checked here so that a bad name is a ValueError at once
+    // rather than a refusal after connecting.
+    if (const std::string why = text::CheckName(name); !why.empty()) throw py::value_error("name: " + why);
     session::ClientDef def = session::DefaultClientDef(name, r);
     def.lockstep_member = false;  // Python steps nothing a lock-step has to wait for
     def.retry_refused = false;

@@ -136,6 +136,13 @@ def test_offline():
         fail("role 'pilot' was accepted")
     except ValueError as err:
         check("observer" in str(err), f"an unknown role is refused: {err}")
+    # Names follow the server's rule (text::CheckName): refused here, before any connection.
+    for bad, expected in (("lab pc", "space"), ("evil\nline", "newline"), ("x" * 200, "200 bytes")):
+        try:
+            platoon.Session("127.0.0.1:7400", name=bad, timeout=0)
+            fail(f"name {bad!r} was accepted")
+        except ValueError as err:
+            check(str(err).startswith("name: ") and expected in str(err), f"name {bad[:20]!r} is refused: {err}")
     # The server: the argument, else PLATOON_SERVER, else a session running here (none yet), else 127.0.0.1:7400.
     saved = os.environ.pop("PLATOON_SERVER", None)
     try:
