@@ -91,7 +91,7 @@ Stats Run(OffscreenRenderer& renderer, const road::Road& road, int vehicles, int
     camera.position_m = road.LaneCenter(s_cam, -1) + Vec3(-10.0 * std::cos(p.heading_rad), -10.0 * std::sin(p.heading_rad), 3.5);
     camera.orientation = Quat(Eigen::AngleAxisd(p.heading_rad, Vec3::UnitZ()) * Eigen::AngleAxisd(5.0 * M_PI / 180.0, Vec3::UnitY()));
     const double t0 = NowMs();
-    scene.Update(Traffic(road, vehicles, 60.0, t_s));
+    scene.Update(Traffic(road, vehicles, 60.0, t_s), static_cast<int64_t>(t_s * 1e9));
     const double t1 = NowMs();
     renderer.Render(camera, cam, &img);
     const double t2 = NowMs();

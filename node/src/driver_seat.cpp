@@ -244,7 +244,8 @@ class DriverSeatModule::Seat {
         }
         // Everyone where they are at this frame: the copies are a few ms old.
         for (auto& e : others) e.kinematics.pose = Ahead(e.kinematics, SecondsBetween(others_at, t0));
-        scene->Update(others);
+        // Sim time at this frame, for the indicators' blink: the copies' time moved on by their age.
+        scene->Update(others, sim_ns + static_cast<int64_t>(1e9 * SecondsBetween(others_at, t0)));
         const Pose body = has_own ? Ahead(own.kinematics, SecondsBetween(own_at, t0)) : Pose{};
         const Pose eye{body.position_m + body.orientation * eye_v.position_m, body.orientation * eye_v.orientation};
         const double speed = own.kinematics.velocity_mps.norm();

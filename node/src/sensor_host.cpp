@@ -55,7 +55,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
     if (!gl_ && !Start()) return "no GL context";
     gl_->drawn = statics_;
     gl_->drawn.insert(gl_->drawn.end(), others.begin(), others.end());
-    gl_->scene.Update(gl_->drawn);
+    gl_->scene.Update(gl_->drawn, frame.header.stamp_ns);  // indicators blink by the frame's sim time
     gl_->renderer.Render(camera_world, gl_->camera, &gl_->image);
     if (def_.render == "png") {
       if (std::string error = viewer::EncodePng(gl_->image, &frame.image); !error.empty()) {

@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <limits>
 #include <numbers>
 #include <vector>
@@ -348,4 +350,68 @@ TEST_CASE("render: a fused cloud's points appear at the pixels the pinhole model
   scene.SetPointCloud({}, PointColouring::kSource, 5.0f);
   CHECK(scene.PointCount() == 0);
   CHECK(PixelsOf(renderer.Render(camera, cam), is_red).count == 0);
+}
+
+TEST_CASE("render: a car's left indicator blinks at 1.5 Hz by sim time on its left lamps only, the right ones stay dark") {
+  OffscreenRenderer renderer(640, 480);
+  PinholeCamera cam;
+  cam.fx_px = cam.fy_px = 600.0;
+  cam.cx_px = 320.0;
+  cam.cy_px = 240.0;
+  cam.width_px = 640;
+  cam.height_px = 480;
+  // A car 12 m ahead, seen from behind by a camera 1.3 m up: its left (+y) side is the image's left.
+  SceneGraph scene;
+  protocol::EntityState car = Car(9, Vec3(12.0, 0.0, 0.0), 0.0);
+  car.lights.indicator_left = true;
+  renderer.SetScene(scene.Root(), scene.SkyColour());
+  Pose camera;
+  camera.position_m = Vec3(0.0, 0.0, 1.3);
+  camera.orientation = Ypr(0.0, 3 * kDeg, 0.0);
+  const double u_centre = SensorProject(cam, camera, car.kinematics.pose.position_m + Vec3(0, 0, 0.5)).x();
+  // Lit amber: bright red, half as much green, little blue (the dark lamp is a dull brown).
+  auto lit_amber = [](const std::array<uint8_t, 3>& p) { return p[0] > 200 && p[1] > 90 && p[1] < 200 && p[2] < 90; };
+  // 4 s of frames at 60 Hz from sim time 1234.5 s (any time of a session).
+  const int64_t t0 = 1'234'500'000'000;
+  std::vector<double> rising;
+  bool was_lit = false;
+  size_t left_lit_frames = 0, right_lit_pixels = 0, frames = 0;
+  for (int f = 0; f < 240; ++f) {
+    const int64_t t = t0 + int64_t{f} * 1'000'000'000 / 60;
+    scene.Update({car}, t);
+    const Image img = renderer.Render(camera, cam);
+    ++frames;
+    const PixelBox left = PixelsOf(img, [&](const auto& p) { return lit_amber(p); });
+    size_t on_right = 0;
+    for (uint32_t j = 0; j < img.height; ++j)
+      for (uint32_t i = static_cast<uint32_t>(u_centre) + 1; i < img.width; ++i) on_right += lit_amber(img.At(i, j));
+    right_lit_pixels += on_right;
+    const bool lit = left.count >= 20;
+    if (lit) {
+      ++left_lit_frames;
+      CHECK(left.u1 <= u_centre);  // the lit lamp is on the car's left
+      CHECK(SceneGraph::IndicatorLit(t));
+    } else {
+      CHECK_FALSE(SceneGraph::IndicatorLit(t));
+    }
+    if (lit && !was_lit && f > 0) rising.push_back(static_cast<double>(t - t0) * 1e-9);
+    if (const char* dir = std::getenv("PLATOON_SCREENSHOT_DIR"); dir && lit && !was_lit)
+      CHECK(WritePng(img, std::string(dir) + "/indicator_left.png").empty());
+    was_lit = lit;
+  }
+  REQUIRE(rising.size() >= 3);
+  const double hz = static_cast<double>(rising.size() - 1) / (rising.back() - rising.front());
+  MESSAGE(frames << " frames: left indicator lit in " << left_lit_frames << ", " << rising.size() << " rising edges, "
+                 << hz << " Hz; lit amber pixels right of the car's centre: " << right_lit_pixels);
+  CHECK(hz >= 1.2);
+  CHECK(hz <= 1.8);
+  CHECK(right_lit_pixels == 0);
+  // On for half of each period.
+  CHECK(std::abs(static_cast<double>(left_lit_frames) / frames - 0.5) < 0.05);
+  // Off when the state says so, whatever the phase.
+  car.lights.indicator_left = false;
+  for (int f = 0; f < 60; f += 7) {
+    scene.Update({car}, t0 + int64_t{f} * 1'000'000'000 / 60);
+    CHECK(PixelsOf(renderer.Render(camera, cam), [&](const auto& p) { return lit_amber(p); }).count == 0);
+  }
 }

@@ -11,6 +11,7 @@
 #include <osg/PolygonOffset>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -225,12 +226,14 @@ struct SceneGraph::Model {
   std::vector<osg::ref_ptr<osg::MatrixTransform>> wheels;  // spin transforms
   std::vector<Vec3> wheel_centres;
   osg::ref_ptr<osg::Geode> headlamps, brakelamps;
+  std::array<osg::ref_ptr<osg::Geode>, 2> indicators;  // right (y < 0), left (y > 0): front and rear corner each
   protocol::EntityKind kind = protocol::EntityKind::kUnknown;
   Vec3 size_m = Vec3::Zero();
   double wheel_radius_m = 0.0;
   double wheel_angle_rad = 0.0;
   Vec3 last_position_m = Vec3::Zero();
   bool lit_head = false, lit_brake = false;
+  std::array<bool, 2> lit_indicator = {false, false};
 };
 
 SceneGraph::SceneGraph(const SceneDef& def) : def_(def) {
@@ -265,6 +268,7 @@ SceneGraph::SceneGraph(const SceneDef& def) : def_(def) {
   lamp_off_ = LampState(osg::Vec4(0, 0, 0, 1));
   headlamp_on_ = LampState(osg::Vec4(0.9f, 0.9f, 0.75f, 1));
   brake_on_ = LampState(osg::Vec4(0.9f, 0.0f, 0.0f, 1));
+  indicator_on_ = LampState(osg::Vec4(1.0f, 0.55f, 0.0f, 1));
 
   ground_group_ = new osg::Group;
   roads_ = new osg::Group;
@@ -431,12 +435,36 @@ std::unique_ptr<SceneGraph::Model> SceneGraph::MakeModel(const protocol::EntityS
     m->brakelamps->setStateSet(lamp_off_.get());
     m->root->addChild(m->headlamps);
     m->root->addChild(m->brakelamps);
+    // Turn indicators: amber, front and rear on each side, right below the outer half of the head and
+    // brake lamps.
+    for (int k = 0; k < 2; ++k) {
+      const double side = k == 0 ? -1.0 : 1.0;
+      const double y_outer = side * (0.5 * w - 0.05 - def_.layout.wheel_inset_m), y_mid = y_outer - side * 0.5 * lamp_w;
+      const Vec3 lo(0, std::min(y_outer, y_mid), lamp_z - 1.5 * lamp_h), hi(0, std::max(y_outer, y_mid), lamp_z - 0.5 * lamp_h);
+      m->indicators[k] = new osg::Geode;
+      m->indicators[k]->addDrawable(MakeBox(LocalBox{Vec3(bodybox.max_m.x(), lo.y(), lo.z()),
+                                                     Vec3(whole.max_m.x(), hi.y(), hi.z())},
+                                            Rgb{0.45f, 0.28f, 0.05f}));
+      m->indicators[k]->addDrawable(MakeBox(LocalBox{Vec3(whole.min_m.x(), lo.y(), lo.z()),
+                                                     Vec3(bodybox.min_m.x(), hi.y(), hi.z())},
+                                            Rgb{0.45f, 0.28f, 0.05f}));
+      m->indicators[k]->setStateSet(lamp_off_.get());
+      m->root->addChild(m->indicators[k]);
+    }
   }
   m->last_position_m = e.kinematics.pose.position_m;
   return m;
 }
 
-void SceneGraph::Update(const std::vector<protocol::EntityState>& entities) {
+bool SceneGraph::IndicatorLit(int64_t sim_ns) {
+  // Whole periods in integer nanoseconds: the phase of a long session is as exact as at its start.
+  constexpr int64_t kPeriodNs = static_cast<int64_t>(1e9 / kIndicatorHz + 0.5);
+  const int64_t in_period = ((sim_ns % kPeriodNs) + kPeriodNs) % kPeriodNs;
+  return in_period < kPeriodNs / 2;
+}
+
+void SceneGraph::Update(const std::vector<protocol::EntityState>& entities, int64_t sim_ns) {
+  const bool blink_on = IndicatorLit(sim_ns);
   // Drop models of entities that are gone.
   std::map<uint64_t, const protocol::EntityState*> present;
   for (const auto& e : entities) present[e.id] = &e;
@@ -477,6 +505,12 @@ void SceneGraph::Update(const std::vector<protocol::EntityState>& entities) {
         m.lit_brake = e->lights.brake;
         m.brakelamps->setStateSet(m.lit_brake ? brake_on_.get() : lamp_off_.get());
       }
+      const std::array<bool, 2> indicator = {e->lights.indicator_right && blink_on, e->lights.indicator_left && blink_on};
+      for (int k = 0; k < 2; ++k)
+        if (m.lit_indicator[k] != indicator[k]) {
+          m.lit_indicator[k] = indicator[k];
+          m.indicators[k]->setStateSet(indicator[k] ? indicator_on_.get() : lamp_off_.get());
+        }
     }
     m.last_position_m = pose.position_m;
   }

@@ -192,7 +192,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
       }
     }
     const std::vector<protocol::EntityState> entities = snap.world.Displayed(snap.sim_time_ns);
-    scene.Update(entities);
+    scene.Update(entities, snap.sim_time_ns);
     auto selected = std::find_if(entities.begin(), entities.end(), [&](const auto& e) { return e.id == ui.selected; });
     if (selected == entities.end() && ui.camera != CameraMode::kFree && !entities.empty() && def.follow == 0) {
       selected = entities.begin();  // follow something rather than nothing

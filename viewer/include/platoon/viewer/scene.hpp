@@ -93,7 +93,13 @@ class SceneGraph {
 
   /// Shows exactly `entities` (creating, re-posing and removing models): each at its
   /// kinematics.pose, lamps from `lights`, wheels turned by the distance since the last update.
-  void Update(const std::vector<protocol::EntityState>& entities);
+  /// Turn indicators that are on blink at kIndicatorHz, lit in the first half of each period of
+  /// `sim_ns` (the session's sim time), so every screen of a session blinks in phase.
+  void Update(const std::vector<protocol::EntityState>& entities, int64_t sim_ns = 0);
+  /// Blink rate of a turn indicator, in Hz (UN ECE R48: 1.5 +/- 0.5 Hz).
+  static constexpr double kIndicatorHz = 1.5;
+  /// Whether an indicator that is on is lit at `sim_ns`.
+  static bool IndicatorLit(int64_t sim_ns);
   /// Paints entity `id`'s body in `colour` from now on (also before the entity appears).
   void SetEntityColour(uint64_t id, const Rgb& colour);
   /// Returns entity `id` to its hashed colour (EntityColour).
@@ -132,7 +138,7 @@ class SceneGraph {
   osg::ref_ptr<osg::Group> sensors_;
   osg::ref_ptr<osg::Geometry> cloud_, radar_;
   size_t radar_count_ = 0;
-  osg::ref_ptr<osg::StateSet> lamp_off_, headlamp_on_, brake_on_;
+  osg::ref_ptr<osg::StateSet> lamp_off_, headlamp_on_, brake_on_, indicator_on_;
   GroundExtent ground_;
   std::map<uint64_t, std::unique_ptr<Model>> models_;
   std::map<uint64_t, Rgb> colours_;
