@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <set>
 #include <sstream>
@@ -29,6 +30,99 @@ double WrapPi(double a) {
 }
 
 bool Finite(double v) { return std::isfinite(v); }
+
+// Edge of a projection grid cell, in m. A query within a carriageway (|t| up to ~10 m) needs every sample
+// within its nearest sample distance + 2 sample steps (~12 m, see Road::Project); a 20 m cell covers that
+// with the 3 x 3 cells around the query, while a road crossing a cell leaves only ~30 samples (1 m apart)
+// in it to try. Smaller cells need more rings, larger ones more samples per cell.
+constexpr double kGridCellM = 20.0;
+// Rings of cells searched around a query before it falls back to trying every sample: 8 rings of 20 m
+// reach at least 160 m, beyond which a road's nearest sample is far and brute force is rare.
+constexpr int kGridMaxRings = 8;
+// Slack on the ring distance bound, in m: covers the rounding of cell coordinates and of the distances
+// (both ~1e-12 m at 1e5 m from the origin), so a bound never cuts off a sample it should keep.
+constexpr double kGridSlackM = 1e-6;
+// Coordinates beyond this, in m, go straight to brute force: no cell index overflows.
+constexpr double kGridMaxCoordM = 1e9;
+
+// Cell layout of a uniform grid over a point set's bounding box.
+struct GridLayout {
+  double x0_m = 0.0, y0_m = 0.0, cell_m = kGridCellM;
+  int nx = 1, ny = 1;
+};
+
+// A layout over the box [x_lo, x_hi] x [y_lo, y_hi]; cells grow past kGridCellM only where the box would
+// need more than ~4 cells per point (a long diagonal road), which bounds the grid's memory to O(points).
+GridLayout MakeGridLayout(double x_lo, double x_hi, double y_lo, double y_hi, size_t points) {
+  GridLayout g;
+  g.x0_m = x_lo;
+  g.y0_m = y_lo;
+  const double max_cells = 4.0 * static_cast<double>(points) + 64.0;
+  for (;;) {
+    const double nx = std::floor((x_hi - x_lo) / g.cell_m) + 1, ny = std::floor((y_hi - y_lo) / g.cell_m) + 1;
+    if (nx * ny <= max_cells) {
+      g.nx = static_cast<int>(nx);
+      g.ny = static_cast<int>(ny);
+      return g;
+    }
+    g.cell_m *= 1.5;
+  }
+}
+
+// Cell of a point inside the layout's box (clamped against rounding at the far edges).
+int CellOf(double v_m, double v0_m, double cell_m, int n) {
+  return std::clamp(static_cast<int>(std::floor((v_m - v0_m) / cell_m)), 0, n - 1);
+}
+
+// Where a query sits in a grid: its cell (possibly outside [0, n)) and the distance from the query to
+// the nearest edge of that cell, so that the (2k + 1)^2 block of cells around it contains the disc of
+// radius k * cell + edge around the query.
+struct GridQuery {
+  int cx = 0, cy = 0;
+  double edge_m = 0.0;
+};
+
+// The query's cell, or false when it lies more than kGridMaxRings cells outside the grid (no cell within
+// the rings searched holds anything).
+bool LocateInGrid(const GridLayout& g, double x_m, double y_m, GridQuery* q) {
+  const double fx = std::floor((x_m - g.x0_m) / g.cell_m), fy = std::floor((y_m - g.y0_m) / g.cell_m);
+  if (fx < -kGridMaxRings - 1 || fx > g.nx + kGridMaxRings || fy < -kGridMaxRings - 1 || fy > g.ny + kGridMaxRings)
+    return false;
+  q->cx = static_cast<int>(fx);
+  q->cy = static_cast<int>(fy);
+  const double left = g.x0_m + q->cx * g.cell_m, bottom = g.y0_m + q->cy * g.cell_m;
+  q->edge_m = std::max(0.0, std::min({x_m - left, left + g.cell_m - x_m, y_m - bottom, bottom + g.cell_m - y_m}));
+  return true;
+}
+
+// Calls f(cell index) for every cell of ring k around q (the border of its (2k + 1)^2 block) inside the grid.
+template <class F>
+void ForEachRingCell(const GridLayout& g, const GridQuery& q, int k, F&& f) {
+  for (int dy = -k; dy <= k; ++dy) {
+    const int y = q.cy + dy;
+    if (y < 0 || y >= g.ny) continue;
+    const size_t row = static_cast<size_t>(y) * static_cast<size_t>(g.nx);
+    if (dy == -k || dy == k) {
+      for (int x = std::max(0, q.cx - k); x <= std::min(g.nx - 1, q.cx + k); ++x) f(row + static_cast<size_t>(x));
+    } else {
+      if (q.cx - k >= 0 && q.cx - k < g.nx) f(row + static_cast<size_t>(q.cx - k));
+      if (k > 0 && q.cx + k >= 0 && q.cx + k < g.nx) f(row + static_cast<size_t>(q.cx + k));
+    }
+  }
+}
+
+// Compressed cell lists from (cell, value) pairs: start[j] .. start[j + 1] index the values of cell j,
+// in ascending order, without duplicates.
+void BuildCellLists(std::vector<std::pair<uint32_t, uint32_t>> pairs, size_t cells, std::vector<uint32_t>* start,
+                    std::vector<uint32_t>* values) {
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  start->assign(cells + 1, 0);
+  for (const auto& [cell, v] : pairs) ++(*start)[cell + 1];
+  for (size_t j = 0; j < cells; ++j) (*start)[j + 1] += (*start)[j];
+  values->resize(pairs.size());
+  for (size_t k = 0; k < pairs.size(); ++k) (*values)[k] = pairs[k].second;
+}
 
 }  // namespace
 
@@ -142,6 +236,27 @@ Road::Road(RoadDef def) : def_(std::move(def)) {
     sample_x_m_.push_back(p.position_m.x());
     sample_y_m_.push_back(p.position_m.y());
   }
+  BuildGrid();
+}
+
+void Road::BuildGrid() {
+  const auto [x_lo, x_hi] = std::minmax_element(sample_x_m_.begin(), sample_x_m_.end());
+  const auto [y_lo, y_hi] = std::minmax_element(sample_y_m_.begin(), sample_y_m_.end());
+  const GridLayout g = MakeGridLayout(*x_lo, *x_hi, *y_lo, *y_hi, sample_x_m_.size());
+  grid_x0_m_ = g.x0_m;
+  grid_y0_m_ = g.y0_m;
+  grid_cell_m_ = g.cell_m;
+  grid_nx_ = g.nx;
+  grid_ny_ = g.ny;
+  // Each sample goes to the one cell that holds it; pairs sorted by cell keep each cell's samples ascending.
+  std::vector<std::pair<uint32_t, uint32_t>> pairs(sample_x_m_.size());
+  for (size_t i = 0; i < sample_x_m_.size(); ++i) {
+    const int cx = CellOf(sample_x_m_[i], grid_x0_m_, grid_cell_m_, grid_nx_);
+    const int cy = CellOf(sample_y_m_[i], grid_y0_m_, grid_cell_m_, grid_ny_);
+    pairs[i] = {static_cast<uint32_t>(cy * grid_nx_ + cx), static_cast<uint32_t>(i)};
+  }
+  BuildCellLists(std::move(pairs), static_cast<size_t>(grid_nx_) * static_cast<size_t>(grid_ny_), &grid_start_,
+                 &grid_samples_);
 }
 
 RoadPoint Road::Integrate(const Checkpoint& c, double s_m) const {
@@ -239,7 +354,110 @@ double Road::Distance2(double s_m, double x_m, double y_m) const {
   return dx * dx + dy * dy;
 }
 
-RoadCoord Road::Project(const Vec3& p_m) const { return Project(p_m, 0.0, length_m_); }
+double Road::SampleDistance2(size_t i, double x_m, double y_m) const {
+  const double dx = x_m - sample_x_m_[i], dy = y_m - sample_y_m_[i];
+  return dx * dx + dy * dy;
+}
+
+double Road::RefineMinimum(size_t i, size_t i0, size_t n, double x, double y, double* f2_out) const {
+  double a = sample_s_m_[i == i0 ? i0 : i - 1], b = sample_s_m_[i + 1 == n ? n - 1 : i + 1];
+  // Golden-section search of the squared distance within the bracket.
+  const double g = (std::sqrt(5.0) - 1.0) / 2.0;
+  double c = b - g * (b - a), d = a + g * (b - a);
+  double fc = Distance2(c, x, y), fd = Distance2(d, x, y);
+  while (b - a > 1e-7) {
+    if (fc < fd) {
+      b = d; d = c; fd = fc; c = b - g * (b - a); fc = Distance2(c, x, y);
+    } else {
+      a = c; c = d; fc = fd; d = a + g * (b - a); fd = Distance2(d, x, y);
+    }
+  }
+  double s = 0.5 * (a + b), f2 = Distance2(s, x, y);
+  // Newton polish on (p - c(s)) . T(s) = 0, whose derivative is -(1 - k t) (eq. 8); kept only if it helps.
+  for (int it = 0; it < 3; ++it) {
+    const RoadPoint rp = Evaluate(s);
+    const double ch = std::cos(rp.heading_rad), sh = std::sin(rp.heading_rad);
+    const double dx = x - rp.position_m.x(), dy = y - rp.position_m.y();
+    const double along = dx * ch + dy * sh, lateral = -dx * sh + dy * ch;
+    const double denom = 1.0 - rp.curvature_1pm * lateral;
+    if (denom < 0.1) break;
+    const double s_new = std::clamp(s + along / denom, 0.0, length_m_);
+    const double f_new = Distance2(s_new, x, y);
+    if (!(f_new <= f2)) break;
+    s = s_new;
+    f2 = f_new;
+  }
+  *f2_out = f2;
+  return s;
+}
+
+RoadCoord Road::Finish(double s_m, double d2, double x, double y) const {
+  const RoadPoint rp = Evaluate(s_m);
+  RoadCoord r;
+  r.road_id = def_.id;
+  r.s_m = s_m;
+  r.t_m = -(x - rp.position_m.x()) * std::sin(rp.heading_rad) + (y - rp.position_m.y()) * std::cos(rp.heading_rad);
+  r.lane = LaneAt(r.t_m);
+  r.distance_m = std::sqrt(d2);
+  return r;
+}
+
+RoadCoord Road::ProjectBruteForce(const Vec3& p_m) const { return Project(p_m, 0.0, length_m_); }
+
+RoadCoord Road::Project(const Vec3& p_m) const {
+  // ProjectBruteForce refines every sampled local minimum within reach = (nearest sample distance) +
+  // 2 sample steps, in ascending sample order. The grid finds the same set without visiting the other
+  // samples: rings of cells around the query are searched until the disc they cover (radius `bound`)
+  // holds the nearest sample and every sample within reach; then the same minima are refined in the same
+  // order, so the result is the same to the bit.
+  const double x = p_m.x(), y = p_m.y();
+  const GridLayout g{grid_x0_m_, grid_y0_m_, grid_cell_m_, grid_nx_, grid_ny_};
+  GridQuery q;
+  if (!(std::abs(x) < kGridMaxCoordM && std::abs(y) < kGridMaxCoordM) || !LocateInGrid(g, x, y, &q))
+    return ProjectBruteForce(p_m);
+  thread_local std::vector<std::pair<uint32_t, double>> found;  // (sample, squared distance)
+  found.clear();
+  double best_sample = 1e300;
+  bool enough = false;
+  for (int k = 0; k <= kGridMaxRings && !enough; ++k) {
+    ForEachRingCell(g, q, k, [&](size_t cell) {
+      for (uint32_t j = grid_start_[cell]; j < grid_start_[cell + 1]; ++j) {
+        const uint32_t i = grid_samples_[j];
+        const double d2 = SampleDistance2(i, x, y);
+        found.emplace_back(i, d2);
+        best_sample = std::min(best_sample, d2);
+      }
+    });
+    // Every sample outside the searched block is at least `bound` away.
+    const double bound = k * grid_cell_m_ + q.edge_m - kGridSlackM;
+    enough = !found.empty() && std::sqrt(best_sample) + 2.0 * sample_step_m_ < bound;
+  }
+  // Far from the road: the rings did not reach far enough; every sample is tried instead.
+  if (!enough) return ProjectBruteForce(p_m);
+
+  // The sampled local minima within reach (neighbours' distances as the brute force computes them).
+  const size_t n = sample_s_m_.size();
+  const double reach = std::sqrt(best_sample) + 2.0 * sample_step_m_;
+  thread_local std::vector<uint32_t> minima;
+  minima.clear();
+  for (const auto& [i, d2] : found) {
+    if (d2 > reach * reach) continue;
+    const bool local_min =
+        (i == 0 || d2 <= SampleDistance2(i - 1, x, y)) && (i + 1 == n || d2 <= SampleDistance2(i + 1, x, y));
+    if (local_min) minima.push_back(i);
+  }
+  std::sort(minima.begin(), minima.end());
+  double best_s = 0.0, best_d2 = 1e300;
+  for (const uint32_t i : minima) {
+    double f2 = 0.0;
+    const double s = RefineMinimum(i, 0, n, x, y, &f2);
+    if (f2 < best_d2) {
+      best_d2 = f2;
+      best_s = s;
+    }
+  }
+  return Finish(best_s, best_d2, x, y);
+}
 
 RoadCoord Road::Project(const Vec3& p_m, double s_lo_m, double s_hi_m) const {
   const double x = p_m.x(), y = p_m.y();
@@ -256,8 +474,7 @@ RoadCoord Road::Project(const Vec3& p_m, double s_lo_m, double s_hi_m) const {
   const auto d2 = [&](size_t i) -> double& { return d2_buffer[i - i0]; };  // by sample index, i0 .. n - 1
   double best_sample = 1e300;
   for (size_t i = i0; i < n; ++i) {
-    const double dx = x - sample_x_m_[i], dy = y - sample_y_m_[i];
-    d2(i) = dx * dx + dy * dy;
+    d2(i) = SampleDistance2(i, x, y);
     best_sample = std::min(best_sample, d2(i));
   }
   // Every sampled local minimum that could beat the best sample after refinement is refined:
@@ -267,46 +484,14 @@ RoadCoord Road::Project(const Vec3& p_m, double s_lo_m, double s_hi_m) const {
   for (size_t i = i0; i < n; ++i) {
     const bool local_min = (i == i0 || d2(i) <= d2(i - 1)) && (i + 1 == n || d2(i) <= d2(i + 1));
     if (!local_min || d2(i) > reach * reach) continue;
-    double a = sample_s_m_[i == i0 ? i0 : i - 1], b = sample_s_m_[i + 1 == n ? n - 1 : i + 1];
-    // Golden-section search of the squared distance within the bracket.
-    const double g = (std::sqrt(5.0) - 1.0) / 2.0;
-    double c = b - g * (b - a), d = a + g * (b - a);
-    double fc = Distance2(c, x, y), fd = Distance2(d, x, y);
-    while (b - a > 1e-7) {
-      if (fc < fd) {
-        b = d; d = c; fd = fc; c = b - g * (b - a); fc = Distance2(c, x, y);
-      } else {
-        a = c; c = d; fc = fd; d = a + g * (b - a); fd = Distance2(d, x, y);
-      }
-    }
-    double s = 0.5 * (a + b), f2 = Distance2(s, x, y);
-    // Newton polish on (p - c(s)) . T(s) = 0, whose derivative is -(1 - k t) (eq. 8); kept only if it helps.
-    for (int it = 0; it < 3; ++it) {
-      const RoadPoint rp = Evaluate(s);
-      const double ch = std::cos(rp.heading_rad), sh = std::sin(rp.heading_rad);
-      const double dx = x - rp.position_m.x(), dy = y - rp.position_m.y();
-      const double along = dx * ch + dy * sh, lateral = -dx * sh + dy * ch;
-      const double denom = 1.0 - rp.curvature_1pm * lateral;
-      if (denom < 0.1) break;
-      const double s_new = std::clamp(s + along / denom, 0.0, length_m_);
-      const double f_new = Distance2(s_new, x, y);
-      if (!(f_new <= f2)) break;
-      s = s_new;
-      f2 = f_new;
-    }
+    double f2 = 0.0;
+    const double s = RefineMinimum(i, i0, n, x, y, &f2);
     if (f2 < best_d2) {
       best_d2 = f2;
       best_s = s;
     }
   }
-  const RoadPoint rp = Evaluate(best_s);
-  RoadCoord r;
-  r.road_id = def_.id;
-  r.s_m = best_s;
-  r.t_m = -(x - rp.position_m.x()) * std::sin(rp.heading_rad) + (y - rp.position_m.y()) * std::cos(rp.heading_rad);
-  r.lane = LaneAt(r.t_m);
-  r.distance_m = std::sqrt(best_d2);
-  return r;
+  return Finish(best_s, best_d2, x, y);
 }
 
 RoadNetwork::RoadNetwork(std::vector<RoadDef> defs) {
@@ -320,6 +505,39 @@ RoadNetwork::RoadNetwork(std::vector<RoadDef> defs) {
     assert(r.Def().successor_id < 0 || ids.count(r.Def().successor_id));
     assert(r.Def().predecessor_id < 0 || ids.count(r.Def().predecessor_id));
   }
+  if (roads_.empty()) return;
+
+  // The network grid: which roads have a sample in each cell.
+  double x_lo = 1e300, x_hi = -1e300, y_lo = 1e300, y_hi = -1e300;
+  size_t samples = 0;
+  for (const auto& r : roads_) {
+    x_lo = std::min(x_lo, *std::min_element(r.sample_x_m_.begin(), r.sample_x_m_.end()));
+    x_hi = std::max(x_hi, *std::max_element(r.sample_x_m_.begin(), r.sample_x_m_.end()));
+    y_lo = std::min(y_lo, *std::min_element(r.sample_y_m_.begin(), r.sample_y_m_.end()));
+    y_hi = std::max(y_hi, *std::max_element(r.sample_y_m_.begin(), r.sample_y_m_.end()));
+    samples += r.sample_x_m_.size();
+    max_half_step_m_ = std::max(max_half_step_m_, 0.5 * r.sample_step_m_);
+  }
+  const GridLayout g = MakeGridLayout(x_lo, x_hi, y_lo, y_hi, samples);
+  grid_x0_m_ = g.x0_m;
+  grid_y0_m_ = g.y0_m;
+  grid_cell_m_ = g.cell_m;
+  grid_nx_ = g.nx;
+  grid_ny_ = g.ny;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (size_t ri = 0; ri < roads_.size(); ++ri) {
+    const Road& r = roads_[ri];
+    uint32_t last_cell = UINT32_MAX;  // consecutive samples mostly share a cell: one pair each run
+    for (size_t i = 0; i < r.sample_x_m_.size(); ++i) {
+      const int cx = CellOf(r.sample_x_m_[i], grid_x0_m_, grid_cell_m_, grid_nx_);
+      const int cy = CellOf(r.sample_y_m_[i], grid_y0_m_, grid_cell_m_, grid_ny_);
+      const auto cell = static_cast<uint32_t>(cy * grid_nx_ + cx);
+      if (cell != last_cell) pairs.emplace_back(cell, static_cast<uint32_t>(ri));
+      last_cell = cell;
+    }
+  }
+  BuildCellLists(std::move(pairs), static_cast<size_t>(grid_nx_) * static_cast<size_t>(grid_ny_), &grid_start_,
+                 &grid_roads_);
 }
 
 const Road* RoadNetwork::Find(int id) const {
@@ -328,17 +546,74 @@ const Road* RoadNetwork::Find(int id) const {
   return nullptr;
 }
 
-RoadCoord RoadNetwork::Project(const Vec3& p_m) const {
+RoadCoord RoadNetwork::ProjectBruteForce(const Vec3& p_m) const {
   RoadCoord best;
   double best_d = 1e300;
   for (const auto& r : roads_) {
-    const RoadCoord c = r.Project(p_m);
+    const RoadCoord c = r.ProjectBruteForce(p_m);
     if (c.distance_m < best_d) {
       best_d = c.distance_m;
       best = c;
     }
   }
   return best;
+}
+
+RoadCoord RoadNetwork::Project(const Vec3& p_m) const {
+  // The roads are asked in rings of cells around the query, nearest first. A road with no sample in
+  // the searched block has every sample at least `bound` away, and its line (within half a sample step
+  // of a sample: a chord is never longer than its arc) at least bound - max_half_step_m_: once that
+  // exceeds the best distance found, no other road can be nearer, nor tie. Ties between the roads asked
+  // go to the one defined first, as in the brute force.
+  const double x = p_m.x(), y = p_m.y();
+  if (roads_.empty()) return {};
+  const GridLayout g{grid_x0_m_, grid_y0_m_, grid_cell_m_, grid_nx_, grid_ny_};
+  if (!(std::abs(x) < kGridMaxCoordM && std::abs(y) < kGridMaxCoordM)) return ProjectBruteForce(p_m);
+  GridQuery q;
+  const int rings = LocateInGrid(g, x, y, &q) ? kGridMaxRings + 1 : 0;
+  RoadCoord best;
+  double best_d = 1e300;
+  size_t best_road = roads_.size();
+  const auto consider = [&](size_t ri) {
+    const RoadCoord c = roads_[ri].Project(p_m);
+    if (c.distance_m < best_d || (c.distance_m == best_d && ri < best_road)) {
+      best_d = c.distance_m;
+      best_road = ri;
+      best = c;
+    }
+  };
+  thread_local std::vector<uint32_t> asked;  // roads asked so far, few
+  asked.clear();
+  for (int k = 0; k < rings; ++k) {
+    ForEachRingCell(g, q, k, [&](size_t cell) {
+      for (uint32_t j = grid_start_[cell]; j < grid_start_[cell + 1]; ++j) {
+        const uint32_t ri = grid_roads_[j];
+        if (std::find(asked.begin(), asked.end(), ri) != asked.end()) continue;
+        asked.push_back(ri);
+        consider(ri);
+      }
+    });
+    const double bound = k * grid_cell_m_ + q.edge_m - kGridSlackM - max_half_step_m_;
+    if (best_road < roads_.size() && best_d < bound) return best;
+  }
+  // Far from every road the rings searched: the roads not asked yet, nearest grid box first (a road's
+  // samples lie in its grid's box, its line within half a sample step of them), until no box is near
+  // enough to hold a road nearer than, or as near as, the best.
+  thread_local std::vector<std::pair<double, uint32_t>> rest;  // (lower bound of the distance, road)
+  rest.clear();
+  for (size_t ri = 0; ri < roads_.size(); ++ri) {
+    if (std::find(asked.begin(), asked.end(), static_cast<uint32_t>(ri)) != asked.end()) continue;
+    const Road& r = roads_[ri];
+    const double dx = std::max({0.0, r.grid_x0_m_ - x, x - (r.grid_x0_m_ + r.grid_nx_ * r.grid_cell_m_)});
+    const double dy = std::max({0.0, r.grid_y0_m_ - y, y - (r.grid_y0_m_ + r.grid_ny_ * r.grid_cell_m_)});
+    rest.emplace_back(std::sqrt(dx * dx + dy * dy) - max_half_step_m_ - kGridSlackM, static_cast<uint32_t>(ri));
+  }
+  std::sort(rest.begin(), rest.end());
+  for (const auto& [lower_bound_m, ri] : rest) {
+    if (best_road < roads_.size() && lower_bound_m > best_d) break;
+    consider(ri);
+  }
+  return best_road < roads_.size() ? best : RoadCoord{};
 }
 
 std::vector<LinkGap> RoadNetwork::CheckLinks() const {

@@ -14,6 +14,7 @@
 #include "platoon/geometry.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -132,11 +133,16 @@ class Road {
   int LaneAt(double t_m) const;
 
   /// Nearest foot point on the reference line of the horizontal point (x, y) of `p_m` (z ignored):
-  /// coarse sampling, then golden-section and Newton refinement of every candidate minimum.
+  /// coarse sampling, then golden-section and Newton refinement of every candidate minimum. A uniform
+  /// grid over the samples limits the work to the samples near `p_m`; the result is bit-identical to
+  /// ProjectBruteForce (points far from the road, beyond the grid search, take that path).
   RoadCoord Project(const Vec3& p_m) const;
   /// The same, searching only the foot points with s in about [s_lo_m, s_hi_m] (to the sample spacing):
   /// a vehicle followed along a road that passes near itself.
   RoadCoord Project(const Vec3& p_m, double s_lo_m, double s_hi_m) const;
+  /// Project(p_m) without the grid: every sample of the road is tried, O(Length()). The reference the
+  /// grid must reproduce, kept for the tests and the benchmark (road_index_test, road_index_bench).
+  RoadCoord ProjectBruteForce(const Vec3& p_m) const;
 
  private:
   // A precomputed state from which Evaluate integrates forward within one section.
@@ -147,6 +153,11 @@ class Road {
   };
   RoadPoint Integrate(const Checkpoint& c, double s_m) const;
   double Distance2(double s_m, double x_m, double y_m) const;
+  double SampleDistance2(size_t i, double x_m, double y_m) const;
+  double RefineMinimum(size_t i, size_t i0, size_t n, double x_m, double y_m, double* f2) const;
+  RoadCoord Finish(double s_m, double d2, double x_m, double y_m) const;
+  void BuildGrid();
+  friend class RoadNetwork;  // its grid reads the samples
 
   RoadDef def_;
   double length_m_ = 0.0;
@@ -155,6 +166,12 @@ class Road {
   std::vector<double> sample_s_m_;       // coarse samples for projection
   std::vector<double> sample_x_m_, sample_y_m_;
   double sample_step_m_ = 1.0;
+  // Uniform grid over the samples: cell (cx, cy) covers x in [grid_x0_m_ + cx * grid_cell_m_, + grid_cell_m_),
+  // the same in y; the samples of cell j = cy * grid_nx_ + cx are grid_samples_[grid_start_[j] .. grid_start_[j + 1]).
+  double grid_x0_m_ = 0.0, grid_y0_m_ = 0.0, grid_cell_m_ = 1.0;
+  int grid_nx_ = 0, grid_ny_ = 0;
+  std::vector<uint32_t> grid_start_;
+  std::vector<uint32_t> grid_samples_;
 };
 
 /// How well a link joins: the end of `road_id` against the start of its successor.
@@ -178,13 +195,24 @@ class RoadNetwork {
   const std::vector<Road>& Roads() const { return roads_; }
   /// Road with `id`, or nullptr.
   const Road* Find(int id) const;
-  /// Nearest road to the horizontal point of `p_m`; road_id -1 when the network is empty.
+  /// Nearest road to the horizontal point of `p_m`; road_id -1 when the network is empty. On equal
+  /// distances the road defined first wins. A grid over the roads' samples asks only the roads that can
+  /// be nearest; the result is bit-identical to ProjectBruteForce.
   RoadCoord Project(const Vec3& p_m) const;
+  /// Project(p_m) asking every road's ProjectBruteForce: the reference for the tests and the benchmark.
+  RoadCoord ProjectBruteForce(const Vec3& p_m) const;
   /// One entry per road with a successor: how far its end is from the successor's start.
   std::vector<LinkGap> CheckLinks() const;
 
  private:
   std::vector<Road> roads_;
+  // Grid over every road's samples: the roads (indices into roads_, ascending) with a sample in cell
+  // j = cy * grid_nx_ + cx are grid_roads_[grid_start_[j] .. grid_start_[j + 1]). Same cell layout as Road's.
+  double grid_x0_m_ = 0.0, grid_y0_m_ = 0.0, grid_cell_m_ = 1.0;
+  int grid_nx_ = 0, grid_ny_ = 0;
+  std::vector<uint32_t> grid_start_;
+  std::vector<uint32_t> grid_roads_;
+  double max_half_step_m_ = 0.0;  // largest half sample step of any road: how far its line can be from a sample
 };
 
 }  // namespace platoon::road
