@@ -32,24 +32,7 @@ double Uniform(std::mt19937_64& rng, double lo, double hi) {
 std::vector<RoadDef> Chain(uint64_t seed, int roads, double length_m) {
   RoadGeneratorDef g = DefaultRoadGeneratorDef();
   g.seed = seed;
-  RoadGenerator gen(g);
-  std::vector<RoadDef> defs;
-  for (int k = 0; k < roads; ++k) {
-    RoadDef d = g.layout;
-    d.id = k + 1;
-    d.sections = gen.Next(length_m);
-    if (k > 0) {
-      const Road prev(defs.back());
-      const RoadPoint end = prev.Evaluate(prev.Length());
-      d.start_x_m = end.position_m.x();
-      d.start_y_m = end.position_m.y();
-      d.start_heading_rad = end.heading_rad;
-      d.predecessor_id = defs.back().id;
-      defs.back().successor_id = d.id;
-    }
-    defs.push_back(d);
-  }
-  return defs;
+  return GenerateRoadChain(g, roads, length_m);
 }
 
 struct Timing {

@@ -64,28 +64,6 @@ Vec3 RixAway(const Road& r, std::mt19937_64& rng, double distance_m) {
   return c + distance_m * Vec3(std::cos(a), std::sin(a), 0.0);
 }
 
-// A chain of generated roads, each starting where the one before ends, linked successor to predecessor:
-// one continuous winding road of `count` x `length_m` in junction-free pieces.
-std::vector<RoadDef> RixChain(const RoadGeneratorDef& g, int count, double length_m, int first_id) {
-  RoadGenerator gen(g);
-  std::vector<RoadDef> defs;
-  for (int k = 0; k < count; ++k) {
-    RoadDef d = g.layout;
-    d.id = first_id + k;
-    d.sections = gen.Next(length_m);
-    if (k > 0) {
-      const Road prev(defs.back());
-      const RoadPoint end = prev.Evaluate(prev.Length());
-      d.start_x_m = end.position_m.x();
-      d.start_y_m = end.position_m.y();
-      d.start_heading_rad = end.heading_rad;
-      d.predecessor_id = defs.back().id;
-      defs.back().successor_id = d.id;
-    }
-    defs.push_back(d);
-  }
-  return defs;
-}
 
 // A U-turn: two 150 m straights `gap_m` apart joined by a half circle, with clothoid entry and exit.
 RoadDef RixHairpin(double gap_m, int id) {
@@ -150,13 +128,13 @@ TEST_CASE("road index: a network of chained crossing and coincident roads picks 
   RoadGeneratorDef g = DefaultRoadGeneratorDef();
   g.seed = 5;
   g.curvature_max_1pm = 0.02;
-  std::vector<RoadDef> defs = RixChain(g, 8, 1000, 1);
+  std::vector<RoadDef> defs = GenerateRoadChain(g, 8, 1000, 1);
   RoadGeneratorDef g2 = g;
   g2.seed = 6;
   g2.layout.start_x_m = 400;
   g2.layout.start_y_m = -300;
   g2.layout.start_heading_rad = 1.2;
-  for (RoadDef& d : RixChain(g2, 4, 800, 20)) defs.push_back(d);
+  for (RoadDef& d : GenerateRoadChain(g2, 4, 800, 20)) defs.push_back(d);
   RoadDef copy = defs.front();
   copy.id = 99;
   copy.successor_id = -1;
@@ -181,7 +159,7 @@ TEST_CASE("road index: points 1 km away and points exactly on the line project a
   RoadGeneratorDef g = DefaultRoadGeneratorDef();
   g.seed = 8;
   g.curvature_max_1pm = 0.02;
-  const RoadNetwork net(RixChain(g, 3, 1500, 1));
+  const RoadNetwork net(GenerateRoadChain(g, 3, 1500, 1));
   const Road& r = net.Roads()[1];
   std::mt19937_64 rng(1000);
   RixTally far, on_line, net_far;

@@ -376,6 +376,34 @@ TEST_CASE("road generator: the same seed gives the same road, another seed anoth
   CHECK(gen.GeneratedLength() >= 5000);
 }
 
+TEST_CASE("road generator: a chain of generated roads is one continuous road, linked end to start") {
+  RoadGeneratorDef g = DefaultRoadGeneratorDef();
+  g.seed = 17;
+  const std::vector<RoadDef> defs = GenerateRoadChain(g, 5, 700.0, 40);
+  REQUIRE(defs.size() == 5);
+  const RoadNetwork net(defs);
+  double total = 0.0;
+  for (size_t k = 0; k < defs.size(); ++k) {
+    CHECK(defs[k].id == 40 + static_cast<int>(k));
+    CHECK(defs[k].predecessor_id == (k == 0 ? -1 : defs[k - 1].id));
+    CHECK(defs[k].successor_id == (k + 1 == defs.size() ? -1 : defs[k + 1].id));
+    CHECK(net.Roads()[k].Length() >= 700.0);
+    total += net.Roads()[k].Length();
+  }
+  // Each end meets the next start in place and heading (what CheckLinks measures), so the chain is
+  // one road of the total length.
+  const std::vector<LinkGap> gaps = net.CheckLinks();
+  REQUIRE(gaps.size() == 4);
+  for (const LinkGap& gap : gaps) {
+    CHECK(gap.gap_m < 1e-9);
+    CHECK(std::abs(gap.heading_error_rad) < 1e-12);
+  }
+  CHECK(total >= 3500.0);
+  // The same generator drew them in order: the first road is the one GenerateRoad makes.
+  const RoadDef alone = GenerateRoad(g, 700.0);
+  CHECK(alone.sections.size() == defs[0].sections.size());
+}
+
 TEST_CASE("road generator: curvature and its rate stay within the configured bounds") {
   RoadGeneratorDef g = DefaultRoadGeneratorDef();
   g.curvature_min_1pm = 0.004;

@@ -79,4 +79,25 @@ RoadDef GenerateRoad(const RoadGeneratorDef& def, double length_m) {
   return road;
 }
 
+std::vector<RoadDef> GenerateRoadChain(const RoadGeneratorDef& def, int count, double length_m, int first_id) {
+  RoadGenerator gen(def);
+  std::vector<RoadDef> defs;
+  for (int k = 0; k < count; ++k) {
+    RoadDef d = def.layout;
+    d.id = first_id + k;
+    d.sections = gen.Next(length_m);
+    if (k > 0) {
+      const Road prev(defs.back());
+      const RoadPoint end = prev.Evaluate(prev.Length());
+      d.start_x_m = end.position_m.x();
+      d.start_y_m = end.position_m.y();
+      d.start_heading_rad = end.heading_rad;
+      d.predecessor_id = defs.back().id;
+      defs.back().successor_id = d.id;
+    }
+    defs.push_back(d);
+  }
+  return defs;
+}
+
 }  // namespace platoon::road

@@ -60,4 +60,9 @@ class RoadGenerator {
 /// A whole random road of at least `length_m` metres: def.layout with generated sections.
 RoadDef GenerateRoad(const RoadGeneratorDef& def, double length_m);
 
+/// `count` random roads of at least `length_m` metres each from one generator, ids first_id, first_id + 1,
+/// ...: each starts where the one before ends, with its heading, linked successor to predecessor (one
+/// continuous winding road in junction-free pieces, for large networks in tests and benchmarks).
+std::vector<RoadDef> GenerateRoadChain(const RoadGeneratorDef& def, int count, double length_m, int first_id = 1);
+
 }  // namespace platoon::road
