@@ -7,6 +7,7 @@
 #include "platoon/viewer/image.hpp"
 #include "platoon/viewer/offscreen_renderer.hpp"
 #include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/session_scene.hpp"
 
 #include <fmt/format.h>
 
@@ -36,19 +37,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
  public:
   ViewerCameraImager(const config::SessionDef& session, const sensors::SensorSpec& spec, std::shared_ptr<spdlog::logger> log)
       : log_(std::move(log)), id_(spec.id), def_(spec.camera), has_road_(session.has_road), road_(session.road),
-        environment_(road::SessionEnvironment(session)) {
-    for (const auto& b : session.scene.boxes) {
-      // The footprint centre is the box's centre; an entity's origin sits BoxCentreInBody behind it.
-      protocol::EntityState e;
-      e.id = b.id;
-      e.kind = protocol::EntityKind::kStaticObject;
-      e.box_size_m = b.size_m;
-      e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(b.yaw_rad, Vec3::UnitZ()));
-      const Vec3 centre_in_body(BoxCentreInBody(b.size_m).x(), 0, 0);
-      e.kinematics.pose.position_m = b.position_m - e.kinematics.pose.orientation * centre_in_body;
-      statics_.push_back(e);
-    }
-  }
+        statics_(viewer::SceneBoxEntities(session)), environment_(road::SessionEnvironment(session)) {}
 
   std::string Render(const Pose& camera_world, const std::vector<protocol::EntityState>& others,
                      protocol::CameraFrame& frame) override {

@@ -56,3 +56,37 @@ TEST_CASE("session scene: a relative road file is read beside the path the serve
     CHECK(std::string(e.what()).find("ring.toml") != std::string::npos);
   }
 }
+
+TEST_CASE("session scene: a session without [road] draws no road, and its scene boxes stand where the file puts them") {
+  const std::string text =
+      "[session]\nname = \"farm\"\n\n[scene]\n"
+      "[[scene.box]]\nid = 7\nposition = [30, 40, 0]\nsize = [0.4, 0.4, 3]\n"
+      "[[scene.box]]\nid = 8\nposition = [-10, 20, 0]\nsize = [20, 0.5, 2]\nyaw_deg = 90\n";
+  const platoon::viewer::SessionScene scene = platoon::viewer::SessionSceneFromText(text, "");
+  CHECK(scene.roads.Roads().empty());
+  CHECK(scene.environment.empty());
+  REQUIRE(scene.boxes.size() == 2);
+  const platoon::config::SessionDef def = platoon::config::LoadSessionText(text, "farm.toml");
+  REQUIRE(def.scene.boxes.size() == 2);
+  for (size_t k = 0; k < 2; ++k) {
+    const auto& e = scene.boxes[k];
+    const auto& b = def.scene.boxes[k];
+    CHECK(e.id == b.id);
+    CHECK(e.kind == platoon::protocol::EntityKind::kStaticObject);
+    CHECK(e.box_size_m == b.size_m);
+    // The box's footprint centre (the entity's origin moved by BoxCentreInBody along its heading) is the
+    // file's position.
+    const platoon::Vec3 centre = e.kinematics.pose.position_m +
+                                 e.kinematics.pose.orientation * platoon::Vec3(platoon::BoxCentreInBody(e.box_size_m).x(), 0, 0);
+    CHECK((centre - b.position_m).norm() < 1e-9);
+  }
+  // The camera's home looks at the boxes' centre from above.
+  REQUIRE(scene.has_home);
+  CHECK((scene.home_target_m - platoon::Vec3(10, 30, 0)).norm() < 1e-9);
+  CHECK(scene.home_eye_m.z() > 10);
+  // A road given alone (the viewer's --road) has its home at the road.
+  const platoon::viewer::SessionScene road_only = platoon::viewer::SceneOfRoads(
+      platoon::road::SessionRoadNetwork(platoon::config::LoadSessionText("[road]\ngenerate_length_m = 300\n", "r.toml").road));
+  REQUIRE(road_only.has_home);
+  CHECK(road_only.boxes.empty());
+}

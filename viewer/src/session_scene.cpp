@@ -4,13 +4,29 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace platoon::viewer {
 
-SessionScene SessionSceneOf(const config::SessionDef& session) {
+std::vector<protocol::EntityState> SceneBoxEntities(const config::SessionDef& session) {
+  std::vector<protocol::EntityState> out;
+  for (const auto& b : session.scene.boxes) {
+    // The footprint centre is the box's centre; an entity's origin sits BoxCentreInBody behind it.
+    protocol::EntityState e;
+    e.id = b.id;
+    e.kind = protocol::EntityKind::kStaticObject;
+    e.box_size_m = b.size_m;
+    e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(b.yaw_rad, Vec3::UnitZ()));
+    const Vec3 centre_in_body(BoxCentreInBody(b.size_m).x(), 0, 0);
+    e.kinematics.pose.position_m = b.position_m - e.kinematics.pose.orientation * centre_in_body;
+    out.push_back(e);
+  }
+  return out;
+}
+
+SessionScene SceneOfRoads(road::RoadNetwork roads) {
   SessionScene out;
-  out.roads = road::SessionRoadNetwork(session.road);
-  out.environment = road::SessionEnvironment(session);
+  out.roads = std::move(roads);
   if (!out.roads.Roads().empty()) {
     // Behind and above the start of the first road, looking along it.
     const road::Road& r = out.roads.Roads().front();
@@ -18,6 +34,23 @@ SessionScene SessionSceneOf(const config::SessionDef& session) {
     out.has_home = true;
     out.home_target_m = r.PointAt(std::min(40.0, r.Length()), 0.0);
     out.home_eye_m = r.PointAt(0.0, 0.0) + Vec3(-25.0 * std::cos(heading), -25.0 * std::sin(heading), 12.0);
+  }
+  return out;
+}
+
+SessionScene SessionSceneOf(const config::SessionDef& session) {
+  // A session without [road] has none: nothing is drawn that its sensors and vehicles do not have.
+  SessionScene out = SceneOfRoads(session.has_road ? road::SessionRoadNetwork(session.road) : road::RoadNetwork());
+  out.environment = road::SessionEnvironment(session);
+  out.boxes = SceneBoxEntities(session);
+  if (!out.has_home && !session.scene.boxes.empty()) {
+    // South-west of and above the boxes' centre, looking at it.
+    Vec3 centre = Vec3::Zero();
+    for (const auto& b : session.scene.boxes) centre += b.position_m;
+    centre /= static_cast<double>(session.scene.boxes.size());
+    out.has_home = true;
+    out.home_target_m = centre;
+    out.home_eye_m = centre + Vec3(-50.0, -50.0, 35.0);
   }
   return out;
 }

@@ -151,6 +151,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
   int exit_code = 0;
   bool quit = false;
   bool served_scene_done = !def.scene_from_server;
+  std::vector<protocol::EntityState> boxes = def.boxes, drawn;
   while (!quit && !viewer->done() && !stop.load(std::memory_order_relaxed)) {
     // System events first (seed 004 §2.2), then the display.
     SDL_Event ev;
@@ -180,19 +181,24 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
           const SessionScene served = SessionSceneFromText(text, path);
           scene.SetRoads(served.roads);
           if (!served.environment.empty()) scene.SetEnvironment(served.environment);
+          boxes = served.boxes;
           const GroundExtent& ground = scene.Ground();
           top_cam->SetCentre(Vec3(ground.centre_x_m, ground.centre_y_m, 0));
           if (served.has_home) free_cam->LookAt(served.home_eye_m, served.home_target_m);
-          log.info("drawing the road and scene of the server's session file {} ({} road(s), {} scene objects)",
+          log.info("drawing the road and scene of the server's session file {} ({} road(s), {} environment objects, "
+                   "{} scene boxes)",
                    path.empty() ? std::string("(no path)") : path, served.roads.Roads().size(),
-                   served.environment.size());
+                   served.environment.size(), served.boxes.size());
         } catch (const config::ConfigError& e) {
           log.warn("the server's session file does not load here, so no road is drawn: {}", e.what());
         }
       }
     }
     const std::vector<protocol::EntityState> entities = snap.world.Displayed(snap.sim_time_ns);
-    scene.Update(entities, snap.sim_time_ns);
+    // The session's static boxes are drawn with them (they are no entities of the world).
+    drawn = boxes;
+    drawn.insert(drawn.end(), entities.begin(), entities.end());
+    scene.Update(drawn, snap.sim_time_ns);
     auto selected = std::find_if(entities.begin(), entities.end(), [&](const auto& e) { return e.id == ui.selected; });
     if (selected == entities.end() && ui.camera != CameraMode::kFree && !entities.empty() && def.follow == 0) {
       selected = entities.begin();  // follow something rather than nothing

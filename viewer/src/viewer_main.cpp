@@ -7,6 +7,7 @@
 #include "platoon/session/discovery.hpp"
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/session_scene.hpp"
 #include "platoon/road/session_road.hpp"
 #include "platoon/viewer/viewer_app.hpp"
 #include "platoon/viewer/world_client.hpp"
@@ -93,8 +94,7 @@ int main(int argc, char** argv) {
 
   config::SessionDef session;
   std::optional<transport::CurveDef> curve;  // CURVE keys when the session has it on
-  road::RoadNetwork roads;
-  std::vector<road::EnvObject> environment;  // the session's [scene] road_environment, as its lidars see it
+  viewer::SessionScene drawn;  // the road, environment and boxes drawn besides the entities
   std::shared_ptr<spdlog::logger> log;
   session::ResolvedServer found;  // where the server is, and which source said so
   std::vector<std::string> notes;
@@ -127,10 +127,10 @@ int main(int argc, char** argv) {
     session.server.control_port = found.endpoint.port;
     if (!fault_spec.empty()) session.faults = transport::ParseFaultSpec(fault_spec, session.faults);
     curve = config::LoadClientCurve(session, key_file);
-    // Roads: --road, else the session's [road] (only when a session file was given).
-    if (!road_path.empty()) roads = road::LoadRoadFile(road_path);
-    else if (!config_path.empty()) roads = road::SessionRoadNetwork(session.road);
-    if (road_path.empty() && !config_path.empty()) environment = road::SessionEnvironment(session);
+    // What is drawn besides the entities: --road alone, else the session's road (none without [road]),
+    // environment and scene boxes (only when a session file was given).
+    if (!road_path.empty()) drawn = viewer::SceneOfRoads(road::LoadRoadFile(road_path));
+    else if (!config_path.empty()) drawn = viewer::SessionSceneOf(session);
   } catch (const config::ConfigError& e) {
     std::fprintf(stderr, "platoon-viewer: %s\n", e.what());
     return kExitUsage;
@@ -142,14 +142,10 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   viewer::ParseCameraMode(camera, &def.camera);
-  if (!roads.Roads().empty()) {
-    // Free camera: behind and above the start of the first road, looking along it.
-    const road::Road& r = roads.Roads().front();
-    const double heading = r.Heading(0.0);
-    def.has_home = true;
-    def.home_target_m = r.PointAt(std::min(40.0, r.Length()), 0.0);
-    def.home_eye_m = r.PointAt(0.0, 0.0) + Vec3(-25.0 * std::cos(heading), -25.0 * std::sin(heading), 12.0);
-  }
+  def.has_home = drawn.has_home;
+  def.home_eye_m = drawn.home_eye_m;
+  def.home_target_m = drawn.home_target_m;
+  def.boxes = drawn.boxes;
   def.screenshot_path = screenshot;
   // No session file here: draw the road and scene of the one the server sends (a replay's is the recorded).
   def.scene_from_server = config_path.empty() && road_path.empty();
@@ -174,8 +170,8 @@ int main(int argc, char** argv) {
   client_def.world_hold_s = session.server.lost_timeout_s + session.server.stale_grace_s;
   try {
     viewer::SceneGraph scene;
-    scene.SetRoads(roads);
-    if (!environment.empty()) scene.SetEnvironment(environment);
+    scene.SetRoads(drawn.roads);
+    if (!drawn.environment.empty()) scene.SetEnvironment(drawn.environment);
     viewer::WorldClient client(client_def, log);
     client.Start();
     const int code = viewer::RunViewerApp(def, scene, client, *log, g_stop);

@@ -1,11 +1,13 @@
 #pragma once
-/// What the viewer draws of a session besides its entities: the [road] network, the [scene]'s road
-/// environment, and where the free camera starts. Built from a session file the viewer was given (-c), or
+/// What the viewer draws of a session besides its entities: the [road] network (none when the session
+/// has no [road]), the [scene]'s road environment and [[scene.box]] objects, and where the free camera
+/// starts. Built from a session file the viewer was given (-c), or
 /// from the one the server's Welcome carries (session::SessionClient::SessionFile) when it was given only
 /// --server, e.g. for a replay, whose server serves the recorded file.
 
 #include "platoon/config/session.hpp"
 #include "platoon/geometry.hpp"
+#include "platoon/protocol/messages.hpp"
 #include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
 
@@ -16,12 +18,20 @@ namespace platoon::viewer {
 
 /// The road, the environment and the camera's home of one session.
 struct SessionScene {
-  road::RoadNetwork roads;                    ///< The session's roads (road::SessionRoadNetwork).
+  road::RoadNetwork roads;                    ///< The session's roads (road::SessionRoadNetwork); empty without [road].
   std::vector<road::EnvObject> environment;   ///< [scene] road_environment objects (road::SessionEnvironment).
-  bool has_home = false;                      ///< True when there is a road to start the camera at.
+  std::vector<protocol::EntityState> boxes;   ///< [[scene.box]] objects (SceneBoxEntities), drawn with the entities.
+  bool has_home = false;                      ///< True when there is a road or a box to start the camera at.
   Vec3 home_eye_m = Vec3::Zero();             ///< Free camera's start: 25 m behind and 12 m above the road's start, in m.
-  Vec3 home_target_m = Vec3::Zero();          ///< Point it looks at: 40 m along the first road, in m.
+  Vec3 home_target_m = Vec3::Zero();          ///< Point it looks at: 40 m along the first road, in m (the boxes' centre without a road).
 };
+
+/// The session's [[scene.box]] objects as static entities (kind staticObject, id, size, yaw), placed so
+/// that their boxes stand where the file puts them: what the lidars hit and the cameras draw.
+std::vector<protocol::EntityState> SceneBoxEntities(const config::SessionDef& session);
+
+/// Just these roads, with the camera's home at the first one (the viewer's --road).
+SessionScene SceneOfRoads(road::RoadNetwork roads);
 
 /// The scene of a loaded session. Throws config::ConfigError when its road file does not load.
 SessionScene SessionSceneOf(const config::SessionDef& session);

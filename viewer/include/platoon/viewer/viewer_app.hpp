@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace platoon::viewer {
 
@@ -40,6 +41,7 @@ struct ViewerAppDef {
   Vec3 home_target_m = Vec3::Zero();     ///< Point the free camera looks at first, in m.
   float point_size_px = 2.0f;            ///< Initial point size of the fused cloud, in px.
   bool colour_by_source = false;         ///< Initially colour points by source index instead of intensity.
+  std::vector<protocol::EntityState> boxes;  ///< The session's [[scene.box]] objects, drawn with the entities (SessionScene::boxes).
   /// Draw the road and scene of the session file the server's Welcome carries once joined (platoon-viewer
   /// sets it when given neither -c nor --road: a replay, or a live server, watched with --server only).
   bool scene_from_server = false;
