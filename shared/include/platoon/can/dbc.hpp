@@ -103,13 +103,16 @@ int64_t PhysicalToRaw(const Signal& signal, double physical);
 void EncodeSignal(const Signal& signal, double physical, Frame& frame);
 
 /// Whether `signal` is present in this frame (plain signals and the multiplexor always; a multiplexed
-/// signal only when the message's multiplexor has its mux_value).
+/// signal only when the message's multiplexor has its mux_value). A signal whose bits reach past the
+/// frame's `len` (a short frame on the bus) is not present.
 bool SignalPresent(const Message& message, const Signal& signal, const Frame& frame);
 
 /// Every present signal of a frame decoded to physical values, by name.
 std::map<std::string, double> DecodeMessage(const Message& message, const Frame& frame);
 /// A frame of `message` (id, format, length) with the given physical values; signals not named are
-/// zero raw. Throws std::invalid_argument naming an unknown signal.
+/// zero raw. A multiplexed signal is written only when the multiplexor's value (given, or 0) selects it;
+/// the others named are left out, as DecodeMessage leaves them out. Throws std::invalid_argument naming
+/// an unknown signal.
 Frame EncodeMessage(const Message& message, const std::map<std::string, double>& values);
 
 }  // namespace platoon::can
