@@ -96,6 +96,7 @@ TEST_CASE("can candump: every line it cannot read gives file and line") {
       {"(12.0 can0 123#00", "')' closing"},
       {"(12) can0 123#00", "SECONDS.FRACTION"},
       {"(1x.0) can0 123#00", "SECONDS.FRACTION"},
+      {"(9700000000.000100) can0 123#00", "at most 9000000000 s"},
       {"(1.0)", "interface name"},
       {"(1.0) can0", "frame ID#DATA"},
       {"(1.0) can0 123", "ID#DATA"},
@@ -111,7 +112,9 @@ TEST_CASE("can candump: every line it cannot read gives file and line") {
       {"(1.0) can0 123#R", "remote frames"},
       {"(1.0) can0 123#00 X", "end of the line"},
   };
-  for (const auto& [line, part] : cases) {
+  for (const auto& entry : cases) {
+    const std::string& line = entry.first;
+    const std::string& part = entry.second;
     INFO(line);
     const std::string error = CandumpErrorOf(line);
     CHECK(error.rfind("x.log:7: expected ", 0) == 0);

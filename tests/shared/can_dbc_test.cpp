@@ -250,7 +250,9 @@ TEST_CASE("can codec: the fixture's signals decode what they encode within half 
     CHECK(f.len == m.length);
     const auto decoded = DecodeMessage(m, f);
     CHECK(decoded.size() == values.size());
-    for (const auto& [name, v] : values) {
+    for (const auto& entry : values) {
+      const std::string& name = entry.first;
+      const double v = entry.second;
       INFO(m.name << "." << name);
       REQUIRE(decoded.count(name) == 1);
       const Signal* s = m.FindSignal(name);

@@ -11,6 +11,8 @@ namespace platoon::can {
 namespace candump_detail {
 
 constexpr char kHexDigits[] = "0123456789ABCDEF";
+// The largest time stamp read, in s: its nanoseconds fit an int64.
+constexpr int64_t kMaxSeconds = 9000000000;
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -61,6 +63,7 @@ std::string FormatCandumpLine(const LoggedFrame& logged) {
 LoggedFrame ParseCandumpLine(std::string_view line, const std::string& source, size_t line_no) {
   using candump_detail::HexValue;
   using candump_detail::IsBlank;
+  using candump_detail::kMaxSeconds;
   const std::string where = source + ":" + std::to_string(line_no) + ": ";
   auto fail = [&](const std::string& expected, std::string_view got) -> LoggedFrame {
     throw CandumpError(where + "expected " + expected + ", got " + candump_detail::Quoted(got));
@@ -96,6 +99,8 @@ LoggedFrame ParseCandumpLine(std::string_view line, const std::string& source, s
     }
     int64_t ns = 0;
     for (char c : sec) ns = ns * 10 + (c - '0');
+    // Nanoseconds of an int64: up to about 292 years.
+    if (ns > kMaxSeconds) return fail("a time stamp of at most " + std::to_string(kMaxSeconds) + " s", whole);
     int64_t f = 0;
     for (char c : frac) f = f * 10 + (c - '0');
     for (size_t i = frac.size(); i < 9; ++i) f *= 10;
