@@ -44,7 +44,7 @@ done
 case "$seconds$runs$jobs$build_jobs" in *[!0-9]*) echo "fuzz.sh: SECONDS, --runs, --jobs and --build-jobs take whole numbers" >&2; exit 2 ;; esac
 
 # The slowest first, so that side-by-side runs end together.
-TARGETS=(fuzz_replay_log fuzz_opendrive fuzz_control fuzz_session fuzz_road fuzz_mcap fuzz_param fuzz_pcd fuzz_script fuzz_decode)
+TARGETS=(fuzz_replay_log fuzz_opendrive fuzz_control fuzz_session fuzz_road fuzz_mcap fuzz_param fuzz_pcd fuzz_script fuzz_decode fuzz_dbc)
 if [ ${#only[@]} -gt 0 ]; then
   for t in "${only[@]}"; do
     [[ " ${TARGETS[*]} " == *" $t "* ]] || { echo "fuzz.sh: no target '$t' (targets: ${TARGETS[*]})" >&2; exit 2; }
