@@ -1,5 +1,6 @@
 #include "platoon/viewer/seat_window.hpp"
 
+#include "cockpit_draw.hpp"
 #include "platoon/viewer/pinhole_camera.hpp"
 #include "platoon/viewer/seat_keys.hpp"
 #include "platoon/viewer/viewer_app.hpp"
@@ -8,6 +9,8 @@
 #include <GL/gl.h>
 #include <imgui.h>
 #include <imgui_impl_sdl.h>
+#include <osg/Camera>
+#include <osg/Texture2D>
 #include <osgViewer/Viewer>
 
 #include <algorithm>
@@ -15,6 +18,29 @@
 #include <cstdlib>
 
 namespace platoon::viewer {
+
+namespace seat_window_detail {
+
+// A vehicle-frame pose as a body-to-vehicle transform: position, then yaw about z, then elevation.
+Pose MirrorPose(const MirrorDef& m) {
+  const double yaw = m.yaw_deg * M_PI / 180.0, pitch = m.pitch_deg * M_PI / 180.0;
+  // Positive pitch looks up: a rotation about y by -pitch takes x towards +z.
+  return Pose{m.position_m, Quat(Eigen::AngleAxisd(yaw, Vec3::UnitZ()) * Eigen::AngleAxisd(-pitch, Vec3::UnitY()))};
+}
+
+Pose Compose(const Pose& a, const Pose& b) {
+  return Pose{a.position_m + a.orientation * b.position_m, a.orientation * b.orientation};
+}
+
+// One mirror: a pre-render camera drawing the scene into a texture, shown left-right swapped.
+struct Mirror {
+  MirrorDef def;
+  osg::ref_ptr<osg::Camera> camera;
+  osg::ref_ptr<osg::Texture2D> texture;
+};
+
+}  // namespace seat_window_detail
+using seat_window_detail::Mirror;
 
 struct SeatWindow::Impl {
   SeatWindowDef def;
@@ -25,6 +51,15 @@ struct SeatWindow::Impl {
   std::string gl_info;
   KeyCallback on_key;
   bool hud_visible = false;
+  CockpitState cockpit_state;
+  osg::ref_ptr<osg::Group> root;        // mirrors' cameras, the scene, the own car's camera
+  osg::ref_ptr<osg::Camera> cockpit;    // post-render, vehicle frame as its world
+  std::vector<Mirror> mirrors;
+
+  // Where mirror `m` sits in the window now, in px.
+  std::array<double, 4> Rect(const MirrorDef& d) const {
+    return {d.screen[0] * width, d.screen[1] * height, d.screen[2] * width, d.screen[3] * height};
+  }
 
   // The pinhole of the window's current size (square pixels, centred principal point).
   void SetProjection() {
@@ -34,6 +69,7 @@ struct SeatWindow::Impl {
     cam.far_m = 30000.0;
     viewer->getCamera()->setViewport(0, 0, width, height);
     viewer->getCamera()->setProjectionMatrix(ProjectionMatrix(cam));
+    if (cockpit) cockpit->setProjectionMatrix(ProjectionMatrix(cam));
   }
 };
 
@@ -60,7 +96,53 @@ SeatWindow::SeatWindow(const SeatWindowDef& def, SceneGraph& scene) : impl_(std:
   m.viewer->setThreadingModel(osgViewer::Viewer::SingleThreaded);
   m.viewer->setLightingMode(osg::View::NO_LIGHT);  // the scene has its sun
   m.viewer->setKeyEventSetsDone(0);                // Esc is handled through SDL
-  m.viewer->setSceneData(scene.Root());
+  // The mirrors render the scene into textures before the view; the own car is drawn after it, over
+  // everything, with a fresh depth buffer (nothing outside can come between the eye and the dashboard).
+  m.root = new osg::Group;
+  const osg::Vec4 sky(scene.SkyColour().r, scene.SkyColour().g, scene.SkyColour().b, 1.0f);
+  for (const MirrorDef& d : def.mirrors) {
+    if (const std::string e = ValidateMirror(d); !e.empty()) throw WindowError(e);
+    Mirror mirror;
+    mirror.def = d;
+    const auto r = m.Rect(d);
+    const int tw = std::max(16, static_cast<int>(std::lround(r[2] - r[0]))), th = std::max(16, static_cast<int>(std::lround(r[3] - r[1])));
+    mirror.texture = new osg::Texture2D;
+    mirror.texture->setTextureSize(tw, th);
+    mirror.texture->setInternalFormat(GL_RGB);
+    mirror.texture->setFilter(osg::Texture::MIN_FILTER, osg::Texture::LINEAR);
+    mirror.texture->setFilter(osg::Texture::MAG_FILTER, osg::Texture::LINEAR);
+    mirror.texture->setWrap(osg::Texture::WRAP_S, osg::Texture::CLAMP_TO_EDGE);
+    mirror.texture->setWrap(osg::Texture::WRAP_T, osg::Texture::CLAMP_TO_EDGE);
+    mirror.camera = new osg::Camera;
+    mirror.camera->setName("mirror " + d.name);
+    mirror.camera->setRenderOrder(osg::Camera::PRE_RENDER);
+    mirror.camera->setRenderTargetImplementation(osg::Camera::FRAME_BUFFER_OBJECT);
+    mirror.camera->attach(osg::Camera::COLOR_BUFFER, mirror.texture.get());
+    mirror.camera->setReferenceFrame(osg::Transform::ABSOLUTE_RF);
+    mirror.camera->setViewport(0, 0, tw, th);
+    mirror.camera->setClearColor(sky);
+    mirror.camera->setClearMask(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    mirror.camera->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
+    PinholeCamera pin = CameraFromFov(static_cast<uint32_t>(tw), static_cast<uint32_t>(th), d.hfov_deg * M_PI / 180.0);
+    pin.near_m = 0.1;
+    pin.far_m = 30000.0;
+    mirror.camera->setProjectionMatrix(ProjectionMatrix(pin));
+    mirror.camera->addChild(scene.Root());
+    m.root->addChild(mirror.camera);
+    m.mirrors.push_back(std::move(mirror));
+  }
+  m.root->addChild(scene.Root());
+  if (def.cockpit) {
+    m.cockpit = new osg::Camera;
+    m.cockpit->setName("own car");
+    m.cockpit->setRenderOrder(osg::Camera::POST_RENDER);
+    m.cockpit->setReferenceFrame(osg::Transform::ABSOLUTE_RF);
+    m.cockpit->setClearMask(GL_DEPTH_BUFFER_BIT);
+    m.cockpit->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
+    m.cockpit->addChild(BuildCockpitGeometry(def.cockpit_def));
+    m.root->addChild(m.cockpit);
+  }
+  m.viewer->setSceneData(m.root);
   osg::Camera* camera = m.viewer->getCamera();
   camera->setClearColor(osg::Vec4(scene.SkyColour().r, scene.SkyColour().g, scene.SkyColour().b, 1.0f));
   camera->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
@@ -106,11 +188,34 @@ void SeatWindow::Render(const Pose& eye_world, const std::vector<std::string>& h
                         Image* capture) {
   Impl& m = *impl_;
   m.viewer->getCamera()->setViewMatrix(ViewMatrix(eye_world));
+  // The vehicle where the eye says it is: body = eye * (eye in vehicle)^-1.
+  const Pose& ev = m.cockpit_state.eye_in_vehicle;
+  const Quat body_q = eye_world.orientation * ev.orientation.conjugate();
+  const Pose body{eye_world.position_m - body_q * ev.position_m, body_q};
+  for (Mirror& mirror : m.mirrors) mirror.camera->setViewMatrix(ViewMatrix(seat_window_detail::Compose(body, seat_window_detail::MirrorPose(mirror.def))));
+  if (m.cockpit) m.cockpit->setViewMatrix(ViewMatrix(ev));
   m.viewer->frame();
   constexpr ImGuiWindowFlags kTextBox = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
                                         ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoSavedSettings |
                                         ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav;
   m.window->BeginUi();
+  ImDrawList* back = ImGui::GetBackgroundDrawList();
+  // The mirrors: their textures in dark frames, swapped left-right as a mirror shows the world (GL's
+  // texture rows run from the bottom, so v is turned too).
+  const unsigned context = m.gw->getState()->getContextID();
+  for (const Mirror& mirror : m.mirrors) {
+    const auto r = m.Rect(mirror.def);
+    const float frame = std::max(2.0f, 0.006f * static_cast<float>(m.height));
+    back->AddRectFilled(ImVec2(static_cast<float>(r[0]) - frame, static_cast<float>(r[1]) - frame),
+                        ImVec2(static_cast<float>(r[2]) + frame, static_cast<float>(r[3]) + frame), IM_COL32(22, 20, 18, 255),
+                        2.0f * frame);
+    if (osg::Texture::TextureObject* to = mirror.texture->getTextureObject(context))
+      back->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(to->id())),
+                     ImVec2(static_cast<float>(r[0]), static_cast<float>(r[1])), ImVec2(static_cast<float>(r[2]), static_cast<float>(r[3])),
+                     ImVec2(1, 1), ImVec2(0, 0));
+  }
+  if (m.def.cockpit)
+    DrawInstrumentCluster(back, InstrumentClusterLayout(m.width, m.height), m.def.cockpit_def, m.cockpit_state);
   // The debug text, in a small translucent box at the top left.
   if (m.hud_visible && !hud.empty()) {
     ImGui::SetNextWindowPos(ImVec2(10, 10));
@@ -121,7 +226,13 @@ void SeatWindow::Render(const Pose& eye_world, const std::vector<std::string>& h
   }
   // A scenario's message for the participant: its own box, centred at the top, larger than the debug text.
   if (!message.empty()) {
-    ImGui::SetNextWindowPos(ImVec2(0.5f * static_cast<float>(m.width), 0.08f * static_cast<float>(m.height)),
+    // Below a mirror that hangs at the top centre.
+    double top = 0.08 * m.height;
+    for (const Mirror& mirror : m.mirrors) {
+      const auto r = m.Rect(mirror.def);
+      if (r[0] < 0.5 * m.width && r[2] > 0.5 * m.width && r[1] < top) top = std::max(top, r[3] + 0.015 * m.height);
+    }
+    ImGui::SetNextWindowPos(ImVec2(0.5f * static_cast<float>(m.width), static_cast<float>(top)),
                             ImGuiCond_Always, ImVec2(0.5f, 0.0f));
     ImGui::SetNextWindowBgAlpha(0.6f);
     ImGui::Begin("seat message", nullptr, kTextBox);
@@ -145,6 +256,10 @@ void SeatWindow::Render(const Pose& eye_world, const std::vector<std::string>& h
   }
   m.window->Swap();
 }
+
+void SeatWindow::SetCockpit(const CockpitState& state) { impl_->cockpit_state = state; }
+
+std::array<double, 4> SeatWindow::MirrorRect(size_t i) const { return impl_->Rect(impl_->mirrors.at(i).def); }
 
 std::string SeatWindow::GlInfo() const { return impl_->gl_info; }
 

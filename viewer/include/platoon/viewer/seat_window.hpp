@@ -2,14 +2,17 @@
 /// A driver seat's window (seed 004 §5.9 steering wheel, §5.11 drivers see each other): an SDL2 window
 /// with OSG embedded that shows a SceneGraph from one eye point. What a participant sees is the view and,
 /// when a scenario sends one, a message at the top centre; the debug text (speed, pedals, sim time, input
-/// device) is off unless asked for (`[node] hud = true`, or Tab in the window). No panel, no camera
-/// manipulator: the eye moves with the driver's vehicle.
+/// device) is off unless asked for (`[node] hud = true`, or Tab in the window). The own car (cockpit.hpp)
+/// frames the view: bonnet, dashboard and A-pillars, the instrument cluster, and the mirrors, each a live
+/// render-to-texture view of the scene. No panel, no camera manipulator: the eye moves with the vehicle.
 /// Create, use and destroy on one thread (the seat's render thread): SDL and GL objects live there.
 
 #include "platoon/geometry.hpp"
+#include "platoon/viewer/cockpit.hpp"
 #include "platoon/viewer/image.hpp"
 #include "platoon/viewer/scene.hpp"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,9 +29,13 @@ struct SeatWindowDef {
   double hfov_deg = 70.0;                     ///< Horizontal field of view, in deg. Typical 60..100.
   bool vsync = false;                         ///< Swap with the display's refresh (blocks the render thread up to one refresh).
   bool hud = false;                           ///< Show the debug text from the start (Tab toggles it).
+  bool cockpit = true;                        ///< Draw the own car: bonnet, dashboard, A-pillars, instruments.
+  CockpitDef cockpit_def;                     ///< Looks of the own car and its dials.
+  std::vector<MirrorDef> mirrors = DefaultMirrors();  ///< Mirrors drawn (empty: none); each renders the scene once more a frame.
 };
 
-/// Default seat window: 1280 x 720, 70 deg, no vsync (the seat paces its own frames), no debug text.
+/// Default seat window: 1280 x 720, 70 deg, no vsync (the seat paces its own frames), no debug text, the
+/// own car with the interior and both side mirrors.
 inline SeatWindowDef DefaultSeatWindowDef() { return SeatWindowDef{}; }
 
 /// An open seat window drawing `scene` (which must outlive it).
@@ -51,12 +58,19 @@ class SeatWindow {
   bool PollEvents();
   /// Whether the debug text is shown (SeatWindowDef::hud at first; each Tab press flips it).
   bool HudVisible() const;
-  /// Draws the scene seen by a camera whose body frame (x forward, y left, z up) is at `eye_world`;
+  /// Draws the scene seen by a camera whose body frame (x forward, y left, z up) is at `eye_world`, the
+  /// mirrors' views (from the vehicle pose that `eye_world` and SetCockpit's eye give), the own car and its
+  /// instruments;
   /// `hud` as lines of text at the top left while HudVisible(); `message` (a scenario's seat message,
   /// "" for none) in a box of its own at the top centre, whatever the HUD; then swaps. With `capture`,
   /// the finished frame (what the participant is shown) is read back into it first.
   void Render(const Pose& eye_world, const std::vector<std::string>& hud, const std::string& message = {},
               Image* capture = nullptr);
+  /// What the instruments show from the next Render on, and where the eye sits in the vehicle (which places
+  /// the bonnet and the mirrors); until the first call, a car at rest with the default eye.
+  void SetCockpit(const CockpitState& state);
+  /// Where mirror `i` (SeatWindowDef::mirrors order) is drawn now: u0, v0, u1, v1 in px of the window.
+  std::array<double, 4> MirrorRect(size_t i) const;
   /// "GL_RENDERER / GL_VERSION" of the window's context.
   std::string GlInfo() const;
 
