@@ -5,9 +5,11 @@
 #include "platoon/road/session_road.hpp"
 #include "platoon/sensors/sensor_registry.hpp"
 #include "platoon/viewer/image.hpp"
+#include "platoon/viewer/monitor_window.hpp"
 #include "platoon/viewer/offscreen_renderer.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/session_scene.hpp"
+#include "platoon/viewer/viewer_app.hpp"
 
 #include <fmt/format.h>
 
@@ -32,7 +34,8 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 }
 
 // A camera's images through platoon::viewer: its own scene graph and GL context, made at the first
-// frame on the module thread, which is the only one that ever uses it.
+// frame on the module thread, which is the only one that ever uses it. With monitor = "window" or
+// "fullscreen", every image it sends is also shown 1:1 in the monitor-HIL window, opened on that thread too.
 class ViewerCameraImager final : public sensors::CameraImager {
  public:
   ViewerCameraImager(const config::SessionDef& session, const sensors::SensorSpec& spec, std::shared_ptr<spdlog::logger> log)
@@ -46,6 +49,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
     gl_->drawn.insert(gl_->drawn.end(), others.begin(), others.end());
     gl_->scene.Update(gl_->drawn, frame.header.stamp_ns);  // indicators blink by the frame's sim time
     gl_->renderer.Render(camera_world, gl_->camera, &gl_->image);
+    if (monitor_) Present(frame.header.stamp_ns);
     if (def_.render == "png") {
       if (std::string error = viewer::EncodePng(gl_->image, &frame.image); !error.empty()) {
         log_->warn("camera '{}': {}; sending ROIs only", id_, error);
@@ -57,6 +61,15 @@ class ViewerCameraImager final : public sensors::CameraImager {
     }
     frame.encoding = def_.render;
     return "";
+  }
+
+  void Summarize(std::string& json_members) const override {
+    if (def_.monitor == "none") return;
+    json_members += fmt::format(
+        ",\"monitor\":\"{}\",\"monitor_open\":{},\"monitor_frames\":{},\"monitor_checked\":{},"
+        "\"monitor_mismatched\":{},\"monitor_last_stamp_ns\":{},\"mean_present_ms\":{:.3f}",
+        def_.monitor, monitor_ != nullptr, monitor_frames_, monitor_checked_, monitor_mismatched_, monitor_last_stamp_ns_,
+        monitor_frames_ ? 1e3 * present_s_ / static_cast<double>(monitor_frames_) : 0.0);
   }
 
  private:
@@ -91,7 +104,48 @@ class ViewerCameraImager final : public sensors::CameraImager {
     gl_->renderer.SetScene(gl_->scene.Root(), gl_->scene.SkyColour());
     log_->info("camera '{}': rendering {} x {} px {} images ({})", id_, def_.image_width_px, def_.image_height_px,
                def_.render, gl_->renderer.GlInfo());
+    if (def_.monitor != "none") OpenMonitor();
     return true;
+  }
+
+  // Opens the monitor window; without one (no display, no such screen) the camera renders and sends on.
+  void OpenMonitor() {
+    viewer::MonitorWindowDef w = viewer::DefaultMonitorWindowDef();
+    w.title = "platoon monitor: camera " + id_;
+    w.width_px = def_.image_width_px;
+    w.height_px = def_.image_height_px;
+    w.fullscreen = def_.monitor == "fullscreen";
+    w.display = def_.monitor_display;
+    try {
+      monitor_ = std::make_unique<viewer::MonitorWindow>(w);
+    } catch (const viewer::WindowError& e) {
+      log_->warn("camera '{}': cannot open the monitor window ({}); rendering and sending go on without it", id_,
+                 e.what());
+      return;
+    }
+    const uint32_t W = monitor_->WidthPx(), H = monitor_->HeightPx();
+    const viewer::MonitorOrigin o = viewer::MonitorImageOrigin(W, H, def_.image_width_px, def_.image_height_px);
+    log_->info("camera '{}': monitor {} on display {}: {} x {} px, image at ({}, {}) ({})", id_, def_.monitor,
+               def_.monitor_display, W, H, o.x_px, o.y_px, monitor_->GlInfo());
+    if (W < def_.image_width_px || H < def_.image_height_px)
+      log_->warn("camera '{}': the {} x {} px image is larger than the {} x {} px monitor: only its centre part is shown",
+                 id_, def_.image_width_px, def_.image_height_px, W, H);
+  }
+
+  // Shows the image just rendered (the one this frame sends) in the monitor window; with monitor_check,
+  // reads the shown frame back and compares.
+  void Present(int64_t stamp_ns) {
+    const auto t0 = std::chrono::steady_clock::now();
+    monitor_->Present(gl_->image, def_.monitor_check ? &capture_ : nullptr);
+    present_s_ += SecondsSince(t0);
+    ++monitor_frames_;
+    monitor_last_stamp_ns_ = stamp_ns;
+    if (!def_.monitor_check) return;
+    ++monitor_checked_;
+    if (const uint64_t bad = viewer::MonitorDifferingPixels(capture_, gl_->image); bad > 0) {
+      if (monitor_mismatched_++ == 0)
+        log_->warn("camera '{}': the monitor window shows {} px that differ from the frame at {} ns", id_, bad, stamp_ns);
+    }
   }
 
   std::shared_ptr<spdlog::logger> log_;
@@ -102,6 +156,11 @@ class ViewerCameraImager final : public sensors::CameraImager {
   std::vector<protocol::EntityState> statics_;  // [[scene.box]] entries, drawn as static objects
   std::vector<road::EnvObject> environment_;    // the road's environment objects, as the lidar sees them
   std::unique_ptr<Gl> gl_;
+  std::unique_ptr<viewer::MonitorWindow> monitor_;  // null: no monitor (monitor = "none" or it did not open)
+  viewer::Image capture_;                           // the monitor's last frame read back (monitor_check)
+  uint64_t monitor_frames_ = 0, monitor_checked_ = 0, monitor_mismatched_ = 0;
+  int64_t monitor_last_stamp_ns_ = -1;  // sim time of the last frame shown, ns; -1 before the first
+  double present_s_ = 0;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The camera kind: [[node.sensor]] keys (docs/SENSORS.md), ROI ground truth per frame and, with
-// render = "rgb8" or "png", an image drawn by the host's CameraImager.
+// render = "rgb8" or "png", an image drawn by the host's CameraImager (which, with monitor = "window" or
+// "fullscreen", also shows it in the monitor-HIL window).
 #include "sensor_kinds.hpp"
 
 #include "platoon/sensors/camera.hpp"
@@ -70,6 +71,7 @@ class CameraSensor final : public SensorInstance {
     std::snprintf(buf, sizeof buf, ",\"images\":%llu,\"mean_render_ms\":%.3f", static_cast<unsigned long long>(images_),
                   images_ ? 1e3 * render_s_ / static_cast<double>(images_) : 0.0);
     json_members += buf;
+    if (imager_) imager_->Summarize(json_members);
   }
 
  private:
@@ -90,6 +92,11 @@ void ReadCamera(const config::Table& t, SensorSpec& s) {
   d.sensor_height_mm = t.GetDouble("sensor_height_mm", d.sensor_height_mm, 0.1, 1000);
   d.rate_hz = t.GetDouble("rate_hz", d.rate_hz, 0.1, 1000);
   d.render = t.GetString("render", d.render, {"none", "rgb8", "png"});
+  d.monitor = t.GetString("monitor", d.monitor, {"none", "window", "fullscreen"});
+  d.monitor_display = static_cast<int>(t.GetInt("monitor_display", d.monitor_display, 0, 63));
+  d.monitor_check = t.GetBool("monitor_check", d.monitor_check);
+  if (d.monitor != "none" && d.render == "none")
+    t.Fail("monitor", "monitor = \"" + d.monitor + "\" shows the rendered images: it needs render = \"rgb8\" or \"png\", got render = \"none\"");
   d.mounting = s.mounting;
   s.camera = d;
   s.rate_hz = d.rate_hz;

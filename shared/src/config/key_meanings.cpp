@@ -448,6 +448,14 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.sensor.render",
        "Image sent with every frame: \"none\" (ROI ground truth only), \"rgb8\" (raw) or \"png\"; rendering needs an "
        "X display (or Xvfb)."},
+      {S, "node.sensor.monitor",
+       "camera, monitor HIL: the host also shows every rendered image 1:1 in a window a physical camera films: "
+       "\"window\" (the image's size) or \"fullscreen\" (borderless, the image centred on black); needs render "
+       "(docs/CAMERA_OBJECTS.md, \"Monitor HIL\")."},
+      {S, "node.sensor.monitor_display", "camera: the display (screen) the monitor window opens on, numbered from 0."},
+      {S, "node.sensor.monitor_check",
+       "camera: read every frame the monitor shows back and count in the summary those that differ from the image "
+       "sent (monitor_mismatched)."},
       {S, "node.sensor.gyro_noise_density", "Gyro white noise density, in rad/s/sqrt(Hz)."},
       {S, "node.sensor.gyro_bias_random_walk", "Gyro bias random walk, in rad/s^2/sqrt(Hz)."},
       {S, "node.sensor.accel_noise_density", "Accelerometer white noise density, in m/s^2/sqrt(Hz)."},

@@ -37,6 +37,12 @@ struct CameraDef {
   /// Image the sensor host renders with each frame (seed 004 §4.3): "none" (ROIs only), "rgb8" (raw, top
   /// row first) or "png". Rendering needs an X display (or Xvfb); without one the host sends ROIs only.
   std::string render = "none";
+  /// Monitor HIL (seed 004 §6.2): the sensor host also shows every rendered image 1:1 in a window that a
+  /// physical camera films: "none", "window" (a window of the image's size) or "fullscreen" (borderless,
+  /// the image centred on black). Needs render != "none". docs/CAMERA_OBJECTS.md, "Monitor HIL".
+  std::string monitor = "none";
+  int monitor_display = 0;     ///< Display (screen) the monitor window opens on, numbered from 0. Typical 0 or 1.
+  bool monitor_check = false;  ///< Read every presented frame back and count those that differ from the image sent.
 };
 
 /// The seed-000 camera: 23.76 x 13.365 mm sensor, 12 mm lens (89.42 deg x 58.22 deg), 1920 x 1080 px,

@@ -44,6 +44,8 @@ class CameraImager {
   /// frame.image and frame.encoding. Returns "" on success, else why not (frame.image then empty).
   virtual std::string Render(const Pose& camera_world, const std::vector<protocol::EntityState>& others,
                              protocol::CameraFrame& frame) = 0;
+  /// Appends the imager's own summary members (",\"name\":value", e.g. the monitor window's counters).
+  virtual void Summarize(std::string& json_members) const { (void)json_members; }
 };
 
 /// What a sensor host hands the factories of the registry.
