@@ -13,6 +13,7 @@
 #include "platoon/road/session_road.hpp"
 #include "platoon/vehicle/bullet_vehicle.hpp"
 #include "platoon/vehicle/driver_models.hpp"
+#include "platoon/vehicle/fmu.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/seat_window.hpp"
 #include "platoon/viewer/viewer_app.hpp"
@@ -85,6 +86,33 @@ Pose DriverStartPose(const config::SessionDef& session, const config::NodeDef& n
   // Right lanes (negative) run along s, left lanes against it.
   const double heading = road.Heading(node.start_s_m) + (node.start_lane > 0 ? M_PI : 0.0);
   return Pose{road.LaneCenter(node.start_s_m, node.start_lane), Quat(Eigen::AngleAxisd(heading, Vec3::UnitZ()))};
+}
+
+std::unique_ptr<vehicle::FmuVehicle> OpenDriverFmu(const config::SessionDef& session, const config::NodeDef& node,
+                                                   std::shared_ptr<spdlog::logger> log) {
+  // The CG cg_to_rear_m ahead of the start pose's rear axle, as the single-track model starts.
+  const Pose start = DriverStartPose(session, node);
+  const vehicle::VehicleDef def = NodeVehicleDef(node);
+  const Vec3 forward = start.orientation * Vec3::UnitX();
+  const Vec3 cg = start.position_m + def.cg_to_rear_m * forward;
+  vehicle::FmuDef d = vehicle::DefaultFmuDef();
+  d.path = node.fmu;
+  d.step_s = NsToS(kDriverStepNs);
+  d.instance_name = node.name;
+  d.start = vehicle::FmuStart{cg.x(), cg.y(), std::atan2(forward.y(), forward.x()), node.start_speed_mps};
+  // The FMU's own messages go to the seat's logger.
+  vehicle::FmuLogHook hook = [log](vehicle::FmuLogLevel level, const std::string& message) {
+    if (!log) return;
+    if (level == vehicle::FmuLogLevel::kError) log->error("{}", message);
+    else if (level == vehicle::FmuLogLevel::kWarning) log->warn("{}", message);
+    else log->debug("{}", message);
+  };
+  try {
+    return vehicle::FmuVehicle::Open(d, std::move(hook));
+  } catch (const vehicle::FmuError& e) {
+    const std::string where = node.fmu_where.empty() ? session.file + ": node \"" + node.name + "\" fmu" : node.fmu_where;
+    throw config::ConfigError(where + ": " + e.what());
+  }
 }
 
 // --- The seat thread: SDL, GL and OSG live here only ---
@@ -320,6 +348,13 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
                                                        state_.yaw_rad);
     log_->info("driver vehicle model: Bullet raycast vehicle on {}", session.has_road ? "the road mesh" : "a flat ground");
   }
+  if (node.vehicle_model == "fmu") {
+    fmu_ = OpenDriverFmu(session, node, log_);
+    state_ = fmu_->State();
+    log_->info("driver vehicle model: FMU {} (\"{}\", {}), optional variables: {}{}", node.fmu, fmu_->Description().model_name,
+               fmu_->Description().model_identifier, fmu_->OptionalVariables(),
+               fmu_->TakesStartPose() ? "" : "; no start parameters x0, y0, yaw0: its pose is moved onto the start");
+  }
   if (controller_.Size() > 0) {
     std::string names;
     for (const auto& n : controller_.Names()) names += (names.empty() ? "" : ", ") + n;
@@ -489,6 +524,9 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
       bullet_world_->Step(NsToS(kDriverStepNs));
       vehicle_ns_ += kDriverStepNs;
       SyncFromBullet();
+    } else if (fmu_) {
+      StepFmu();
+      vehicle_ns_ += kDriverStepNs;
     } else {
       state_ = vehicle::Step(def_, state_, input_, NsToS(kDriverStepNs));
       vehicle_ns_ += kDriverStepNs;
@@ -664,6 +702,29 @@ void DriverSeatModule::SyncFromBullet() {
   state_.steer_rad = bullet_->SteerRad();
 }
 
+void DriverSeatModule::StepFmu() {
+  if (!fmu_->Failed()) {
+    // The command and the road as the FMU's inputs take them: a flat road at the start's height.
+    vehicle::FmuInput in;
+    in.steer = input_.steer;
+    in.throttle = std::max(0.0, input_.throttle);
+    in.brake = input_.brake;
+    in.gear = input_.throttle < 0 ? -1 : 1;
+    in.mu.fill(def_.mu);
+    in.contact_z_m.fill(ground_z_m_);
+    if (fmu_->Step(in)) {
+      state_ = fmu_->State();
+      return;
+    }
+    // A failed step: the car stops where it is and stays; the session goes on.
+    log_->error("driver vehicle model: {}; the car is held where it stands for the rest of the session", fmu_->Error());
+    if (seat_) seat_->SetMessage("vehicle model stopped: " + fmu_->Error(), 30);
+  }
+  ++fmu_held_steps_;
+  state_.vx_mps = state_.vy_mps = state_.yaw_rate_radps = 0;
+  state_.ax_mps2 = state_.ay_mps2 = state_.yaw_accel_radps2 = 0;
+}
+
 void DriverSeatModule::SampleIfDue(ModuleContext& context) {
   // One row per whole multiple of the period, each instant once: a paused session (no steps) and a
   // clock that went back (no steps until it is past the last state) write nothing twice.
@@ -799,6 +860,7 @@ void DriverSeatModule::Params(config::ParamRegistry& registry, const std::string
   auto check = [this](void (*apply)(vehicle::VehicleDef&, double)) {
     return [this, apply](const config::ParamValue& v) -> std::string {
       if (bullet_) return "is fixed at start with vehicle_model = \"bullet\"";
+      if (fmu_) return "is the FMU's own with vehicle_model = \"fmu\"";
       vehicle::VehicleDef d = def_;
       apply(d, std::get<double>(v));
       return vehicle::ValidateVehicleDef(d);
@@ -831,9 +893,12 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
   // The vehicle model and the controller layer.
   std::string names;
   for (const auto& n : controller_.Names()) names += (names.empty() ? "\"" : ",\"") + n + "\"";
-  const std::string model_fields =
+  std::string model_fields =
       fmt::format(",\"driver_vehicle_model\":\"{}\",\"driver_controller\":[{}],\"driver_controller_active_steps\":{}",
-                  bullet_ ? "bullet" : "single_track", names, controller_active_steps_);
+                  bullet_ ? "bullet" : fmu_ ? "fmu" : "single_track", names, controller_active_steps_);
+  if (fmu_)
+    model_fields += fmt::format(",\"driver_fmu_held_steps\":{},\"driver_fmu_error\":{}", fmu_held_steps_,
+                                session_log::JsonQuote(fmu_->Error()));
   fields.push_back(fmt::format(
       "\"driver_id\":{},\"driver_steps\":{},\"driver_module_hz\":{:.1f},\"driver_max_step_gap_ms\":{:.3f},"
       "\"driver_dynamics_steps\":{},\"driver_dynamics_hz\":{:.1f},\"driver_skipped_steps\":{},\"driver_distance_m\":{:.3f},"

@@ -5,6 +5,7 @@
 #include "platoon/input/axis_mapping.hpp"
 #include "platoon/input/scripted_input.hpp"
 #include "platoon/node/driver_seat.hpp"
+#include "platoon/vehicle/fmu.hpp"
 #include "platoon/node/fusion.hpp"
 #include "platoon/process/child.hpp"
 #include "platoon/sensors/sensor_config.hpp"
@@ -164,6 +165,8 @@ void Validate(const platoon::config::SessionDef& s) {
       }
       // The start on the road (start_s_m within it, start_lane one of its lanes).
       (void)platoon::node::DriverStartPose(s, n);
+      // vehicle_model = "fmu": the FMU loads, has the variables and initialises, as the seat opens it.
+      if (n.vehicle_model == "fmu") (void)platoon::node::OpenDriverFmu(s, n, nullptr);
     }
   }
 }

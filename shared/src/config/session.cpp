@@ -246,7 +246,16 @@ void ReadWorldPartKeys(const Table& t, NodeDef& d) {
                           (traffic ? " with traffic_model = \"" + d.traffic_model + "\"" : "");
   if (t.Has("vehicle_model") && !driver)
     t.Fail("vehicle_model", "is a driver key: it needs role = \"driver\", " + got);
-  d.vehicle_model = t.GetString("vehicle_model", d.vehicle_model, {"single_track", "bullet"});
+  d.vehicle_model = t.GetString("vehicle_model", d.vehicle_model, {"single_track", "bullet", "fmu"});
+  // vehicle_model = "fmu": the FMU file (read and loaded at start and by platoon check, not here).
+  if (t.Has("fmu") && d.vehicle_model != "fmu")
+    t.Fail("fmu", "is for vehicle_model = \"fmu\", got vehicle_model = \"" + d.vehicle_model + "\"");
+  if (d.vehicle_model == "fmu") {
+    if (!t.Has("fmu")) t.Fail("vehicle_model", "vehicle_model = \"fmu\" needs fmu = \"<file>.fmu\" (an FMI 2.0 co-simulation FMU)");
+    d.fmu = RelativeToFile(t.File(), t.GetString("fmu", ""));
+    if (d.fmu.empty()) t.Fail("fmu", "expected the path of an .fmu file, got \"\"");
+    d.fmu_where = t.Where("fmu") + ": " + t.Path() + ".fmu";
+  }
   if (d.vehicle_model == "bullet" && d.start_speed_mps > 0)
     t.Fail("start_speed_mps", "the Bullet vehicle (vehicle_model = \"bullet\") starts at rest, got " + fmt::format("{:g}", d.start_speed_mps));
   for (const char* key : {"controller", "tyre_mu"})

@@ -43,6 +43,7 @@ class CsvWriter;
 namespace platoon::vehicle {
 class BulletWorld;
 class BulletVehicle;
+class FmuVehicle;
 }
 
 namespace platoon::node {
@@ -55,6 +56,12 @@ constexpr int64_t kDriverStepNs = 1'000'000;
 /// node.start_s_m along the stadium track around node.track_center_m (default: the origin).
 /// Throws config::ConfigError when s or the lane is not on the road.
 Pose DriverStartPose(const config::SessionDef& session, const config::NodeDef& node);
+
+/// vehicle_model = "fmu": the driver's FMU (node.fmu) loaded, instantiated and initialised at the start pose
+/// (the CG cg_to_rear_m ahead of DriverStartPose) and start speed, its log going to `log`. platoon check opens
+/// it the same way. Throws config::ConfigError "FILE:LINE: node[i].fmu: <what the FMU lacks>".
+std::unique_ptr<vehicle::FmuVehicle> OpenDriverFmu(const config::SessionDef& session, const config::NodeDef& node,
+                                                   std::shared_ptr<spdlog::logger> log);
 
 /// The driver role's module.
 class DriverSeatModule final : public Module {
@@ -96,6 +103,10 @@ class DriverSeatModule final : public Module {
   const vehicle::VehicleInput& DriverInput() const { return driver_input_; }
   /// Whether the vehicle is the Bullet raycast vehicle (vehicle_model = "bullet").
   bool Bullet() const { return bullet_ != nullptr; }
+  /// The FMU that drives the vehicle (vehicle_model = "fmu"), or nullptr.
+  const vehicle::FmuVehicle* Fmu() const { return fmu_.get(); }
+  /// Dynamics steps the car was held at rest after its FMU failed a step (0 while it runs).
+  uint64_t FmuHeldSteps() const { return fmu_held_steps_; }
   /// Dynamics steps in which the controller layer changed the driver's command.
   uint64_t ControllerActiveSteps() const { return controller_active_steps_; }
   /// Dynamics steps so far (each kDriverStepNs of sim time).
@@ -148,6 +159,11 @@ class DriverSeatModule final : public Module {
   std::unique_ptr<vehicle::BulletWorld> bullet_world_;
   std::unique_ptr<vehicle::BulletVehicle> bullet_;
   void SyncFromBullet();
+  // vehicle_model = "fmu": the FMU steps in place of the single-track model and state_ holds its outputs;
+  // after a failed step the car is held where it stopped (speed 0) for the rest of the session.
+  std::unique_ptr<vehicle::FmuVehicle> fmu_;
+  uint64_t fmu_held_steps_ = 0;
+  void StepFmu();
   std::unique_ptr<input::ScriptedInput> script_;
   std::unique_ptr<Seat> seat_;  // window and/or live input; null when headless with a script
 
