@@ -18,6 +18,7 @@
 #include <SDL.h>
 #include <doctest/doctest.h>
 #include <spdlog/sinks/null_sink.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -322,4 +323,31 @@ TEST_CASE("monitor sensor host: every rendered frame is shown in the monitor win
   CHECK(SummaryNumber(line, "monitor_mismatched") == 0);
   // The last frame shown is the last frame sent: the same sim time.
   CHECK(SummaryNumber(line, "monitor_last_stamp_ns") == static_cast<double>(context.frames.back().header.stamp_ns));
+}
+
+TEST_CASE("monitor sensor host: a monitor that cannot open is warned once and the camera renders and sends on") {
+  const config::SessionDef session = config::LoadSessionText(
+      "[[node]]\nname = \"hil\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
+      "[[node.sensor]]\nid = \"front\"\ntype = \"camera\"\nimage_width_px = 160\nimage_height_px = 90\n"
+      "rate_hz = 10\nrender = \"rgb8\"\nmonitor = \"fullscreen\"\nmonitor_display = 9\n",
+      "hil.toml");
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
+  node::SensorHostModule host(session, session.nodes[0], std::make_shared<spdlog::logger>("hil", sink));
+  testing::CameraContext context;
+  context.remote = {testing::StandingCar(VehicleId("ego", 0), Vec3(0, 0, 0))};
+  for (int64_t t : {500'000, 100'500'000, 200'500'000, 300'500'000}) host.Step(node::StepInfo{t, 0}, context);
+  REQUIRE(context.frames.size() == 3);
+  for (const auto& f : context.frames) CHECK(f.image.size() == 160u * 90u * 3u);
+  size_t warnings = 0;
+  for (const auto& line : sink->last_formatted())
+    if (line.find("camera 'front': cannot open the monitor window") != std::string::npos &&
+        line.find("monitor display 9 does not exist") != std::string::npos)
+      ++warnings;
+  CHECK(warnings == 1);
+  std::vector<std::string> fields;
+  host.Summarize(fields);
+  REQUIRE(fields.size() == 1);
+  CHECK(fields[0].find("\"monitor_open\":false") != std::string::npos);
+  CHECK(SummaryNumber(fields[0], "images") == 3);
+  CHECK(SummaryNumber(fields[0], "monitor_frames") == 0);
 }
