@@ -1,5 +1,7 @@
 #include "platoon/node/driver_seat.hpp"
 
+#include "platoon/can/mapping.hpp"
+#include "platoon/can/transport.hpp"
 #include "platoon/config/scenario.hpp"
 #include "platoon/data/csv_writer.hpp"
 #include "platoon/entity_id.hpp"
@@ -399,10 +401,33 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
     stream_input_.brake = 1.0;  // held until the first command
     log_->info("driver input: control stream on udp://{}:{} (timeout {:.0f} ms)", node.stream_address, node.stream_port,
                node.stream_timeout_s * 1e3);
+  } else if (node.input == "can") {
+    // The commands of an ECU over CAN (docs/CAN.md); the bus and the mapping are opened below.
+    can_input_ = true;
   } else {
-    throw config::ConfigError("node \"" + node.name + "\": input must be \"sdl\", \"scripted:<file>\", \"model:follow\" or \"stream\", got \"" + node.input + "\"");
+    throw config::ConfigError("node \"" + node.name + "\": input must be \"sdl\", \"scripted:<file>\", \"model:follow\", \"stream\" or \"can\", got \"" + node.input + "\"");
   }
   stream_timeout_s_ = node.stream_timeout_s;
+  if (!node.can_bus.empty()) {
+    // CAN: the mapping (and its DBC), then the bus; relative candump logs are found next to the session file.
+    const std::string where = node.can_where.empty() ? "node \"" + node.name + "\" can_map" : node.can_where;
+    try {
+      can_ = std::make_unique<can::CanMapping>(can::LoadMapping(node.can_map), node.can_timeout_s);
+    } catch (const std::exception& e) {
+      throw config::ConfigError(where + ": " + e.what());
+    }
+    if (can_input_ && !can_->HasRx())
+      throw config::ConfigError(where + ": input = \"can\" needs an rx message (steer, throttle, brake) in " + node.can_map);
+    const auto slash = session.file.rfind('/');
+    try {
+      can_bus_ = can::OpenBus(node.can_bus, slash == std::string::npos ? std::string() : session.file.substr(0, slash));
+    } catch (const can::BusError& e) {
+      throw config::ConfigError(where + ": can_bus: " + e.what());
+    }
+    log_->info("driver CAN: {} with {} ({} messages){}", can_bus_->Name(), node.can_map, can_->Def().messages.size(),
+               can_input_ ? fmt::format(", commands from the bus (timeout {:.0f} ms of sim time)", node.can_timeout_s * 1e3)
+                          : can_->HasRx() ? ", its rx messages unused (input is not \"can\")" : "");
+  }
   head_tracking_timeout_s_ = node.head_tracking_timeout_s;
   eye_rest_m_ = node.eye_m;
   if (node.head_tracking_port != 0) {
@@ -464,6 +489,11 @@ protocol::EntityState DriverSeatModule::Truth() const {
   e.lights.headlights = true;
   e.lights.brake = input_.brake > 0.05;
   e.lights.reverse = state_.vx_mps < -0.1;
+  // The indicator an ECU commands over CAN (1 left, 2 right).
+  if (can_input_ && can_indicator_ != 0) {
+    e.lights.indicator_left = can_indicator_ == 1;
+    e.lights.indicator_right = can_indicator_ == 2;
+  }
   return e;
 }
 
@@ -474,6 +504,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     // The dynamics run on the session's 1 ms grid, whenever the module first wakes up.
     script_t0_ns_ = vehicle_ns_ = FloorToGrid(info.sim_ns, kDriverStepNs);
     SampleIfDue(context);
+    CanSendIfDue();
   } else {
     max_step_gap_ns_ = std::max(max_step_gap_ns_, info.sim_ns - last_step_ns_);
     last_step_ns_ = info.sim_ns;
@@ -495,6 +526,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
   // Dynamics in fixed 1 ms steps up to this step's sim time; a script is read at each step's own time,
   // so a scripted run is the same whatever the module's wake-up jitter.
   PollStreams();
+  CanReceive();
   const vehicle::VehicleInput live = control_stream_.socket ? stream_input_
                                      : seat_ && !script_    ? seat_->Input()
                                                             : vehicle::VehicleInput{};
@@ -515,7 +547,10 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     n = kMaxCatchUpSteps;
   }
   for (int64_t i = 0; i < n; ++i) {
-    driver_input_ = script_ ? script_->At(NsToS(vehicle_ns_ - script_t0_ns_)) : model_ ? ModelInput(vehicle_ns_) : live;
+    driver_input_ = script_      ? script_->At(NsToS(vehicle_ns_ - script_t0_ns_))
+                    : model_     ? ModelInput(vehicle_ns_)
+                    : can_input_ ? CanInput(vehicle_ns_)
+                                 : live;
     // The controller layer corrects the command before the vehicle model takes it.
     input_ = controller_.Apply(def_, state_, driver_input_);
     if (!(input_ == driver_input_)) ++controller_active_steps_;
@@ -533,6 +568,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     }
     ++dynamics_steps_;
     SampleIfDue(context);
+    CanSendIfDue();
   }
   if (n > 0) NoteApplied(control_stream_);
 
@@ -723,6 +759,78 @@ void DriverSeatModule::StepFmu() {
   ++fmu_held_steps_;
   state_.vx_mps = state_.vy_mps = state_.yaw_rate_radps = 0;
   state_.ax_mps2 = state_.ay_mps2 = state_.yaw_accel_radps2 = 0;
+}
+
+void DriverSeatModule::CanReceive() {
+  if (!can_bus_) return;
+  // Frames are taken at the state's sim time: the commands apply from the next dynamics step on. At most
+  // 256 a step, so a flood cannot hold the 1 kHz loop.
+  can_bus_->SetTimeNs(vehicle_ns_);
+  for (int i = 0; i < 256; ++i) {
+    const auto frame = can_bus_->Receive();
+    if (!frame) break;
+    can_->Take(*frame, vehicle_ns_);
+  }
+  // Bad bus input and failed sends: counted, logged at most once a second.
+  const can::BusCounters& c = can_bus_->Counters();
+  if (c.rejected + c.send_errors > can_rejects_logged_ + can_send_errors_logged_) {
+    const int64_t now = SteadyNs();
+    if (now - can_reject_log_ns_ >= 1'000'000'000) {
+      log_->warn("CAN {}: {} frame(s) refused, {} send error(s) since the last report; the last: {}", can_bus_->Name(),
+                 c.rejected - can_rejects_logged_, c.send_errors - can_send_errors_logged_, c.last_error);
+      can_reject_log_ns_ = now;
+      can_rejects_logged_ = c.rejected;
+      can_send_errors_logged_ = c.send_errors;
+    }
+  }
+}
+
+vehicle::VehicleInput DriverSeatModule::CanInput(int64_t sim_ns) {
+  const can::CanCommand& c = can_->Command(sim_ns);
+  if (c.active != can_live_) {
+    if (c.active) log_->info("CAN commands: live at sim {:.3f} s", NsToS(sim_ns));
+    else log_->warn("CAN commands: none for {:.0f} ms of sim time, braking to a stop", NsToS(sim_ns - c.received_sim_ns) * 1e3);
+    can_live_ = c.active;
+  }
+  can_indicator_ = c.indicator;
+  vehicle::VehicleInput in;
+  in.steer = c.steer;
+  in.throttle = c.throttle;
+  in.brake = c.brake;
+  return in;
+}
+
+void DriverSeatModule::CanSendIfDue() {
+  if (!can_ || !can_->AnyDue(vehicle_ns_)) return;
+  // The seat's variables now (the published truth: rear-axle position, lamps), in the mapping's units.
+  const protocol::EntityState e = Truth();
+  can::VariableValues v{};
+  const auto set = [&v](can::Variable k, double x) { v[static_cast<size_t>(k)] = x; };
+  set(can::Variable::kSpeedMps, state_.vx_mps);
+  set(can::Variable::kYawRateRadps, state_.yaw_rate_radps);
+  set(can::Variable::kAxMps2, state_.ax_mps2);
+  set(can::Variable::kAyMps2, state_.ay_mps2);
+  set(can::Variable::kXM, e.kinematics.pose.position_m.x());
+  set(can::Variable::kYM, e.kinematics.pose.position_m.y());
+  set(can::Variable::kYawRad, state_.yaw_rad);
+  set(can::Variable::kSteer, input_.steer);
+  set(can::Variable::kThrottle, input_.throttle);
+  set(can::Variable::kBrake, input_.brake);
+  set(can::Variable::kIndicator, e.lights.indicator_left ? 1 : e.lights.indicator_right ? 2 : 0);
+  set(can::Variable::kGear, state_.vx_mps < -0.1 ? -1 : 1);
+  can_bus_->SetTimeNs(vehicle_ns_);
+  for (const can::StampedFrame& s : can_->Due(vehicle_ns_, v)) can_bus_->Send(s.frame);
+}
+
+DriverSeatModule::CanStats DriverSeatModule::Can() const {
+  CanStats s;
+  if (!can_bus_) return s;
+  const can::BusCounters& b = can_bus_->Counters();
+  const can::MappingCounters& m = can_->Counters();
+  s.sent = b.sent, s.received = b.received, s.rejected = b.rejected, s.send_errors = b.send_errors;
+  s.rx_frames = m.rx_frames, s.rx_ignored = m.rx_ignored, s.rx_clamped = m.rx_clamped, s.timeouts = m.timeouts;
+  s.active = can_live_;
+  return s;
 }
 
 void DriverSeatModule::SampleIfDue(ModuleContext& context) {
@@ -917,6 +1025,13 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
     fields.push_back(fmt::format("\"{0}_received\":{1},\"{0}_bad\":{2},\"{0}_stale\":{3},\"{0}_timeouts\":{4},"
                                  "\"{0}_latency_p50_ms\":{5:.3f},\"{0}_latency_p99_ms\":{6:.3f},\"{0}_latency_max_ms\":{7:.3f}",
                                  name, s.received, s.bad, s.stale, s.timeouts, s.latency_p50_ms, s.latency_p99_ms, s.latency_max_ms));
+  }
+  if (can_bus_) {
+    const CanStats c = Can();
+    fields.push_back(fmt::format("\"can_bus\":{},\"can_sent\":{},\"can_received\":{},\"can_rejected\":{},\"can_send_errors\":{},"
+                                 "\"can_rx_frames\":{},\"can_rx_ignored\":{},\"can_rx_clamped\":{},\"can_timeouts\":{}",
+                                 session_log::JsonQuote(can_bus_->Name()), c.sent, c.received, c.rejected, c.send_errors,
+                                 c.rx_frames, c.rx_ignored, c.rx_clamped, c.timeouts));
   }
   if (writer_) {
     writer_->Close();  // the last Step is done: write what is queued, so the counts are final

@@ -233,6 +233,16 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.stream_address", "driver: IPv4 address the stream sockets bind (\"0.0.0.0\" every interface)."},
       {S, "node.stream_timeout_s",
        "driver, input = \"stream\": without a control datagram for this long the vehicle brakes to a stop."},
+      {S, "node.can_bus",
+       "driver: the CAN bus the seat sends its vehicle signals on and, with input = \"can\", takes its commands from "
+       "(docs/CAN.md): \"udp:LOCAL_IP:PORT>PEER_IP:PORT\", \"socketcan:<interface>\" or \"candump:<replay.log>[><record.log>]\".",
+       "none"},
+      {S, "node.can_map",
+       "driver: the CAN mapping file (which DBC signals carry which seat variables, with factor and offset; "
+       "docs/CAN.md), found next to the session file; goes with can_bus.",
+       "none"},
+      {S, "node.can_timeout_s",
+       "driver, input = \"can\": without a command frame for this long (sim time) the vehicle brakes to a stop."},
       {S, "node.head_tracking_timeout_s",
        "driver: without a head pose for this long the eye returns to its rest point."},
       {S, "node.input_mapping",

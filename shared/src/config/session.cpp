@@ -1,5 +1,7 @@
 #include "platoon/config/session.hpp"
 
+#include "platoon/can/transport.hpp"
+
 #include "platoon/config/params.hpp"
 
 #include "platoon/road/session_road.hpp"
@@ -116,7 +118,8 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
   const char* driver_keys[] = {"input", "input_mapping", "start_s_m", "start_lane", "eye", "view_hfov_deg",
                                "view_width_px", "view_height_px", "view_fps", "headless", "hud", "data_write",
                                "start_speed_mps", "driver_model", "stream_port", "head_tracking_port",
-                               "stream_address", "stream_timeout_s", "head_tracking_timeout_s"};
+                               "stream_address", "stream_timeout_s", "head_tracking_timeout_s",
+                               "can_bus", "can_map", "can_timeout_s"};
   const std::string start_keys = "start_s_m start_lane start_speed_mps";
   if (!driver)
     for (const char* key : driver_keys)
@@ -141,10 +144,10 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
     }
   } else if (t.Has("driver_model")) {
     t.Fail("driver_model", "is for input = \"model:follow\", got input = \"" + d.input + "\"");
-  } else if (d.input != "sdl" && d.input != "stream") {
+  } else if (d.input != "sdl" && d.input != "stream" && d.input != "can") {
     const std::string prefix = "scripted:";
     if (d.input.rfind(prefix, 0) != 0 || d.input.size() == prefix.size())
-      t.Fail("input", "expected \"sdl\", \"scripted:<input script file>\", \"model:follow\" or \"stream\", got \"" + d.input + "\"");
+      t.Fail("input", "expected \"sdl\", \"scripted:<input script file>\", \"model:follow\", \"stream\" or \"can\", got \"" + d.input + "\"");
     // A relative script is found next to the session file, wherever the process runs.
     const std::string file = d.input.substr(prefix.size());
     const auto slash = t.File().rfind('/');
@@ -162,6 +165,31 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
   d.stream_address = t.GetString("stream_address", d.stream_address);
   d.stream_timeout_s = t.GetDouble("stream_timeout_s", d.stream_timeout_s, 0.01, 10);
   d.head_tracking_timeout_s = t.GetDouble("head_tracking_timeout_s", d.head_tracking_timeout_s, 0.01, 10);
+  // CAN (docs/CAN.md): a bus and a mapping file make the seat send its signals; input = "can" also drives it.
+  d.can_bus = t.GetString("can_bus", "");
+  d.can_map = t.GetString("can_map", "");
+  if (d.input == "can" && (d.can_bus.empty() || d.can_map.empty()))
+    t.Fail("input", "input = \"can\" needs can_bus = \"udp:127.0.0.1:47001>127.0.0.1:47002\" (or socketcan:, candump:) and "
+                    "can_map = \"<mapping>.toml\"");
+  if (d.can_bus.empty() != d.can_map.empty())
+    t.Fail(d.can_bus.empty() ? "can_map" : "can_bus", "can_bus and can_map go together (the bus, and which signals it carries)");
+  const auto session_dir = [&] {
+    const auto slash = t.File().rfind('/');
+    return slash == std::string::npos ? std::string() : t.File().substr(0, slash);
+  }();
+  if (!d.can_bus.empty()) {
+    try {
+      can::ParseBusSpec(d.can_bus);
+    } catch (const can::BusError& e) {
+      t.Fail("can_bus", e.what());
+    }
+    // Relative files (the mapping, candump logs) are found next to the session file.
+    if (d.can_map.front() != '/' && !session_dir.empty()) d.can_map = session_dir + "/" + d.can_map;
+    d.can_where = t.Where("can_map") + ": " + t.Path() + ".can_map";
+  }
+  if (d.input != "can" && t.Has("can_timeout_s"))
+    t.Fail("can_timeout_s", "is for input = \"can\", got input = \"" + d.input + "\"");
+  d.can_timeout_s = t.GetDouble("can_timeout_s", d.can_timeout_s, 0.01, 10);
   d.input_mapping = t.Sub("input_mapping");
   d.start_s_m = t.GetDouble("start_s_m", d.start_s_m, 0, 1e7);
   d.start_lane = static_cast<int>(t.GetInt("start_lane", d.start_lane, -8, 8));

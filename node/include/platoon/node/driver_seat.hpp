@@ -40,6 +40,10 @@ class StreamSocket;
 namespace platoon::data {
 class CsvWriter;
 }
+namespace platoon::can {
+class Bus;
+class CanMapping;
+}
 namespace platoon::vehicle {
 class BulletWorld;
 class BulletVehicle;
@@ -128,6 +132,21 @@ class DriverSeatModule final : public Module {
   /// Cheap reads for a lock-step controller: valid control datagrams taken, and the newest one's seq.
   uint64_t ControlReceived() const { return control_stream_.stats.received; }
   uint32_t ControlLastSeq() const { return control_stream_.stats.last_seq; }
+
+  /// CAN (can_bus + can_map; docs/CAN.md): what went over the bus and what the mapping made of it.
+  struct CanStats {
+    uint64_t sent = 0;          ///< frames sent (the mapping's tx messages)
+    uint64_t received = 0;      ///< frames received from the bus
+    uint64_t rejected = 0;      ///< malformed input the bus refused (bad datagrams)
+    uint64_t send_errors = 0;   ///< frames the bus could not send
+    uint64_t rx_frames = 0;     ///< received frames of a mapped rx message
+    uint64_t rx_ignored = 0;    ///< received frames of no mapped rx message
+    uint64_t rx_clamped = 0;    ///< received values clamped into their range
+    uint64_t timeouts = 0;      ///< times the commands fell silent for longer than can_timeout_s
+    bool active = false;        ///< input = "can": commands are live
+  };
+  /// The CAN figures; zeros without can_bus.
+  CanStats Can() const;
   /// The control stream (input = "stream"); zeros without one.
   StreamStats ControlStream() const;
   /// The head-tracking pose stream; zeros without one.
@@ -228,6 +247,17 @@ class DriverSeatModule final : public Module {
   StreamState control_stream_, pose_stream_;
   vehicle::VehicleInput stream_input_;
   double stream_timeout_s_ = 0.2, head_tracking_timeout_s_ = 0.5;
+  // CAN (docs/CAN.md): the bus, the mapping core (tx every step a message is due, rx with input = "can"),
+  // the indicator the commands set (0 off, 1 left, 2 right), and what was logged of the bus's rejects.
+  std::unique_ptr<can::Bus> can_bus_;
+  std::unique_ptr<can::CanMapping> can_;
+  bool can_input_ = false, can_live_ = false;
+  double can_indicator_ = 0;
+  uint64_t can_rejects_logged_ = 0, can_send_errors_logged_ = 0;
+  int64_t can_reject_log_ns_ = INT64_MIN / 2;
+  void CanReceive();
+  vehicle::VehicleInput CanInput(int64_t sim_ns);
+  void CanSendIfDue();
   Vec3 eye_rest_m_ = Vec3::Zero();
   Pose eye_offset_;   // head-tracking offset from the rest eye (identity without a stream)
   // Seat messages shown so far (kMessage events for this seat).

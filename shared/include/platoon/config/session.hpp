@@ -196,6 +196,13 @@ struct NodeDef {
   std::string stream_address = "127.0.0.1";  ///< driver: IPv4 address the stream sockets bind ("0.0.0.0": every interface).
   double stream_timeout_s = 0.2;     ///< driver: without a control datagram for this long the vehicle brakes to a stop, in s.
   double head_tracking_timeout_s = 0.5;  ///< driver: without a pose for this long the eye returns to its rest point, in s.
+  /// driver: the CAN bus the seat sends its vehicle signals on and, with input = "can", takes its commands
+  /// from (docs/CAN.md): "udp:LOCAL:PORT>PEER:PORT", "socketcan:can0" or "candump:in.log>out.log"; "": none.
+  std::string can_bus;
+  /// driver: the CAN mapping file (signals <-> seat variables, docs/CAN.md), resolved next to the session file.
+  std::string can_map;
+  double can_timeout_s = 0.2;        ///< driver, input = "can": without a command frame for this long (sim time) the vehicle brakes to a stop, in s.
+  std::string can_where;             ///< driver: "FILE:LINE: node[i].can_map", for messages about the mapping.
   RecorderDef recorder;              ///< recorder: the file, the streams and the Foxglove channels it writes.
   std::optional<DataWriteDef> data_write;  ///< driver: the [node.data_write] table; nullopt: no data write.
   /// driver: the vehicle model: "single_track" (the default), "bullet" (3D ground contact, reverse gear;

@@ -1,0 +1,156 @@
+#pragma once
+/// The CAN mapping (docs/CAN.md, "Mapping file"): which DBC signals carry which simulator variables of a
+/// driver seat, and the pure core that turns the vehicle's values into the frames due at a sim time (tx)
+/// and received frames into the seat's commanded inputs (rx). The core reads no clock and opens no
+/// socket: the seat hands it the sim time, its values and the frames a can::Bus received.
+///
+/// Every signal maps linearly: simulator value = DBC physical value * factor + offset (km/h -> m/s is
+/// factor 1/3.6; a sign change is factor -1). A tx message goes every period_ms of sim time (on the sim
+/// time grid: at whole multiples of the period) or on_change (when its payload changes).
+
+#include "platoon/can/dbc.hpp"
+#include "platoon/can/frame.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace platoon::can {
+
+/// A simulator variable a signal can carry.
+enum class Variable {
+  kSpeedMps,       ///< tx: speed along the vehicle's x axis, in m/s.
+  kYawRateRadps,   ///< tx: yaw rate, in rad/s, counter-clockwise positive.
+  kAxMps2,         ///< tx: longitudinal acceleration (vehicle frame), in m/s^2.
+  kAyMps2,         ///< tx: lateral acceleration (vehicle frame, left positive), in m/s^2.
+  kXM,             ///< tx: world x of the vehicle's reference point (rear-axle centre), in m.
+  kYM,             ///< tx: world y of the vehicle's reference point (rear-axle centre), in m.
+  kYawRad,         ///< tx: heading, in rad, from world x counter-clockwise, -pi..pi.
+  kSteer,          ///< tx: the applied steering command; rx: the commanded one. -1..1 of full lock, left positive.
+  kThrottle,       ///< tx: applied / rx: commanded throttle, 0..1.
+  kBrake,          ///< tx: applied / rx: commanded brake, 0..1.
+  kIndicator,      ///< tx / rx: turn indicator, 0 off, 1 left, 2 right.
+  kGear,           ///< tx: gear, 1 forward, -1 reverse (the single-track model has one forward gear).
+};
+/// Number of Variable values.
+inline constexpr size_t kVariableCount = 12;
+/// The variable's name in mapping files ("speed_mps", "steer", ...).
+std::string_view VariableName(Variable v);
+/// The variable named `name`, or nullopt.
+std::optional<Variable> VariableByName(std::string_view name);
+/// Whether a variable can be received (rx): steer, throttle, brake, indicator.
+bool Receivable(Variable v);
+
+/// The seat's values, indexed by Variable.
+using VariableValues = std::array<double, kVariableCount>;
+
+/// Which way a message goes.
+enum class Direction {
+  kTx,  ///< seat -> bus
+  kRx,  ///< bus -> seat
+};
+
+/// One signal of a mapped message.
+struct SignalMapDef {
+  const Signal* signal = nullptr;  ///< The DBC signal (points into MappingDef::dbc).
+  Variable variable = Variable::kSpeedMps;  ///< The simulator variable it carries.
+  double factor = 1.0;             ///< simulator = physical * factor + offset. Non-zero.
+  double offset = 0.0;             ///< simulator = physical * factor + offset.
+};
+
+/// One mapped message.
+struct MessageMapDef {
+  const Message* message = nullptr;  ///< The DBC message (points into MappingDef::dbc).
+  Direction direction = Direction::kTx;  ///< Sent or received.
+  int64_t period_ns = 0;             ///< tx: period in ns (from period_ms or the DBC's GenMsgCycleTime); 0 with on_change.
+  bool on_change = false;            ///< tx: sent when its payload changes (and once at the start) instead of periodically.
+  std::vector<SignalMapDef> signals; ///< Its mapped signals; the message's other signals go as raw 0 (tx) or are ignored (rx).
+};
+
+/// A mapping file read: the DBC and the mapped messages. Move-only in effect: signals point into `dbc`.
+struct MappingDef {
+  std::string source;                 ///< The mapping file's path.
+  std::string dbc_path;               ///< The DBC's path (relative ones are taken next to the mapping file).
+  Database dbc;                       ///< The DBC.
+  std::vector<MessageMapDef> messages;  ///< Mapped messages, in file order.
+  MappingDef() = default;
+  MappingDef(const MappingDef&) = delete;
+  MappingDef& operator=(const MappingDef&) = delete;
+  MappingDef(MappingDef&&) = default;
+  MappingDef& operator=(MappingDef&&) = default;
+};
+
+/// Reads a mapping file (TOML; docs/CAN.md) and its DBC. Throws config::ConfigError "FILE:LINE: ..." for
+/// a missing file, an unknown message, signal or variable, a rx variable the seat cannot take, a zero
+/// factor, and can::DbcError for the DBC.
+MappingDef LoadMapping(const std::string& path);
+/// The same from text; `source` names it and relative DBC paths are taken next to it.
+MappingDef ParseMapping(const std::string& text, const std::string& source);
+
+/// A frame with the sim time it is stamped with.
+struct StampedFrame {
+  int64_t sim_ns = 0;  ///< Sim time, in ns.
+  Frame frame;         ///< The frame.
+};
+
+/// The seat's commands received over CAN.
+struct CanCommand {
+  double steer = 0.0;     ///< -1..1 of full lock, left positive.
+  double throttle = 0.0;  ///< 0..1.
+  double brake = 1.0;     ///< 0..1; full brake until the first command and after a timeout.
+  double indicator = 0;   ///< 0 off, 1 left, 2 right.
+  int64_t received_sim_ns = -1;  ///< Sim time the newest command frame was taken, -1 before the first.
+  bool active = false;    ///< Commands are live: one came and the timeout has not passed since.
+};
+
+/// What the mapping has done.
+struct MappingCounters {
+  uint64_t tx_frames = 0;      ///< Frames made due.
+  uint64_t rx_frames = 0;      ///< Frames of a mapped rx message taken.
+  uint64_t rx_ignored = 0;     ///< Frames of no mapped rx message.
+  uint64_t rx_clamped = 0;     ///< Received values outside the variable's range, clamped into it.
+  uint64_t rx_refused = 0;     ///< Received values not finite, or frames shorter than a mapped signal.
+  uint64_t timeouts = 0;       ///< Times the commands fell silent for longer than the timeout.
+};
+
+/// The pure mapping core.
+class CanMapping {
+ public:
+  /// `timeout_s`: commands silent for longer than this (in s of sim time) brake the seat to a stop.
+  CanMapping(MappingDef def, double timeout_s);
+  /// The tx frames due at `sim_ns` given the seat's values, each stamped with `sim_ns`, in file order.
+  /// Periodic messages are due at whole multiples of their period (each instant once; a jump in time
+  /// sends each message once, not the missed ones); on_change messages when their payload differs from
+  /// the last sent. Deterministic: the same calls give the same frames.
+  std::vector<StampedFrame> Due(int64_t sim_ns, const VariableValues& values);
+  /// Whether any tx message may be due at `sim_ns` (false lets the caller skip computing its values).
+  bool AnyDue(int64_t sim_ns) const;
+  /// Takes a received frame at `sim_ns`: true when it belonged to a mapped rx message.
+  bool Take(const Frame& frame, int64_t sim_ns);
+  /// The commands at `sim_ns`: the newest values received, or throttle 0 and full brake (steer held) once
+  /// the commands have been silent for longer than the timeout (counted once per silence).
+  const CanCommand& Command(int64_t sim_ns);
+  /// Whether some rx message is mapped (the seat can be driven over CAN).
+  bool HasRx() const { return has_rx_; }
+  /// Whether some tx message is mapped.
+  bool HasTx() const { return has_tx_; }
+  /// What it has done.
+  const MappingCounters& Counters() const { return counters_; }
+  /// The mapping.
+  const MappingDef& Def() const { return def_; }
+
+ private:
+  MappingDef def_;
+  int64_t timeout_ns_;
+  bool has_rx_ = false, has_tx_ = false;
+  std::vector<int64_t> last_slot_;          // per message: the period slot last sent (sim_ns / period), or INT64_MIN
+  std::vector<std::optional<Frame>> last_;  // per message: the payload last sent (on_change)
+  CanCommand command_;
+  MappingCounters counters_;
+};
+
+}  // namespace platoon::can
