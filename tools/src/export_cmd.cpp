@@ -1,8 +1,11 @@
 // `platoon export LOG.mcap --csv DIR --rate HZ`: for every entity of a session log, a CSV with the
 // columns of the driver seat's data write ([node.data_write]), computed by the same functions
 // (data::SampleOf, data::ComputeMetrics) on the recorded states at sim times k / HZ, and entities.csv
-// listing them. docs/RECORDING.md, "Export to CSV".
+// listing them. docs/RECORDING.md, "Export to CSV". With --candump, one vehicle's signals as CAN frames
+// instead (tools/src/can_export.cpp; docs/CAN.md, "Recorded sessions as CAN logs").
 #include "export_cmd.hpp"
+
+#include "can_export.hpp"
 
 #include "progress.hpp"
 
@@ -113,22 +116,48 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       "  platoon export drive.mcap --csv out --rate 10 --entities robot,traffic:3 --variables speed,lane_offset,headway\n"
       "  platoon export drive.mcap --csv out --from 10 --to 20 --config configs/drivers.toml\n"
       "      the session (and its road) from that file, e.g. when the recorded road file is not on this PC\n\n"
+      "With --candump instead of --csv: one vehicle's signals as CAN frames in a candump log, encoded by a CAN "
+      "mapping file and its DBC (docs/CAN.md) at the recorded sim times of its states, each stamped with its sim "
+      "time; the mapping's tx messages go every period (on the sim time grid) or when their payload changes.\n\n"
+      "  platoon export drive.mcap --candump drive.log --can-map configs/can/rig_map.toml\n"
+      "  platoon export drive.mcap --candump ego.log --can-map rig_map.toml --vehicle ego --interface vcan0 --from 5 --to 60\n\n"
       "Exit codes: 0 written, 1 nothing to export (no entity states, or none in --from/--to), 2 usage error "
-      "(missing file, not a session log, bad option, a road that does not load).");
+      "(missing file, not a session log, bad option, a road or CAN mapping that does not load, an unknown or "
+      "ambiguous --vehicle) or a failed write (the lines written before it are kept).");
   cmd->add_option("log", o.log_path, "Session log (.mcap) written by a recorder")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--csv", o.csv_dir, "Output directory, created if missing (one <entity>.csv per entity, entities.csv)")
-      ->required();
+  auto* csv = cmd->add_option("--csv", o.csv_dir,
+                              "Output directory, created if missing (one <entity>.csv per entity, entities.csv); "
+                              "this or --candump");
+  auto* candump = cmd->add_option("--candump", o.candump_path,
+                                  "CAN log to write (candump -l format, sim time stamps), of one vehicle's signals "
+                                  "as --can-map maps them; this or --csv")
+                      ->excludes(csv);
+  auto* can_map = cmd->add_option("--can-map", o.can_map_path,
+                                  "With --candump: the CAN mapping file (TOML, docs/CAN.md) naming the DBC, the tx "
+                                  "messages, their periods and each signal's simulator variable, factor and offset")
+                      ->needs(candump);
+  candump->needs(can_map);
+  cmd->add_option("--vehicle", o.vehicle,
+                  "With --candump: the vehicle whose signals go on the bus: a name (robot:0), a node name with one "
+                  "vehicle or an entity id (decimal or hex); default: the first driver seat's vehicle")
+      ->needs(candump);
+  cmd->add_option("--interface", o.can_interface, "With --candump: the interface name on every candump line")
+      ->needs(candump)
+      ->capture_default_str();
   cmd->add_option("--rate", o.rate_hz, "Rows per second of sim time, in (0, 1000]; rows at sim times k / rate")
       ->check(config::cli::Finite())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(candump);
   cmd->add_option("--entities", o.entities,
                   "Only these entities, comma-separated: a name as entities.csv lists it (robot:0), its file stem "
                   "(robot_0), a node name (all its vehicles) or an entity id (decimal or hex)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->excludes(candump);
   cmd->add_option("--variables", o.variables,
                   "Columns, comma-separated, as [node.data_write] variables (sim_time always first); default: all of " +
                       data::ColumnNameList())
-      ->delimiter(',');
+      ->delimiter(',')
+      ->excludes(candump);
   cmd->add_option("--from", o.from_s, "No rows before this sim time, in s (default: each entity's first state)")
       ->check(config::cli::Finite())
       ->check(CLI::Range(-1e7, 1e7));
@@ -141,13 +170,19 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
   cmd->add_option("--method", o.method,
                   "States between recorded ones: interpolate (Hermite/slerp between the two that bracket a row; "
                   "default) or dead_reckon (from the newest, as receivers showed it)")
-      ->check(CLI::IsMember({"interpolate", "dead_reckon"}));
+      ->check(CLI::IsMember({"interpolate", "dead_reckon"}))
+      ->excludes(candump);
   return cmd;
 }
 
 int RunExport(const ExportOptions& o) {
   namespace fs = std::filesystem;
   const auto t_start = std::chrono::steady_clock::now();
+  if (!o.candump_path.empty()) return RunCanExport(o);
+  if (o.csv_dir.empty()) {
+    std::fprintf(stderr, "%s: expected --csv DIR (a CSV per entity) or --candump FILE --can-map MAP.toml (one vehicle's CAN frames)\n", kMe);
+    return kExitUsage;
+  }
   // 1. Options that need no log.
   if (!(o.rate_hz > 0 && o.rate_hz <= 1000)) {
     std::fprintf(stderr, "%s: --rate: expected rows per second of sim time in (0, 1000], got %g\n", kMe, o.rate_hz);

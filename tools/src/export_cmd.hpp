@@ -1,6 +1,7 @@
 #pragma once
 // `platoon export`: the driver seat's data-write columns for every entity of a session log, one CSV
-// per entity (tools/src/export_cmd.cpp; the rows themselves are platoon/data/recorded_tracks.hpp).
+// per entity (tools/src/export_cmd.cpp; the rows themselves are platoon/data/recorded_tracks.hpp), or one
+// vehicle's signals as CAN frames in a candump log (--candump, tools/src/can_export.cpp).
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -18,11 +19,16 @@ struct ExportOptions {
   double from_s = -1e300, to_s = 1e300;  ///< Sim-time window, in s.
   std::string config_path;             ///< Session (and road) from this file instead of the recorded one.
   std::string method = "interpolate";  ///< "interpolate" or "dead_reckon".
+  std::string candump_path;            ///< --candump: one vehicle's CAN frames go to this candump log (instead of CSVs).
+  std::string can_map_path;            ///< --can-map: the CAN mapping file (docs/CAN.md) naming the DBC and the tx signals.
+  std::string vehicle;                 ///< --vehicle: whose signals ("robot:0", "robot", an id); "": the first driver seat's.
+  std::string can_interface = "can0";  ///< --interface: the interface name written on every candump line.
 };
 
 /// Adds the `export` subcommand to `app`, filling `options` when it is parsed.
 CLI::App* AddExportCommand(CLI::App& app, ExportOptions& options);
-/// Writes the CSVs. Exit code: 0 written, 1 nothing to export, 2 usage (bad path, not a log, bad option).
+/// Writes the CSVs (or, with --candump, the CAN log). Exit code: 0 written, 1 nothing to export, 2 usage
+/// (bad path, not a log, bad option) or a failed write.
 int RunExport(const ExportOptions& options);
 
 }  // namespace platoon::launcher
