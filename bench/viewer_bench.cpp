@@ -3,12 +3,18 @@
 // (SceneGraph::Update) and reading the image back. Baseline, same run and same camera path: the same road
 // scene with no vehicles. The road's generated environment (road::GenerateEnvironment, rural and urban
 // settings; SceneGraph::SetEnvironment: objects, sky dome, fog) is measured in the same run, with and
-// without vehicles. Needs an X display: run under xvfb-run (Mesa llvmpipe renders on the CPU).
+// without vehicles. Then the driver seat's own window (viewer/seat_window.hpp, 1280 x 720, swapped without
+// vsync) from the driver's eye with the rural environment and the same vehicles: as it was before the own
+// car (no cockpit, no mirrors), with the cockpit, and with the cockpit and its three mirrors, each of which
+// renders the scene once more into a texture. Needs an X display: run under xvfb-run (Mesa llvmpipe
+// renders on the CPU).
 #include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
 #include "platoon/viewer/offscreen_renderer.hpp"
 #include "platoon/viewer/pinhole_camera.hpp"
 #include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/seat_window.hpp"
+#include "platoon/viewer/viewer_app.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -16,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 using namespace platoon;
@@ -103,6 +110,45 @@ Stats Run(OffscreenRenderer& renderer, const road::Road& road, int vehicles, int
   return st;
 }
 
+// The seat window at the driver's eye (1.2 m up, in the right lane at 25 m/s), with `vehicles` around it.
+Stats RunSeat(const road::Road& road, int vehicles, int frames, int warmup, const std::vector<road::EnvObject>& environment,
+              bool cockpit, bool mirrors) {
+  SceneGraph scene;
+  scene.SetRoads(road::RoadNetwork({road.Def()}));
+  scene.SetEnvironment(environment);
+  SeatWindowDef def = DefaultSeatWindowDef();
+  def.cockpit = cockpit;
+  if (!mirrors) def.mirrors.clear();
+  SeatWindow window(def, scene);
+  CockpitState st;
+  Stats out;
+  for (int f = -warmup; f < frames; ++f) {
+    const double t_s = (f + warmup) / 60.0;
+    const double s_eye = 50.0 + 25.0 * t_s;
+    const road::RoadPoint p = road.Evaluate(s_eye);
+    const Quat heading(Eigen::AngleAxisd(p.heading_rad, Vec3::UnitZ()));
+    const Pose body{road.LaneCenter(s_eye, -1), heading};
+    const Pose eye{body.position_m + heading * st.eye_in_vehicle.position_m, heading};
+    st.speed_mps = 25.0;
+    st.sim_ns = static_cast<int64_t>(t_s * 1e9);
+    const GearRpm g = AutomaticGearDisplay(st.speed_mps, 0.3);
+    st.gear = g.gear;
+    st.rpm = g.rpm;
+    const double t0 = NowMs();
+    window.PollEvents();
+    scene.Update(Traffic(road, vehicles, 60.0, t_s), st.sim_ns);
+    const double t1 = NowMs();
+    window.SetCockpit(st);
+    window.Render(eye, {}, {});
+    const double t2 = NowMs();
+    if (f >= 0) {
+      out.frame_ms.push_back(t2 - t0);
+      out.update_ms.push_back(t1 - t0);
+    }
+  }
+  return out;
+}
+
 void Print(const char* name, const Stats& s) {
   double sum = 0, usum = 0;
   for (double x : s.frame_ms) sum += x;
@@ -125,7 +171,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    OffscreenRenderer renderer(1280, 720);
+    std::optional<OffscreenRenderer> renderer_holder(std::in_place, 1280, 720);
+    OffscreenRenderer& renderer = *renderer_holder;
     const road::Road road = MakeRoad();
     std::printf("viewer_bench: 1280 x 720, %d frames after %d warm-up, GL %s\n", frames, warmup, renderer.GlInfo().c_str());
     // Baseline first and last, so drift of the machine's load shows up as a difference between them.
@@ -160,6 +207,21 @@ int main(int argc, char** argv) {
     l /= static_cast<double>(loaded.frame_ms.size());
     std::printf("vehicles add %.2f ms per frame (%.2fx the baseline mean, %.3f ms per vehicle)\n", l - b, l / b,
                 (l - b) / vehicles);
+
+    // The seat's own window, after the offscreen renderer's context is gone.
+    renderer_holder.reset();
+    const Stats seat = RunSeat(road, vehicles, frames, warmup, rural, false, false);
+    const Stats seat_cockpit = RunSeat(road, vehicles, frames, warmup, rural, true, false);
+    const Stats seat_mirrors = RunSeat(road, vehicles, frames, warmup, rural, true, true);
+    const Stats seat2 = RunSeat(road, vehicles, frames, warmup, rural, false, false);
+    std::printf("seat window, driver's eye, rural environment, %d vehicles:\n", vehicles);
+    Print("seat as before", seat);
+    Print("seat + cockpit", seat_cockpit);
+    Print("seat + cockpit+mirrors", seat_mirrors);
+    Print("seat as before again", seat2);
+  } catch (const WindowError& e) {
+    std::fprintf(stderr, "viewer_bench: seat window: %s\n", e.what());
+    return 1;
   } catch (const RenderError& e) {
     std::fprintf(stderr, "viewer_bench: %s\n", e.what());
     return 1;

@@ -117,6 +117,29 @@ std::unique_ptr<vehicle::FmuVehicle> OpenDriverFmu(const config::SessionDef& ses
   }
 }
 
+// The seat window's mirrors: the three defaults, changed, removed or added to by the [[node.mirror]] tables.
+std::vector<viewer::MirrorDef> SeatMirrors(const std::vector<config::SeatMirrorDef>& tables) {
+  std::vector<viewer::MirrorDef> mirrors = viewer::DefaultMirrors();
+  for (const config::SeatMirrorDef& t : tables) {
+    auto it = std::find_if(mirrors.begin(), mirrors.end(), [&](const viewer::MirrorDef& m) { return m.name == t.name; });
+    if (!t.enabled) {
+      if (it != mirrors.end()) mirrors.erase(it);
+      continue;
+    }
+    if (it == mirrors.end()) {
+      mirrors.emplace_back();
+      it = mirrors.end() - 1;
+      it->name = t.name;
+    }
+    if (t.position_m) it->position_m = *t.position_m;
+    if (t.yaw_deg) it->yaw_deg = *t.yaw_deg;
+    if (t.pitch_deg) it->pitch_deg = *t.pitch_deg;
+    if (t.hfov_deg) it->hfov_deg = *t.hfov_deg;
+    if (t.screen) it->screen = *t.screen;
+  }
+  return mirrors;
+}
+
 // --- The seat thread: SDL, GL and OSG live here only ---
 
 class DriverSeatModule::Seat {
@@ -183,6 +206,8 @@ class DriverSeatModule::Seat {
     return live_input_;
   }
 
+  // Module thread: the participant's indicator (-1 left, 0 off, +1 right), toggled by "," and "." in the window.
+  int Indicator() const { return indicator_.load(); }
   uint64_t Frames() const { return frames_.load(); }
   double RenderMeanMs() const {
     const uint64_t n = frames_.load();
@@ -205,6 +230,8 @@ class DriverSeatModule::Seat {
         if (!setup_.environment.empty()) scene->SetEnvironment(setup_.environment);
         window = std::make_unique<viewer::SeatWindow>(setup_.window_def, *scene);
         window->SetKeyCallback(setup_.on_key);
+        // A press turns that side's indicator on (the other off), a second press turns it off.
+        window->SetIndicatorCallback([this](int side) { indicator_.store(indicator_.load() == side ? 0 : side); });
         log_->info("seat window {} x {} px, {:.0f} deg, debug text {} (Tab toggles it), OpenGL: {}",
                    setup_.window_def.width_px, setup_.window_def.height_px, setup_.window_def.hfov_deg,
                    setup_.window_def.hud ? "on" : "off", window->GlInfo());
@@ -283,6 +310,18 @@ class DriverSeatModule::Seat {
                              fmt::format("steer {:+.2f}  throttle {:.2f}  brake {:.2f}", own_input.steer,
                                          own_input.throttle, own_input.brake),
                              fmt::format("{} other vehicles", others.size()), device_line};
+        // The own car's instruments: what the vehicle sent (speed, lamps), a displayed gear and engine speed.
+        viewer::CockpitState cockpit;
+        cockpit.speed_mps = own.kinematics.velocity_mps.dot(body.orientation * Vec3::UnitX());
+        const viewer::GearRpm gear = viewer::AutomaticGearDisplay(cockpit.speed_mps, own_input.throttle);
+        cockpit.gear = gear.gear;
+        cockpit.rpm = gear.rpm;
+        cockpit.indicator_left = own.lights.indicator_left;
+        cockpit.indicator_right = own.lights.indicator_right;
+        cockpit.headlights = own.lights.headlights;
+        cockpit.sim_ns = sim_ns + static_cast<int64_t>(1e9 * SecondsBetween(others_at, t0));
+        cockpit.eye_in_vehicle = eye_v;
+        window->SetCockpit(cockpit);
         window->Render(eye, lines, message);
         const double ms = 1e3 * SecondsBetween(t0, SteadyClock::now());
         frames_.fetch_add(1);
@@ -307,6 +346,7 @@ class DriverSeatModule::Seat {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> has_window_{false};
+  std::atomic<int> indicator_{0};
   std::atomic<uint64_t> frames_{0};
   std::atomic<double> render_total_ms_{0}, render_max_ms_{0};
 
@@ -448,6 +488,8 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   setup.window_def.height_px = node.view_height_px;
   setup.window_def.hfov_deg = node.view_hfov_deg;
   setup.window_def.hud = node.hud;
+  setup.window_def.cockpit = node.cockpit;
+  setup.window_def.mirrors = node.mirrors ? SeatMirrors(node.mirror) : std::vector<viewer::MirrorDef>{};
   setup.eye_m = node.eye_m;
   setup.fps = node.view_fps;
   setup.on_key = [this](const std::string& key) { OnSeatKey(key); };
@@ -493,6 +535,12 @@ protocol::EntityState DriverSeatModule::Truth() const {
   if (can_input_ && can_indicator_ != 0) {
     e.lights.indicator_left = can_indicator_ == 1;
     e.lights.indicator_right = can_indicator_ == 2;
+  }
+  // The participant's own indicators (keys "," and "."), sent on the wire like traffic's.
+  if (seat_) {
+    const int indicator = seat_->Indicator();
+    e.lights.indicator_left = indicator < 0;
+    e.lights.indicator_right = indicator > 0;
   }
   return e;
 }

@@ -342,3 +342,29 @@ TEST_CASE("seat window: the left indicator tell-tale blinks in the scene's phase
   CHECK(on.v0 > l.panel_v0);
   CHECK(SwCompare(off, dark).count == 0);
 }
+
+TEST_CASE("seat window: comma and period work the own indicators and send no seat key") {
+  viewer::SceneGraph scene;
+  viewer::SeatWindowDef def = viewer::DefaultSeatWindowDef();
+  def.width_px = 320;
+  def.height_px = 180;
+  viewer::SeatWindow window(def, scene);
+  std::vector<int> sides;
+  std::vector<std::string> keys;
+  window.SetIndicatorCallback([&](int side) { sides.push_back(side); });
+  window.SetKeyCallback([&](const std::string& key) { keys.push_back(key); });
+  auto press = [](SDL_Keycode sym, bool repeat) {
+    SDL_Event ev{};
+    ev.type = SDL_KEYDOWN;
+    ev.key.keysym.sym = sym;
+    ev.key.repeat = repeat ? 1 : 0;
+    REQUIRE(SDL_PushEvent(&ev) == 1);
+  };
+  press(SDLK_COMMA, false);
+  press(SDLK_COMMA, true);  // a held key is one press
+  press(SDLK_PERIOD, false);
+  press(SDLK_a, false);
+  REQUIRE(window.PollEvents());
+  CHECK(sides == std::vector<int>{-1, 1});
+  CHECK(keys == std::vector<std::string>{"a"});
+}

@@ -80,6 +80,23 @@ std::string GearLabel(int gear) {
   return "D" + std::to_string(std::min(gear, 9));
 }
 
+GearRpm AutomaticGearDisplay(double speed_mps, double throttle) {
+  static constexpr double kRatios[] = {13.6, 8.4, 5.9, 4.6, 3.7, 3.1};
+  constexpr double kWheelRadiusM = 0.31, kIdleRpm = 800.0;
+  const double wheel_rpm = std::abs(speed_mps) / kWheelRadiusM * 60.0 / (2.0 * M_PI);
+  GearRpm out;
+  if (speed_mps < -0.1) {
+    out.gear = -1;
+    out.rpm = std::max(kIdleRpm, wheel_rpm * kRatios[0]);
+    return out;
+  }
+  const double shift_rpm = 2000.0 + 3000.0 * std::clamp(throttle, 0.0, 1.0);
+  out.gear = 1;
+  while (out.gear < 6 && wheel_rpm * kRatios[out.gear - 1] > shift_rpm) ++out.gear;
+  out.rpm = std::max(kIdleRpm, wheel_rpm * kRatios[out.gear - 1]);
+  return out;
+}
+
 // --- The bonnet, dashboard and pillars in the vehicle frame ---
 
 namespace cockpit_detail {
@@ -166,8 +183,10 @@ osg::ref_ptr<osg::Node> BuildCockpitGeometry(const CockpitDef& def) {
     const double y_base = side * (def.bonnet_half_width_m - 0.02), y_top = side * (def.bonnet_half_width_m - 0.12);
     const Vec3 base(def.dash_front_x_m, y_base, def.dash_top_z_m - 0.02), top(def.dash_front_x_m - 0.75, y_top, 1.50);
     const double w = def.pillar_width_m;
-    const Vec3 inward(-0.55 * w, -side * 0.85 * w, 0.0);  // the pillar's width, towards the cabin
-    const osg::Vec4 trim = Shade(def.dashboard, 1.4), trim_dark = Shade(def.dashboard, 1.1), skin = Shade(def.body, 0.7);
+    // The pillar's width across the driver's line of sight (a real pillar is deeper than it is wide, so
+    // from the seat it looks wider than its face).
+    const Vec3 inward(0.6 * w, -side * 1.3 * w, 0.0);
+    const osg::Vec4 trim = Shade(def.dashboard, 2.0), trim_dark = Shade(def.dashboard, 1.5), skin = Shade(def.body, 0.7);
     const unsigned a = mesh.Add(base, trim), b = mesh.Add(top, trim_dark);
     const unsigned c = mesh.Add(top + inward, trim_dark), d = mesh.Add(base + inward, trim);
     mesh.Quad(a, b, c, d);

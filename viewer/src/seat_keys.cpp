@@ -19,4 +19,11 @@ std::string SeatKeyName(int32_t sdl_keycode, bool repeat) {
   return config::IsSeatKeyName(name) ? name : std::string();
 }
 
+int IndicatorKeySide(int32_t sdl_keycode, bool repeat) {
+  if (repeat) return 0;
+  if (sdl_keycode == SDLK_COMMA) return -1;
+  if (sdl_keycode == SDLK_PERIOD) return 1;
+  return 0;
+}
+
 }  // namespace platoon::viewer

@@ -50,6 +50,7 @@ struct SeatWindow::Impl {
   int width = 0, height = 0;
   std::string gl_info;
   KeyCallback on_key;
+  IndicatorCallback on_indicator;
   bool hud_visible = false;
   CockpitState cockpit_state;
   osg::ref_ptr<osg::Group> root;        // mirrors' cameras, the scene, the own car's camera
@@ -160,6 +161,8 @@ SeatWindow::~SeatWindow() {
 
 void SeatWindow::SetKeyCallback(KeyCallback on_key) { impl_->on_key = std::move(on_key); }
 
+void SeatWindow::SetIndicatorCallback(IndicatorCallback on_indicator) { impl_->on_indicator = std::move(on_indicator); }
+
 bool SeatWindow::PollEvents() {
   Impl& m = *impl_;
   bool open = true;
@@ -173,6 +176,9 @@ bool SeatWindow::PollEvents() {
     // A seat key: one call per press (SDL repeats a held key; those are dropped).
     if (ev.type == SDL_KEYDOWN && m.on_key)
       if (const std::string key = SeatKeyName(ev.key.keysym.sym, ev.key.repeat != 0); !key.empty()) m.on_key(key);
+    // "," and "." work the turn indicators (no seat keys: no marker).
+    if (ev.type == SDL_KEYDOWN && m.on_indicator)
+      if (const int side = IndicatorKeySide(ev.key.keysym.sym, ev.key.repeat != 0); side != 0) m.on_indicator(side);
     if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
       m.window->DrawableSize(&m.width, &m.height);
       m.gw->resized(0, 0, m.width, m.height);
@@ -206,6 +212,11 @@ void SeatWindow::Render(const Pose& eye_world, const std::vector<std::string>& h
   for (const Mirror& mirror : m.mirrors) {
     const auto r = m.Rect(mirror.def);
     const float frame = std::max(2.0f, 0.006f * static_cast<float>(m.height));
+    // A mirror hanging from the top edge gets its mount.
+    if (r[1] < 0.05 * m.height) {
+      const float c = 0.5f * static_cast<float>(r[0] + r[2]), half = 0.012f * static_cast<float>(m.width);
+      back->AddRectFilled(ImVec2(c - half, 0.0f), ImVec2(c + half, static_cast<float>(r[1])), IM_COL32(40, 37, 34, 255));
+    }
     back->AddRectFilled(ImVec2(static_cast<float>(r[0]) - frame, static_cast<float>(r[1]) - frame),
                         ImVec2(static_cast<float>(r[2]) + frame, static_cast<float>(r[3]) + frame), IM_COL32(22, 20, 18, 255),
                         2.0f * frame);

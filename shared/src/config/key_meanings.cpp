@@ -264,6 +264,27 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.hud",
        "driver: the seat window shows its debug text (speed, pedals, sim time, input device) from the start; "
        "Tab in the window shows or hides it. Off: the participant sees the view and scenario messages only."},
+      {S, "node.cockpit",
+       "driver: the seat window draws the own car: bonnet, dashboard and A-pillars, speedometer, rev counter, gear "
+       "and tell-tales (docs/INPUTS.md, \"The own car\")."},
+      {S, "node.mirrors",
+       "driver: the seat window shows its mirrors, live views of the world behind: interior (top centre), left and "
+       "right; [[node.mirror]] changes or adds one; false: none."},
+      {S, "node.mirror",
+       "driver: one mirror of the seat window, by name: changes \"interior\", \"left\" or \"right\" (keys left out "
+       "keep its defaults) or adds one (position, yaw_deg and screen required)."},
+      {S, "node.mirror.name", "\"interior\", \"left\", \"right\" or the name of an added mirror.", "required"},
+      {S, "node.mirror.enabled", "false: this mirror is not drawn."},
+      {S, "node.mirror.position",
+       "Viewpoint of the reflected view in the vehicle frame (rear-axle centre on the ground, x forward, y left), in m.",
+       "interior [1.75, 0, 1.3]; left [1.6, 0.98, 1.08]; right [1.6, -0.98, 1.08]"},
+      {S, "node.mirror.yaw_deg", "Direction the reflected view looks, from x forward (180: straight back).",
+       "interior 180; left 168; right -168"},
+      {S, "node.mirror.pitch_deg", "Elevation of that direction (negative: down).", "interior -1; left, right -3"},
+      {S, "node.mirror.hfov_deg", "Horizontal field of view of the mirror.", "interior 40; left, right 26"},
+      {S, "node.mirror.screen",
+       "Where the mirror is drawn: [left, top, right, bottom] as fractions of the window's width and height.",
+       "interior [0.36, 0.015, 0.64, 0.14]; left [0.01, 0.47, 0.175, 0.66]; right [0.825, 0.47, 0.99, 0.66]"},
       {S, "node.headless",
        "driver: no seat window (tests, PCs without a display); also what happens when no display opens."},
       {S, "node.data_write",

@@ -116,7 +116,7 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
   // Road traffic takes start_s_m, start_lane and start_speed_mps for its first vehicle (a lead car).
   const bool road_traffic = d.role == protocol::Role::kTraffic && d.traffic_model == "road";
   const char* driver_keys[] = {"input", "input_mapping", "start_s_m", "start_lane", "eye", "view_hfov_deg",
-                               "view_width_px", "view_height_px", "view_fps", "headless", "hud", "data_write",
+                               "view_width_px", "view_height_px", "view_fps", "headless", "hud", "cockpit", "mirrors", "mirror", "data_write",
                                "start_speed_mps", "driver_model", "stream_port", "head_tracking_port",
                                "stream_address", "stream_timeout_s", "head_tracking_timeout_s",
                                "can_bus", "can_map", "can_timeout_s"};
@@ -204,6 +204,38 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
   d.view_fps = t.GetDouble("view_fps", d.view_fps, 1, 1000);
   d.headless = t.GetBool("headless", d.headless);
   d.hud = t.GetBool("hud", d.hud);
+  d.cockpit = t.GetBool("cockpit", d.cockpit);
+  d.mirrors = t.GetBool("mirrors", d.mirrors);
+  // [[node.mirror]]: changes one of the three mirrors by name, or adds one (docs/INPUTS.md, "Mirrors").
+  for (const auto& m : t.TableArray("mirror")) {
+    SeatMirrorDef md;
+    md.name = m.GetString("name", "");
+    if (md.name.empty()) m.Fail("name", "expected the mirror's name (\"interior\", \"left\", \"right\" or a new one), got \"\"");
+    for (const auto& other : d.mirror)
+      if (other.name == md.name) m.Fail("name", "mirror \"" + md.name + "\" is given twice");
+    md.enabled = m.GetBool("enabled", md.enabled);
+    // Every key is read, given or not, so an unknown key's message lists them all; only given ones count.
+    const auto p = m.GetDoubleArray("position", {}, 3, -50, 50);
+    if (m.Has("position")) md.position_m = Vec3(p[0], p[1], p[2]);
+    const double yaw = m.GetDouble("yaw_deg", 180, -360, 360), pitch = m.GetDouble("pitch_deg", -1, -89, 89);
+    const double hfov = m.GetDouble("hfov_deg", 40, 5, 150);
+    if (m.Has("yaw_deg")) md.yaw_deg = yaw;
+    if (m.Has("pitch_deg")) md.pitch_deg = pitch;
+    if (m.Has("hfov_deg")) md.hfov_deg = hfov;
+    const auto r = m.GetDoubleArray("screen", {}, 4, 0, 1);
+    if (m.Has("screen")) {
+      if (!(r[2] - r[0] >= 0.01 && r[3] - r[1] >= 0.01))
+        m.Fail("screen", fmt::format("expected [left, top, right, bottom] with left < right and top < bottom (at least 0.01 "
+                                     "apart), got [{:g}, {:g}, {:g}, {:g}]", r[0], r[1], r[2], r[3]));
+      md.screen = std::array<double, 4>{r[0], r[1], r[2], r[3]};
+    }
+    const bool known = md.name == "interior" || md.name == "left" || md.name == "right";
+    if (!known && md.enabled && (!md.position_m || !md.yaw_deg || !md.screen))
+      m.Fail("name", "a new mirror \"" + md.name + "\" needs position, yaw_deg and screen (the mirrors with defaults are "
+                     "\"interior\", \"left\" and \"right\")");
+    m.RejectUnknownKeys();
+    d.mirror.push_back(std::move(md));
+  }
   if (auto w = t.Sub("data_write")) d.data_write = ReadDataWriteDef(*w, d.name);
 }
 

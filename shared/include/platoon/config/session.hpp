@@ -11,6 +11,7 @@
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/transport/security.hpp"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -142,6 +143,19 @@ struct RouteDef {
   std::string where;                 ///< "file:line: node[i].route", for later checks.
 };
 
+/// driver: one [[node.mirror]] table: changes the seat window's mirror of that name ("interior", "left",
+/// "right"; the keys it leaves out keep that mirror's defaults) or adds a mirror (then position, yaw_deg and
+/// screen are required). Unset fields are nullopt; the seat window fills them (viewer::DefaultMirrors).
+struct SeatMirrorDef {
+  std::string name;                              ///< Which mirror.
+  bool enabled = true;                           ///< false: this mirror is not drawn.
+  std::optional<Vec3> position_m;                ///< Viewpoint in the vehicle frame (rear-axle centre, x forward, y left), in m.
+  std::optional<double> yaw_deg;                 ///< Direction the reflected view looks, from x forward, in deg (180: straight back).
+  std::optional<double> pitch_deg;               ///< Elevation of that direction, in deg (negative: down).
+  std::optional<double> hfov_deg;                ///< Horizontal field of view, in deg.
+  std::optional<std::array<double, 4>> screen;   ///< Left, top, right, bottom on the window, fractions 0..1.
+};
+
 /// traffic, traffic_model = "pedestrians": one person walking a path ([[node.pedestrian]]).
 struct PedestrianDef {
   std::vector<Vec3> waypoints_m;     ///< The path's points (z = 0), in m; at least two.
@@ -189,6 +203,9 @@ struct NodeDef {
   double view_fps = 60.0;            ///< driver: frames per second the seat window aims at, in Hz. Typical 30..144.
   bool headless = false;             ///< driver: no window (tests, headless PCs); also the fallback when no display opens.
   bool hud = false;                  ///< driver: the seat window shows its debug text from the start (Tab toggles it).
+  bool cockpit = true;               ///< driver: the seat window draws the own car (bonnet, dashboard, A-pillars, instruments).
+  bool mirrors = true;               ///< driver: the seat window shows its mirrors (interior, left, right; see mirror).
+  std::vector<SeatMirrorDef> mirror; ///< driver: the [[node.mirror]] tables, in file order.
   /// driver, input = "stream": UDP port of the control stream (docs/PROTOCOL.md, "External streams"); 0: none.
   uint16_t stream_port = 0;
   /// driver: UDP port of the head-tracking pose stream that moves the seat's eye; 0: none.

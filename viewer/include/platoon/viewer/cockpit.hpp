@@ -42,7 +42,7 @@ std::string ValidateMirror(const MirrorDef& m);
 /// Looks of the own car.
 struct CockpitDef {
   Rgb body = {0.16f, 0.24f, 0.42f};           ///< Paint of the bonnet and the A-pillars' outer skin.
-  Rgb dashboard = {0.10f, 0.10f, 0.11f};      ///< Dashboard top and pillar trim.
+  Rgb dashboard = {0.13f, 0.12f, 0.11f};      ///< Dashboard top and pillar trim (a warm grey, unlike the sky's blue-grey).
   double dash_front_x_m = 1.95;               ///< Where the dashboard meets the windscreen, x in the vehicle frame, in m.
   double dash_top_z_m = 1.02;                 ///< Height of the dashboard's top edge, in m.
   double bonnet_front_x_m = 3.55;             ///< Front edge of the bonnet, in m.
@@ -93,6 +93,17 @@ ClusterLayout InstrumentClusterLayout(int width_px, int height_px);
 
 /// The gear as the cluster writes it: "R", "N", "D1".."D9".
 std::string GearLabel(int gear);
+
+/// Gear and engine speed as the cluster shows them.
+struct GearRpm {
+  int gear = 0;          ///< -1 reverse, 0 neutral, 1..6 forward.
+  double rpm = 800.0;    ///< Engine speed, in 1/min.
+};
+
+/// What a six-speed automatic would show at `speed_mps` (negative: reversing) and `throttle` (0..1), for a
+/// vehicle model without an engine: overall ratios 13.6, 8.4, 5.9, 4.6, 3.7, 3.1 on 0.31 m wheels, the
+/// lowest gear whose engine speed stays under 2000 + 3000 throttle 1/min, idle 800 1/min.
+GearRpm AutomaticGearDisplay(double speed_mps, double throttle);
 
 /// Bonnet, dashboard top and A-pillars as unlit, shaded OSG geometry in the vehicle frame: draw it with a
 /// camera whose view is the eye in the vehicle frame (ViewMatrix(CockpitState::eye_in_vehicle)).

@@ -13,4 +13,8 @@ namespace platoon::viewer {
 /// for keys a seat does not send (Esc, arrows, modifiers, keypad).
 std::string SeatKeyName(int32_t sdl_keycode, bool repeat);
 
+/// The participant's own turn indicators from the keyboard: -1 for "," (left), +1 for "." (right), 0 for an
+/// auto-repeat and every other key. Neither is a seat key, so they send no marker.
+int IndicatorKeySide(int32_t sdl_keycode, bool repeat);
+
 }  // namespace platoon::viewer

@@ -53,6 +53,11 @@ class SeatWindow {
   using KeyCallback = std::function<void(const std::string& key)>;
   /// Sets the key callback (nullptr: keys are not passed on).
   void SetKeyCallback(KeyCallback on_key);
+  /// Called by PollEvents, on this thread, once per press of an indicator key (IndicatorKeySide: -1 for
+  /// ",", the left indicator; +1 for ".", the right one).
+  using IndicatorCallback = std::function<void(int side)>;
+  /// Sets the indicator callback (nullptr: the keys do nothing).
+  void SetIndicatorCallback(IndicatorCallback on_indicator);
   /// Handles the window's pending events (resize, close, seat keys, Tab); false once the user closed the
   /// window or pressed Esc. Does not consume joystick state, so platoon::input::SdlInput keeps working.
   bool PollEvents();
