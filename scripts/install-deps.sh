@@ -36,6 +36,12 @@ PACKAGES=(
   # tests only: netconvert reads the exported .xodr (ctest "opendrive: netconvert ..."; Debian's sumo without
   # its Recommends has no SUMO_HOME data, so the test runs netconvert with --xml-validation never)
   sumo
+  # FMI 2.0 co-simulation vehicle models: an FMU is a zip archive (modelDescription.xml, binaries/);
+  # libzip unpacks it (node/vehicle fmu_vehicle.cpp)
+  libzip-dev
+  # tests only: an independent DBC codec; ctest "can: ... canmatrix" checks platoon's DBC reader and signal
+  # codec against it in both directions through candump logs
+  python3-canmatrix
 )
 
 missing=()

@@ -191,7 +191,7 @@ TEST_CASE("driver seat: starts on the session road's lane, facing its direction 
 }
 
 TEST_CASE("driver seat: bad driver keys and scripts are refused naming file, line and key") {
-  CHECK(ConfigErrorOf("role = \"driver\"\ninput = \"joystick\"\n").find("seat.toml:4: node[0].input: expected \"sdl\", \"scripted:<input script file>\", \"model:follow\" or \"stream\", got \"joystick\"") == 0);
+  CHECK(ConfigErrorOf("role = \"driver\"\ninput = \"joystick\"\n").find("seat.toml:4: node[0].input: expected \"sdl\", \"scripted:<input script file>\", \"model:follow\", \"stream\" or \"can\", got \"joystick\"") == 0);
   CHECK(ConfigErrorOf("role = \"driver\"\ninput = \"scripted:\"\n").find("node[0].input") != std::string::npos);
   CHECK(ConfigErrorOf("role = \"driver\"\nstart_lane = 0\n").find("node[0].start_lane: expected a lane") != std::string::npos);
   CHECK(ConfigErrorOf("role = \"driver\"\neye = [1, 2]\n").find("node[0].eye") != std::string::npos);
