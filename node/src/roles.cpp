@@ -26,10 +26,10 @@ Modules One(Args&&... args) {
 
 Modules Observer(const config::SessionDef&, const config::NodeDef&, Log) { return {}; }
 
-Modules Traffic(const config::SessionDef& session, const config::NodeDef& node, Log) {
+Modules Traffic(const config::SessionDef& session, const config::NodeDef& node, Log log) {
   // traffic_model picks the model: vehicles on the session's road, or the closed stadium tracks.
   if (node.traffic_model == "road") return One<RoadTrafficModule>(session, node);
-  if (node.traffic_model == "route") return One<RouteTrafficModule>(session, node);
+  if (node.traffic_model == "route") return One<RouteTrafficModule>(session, node, std::move(log));
   if (node.traffic_model == "pedestrians") return One<PedestrianModule>(node);
   return One<TrafficModule>(node);
 }

@@ -2,7 +2,9 @@
 
 #include "platoon/config/params.hpp"
 #include "platoon/entity_id.hpp"
+#include "platoon/log/session_log.hpp"
 #include "platoon/road/session_road.hpp"
+#include "platoon/vehicle/fmu.hpp"
 
 #include <fmt/format.h>
 
@@ -24,6 +26,31 @@ constexpr int64_t kSettleNs = 5'000'000'000;
 constexpr double kLaneSampleM = 2.0;
 
 Quat YawQuat(double yaw_rad) { return Quat(Eigen::AngleAxisd(yaw_rad, Vec3::UnitZ())); }
+
+// vehicle_model = "fmu": route vehicle `index`'s own instance of the node's FMU, started at `start` (CG pose
+// and speed), stepped every `step_s`; its messages go to `log`. Refusals become the ConfigError platoon
+// check reports, at the fmu key's line.
+std::unique_ptr<vehicle::FmuVehicle> OpenRouteFmu(const config::SessionDef& session, const config::NodeDef& node,
+                                                  const vehicle::VehicleState& start, size_t index, double step_s,
+                                                  const std::shared_ptr<spdlog::logger>& log) {
+  vehicle::FmuDef d = vehicle::DefaultFmuDef();
+  d.path = node.fmu;
+  d.step_s = step_s;
+  d.instance_name = fmt::format("{}[{}]", node.name, index);
+  d.start = vehicle::FmuStart{start.x_m, start.y_m, start.yaw_rad, start.vx_mps};
+  vehicle::FmuLogHook hook = [log](vehicle::FmuLogLevel level, const std::string& message) {
+    if (!log) return;
+    if (level == vehicle::FmuLogLevel::kError) log->error("{}", message);
+    else if (level == vehicle::FmuLogLevel::kWarning) log->warn("{}", message);
+    else log->debug("{}", message);
+  };
+  try {
+    return vehicle::FmuVehicle::Open(d, std::move(hook));
+  } catch (const vehicle::FmuError& e) {
+    const std::string where = node.fmu_where.empty() ? session.file + ": node \"" + node.name + "\" fmu" : node.fmu_where;
+    throw config::ConfigError(where + ": " + e.what());
+  }
+}
 
 }  // namespace
 
@@ -154,14 +181,16 @@ Polyline RoutePath(const config::SessionDef& session, const config::NodeDef& nod
 
 // --- Route traffic ---
 
-RouteTrafficModule::RouteTrafficModule(const config::SessionDef& session, const config::NodeDef& node)
+RouteTrafficModule::RouteTrafficModule(const config::SessionDef& session, const config::NodeDef& node,
+                                       std::shared_ptr<spdlog::logger> log)
     : name_(node.name),
       rate_hz_(node.module_rate_hz),
       speed_mps_(node.speed_mps),
       path_(RoutePath(session, node)),
       route_(node.route),
       def_(NodeVehicleDef(node)),
-      controller_(MakeController(node.controller)) {
+      controller_(MakeController(node.controller)),
+      log_(std::move(log)) {
   idm_.desired_speed_mps = std::max(0.5, speed_mps_);
   idm_.time_headway_s = 1.2;
   // Vehicle 0 leads: vehicle i starts i spacings behind it, the last at the path's start, at cruise speed
@@ -177,8 +206,53 @@ RouteTrafficModule::RouteTrafficModule(const config::SessionDef& session, const 
     c.state.y_m = cg.y();
     c.state.yaw_rad = std::atan2(dir.y(), dir.x());
     c.state.vx_mps = start_mps;
-    cars_.push_back(c);
+    cars_.push_back(std::move(c));
   }
+  // vehicle_model = "fmu": one instance per vehicle, its communication step the module's step. Each
+  // instance unzips the FMU into a folder of its own, so each loads its own copy of the library.
+  if (node.vehicle_model == "fmu") {
+    fmu_step_s_ = 1.0 / rate_hz_;
+    for (size_t i = 0; i < cars_.size(); ++i) {
+      cars_[i].fmu = OpenRouteFmu(session, node, cars_[i].state, i, fmu_step_s_, log_);
+      cars_[i].state = cars_[i].fmu->State();
+    }
+    if (log_)
+      log_->info("route vehicle model: {} instances of FMU {} (\"{}\"), step {} s, optional variables: {}", cars_.size(), node.fmu,
+                 cars_.front().fmu->Description().model_name, fmu_step_s_, cars_.front().fmu->OptionalVariables());
+  }
+}
+
+RouteTrafficModule::~RouteTrafficModule() = default;
+
+bool RouteTrafficModule::FmuFailed(size_t i) const {
+  const Car& c = cars_.at(i);
+  return c.fmu && c.fmu->Failed();
+}
+
+vehicle::VehicleState RouteTrafficModule::StepFmu(size_t i, double dt_s) {
+  Car& c = cars_[i];
+  if (!c.fmu->Failed()) {
+    // The command on a flat road at the path's height, with the node's friction.
+    vehicle::FmuInput in;
+    in.steer = c.input.steer;
+    in.throttle = c.input.throttle;
+    in.brake = c.input.brake;
+    in.mu.fill(def_.mu);
+    in.contact_z_m.fill(path_.PointAt(c.s_m).z());
+    // As many communication steps as the module's step spans (one at the module's rate).
+    const long n = std::max(1L, std::lround(dt_s / fmu_step_s_));
+    bool ok = true;
+    for (long k = 0; k < n && ok; ++k) ok = c.fmu->Step(in);
+    if (ok) return c.fmu->State();
+    // A failed step: this vehicle stops where it is and stays; the others and the session go on.
+    if (log_)
+      log_->error("route vehicle {} ({}[{}]): {}; it is held where it stands for the rest of the session", i, name_, i, c.fmu->Error());
+  }
+  ++fmu_held_steps_;
+  vehicle::VehicleState held = c.state;
+  held.vx_mps = held.vy_mps = held.yaw_rate_radps = 0;
+  held.ax_mps2 = held.ay_mps2 = held.yaw_accel_radps2 = 0;
+  return held;
 }
 
 protocol::EntityState RouteTrafficModule::Truth(size_t i, int64_t sim_ns) const {
@@ -250,7 +324,7 @@ void RouteTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
         in.steer = std::clamp(vehicle::PurePursuitSteerRad(gx, gy, def_.WheelbaseM()) / def_.max_steer_rad, -1.0, 1.0);
       // The controller layer, then the vehicle.
       cars_[i].input = controller_.Apply(def_, c.state, in);
-      next[i] = vehicle::Step(def_, c.state, cars_[i].input, dt);
+      next[i] = c.fmu ? StepFmu(i, dt) : vehicle::Step(def_, c.state, cars_[i].input, dt);
     }
     for (size_t i = 0; i < cars_.size(); ++i) cars_[i].state = next[i];
   }
@@ -273,6 +347,19 @@ void RouteTrafficModule::Summarize(std::vector<std::string>& fields) const {
   std::string names;
   for (const auto& n : controller_.Names()) names += (names.empty() ? "\"" : ",\"") + n + "\"";
   fields.push_back("\"route_controller\":[" + names + "]");
+  if (UsesFmu()) {
+    // The FMU vehicles held by a failed step, and the first failure's message.
+    size_t failed = 0;
+    std::string error;
+    for (const Car& c : cars_)
+      if (c.fmu->Failed()) {
+        ++failed;
+        if (error.empty()) error = c.fmu->Error();
+      }
+    fields.push_back("\"route_fmu_failed_vehicles\":" + std::to_string(failed));
+    fields.push_back("\"route_fmu_held_steps\":" + std::to_string(fmu_held_steps_));
+    fields.push_back("\"route_fmu_error\":" + session_log::JsonQuote(error));
+  }
 }
 
 // --- Pedestrians ---

@@ -5,6 +5,7 @@
 #include "platoon/input/axis_mapping.hpp"
 #include "platoon/input/scripted_input.hpp"
 #include "platoon/node/driver_seat.hpp"
+#include "platoon/node/route_traffic.hpp"
 #include "platoon/vehicle/fmu.hpp"
 #include "platoon/node/fusion.hpp"
 #include "platoon/process/child.hpp"
@@ -168,6 +169,9 @@ void Validate(const platoon::config::SessionDef& s) {
       // vehicle_model = "fmu": the FMU loads, has the variables and initialises, as the seat opens it.
       if (n.vehicle_model == "fmu") (void)platoon::node::OpenDriverFmu(s, n, nullptr);
     }
+    // Route traffic with vehicle_model = "fmu": every vehicle's FMU instance opens as the node opens them.
+    if (n.role == platoon::protocol::Role::kTraffic && n.traffic_model == "route" && n.vehicle_model == "fmu")
+      (void)platoon::node::RouteTrafficModule(s, n, nullptr);
   }
 }
 

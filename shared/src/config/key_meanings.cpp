@@ -302,10 +302,11 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.foxglove_hz", "recorder: /foxglove/tf messages per sim second (Foxglove interpolates between them)."},
       {S, "node.foxglove_cloud_hz", "recorder: /foxglove/cloud/<id> messages per sim second and stream."},
       {S, "node.vehicle_model",
-       "driver: \"single_track\", \"bullet\" (3D ground contact and a reverse gear; starts at rest; "
-       "docs/BULLET_VEHICLE.md) or \"fmu\" (an FMI 2.0 co-simulation FMU, the key fmu; docs/VEHICLES.md)."},
+       "driver, traffic route: \"single_track\", \"bullet\" (driver only: 3D ground contact and a reverse gear; "
+       "starts at rest; docs/BULLET_VEHICLE.md) or \"fmu\" (an FMI 2.0 co-simulation FMU, the key fmu; one instance "
+       "per route vehicle; docs/VEHICLES.md)."},
       {S, "node.fmu",
-       "driver, vehicle_model = \"fmu\": the FMI 2.0 co-simulation FMU that replaces the single-track model, "
+       "driver, traffic route, vehicle_model = \"fmu\": the FMI 2.0 co-simulation FMU that replaces the single-track model, "
        "relative to the session file (docs/VEHICLES.md, \"FMI 2.0 vehicle models\").",
        "none: vehicle_model = \"fmu\" needs it"},
       {S, "node.tyre_mu", "driver, traffic route: road friction scale of the vehicle model."},

@@ -304,9 +304,12 @@ void ReadWorldPartKeys(const Table& t, NodeDef& d) {
   const bool walkers = traffic && d.traffic_model == "pedestrians";
   const std::string got = "got role \"" + std::string(protocol::RoleName(d.role)) + "\"" +
                           (traffic ? " with traffic_model = \"" + d.traffic_model + "\"" : "");
-  if (t.Has("vehicle_model") && !driver)
-    t.Fail("vehicle_model", "is a driver key: it needs role = \"driver\", " + got);
+  if (t.Has("vehicle_model") && !driver && !route)
+    t.Fail("vehicle_model", "is a driver key: it needs role = \"driver\", " + got + " (or a traffic node with traffic_model = \"route\")");
   d.vehicle_model = t.GetString("vehicle_model", d.vehicle_model, {"single_track", "bullet", "fmu"});
+  // Route traffic runs the single-track model or one FMU instance per vehicle; the Bullet vehicle is the seat's.
+  if (route && d.vehicle_model == "bullet")
+    t.Fail("vehicle_model", "route traffic takes \"single_track\" or \"fmu\" (the Bullet vehicle is the driver seat's), got \"bullet\"");
   // vehicle_model = "fmu": the FMU file (read and loaded at start and by platoon check, not here).
   if (t.Has("fmu") && d.vehicle_model != "fmu")
     t.Fail("fmu", "is for vehicle_model = \"fmu\", got vehicle_model = \"" + d.vehicle_model + "\"");

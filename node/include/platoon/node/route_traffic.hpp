@@ -6,7 +6,9 @@
 /// or a lane of the session road, steered by pure pursuit on the rear axle, with the Intelligent Driver
 /// Model along the path for speed (the vehicle ahead on the route, and a stop at an open route's end),
 /// through the controller layer ([node.controller]). Deterministic: a function of the session file and
-/// the module's steps.
+/// the module's steps. With vehicle_model = "fmu" each vehicle is its own instance of the node's FMU
+/// (vehicle::FmuVehicle), stepped at the module's step with the same commands; a vehicle whose FMU step
+/// fails is held where it stands (speed 0) and the others go on.
 ///
 /// Pedestrians: people walking polylines at a constant speed, a pure function of sim time (like the
 /// stadium traffic), published as EntityKind::kPedestrian.
@@ -18,9 +20,16 @@
 #include "platoon/vehicle/driver_models.hpp"
 #include "platoon/vehicle/single_track.hpp"
 
+#include <spdlog/logger.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace platoon::vehicle {
+class FmuVehicle;
+}
 
 namespace platoon::node {
 
@@ -74,13 +83,18 @@ Polyline RoutePath(const config::SessionDef& session, const config::NodeDef& nod
 /// traffic_model = "route": the node's vehicles on their path.
 class RouteTrafficModule final : public Module {
  public:
-  RouteTrafficModule(const config::SessionDef& session, const config::NodeDef& node);
+  /// Places the vehicles; with vehicle_model = "fmu" opens one FMU instance per vehicle (instance name
+  /// "<node>[i]"), its log and a failed step's message going to `log` (may be null). Throws
+  /// config::ConfigError "FILE:LINE: node[i].fmu: <what the FMU lacks>" as platoon check reports it.
+  RouteTrafficModule(const config::SessionDef& session, const config::NodeDef& node, std::shared_ptr<spdlog::logger> log = nullptr);
+  ~RouteTrafficModule() override;
   std::string Name() const override { return "route"; }
   double RateHz() const override { return rate_hz_; }
   void Step(const StepInfo& info, ModuleContext& context) override;
   /// speed_mps (live: the IDM's desired speed) and vehicles (fixed).
   void Params(config::ParamRegistry& registry, const std::string& prefix) override;
-  /// route_vehicles, route_steps, the largest lateral error after the first 5 s, the controller's names.
+  /// route_vehicles, route_steps, the largest lateral error after the first 5 s, the controller's names;
+  /// with vehicle_model = "fmu" also route_fmu_failed_vehicles, route_fmu_held_steps and route_fmu_error.
   void Summarize(std::vector<std::string>& fields) const override;
 
   /// The path.
@@ -90,13 +104,21 @@ class RouteTrafficModule final : public Module {
   size_t Vehicles() const { return cars_.size(); }
   /// Largest |lateral offset| of a rear axle from the path seen after the first 5 s of steps, in m.
   double MaxLateralErrorM() const { return max_lateral_m_; }
+  /// Whether the vehicles run FMU instances (vehicle_model = "fmu").
+  bool UsesFmu() const { return !cars_.empty() && cars_.front().fmu != nullptr; }
+  /// Whether vehicle `i`'s FMU has failed a step (it is then held); false without an FMU.
+  bool FmuFailed(size_t i) const;
+  /// Module steps in which some vehicle was held by a failed FMU, summed over the vehicles.
+  uint64_t FmuHeldSteps() const { return fmu_held_steps_; }
 
  private:
   struct Car {
     vehicle::VehicleState state;
     vehicle::VehicleInput input;  // the command applied last (after the controller)
     double s_m = 0;               // rear axle's arc length along the path (unwrapped on a closed route)
+    std::unique_ptr<vehicle::FmuVehicle> fmu;  // vehicle_model = "fmu": this vehicle's instance
   };
+  vehicle::VehicleState StepFmu(size_t i, double dt_s);
   protocol::EntityState Truth(size_t i, int64_t sim_ns) const;
 
   std::string name_;
@@ -111,6 +133,9 @@ class RouteTrafficModule final : public Module {
   uint64_t steps_ = 0;
   int64_t first_ns_ = -1;
   double max_lateral_m_ = 0;
+  std::shared_ptr<spdlog::logger> log_;
+  double fmu_step_s_ = 0;         // the FMU's communication step: the module's step, in s
+  uint64_t fmu_held_steps_ = 0;
 };
 
 /// Pedestrian `index` of a pedestrians node at `sim_ns`: on its path at start_offset_m + speed t

@@ -222,12 +222,13 @@ struct NodeDef {
   std::string can_where;             ///< driver: "FILE:LINE: node[i].can_map", for messages about the mapping.
   RecorderDef recorder;              ///< recorder: the file, the streams and the Foxglove channels it writes.
   std::optional<DataWriteDef> data_write;  ///< driver: the [node.data_write] table; nullopt: no data write.
-  /// driver: the vehicle model: "single_track" (the default), "bullet" (3D ground contact, reverse gear;
-  /// docs/BULLET_VEHICLE.md) or "fmu" (an FMI 2.0 co-simulation FMU; docs/VEHICLES.md).
+  /// driver, traffic (route): the vehicle model: "single_track" (the default), "bullet" (driver only: 3D
+  /// ground contact, reverse gear; docs/BULLET_VEHICLE.md) or "fmu" (an FMI 2.0 co-simulation FMU, one
+  /// instance per route vehicle; docs/VEHICLES.md).
   std::string vehicle_model = "single_track";
-  /// driver, vehicle_model = "fmu": the .fmu file, found next to the session file when relative.
+  /// driver, traffic (route), vehicle_model = "fmu": the .fmu file, found next to the session file when relative.
   std::string fmu;
-  std::string fmu_where;             ///< driver, vehicle_model = "fmu": "FILE:LINE: node[i].fmu", for messages about the FMU.
+  std::string fmu_where;             ///< vehicle_model = "fmu": "FILE:LINE: node[i].fmu", for messages about the FMU.
   ControllerDef controller;          ///< driver, traffic (route): the [node.controller] table.
   std::optional<double> tyre_mu;     ///< driver, traffic (route): road friction scale (VehicleDef::mu); nullopt: the default 1.0.
   /// Seconds this node's world view blends a correction of a remote entity over (dr::TrackDef::blend_time_s);
