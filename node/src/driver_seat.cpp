@@ -866,6 +866,13 @@ void DriverSeatModule::CanSendIfDue() {
   set(can::Variable::kBrake, input_.brake);
   set(can::Variable::kIndicator, e.lights.indicator_left ? 1 : e.lights.indicator_right ? 2 : 0);
   set(can::Variable::kGear, state_.vx_mps < -0.1 ? -1 : 1);
+  // Wheel speeds of the rigid body at the CG state, with the mapping's track width (docs/CAN.md).
+  const auto wheels = can::WheelSpeeds(state_.vx_mps, state_.vy_mps, state_.yaw_rate_radps, state_.steer_rad, def_.cg_to_front_m,
+                                       def_.cg_to_rear_m, can_->Def().track_m);
+  set(can::Variable::kWheelSpeedFlMps, wheels[0]);
+  set(can::Variable::kWheelSpeedFrMps, wheels[1]);
+  set(can::Variable::kWheelSpeedRlMps, wheels[2]);
+  set(can::Variable::kWheelSpeedRrMps, wheels[3]);
   can_bus_->SetTimeNs(vehicle_ns_);
   for (const can::StampedFrame& s : can_->Due(vehicle_ns_, v)) can_bus_->Send(s.frame);
 }

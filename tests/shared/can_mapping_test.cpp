@@ -238,3 +238,85 @@ TEST_CASE("can mapping: mapping files with a missing DBC or an unknown message, 
   CHECK(can::VariableName(can::Variable::kGear) == "gear");
   CHECK_FALSE(can::VariableByName("gear_ratio"));
 }
+
+namespace can_mapping_test_detail {
+
+// A wheel's speed computed on its own: the wheel centre's velocity v_cg + omega x p (p from the CG, in the
+// body frame) dotted with the wheel's heading (cos a, sin a).
+double WheelSpeedByVectors(double vx, double vy, double omega, double px, double py, double heading_rad) {
+  const double wx = vx - omega * py, wy = vy + omega * px;
+  return wx * std::cos(heading_rad) + wy * std::sin(heading_rad);
+}
+
+// A DBC written for the wheel speed test: the four wheels in rad/s, Intel, unsigned 16 bit at 0.005 rad/s.
+const char* const kWheelDbc = R"(VERSION ""
+BS_:
+BU_: Seat Ecu
+BO_ 800 WheelSpeeds: 8 Seat
+ SG_ WheelFL : 0|16@1+ (0.005,0) [0|327.675] "rad/s" Ecu
+ SG_ WheelFR : 16|16@1+ (0.005,0) [0|327.675] "rad/s" Ecu
+ SG_ WheelRL : 32|16@1+ (0.005,0) [0|327.675] "rad/s" Ecu
+ SG_ WheelRR : 48|16@1+ (0.005,0) [0|327.675] "rad/s" Ecu
+)";
+
+}  // namespace can_mapping_test_detail
+
+TEST_CASE("can mapping: a car turning left has the wheel speeds of a rigid body with steered front wheels") {
+  // A left turn at 12 m/s, 0.35 rad/s yaw rate, a little side slip and 0.08 rad of front wheel angle.
+  const double vx = 12.0, vy = -0.15, r = 0.35, steer = 0.08, lf = 1.2, lr = 1.55, track = 1.62;
+  const auto w = can::WheelSpeeds(vx, vy, r, steer, lf, lr, track);
+  CHECK(w[0] == doctest::Approx(WheelSpeedByVectors(vx, vy, r, lf, track / 2, steer)).epsilon(1e-12));
+  CHECK(w[1] == doctest::Approx(WheelSpeedByVectors(vx, vy, r, lf, -track / 2, steer)).epsilon(1e-12));
+  CHECK(w[2] == doctest::Approx(WheelSpeedByVectors(vx, vy, r, -lr, track / 2, 0)).epsilon(1e-12));
+  CHECK(w[3] == doctest::Approx(WheelSpeedByVectors(vx, vy, r, -lr, -track / 2, 0)).epsilon(1e-12));
+  // Turning left the inner (left) wheels roll slower than the outer ones, by yaw rate x track at the rear.
+  CHECK(w[0] < w[1]);
+  CHECK(w[3] - w[2] == doctest::Approx(r * track).epsilon(1e-12));
+  // Straight ahead every wheel rolls at the car's speed.
+  for (double s : can::WheelSpeeds(vx, 0, 0, 0, lf, lr, track)) CHECK(s == doctest::Approx(vx).epsilon(1e-12));
+}
+
+TEST_CASE("can mapping: wheel speeds go out with the mapping file's track width and factor") {
+  const testing::TempDir dir;
+  dir.Write("wheels.dbc", kWheelDbc);
+  // The ECU wants rad/s: simulator m/s = rad/s * wheel radius (0.31 m).
+  const double radius = 0.31, track = 1.48;
+  std::string map = "dbc = \"wheels.dbc\"\ntrack_m = " + std::to_string(track) +
+                    "\n[[message]]\nname = \"WheelSpeeds\"\ndirection = \"tx\"\nperiod_ms = 20\n";
+  const char* names[4][2] = {{"WheelFL", "wheel_speed_fl_mps"}, {"WheelFR", "wheel_speed_fr_mps"},
+                             {"WheelRL", "wheel_speed_rl_mps"}, {"WheelRR", "wheel_speed_rr_mps"}};
+  for (const auto& n : names)
+    map += std::string("[[message.signal]]\nname = \"") + n[0] + "\"\nvariable = \"" + n[1] + "\"\nfactor = " + std::to_string(radius) + "\n";
+  can::CanMapping mapping(can::LoadMapping(dir.Write("wheels_map.toml", map)), 0.2);
+  CHECK(mapping.Def().track_m == doctest::Approx(track));
+  // The seat fills the variables from WheelSpeeds; the frame carries them in rad/s.
+  const double vx = 9.0, vy = 0.05, r = 0.5, steer = 0.12, lf = 1.1, lr = 1.6;
+  const auto w = can::WheelSpeeds(vx, vy, r, steer, lf, lr, mapping.Def().track_m);
+  can::VariableValues v{};
+  v[static_cast<size_t>(can::Variable::kWheelSpeedFlMps)] = w[0];
+  v[static_cast<size_t>(can::Variable::kWheelSpeedFrMps)] = w[1];
+  v[static_cast<size_t>(can::Variable::kWheelSpeedRlMps)] = w[2];
+  v[static_cast<size_t>(can::Variable::kWheelSpeedRrMps)] = w[3];
+  const auto due = mapping.Due(0, v);
+  REQUIRE(due.size() == 1);
+  const can::Message* m = mapping.Def().dbc.FindMessage("WheelSpeeds");
+  REQUIRE(m);
+  const auto decoded = can::DecodeMessage(*m, due[0].frame);
+  const double expected_rl = WheelSpeedByVectors(vx, vy, r, -lr, track / 2, 0) / radius;
+  const double expected_fr = WheelSpeedByVectors(vx, vy, r, lf, -track / 2, steer) / radius;
+  CHECK(std::abs(decoded.at("WheelRL") - expected_rl) <= 0.0025 + 1e-9);
+  CHECK(std::abs(decoded.at("WheelFR") - expected_fr) <= 0.0025 + 1e-9);
+  for (int k = 0; k < 4; ++k) CHECK(std::abs(decoded.at(names[k][0]) * radius - w[static_cast<size_t>(k)]) <= 0.0025 * radius + 1e-9);
+  CHECK(can::VariableName(can::Variable::kWheelSpeedRrMps) == "wheel_speed_rr_mps");
+  CHECK(can::VariableByName("wheel_speed_fl_mps") == can::Variable::kWheelSpeedFlMps);
+  // A track width out of range is refused at its line.
+  const std::string bad = dir.Write("bad_map.toml", "dbc = \"wheels.dbc\"\ntrack_m = 0\n" + map.substr(map.find("[[message]]")));
+  std::string error;
+  try {
+    can::LoadMapping(bad);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  CHECK(error.find("bad_map.toml:2") != std::string::npos);
+  CHECK(error.find("track_m") != std::string::npos);
+}

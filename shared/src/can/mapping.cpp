@@ -14,7 +14,8 @@ namespace {
 
 constexpr std::array<std::string_view, kVariableCount> kVariableNames = {
     "speed_mps", "yaw_rate_radps", "ax_mps2", "ay_mps2", "x_m", "y_m", "yaw_rad",
-    "steer",     "throttle",       "brake",   "indicator", "gear"};
+    "steer",     "throttle",       "brake",   "indicator", "gear",
+    "wheel_speed_fl_mps", "wheel_speed_fr_mps", "wheel_speed_rl_mps", "wheel_speed_rr_mps"};
 
 std::string KnownVariables() {
   std::string out;
@@ -50,6 +51,17 @@ std::optional<Variable> VariableByName(std::string_view name) {
   return std::nullopt;
 }
 
+std::array<double, 4> WheelSpeeds(double vx_mps, double vy_mps, double yaw_rate_radps, double steer_rad, double cg_to_front_m,
+                                  double cg_to_rear_m, double track_m) {
+  // Velocity of the point (px, py) of the body (CG frame): (vx - r py, vy + r px).
+  const double half = track_m / 2;
+  const double left_vx = vx_mps - yaw_rate_radps * half, right_vx = vx_mps + yaw_rate_radps * half;
+  const double front_vy = vy_mps + yaw_rate_radps * cg_to_front_m;
+  // Front wheels: along their heading (cos d, sin d); rear wheels: along the body x axis.
+  const double c = std::cos(steer_rad), s = std::sin(steer_rad);
+  return {left_vx * c + front_vy * s, right_vx * c + front_vy * s, left_vx, right_vx};
+}
+
 bool Receivable(Variable v) {
   return v == Variable::kSteer || v == Variable::kThrottle || v == Variable::kBrake || v == Variable::kIndicator;
 }
@@ -63,6 +75,7 @@ MappingDef FromTable(const config::Table& t, const std::string& source) {
   if (!t.Has("dbc")) t.Fail("dbc", "expected dbc = \"<file>.dbc\", the bus definition the mapping refers to");
   d.dbc_path = t.GetString("dbc", "");
   if (d.dbc_path.empty()) t.Fail("dbc", "expected a DBC file path, got \"\"");
+  d.track_m = t.GetDouble("track_m", kDefaultTrackM, 0.1, 10.0);
   const auto slash = source.rfind('/');
   if (d.dbc_path.front() != '/' && slash != std::string::npos) d.dbc_path = source.substr(0, slash + 1) + d.dbc_path;
   try {

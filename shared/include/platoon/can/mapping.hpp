@@ -35,9 +35,13 @@ enum class Variable {
   kBrake,          ///< tx: applied / rx: commanded brake, 0..1.
   kIndicator,      ///< tx / rx: turn indicator, 0 off, 1 left, 2 right.
   kGear,           ///< tx: gear, 1 forward, -1 reverse (the single-track model has one forward gear).
+  kWheelSpeedFlMps,  ///< tx: front-left wheel speed, in m/s: the wheel centre's velocity along the wheel's heading (WheelSpeeds).
+  kWheelSpeedFrMps,  ///< tx: front-right wheel speed, in m/s.
+  kWheelSpeedRlMps,  ///< tx: rear-left wheel speed, in m/s.
+  kWheelSpeedRrMps,  ///< tx: rear-right wheel speed, in m/s.
 };
 /// Number of Variable values.
-inline constexpr size_t kVariableCount = 12;
+inline constexpr size_t kVariableCount = 16;
 /// The variable's name in mapping files ("speed_mps", "steer", ...).
 std::string_view VariableName(Variable v);
 /// The variable named `name`, or nullopt.
@@ -47,6 +51,17 @@ bool Receivable(Variable v);
 
 /// The seat's values, indexed by Variable.
 using VariableValues = std::array<double, kVariableCount>;
+
+/// Track width the wheel speeds are computed with when the mapping file gives no track_m, in m. 1.6 (mid-size car).
+inline constexpr double kDefaultTrackM = 1.6;
+
+/// The four wheel speeds of a rigid body in plane motion, in m/s, in the order fl, fr, rl, rr (docs/CAN.md,
+/// "Wheel speeds"): each wheel centre's velocity (v_cg + yaw_rate x r_wheel, the wheel at (+cg_to_front_m or
+/// -cg_to_rear_m, +-track_m / 2) from the CG) projected on the wheel's heading (the front wheels turned by
+/// `steer_rad`, the rear ones straight): a free-rolling wheel's angular speed times its radius, no slip.
+/// `vx_mps`, `vy_mps`: CG velocity in the body frame (left positive), in m/s; `yaw_rate_radps` counter-clockwise.
+std::array<double, 4> WheelSpeeds(double vx_mps, double vy_mps, double yaw_rate_radps, double steer_rad, double cg_to_front_m,
+                                  double cg_to_rear_m, double track_m);
 
 /// Which way a message goes.
 enum class Direction {
@@ -75,6 +90,7 @@ struct MessageMapDef {
 struct MappingDef {
   std::string source;                 ///< The mapping file's path.
   std::string dbc_path;               ///< The DBC's path (relative ones are taken next to the mapping file).
+  double track_m = kDefaultTrackM;    ///< Track width for the wheel speeds, in m (mapping key track_m). Typical 1.5..1.7.
   Database dbc;                       ///< The DBC.
   std::vector<MessageMapDef> messages;  ///< Mapped messages, in file order.
   MappingDef() = default;
