@@ -1,6 +1,9 @@
 #include "platoon/node/sensor_host.hpp"
 
+#include "platoon/can/object_frames.hpp"
+#include "platoon/can/transport.hpp"
 #include "platoon/dead_reckoning_kinds.hpp"
+#include "platoon/log/session_log.hpp"
 #include "platoon/road/environment.hpp"
 #include "platoon/road/session_road.hpp"
 #include "platoon/sensors/sensor_registry.hpp"
@@ -296,7 +299,23 @@ struct SensorHostModule::Sensor {
   uint64_t frames = 0, points = 0;
   uint64_t skipped = 0;  // instants skipped because the host was more than a period late
   double compute_s = 0;
+  std::unique_ptr<can::Bus> can_bus;                  // objects with can_bus: where the lists also go as frames
+  std::unique_ptr<can::ObjectListEncoder> can_objects;  // ... and how (the object mapping file)
 };
+
+namespace {
+
+// An object list as the CAN encoder takes it (the encoder lives in shared, below the sensors library).
+std::vector<can::ObjectFrameInput> CanObjects(const protocol::ObjectList& list) {
+  std::vector<can::ObjectFrameInput> out;
+  out.reserve(list.objects.size());
+  for (const auto& o : list.objects)
+    out.push_back(can::ObjectFrameInput{o.track_id, o.object_class, o.position_m.x(), o.position_m.y(), o.position_m.z(),
+                                        o.velocity_mps.x(), o.velocity_mps.y(), o.size_m.x(), o.size_m.y(), o.size_m.z()});
+  return out;
+}
+
+}  // namespace
 
 SensorHostModule::SensorHostModule(const config::SessionDef& session, const config::NodeDef& node,
                                    std::shared_ptr<spdlog::logger> log)
@@ -319,12 +338,31 @@ SensorHostModule::SensorHostModule(const config::SessionDef& session, const conf
       if (other->spec.id == s->spec.id) t.Fail("id", "duplicate sensor id \"" + s->spec.id + "\"");
     s->period_ns = SToNs(1.0 / s->spec.rate_hz);
     s->instance = sensors::MakeSensorInstance(s->spec, services);
+    if (!s->spec.can_bus.empty()) OpenCan(*s);
     sensors_.push_back(std::move(s));
   }
   world_ = std::make_unique<SensorWorld>(session, ego_id_);
 }
 
 SensorHostModule::~SensorHostModule() = default;
+
+void SensorHostModule::OpenCan(Sensor& s) {
+  // The object mapping file and the bus; their errors name the sensor's can_map line.
+  const sensors::SensorSpec& spec = s.spec;
+  try {
+    s.can_objects = std::make_unique<can::ObjectListEncoder>(can::LoadObjectMapping(spec.can_map));
+  } catch (const std::exception& e) {
+    throw config::ConfigError(spec.can_where + ": " + e.what());
+  }
+  try {
+    s.can_bus = can::OpenBus(spec.can_bus, spec.can_dir);
+  } catch (const can::BusError& e) {
+    throw config::ConfigError(spec.can_where + ": can_bus: " + e.what());
+  }
+  const can::ObjectMappingDef& d = s.can_objects->Def();
+  log_->info("sensor '{}': object lists on CAN {} with {} ({} + {}, up to {} objects)", spec.id, s.can_bus->Name(),
+             spec.can_map, d.header->name, d.object->name, d.max_objects);
+}
 
 std::vector<protocol::DataEndpoint> SensorHostModule::Streams() const {
   std::vector<protocol::DataEndpoint> out;
@@ -393,6 +431,12 @@ void SensorHostModule::Measure(Sensor& s, int64_t t_ns, ModuleContext& context) 
         m->message);
     s.points += m->items;
     context.PublishData(m->message);
+    // The same list on CAN: a header and one frame per object, stamped with the frame's sim time.
+    if (s.can_objects)
+      if (const auto* list = std::get_if<protocol::ObjectList>(&m->message)) {
+        s.can_bus->SetTimeNs(list->header.stamp_ns);
+        for (const can::StampedFrame& f : s.can_objects->Encode(list->header.stamp_ns, CanObjects(*list))) s.can_bus->Send(f.frame);
+      }
   }
   ++s.frames;
   s.compute_s += SecondsSince(t0);
@@ -413,6 +457,13 @@ void SensorHostModule::Summarize(std::vector<std::string>& fields) const {
   for (const auto& s : sensors_) {
     std::string kind_members;
     s->instance->Summarize(kind_members);
+    if (s->can_objects) {
+      const can::ObjectEncoderCounters& c = s->can_objects->Counters();
+      const can::BusCounters& b = s->can_bus->Counters();
+      kind_members += fmt::format(",\"can_bus\":{},\"can_lists\":{},\"can_frames\":{},\"can_objects\":{},\"can_truncated\":{},"
+                                  "\"can_clamped\":{},\"can_sent\":{},\"can_send_errors\":{}",
+                                  session_log::JsonQuote(s->can_bus->Name()), c.lists, c.frames, c.objects, c.truncated, c.clamped, b.sent, b.send_errors);
+    }
     list += fmt::format("{}{{\"id\":\"{}\",\"kind\":\"{}\",\"frames\":{},\"skipped\":{},\"items\":{},"
                         "\"mean_compute_ms\":{:.3f}{}}}",
                         list.empty() ? "" : ",", s->spec.id, protocol::StreamKindName(s->spec.kind), s->frames, s->skipped,

@@ -2,6 +2,7 @@
 // object-list error chain (seed 002 ch. 3: field of view, detection, Gaussian noise, class transitions).
 #include "sensor_kinds.hpp"
 
+#include "platoon/can/transport.hpp"
 #include "platoon/sensors/mounting.hpp"
 #include "platoon/sensors/object_list.hpp"
 
@@ -101,6 +102,23 @@ void ReadObjects(const config::Table& t, SensorSpec& s) {
     }
   }
   if (const std::string why = ValidateObjectListDef(d); !why.empty()) t.Fail("type", "invalid objects sensor: " + why);
+  // CAN (docs/CAN.md, "Object lists"): every list also goes out as a header and one frame per object.
+  s.can_bus = t.GetString("can_bus", "");
+  s.can_map = t.GetString("can_map", "");
+  if (s.can_bus.empty() != s.can_map.empty())
+    t.Fail(s.can_bus.empty() ? "can_map" : "can_bus", "can_bus and can_map go together (the bus, and the object mapping file)");
+  if (!s.can_bus.empty()) {
+    try {
+      can::ParseBusSpec(s.can_bus);
+    } catch (const can::BusError& e) {
+      t.Fail("can_bus", e.what());
+    }
+    // Relative files (the mapping, candump logs) are found next to the session file.
+    const auto slash = t.File().rfind('/');
+    s.can_dir = slash == std::string::npos ? std::string() : t.File().substr(0, slash);
+    if (s.can_map.front() != '/' && !s.can_dir.empty()) s.can_map = s.can_dir + "/" + s.can_map;
+    s.can_where = t.Where("can_map") + ": " + t.Path() + ".can_map";
+  }
   s.objects = d;
   s.rate_hz = d.rate_hz;
 }

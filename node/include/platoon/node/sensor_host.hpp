@@ -100,6 +100,8 @@ class SensorHostModule final : public Module {
  private:
   struct Sensor;
   void Measure(Sensor& s, int64_t t_ns, ModuleContext& context);
+  // Opens a sensor's CAN bus and object mapping (can_bus, can_map); throws config::ConfigError.
+  void OpenCan(Sensor& s);
   protocol::SensorHeader Header(Sensor& s, int64_t stamp_ns, uint32_t node_id) const;
 
   std::shared_ptr<spdlog::logger> log_;

@@ -47,6 +47,10 @@ struct SensorSpec {
   ImuDef imu;                                       ///< kind == imu.
   GnssDef gnss;                                     ///< kind == gnss.
   ObjectListDef objects;                            ///< kind == objects (error chain, seed 002 ch. 3).
+  std::string can_bus;                              ///< kind == objects: CAN bus spec its lists also go out on ("" none).
+  std::string can_map;                              ///< kind == objects: object mapping file (absolute, or next to the session).
+  std::string can_dir;                              ///< Directory relative candump paths of can_bus are taken from.
+  std::string can_where;                            ///< "FILE:LINE: node[i].sensor[j].can_map" for errors of the mapping.
 };
 
 /// Lidar preset by name: "default", "ibeo_lux", "valeo_scala", "vlp16", "hdl64", "os1_128"; nullopt otherwise.
