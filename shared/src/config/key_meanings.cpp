@@ -492,6 +492,12 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.sensor.monitor_check",
        "camera: read every frame the monitor shows back and count in the summary those that differ from the image "
        "sent (monitor_mismatched)."},
+      {S, "node.sensor.can_bus",
+       "objects: also send every object list as CAN frames on this bus: \"udp:LOCAL>PEER\", \"socketcan:IF\" or "
+       "\"candump:>FILE\" (docs/CAN.md, \"Object lists\"); needs can_map."},
+      {S, "node.sensor.can_map",
+       "objects: the object mapping file (a DBC, a header and an object message, the fields' signals with factor "
+       "and offset), next to the session file (docs/CAN.md, \"Object lists\"); needs can_bus."},
       {S, "node.sensor.gyro_noise_density", "Gyro white noise density, in rad/s/sqrt(Hz)."},
       {S, "node.sensor.gyro_bias_random_walk", "Gyro bias random walk, in rad/s^2/sqrt(Hz)."},
       {S, "node.sensor.accel_noise_density", "Accelerometer white noise density, in m/s^2/sqrt(Hz)."},
