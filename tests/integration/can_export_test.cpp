@@ -353,6 +353,63 @@ TEST_CASE("platoon export: a recorded seat's signals as CAN frames decode back t
   CHECK(part_frames.front().interface == "can0");
 }
 
+TEST_CASE("platoon export: --every-period fills every period slot with the drive between its recorded states") {
+  TempDir dir;
+  const std::string log = WriteCanLog(dir);
+  dir.Write("bus.dbc", kCanDbc);
+  const std::string map_path = dir.Write("bus_map.toml", kCanMap);
+  const std::string out = dir.Path() + "/every.log";
+  const CanRun r = CanExport({log, "--candump", out, "--can-map", map_path, "--every-period"});
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  const can::MappingDef map = can::LoadMapping(map_path);
+  const std::vector<can::LoggedFrame> frames = can::ReadCandumpLog(out);
+  // The states span 5 ms .. 11.99 s: each periodic message in every slot of it, at the slot's start
+  // (the first slot at the first state).
+  constexpr int64_t kFirstNs = 5 * kCanMs, kLastNs = 11990 * kCanMs;
+  std::map<std::string, std::vector<int64_t>> times;
+  std::map<std::string, double> worst;  // "Message.Signal" -> worst error over its bound
+  for (const auto& lf : frames) {
+    const can::MessageMapDef* md = nullptr;
+    for (const auto& m : map.messages)
+      if (m.message->id == lf.frame.id && m.message->extended == lf.frame.extended) md = &m;
+    REQUIRE(md != nullptr);
+    times[md->message->name].push_back(lf.time_ns);
+    if (md->on_change) continue;
+    // Between recorded states the export interpolates them; the drive itself is the reference, within
+    // half a resolution plus the interpolation's own error over dt = 15 ms: a linear blend of speed and
+    // yaw rate is off by at most max|f''| dt^2 / 8 (speed'' <= 0.5 m/s^3, yaw rate'' <= 0.5 / R), the
+    // heading's slerp by max|phi''| dt^2 / 8 (phi'' <= 1 / R), the cubic Hermite position by far less
+    // than a micrometre, and the steering, held from the next state, by max|steer'| dt = 0.3 dt.
+    constexpr double kDt = 0.015;
+    const std::map<can::Variable, double> interpolation = {
+        {can::Variable::kSpeedMps, 0.5 * kDt * kDt / 8}, {can::Variable::kYawRateRadps, 0.5 / kRadiusM * kDt * kDt / 8},
+        {can::Variable::kYawRad, 1 / kRadiusM * kDt * kDt / 8}, {can::Variable::kXM, 1e-6}, {can::Variable::kYM, 1e-6},
+        {can::Variable::kSteer, 0.3 * kDt}, {can::Variable::kBrake, 0.0}};
+    const auto physical = can::DecodeMessage(*md->message, lf.frame);
+    for (const auto& s : md->signals) {
+      const double value = physical.at(s.signal->name) * s.factor + s.offset;
+      double error = std::abs(value - RecordedValue(EgoAt(lf.time_ns), std::string(can::VariableName(s.variable))));
+      if (s.variable == can::Variable::kYawRad) error = std::abs(std::remainder(error, 2 * M_PI));
+      const double half = std::abs(s.signal->factor * s.factor) / 2;
+      auto& w = worst[md->message->name + "." + s.signal->name];
+      w = std::max(w, error / (half + interpolation.at(s.variable)));
+    }
+  }
+  for (const auto& m : map.messages) {
+    if (m.on_change) continue;
+    std::vector<int64_t> expected;
+    for (int64_t slot = kFirstNs / m.period_ns; slot <= kLastNs / m.period_ns; ++slot) expected.push_back(std::max(slot * m.period_ns, kFirstNs));
+    INFO(m.message->name);
+    CHECK(times[m.message->name] == expected);
+  }
+  CHECK(times["Motion"].size() == 1200);
+  for (const auto& [name, w] : worst) {
+    MESSAGE(name << ": worst decode error against the drive " << w * 100 << " % of half its resolution plus the interpolation's bound");
+    CHECK(w <= 1.0 + 1e-6);
+  }
+  CHECK(worst.size() == 7);
+}
+
 TEST_CASE("platoon export: --candump errors for a bad mapping an unknown or ambiguous vehicle and an unwritable log") {
   TempDir dir;
   const std::string log = WriteCanLog(dir);

@@ -2,7 +2,8 @@
 // one recorded vehicle's signals as the CAN frames a seat with that mapping sends. Each recorded state
 // of the vehicle (as the world broadcasts carried it) gives the mapping's variables (CanValuesOfState),
 // can::CanMapping::Due makes the tx frames due at the state's sim time, and can::CandumpWriter writes
-// them stamped with it. docs/CAN.md, "Recorded sessions as CAN logs".
+// them stamped with it. With --every-period, also at every k * period in between, from the state that
+// data::RecordedTracks::StateAt finds there (--method). docs/CAN.md, "Recorded sessions as CAN logs".
 #include "can_export.hpp"
 
 #include "progress.hpp"
@@ -98,8 +99,8 @@ can::VariableValues CanValuesOfState(const protocol::EntityState& state) {
   set(can::Variable::kSteer, v.steer);
   set(can::Variable::kThrottle, v.throttle);
   set(can::Variable::kBrake, v.brake);
-  const bool left = state.lights.indicator_left, right = state.lights.indicator_right;
-  set(can::Variable::kIndicator, left && !right ? 1 : right && !left ? 2 : 0);
+  // As the seat sends them (node/src/driver_seat.cpp): left before right, reverse light = vx < -0.1 m/s.
+  set(can::Variable::kIndicator, state.lights.indicator_left ? 1 : state.lights.indicator_right ? 2 : 0);
   set(can::Variable::kGear, state.lights.reverse ? -1 : 1);
   return out;
 }
@@ -283,15 +284,39 @@ int RunCanExport(const ExportOptions& o) {
         return m;
     return map.messages.size();
   };
-  uint64_t frames = 0, not_whole_us = 0, hazard = 0;
+  // The sim times: each recorded state's; with --every-period also every k * period of each periodic
+  // message between the first and the last of them (the state there found by --method).
+  const int64_t t0 = first->kinematics.stamp_ns, t1 = std::prev(last)->kinematics.stamp_ns;
+  std::vector<int64_t> times;
+  times.reserve(count);
+  for (auto it = first; it != last; ++it) times.push_back(it->kinematics.stamp_ns);
+  const auto method = data::TrackMethodFromName(o.method);
+  if (o.can_every_period) {
+    for (const auto& md : map.messages) {
+      if (md.direction != can::Direction::kTx || md.on_change) continue;
+      for (int64_t k = FloorDiv(t0 - 1, md.period_ns) + 1; k <= FloorDiv(t1, md.period_ns); ++k) times.push_back(k * md.period_ns);
+    }
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+  }
+  uint64_t frames = 0, not_whole_us = 0;
   std::optional<Progress> progress;
-  progress.emplace("export", count);  // silent during the first second
+  progress.emplace("export", times.size());  // silent during the first second
   std::string write_error;
-  for (auto it = first; it != last && write_error.empty(); ++it) {
-    const int64_t t = it->kinematics.stamp_ns;
+  auto next_recorded = first;
+  for (size_t i = 0; i < times.size() && write_error.empty(); ++i) {
+    const int64_t t = times[i];
+    // The recorded state at its stamp; between stamps (--every-period) the one the method finds.
+    std::optional<protocol::EntityState> between;
+    while (next_recorded != last && next_recorded->kinematics.stamp_ns < t) ++next_recorded;
+    const bool at_recorded = next_recorded != last && next_recorded->kinematics.stamp_ns == t;
+    if (!at_recorded) {
+      between = tracks.StateAt(chosen, t, method.value_or(data::TrackMethod::kInterpolate));
+      if (!between) continue;  // removed then
+    }
+    const protocol::EntityState& state = at_recorded ? *next_recorded : *between;
     if (t % 1000 != 0) ++not_whole_us;
-    if (it->lights.indicator_left && it->lights.indicator_right) ++hazard;
-    const can::VariableValues values = CanValuesOfState(*it);
+    const can::VariableValues values = CanValuesOfState(state);
     for (const can::StampedFrame& sf : mapping->Due(t, values)) {
       // Values the signal cannot hold (its bits, its [min|max]) go clamped: counted per signal.
       const size_t m = message_of(sf.frame);
@@ -310,7 +335,7 @@ int RunCanExport(const ExportOptions& o) {
       }
       ++frames;
     }
-    if (progress) progress->Update(static_cast<size_t>(it - first) + 1, "states");
+    if (progress) progress->Update(i + 1, "sim times");
   }
   if (progress) progress->Done();
   if (write_error.empty() && !writer->Flush())
@@ -322,7 +347,6 @@ int RunCanExport(const ExportOptions& o) {
   }
 
   // 8. What went on the bus, message by message, and what a reader should know.
-  const int64_t t0 = first->kinematics.stamp_ns, t1 = std::prev(last)->kinematics.stamp_ns;
   for (size_t m = 0; m < map.messages.size(); ++m) {
     const can::MessageMapDef& md = map.messages[m];
     const std::string id = md.message->extended ? fmt::format("0x{:08X}", md.message->id) : fmt::format("0x{:03X}", md.message->id);
@@ -338,7 +362,10 @@ int RunCanExport(const ExportOptions& o) {
       std::printf("  %s (%s) every %g ms: %llu frames, %lld period slots in the span%s\n", md.message->name.c_str(), id.c_str(),
                   static_cast<double>(md.period_ns) / 1e6, static_cast<unsigned long long>(tally[m].frames),
                   static_cast<long long>(slots),
-                  static_cast<int64_t>(tally[m].frames) < slots ? " (the states come less often than the period: one frame in each slot that has a state)" : "");
+                  static_cast<int64_t>(tally[m].frames) < slots
+                      ? " (the states come less often than the period: one frame in each slot that has a state; "
+                        "--every-period fills every slot)"
+                      : "");
     }
     for (size_t k = 0; k < md.signals.size(); ++k)
       if (tally[m].clamped[k] > 0) {
@@ -352,9 +379,6 @@ int RunCanExport(const ExportOptions& o) {
   if (not_whole_us > 0)
     std::fprintf(stderr, "%s: warning: %llu state stamps are not whole microseconds; candump time stamps have microseconds, truncated\n",
                  kMe, static_cast<unsigned long long>(not_whole_us));
-  if (hazard > 0)
-    std::fprintf(stderr, "%s: warning: %llu states have both indicators on (hazard lights); indicator = 0 (off) then\n", kMe,
-                 static_cast<unsigned long long>(hazard));
   std::printf("%s: wrote %llu CAN frames on %s to %s, sim time stamps %.6f .. %.6f s, in %.1f s\n", kMe,
               static_cast<unsigned long long>(frames), o.can_interface.c_str(), o.candump_path.c_str(), NsToS(t0), NsToS(t1),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());

@@ -11,8 +11,8 @@ namespace platoon::launcher {
 /// The simulator variables of the CAN mapping from one recorded entity state: speed along the vehicle's
 /// x axis (m/s, negative backwards), yaw rate (rad/s), accelerations in the vehicle frame (m/s^2), the
 /// reference point's world x and y (m), yaw in -pi..pi (rad), the applied steer, throttle and brake
-/// (the state's controls), indicator 1 left / 2 right / 0 off or both (hazard lights), gear -1 while the
-/// reversing light is on, else 1.
+/// (the state's controls), indicator 1 left (also with both lit) / 2 right / 0 off, gear -1 while the
+/// reversing light is on, else 1; as the driver seat sends them, from what its state records.
 can::VariableValues CanValuesOfState(const protocol::EntityState& state);
 
 /// Writes the CAN log of `options.vehicle` (ExportOptions::candump_path set). Exit code: 0 written,

@@ -117,10 +117,13 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       "  platoon export drive.mcap --csv out --from 10 --to 20 --config configs/drivers.toml\n"
       "      the session (and its road) from that file, e.g. when the recorded road file is not on this PC\n\n"
       "With --candump instead of --csv: one vehicle's signals as CAN frames in a candump log, encoded by a CAN "
-      "mapping file and its DBC (docs/CAN.md) at the recorded sim times of its states, each stamped with its sim "
-      "time; the mapping's tx messages go every period (on the sim time grid) or when their payload changes.\n\n"
+      "mapping file and its DBC (docs/CAN.md) at the recorded sim times of its states (with --every-period also at "
+      "every k * period between them), each stamped with its sim time; the mapping's tx messages go once per "
+      "period slot of sim time or when their payload changes.\n\n"
       "  platoon export drive.mcap --candump drive.log --can-map configs/can/rig_map.toml\n"
-      "  platoon export drive.mcap --candump ego.log --can-map rig_map.toml --vehicle ego --interface vcan0 --from 5 --to 60\n\n"
+      "  platoon export drive.mcap --candump ego.log --can-map rig_map.toml --vehicle ego --interface vcan0 --from 5 --to 60\n"
+      "  platoon export drive.mcap --candump bus.log --can-map rig_map.toml --every-period\n"
+      "      a frame in every period slot, the states between recorded ones interpolated\n\n"
       "Exit codes: 0 written, 1 nothing to export (no entity states, or none in --from/--to), 2 usage error "
       "(missing file, not a session log, bad option, a road or CAN mapping that does not load, an unknown or "
       "ambiguous --vehicle) or a failed write (the lines written before it are kept).");
@@ -144,6 +147,11 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
   cmd->add_option("--interface", o.can_interface, "With --candump: the interface name on every candump line")
       ->needs(candump)
       ->capture_default_str();
+  cmd->add_flag("--every-period", o.can_every_period,
+                "With --candump: also a frame at every k * period of each periodic message between the vehicle's "
+                "first and last state, from its state there as --method finds it (without it: frames only at the "
+                "recorded states' sim times, one per period slot that holds one)")
+      ->needs(candump);
   cmd->add_option("--rate", o.rate_hz, "Rows per second of sim time, in (0, 1000]; rows at sim times k / rate")
       ->check(config::cli::Finite())
       ->capture_default_str()
@@ -169,9 +177,8 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--method", o.method,
                   "States between recorded ones: interpolate (Hermite/slerp between the two that bracket a row; "
-                  "default) or dead_reckon (from the newest, as receivers showed it)")
-      ->check(CLI::IsMember({"interpolate", "dead_reckon"}))
-      ->excludes(candump);
+                  "default) or dead_reckon (from the newest, as receivers showed it); for CSV rows and --every-period")
+      ->check(CLI::IsMember({"interpolate", "dead_reckon"}));
   return cmd;
 }
 

@@ -23,6 +23,7 @@ struct ExportOptions {
   std::string can_map_path;            ///< --can-map: the CAN mapping file (docs/CAN.md) naming the DBC and the tx signals.
   std::string vehicle;                 ///< --vehicle: whose signals ("robot:0", "robot", an id); "": the first driver seat's.
   std::string can_interface = "can0";  ///< --interface: the interface name written on every candump line.
+  bool can_every_period = false;       ///< --every-period: a frame in every period slot, states between recorded ones by `method`.
 };
 
 /// Adds the `export` subcommand to `app`, filling `options` when it is parsed.
