@@ -20,6 +20,8 @@
 #include "platoon/viewer/seat_window.hpp"
 #include "platoon/viewer/viewer_app.hpp"
 
+#include "fmu_open.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -97,24 +99,9 @@ std::unique_ptr<vehicle::FmuVehicle> OpenDriverFmu(const config::SessionDef& ses
   const vehicle::VehicleDef def = NodeVehicleDef(node);
   const Vec3 forward = start.orientation * Vec3::UnitX();
   const Vec3 cg = start.position_m + def.cg_to_rear_m * forward;
-  vehicle::FmuDef d = vehicle::DefaultFmuDef();
-  d.path = node.fmu;
-  d.step_s = NsToS(kDriverStepNs);
-  d.instance_name = node.name;
-  d.start = vehicle::FmuStart{cg.x(), cg.y(), std::atan2(forward.y(), forward.x()), node.start_speed_mps};
-  // The FMU's own messages go to the seat's logger.
-  vehicle::FmuLogHook hook = [log](vehicle::FmuLogLevel level, const std::string& message) {
-    if (!log) return;
-    if (level == vehicle::FmuLogLevel::kError) log->error("{}", message);
-    else if (level == vehicle::FmuLogLevel::kWarning) log->warn("{}", message);
-    else log->debug("{}", message);
-  };
-  try {
-    return vehicle::FmuVehicle::Open(d, std::move(hook));
-  } catch (const vehicle::FmuError& e) {
-    const std::string where = node.fmu_where.empty() ? session.file + ": node \"" + node.name + "\" fmu" : node.fmu_where;
-    throw config::ConfigError(where + ": " + e.what());
-  }
+  return OpenNodeFmu(session, node, node.name,
+                     vehicle::FmuStart{cg.x(), cg.y(), std::atan2(forward.y(), forward.x()), node.start_speed_mps},
+                     NsToS(kDriverStepNs), log);
 }
 
 // The seat window's mirrors: the three defaults, changed, removed or added to by the [[node.mirror]] tables.

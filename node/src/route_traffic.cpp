@@ -6,6 +6,8 @@
 #include "platoon/road/session_road.hpp"
 #include "platoon/vehicle/fmu.hpp"
 
+#include "fmu_open.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,23 +35,8 @@ Quat YawQuat(double yaw_rad) { return Quat(Eigen::AngleAxisd(yaw_rad, Vec3::Unit
 std::unique_ptr<vehicle::FmuVehicle> OpenRouteFmu(const config::SessionDef& session, const config::NodeDef& node,
                                                   const vehicle::VehicleState& start, size_t index, double step_s,
                                                   const std::shared_ptr<spdlog::logger>& log) {
-  vehicle::FmuDef d = vehicle::DefaultFmuDef();
-  d.path = node.fmu;
-  d.step_s = step_s;
-  d.instance_name = fmt::format("{}[{}]", node.name, index);
-  d.start = vehicle::FmuStart{start.x_m, start.y_m, start.yaw_rad, start.vx_mps};
-  vehicle::FmuLogHook hook = [log](vehicle::FmuLogLevel level, const std::string& message) {
-    if (!log) return;
-    if (level == vehicle::FmuLogLevel::kError) log->error("{}", message);
-    else if (level == vehicle::FmuLogLevel::kWarning) log->warn("{}", message);
-    else log->debug("{}", message);
-  };
-  try {
-    return vehicle::FmuVehicle::Open(d, std::move(hook));
-  } catch (const vehicle::FmuError& e) {
-    const std::string where = node.fmu_where.empty() ? session.file + ": node \"" + node.name + "\" fmu" : node.fmu_where;
-    throw config::ConfigError(where + ": " + e.what());
-  }
+  return OpenNodeFmu(session, node, fmt::format("{}[{}]", node.name, index),
+                     vehicle::FmuStart{start.x_m, start.y_m, start.yaw_rad, start.vx_mps}, step_s, log);
 }
 
 }  // namespace

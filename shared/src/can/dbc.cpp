@@ -664,6 +664,12 @@ using dbc_detail::FirstBit;
 using dbc_detail::FitsIn;
 using dbc_detail::LowMask;
 
+std::string Message::SignalNames() const {
+  std::string out;
+  for (const Signal& s : signals) out += (out.empty() ? "" : ", ") + s.name;
+  return out.empty() ? "none" : out;
+}
+
 const Signal* Message::FindSignal(std::string_view name) const {
   for (const Signal& s : signals) {
     if (s.name == name) return &s;

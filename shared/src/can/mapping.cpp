@@ -23,12 +23,6 @@ std::string KnownVariables() {
   return out;
 }
 
-std::string SignalNames(const Message& m) {
-  std::string out;
-  for (const auto& s : m.signals) out += (out.empty() ? "" : ", ") + s.name;
-  return out.empty() ? "none" : out;
-}
-
 int64_t FloorDiv(int64_t a, int64_t b) {
   const int64_t q = a / b;
   return (a % b != 0 && a < 0) ? q - 1 : q;
@@ -119,7 +113,7 @@ MappingDef FromTable(const config::Table& t, const std::string& source) {
       const std::string sname = s.RequireString("name");
       sd.signal = md.message->FindSignal(sname);
       if (!sd.signal)
-        s.Fail("name", "expected a signal of message " + name + " (" + SignalNames(*md.message) + "), got \"" + sname + "\"");
+        s.Fail("name", "expected a signal of message " + name + " (" + md.message->SignalNames() + "), got \"" + sname + "\"");
       const std::string vname = s.RequireString("variable");
       const auto v = VariableByName(vname);
       if (!v) s.Fail("variable", "expected a simulator variable (" + KnownVariables() + "), got \"" + vname + "\"");

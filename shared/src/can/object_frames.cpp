@@ -18,12 +18,6 @@ std::string KnownFields() {
   return out;
 }
 
-std::string SignalList(const Message& m) {
-  std::string out;
-  for (const auto& s : m.signals) out += (out.empty() ? "" : ", ") + s.name;
-  return out.empty() ? "none" : out;
-}
-
 // The largest raw value an integer signal holds.
 uint64_t MaxRaw(const Signal& s) {
   const uint32_t bits = s.is_signed ? s.length - 1 : s.length;
@@ -44,7 +38,7 @@ const Signal* FindSignalAt(const config::Table& t, const std::string& key, const
   const std::string name = required ? t.RequireString(key) : t.GetString(key, "");
   if (name.empty()) return nullptr;
   const Signal* s = m.FindSignal(name);
-  if (!s) t.Fail(key, "expected a signal of message " + m.name + " (" + SignalList(m) + "), got \"" + name + "\"");
+  if (!s) t.Fail(key, "expected a signal of message " + m.name + " (" + m.SignalNames() + "), got \"" + name + "\"");
   if (integer && s->value_type != ValueType::kInteger)
     t.Fail(key, "expected an integer signal (a count, counter or index), got the float signal \"" + name + "\"");
   return s;

@@ -51,30 +51,6 @@ To CastEnum(From from) {
   return static_cast<To>(static_cast<std::underlying_type_t<From>>(from));
 }
 
-void Put(wire::EntityState::Builder b, const EntityState& e) {
-  b.setId(e.id);
-  b.setOwnerNode(e.owner_node);
-  b.setKind(CastEnum<wire::EntityKind>(e.kind));
-  b.setStampNs(e.kinematics.stamp_ns);
-  Put(b.initPosition(), e.kinematics.pose.position_m);
-  Put(b.initOrientation(), e.kinematics.pose.orientation);
-  Put(b.initVelocity(), e.kinematics.velocity_mps);
-  Put(b.initAcceleration(), e.kinematics.acceleration_mps2);
-  Put(b.initAngularVelocity(), e.kinematics.angular_velocity_radps);
-  Put(b.initBoxSize(), e.box_size_m);
-  auto c = b.initControls();
-  c.setSteer(e.controls.steer);
-  c.setThrottle(e.controls.throttle);
-  c.setBrake(e.controls.brake);
-  auto l = b.initLights();
-  l.setHeadlights(e.lights.headlights);
-  l.setBrake(e.lights.brake);
-  l.setIndicatorLeft(e.lights.indicator_left);
-  l.setIndicatorRight(e.lights.indicator_right);
-  l.setReverse(e.lights.reverse);
-  b.setStale(e.stale);
-}
-
 EntityState Get(wire::EntityState::Reader r) {
   EntityState e;
   e.id = r.getId();

@@ -71,6 +71,8 @@ struct Message {
   uint32_t cycle_time_ms = 0;  ///< BA_ "GenMsgCycleTime" (or its BA_DEF_DEF_ default), in ms; 0 when none. Typical 10..1000.
   /// The signal named `name`, or nullptr.
   const Signal* FindSignal(std::string_view name) const;
+  /// The signals' names, comma-separated ("none" without signals): what an error message offers instead.
+  std::string SignalNames() const;
 };
 
 /// A parsed DBC file.
