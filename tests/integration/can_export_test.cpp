@@ -149,12 +149,18 @@ BO_ 514 Inputs: 4 Seat
  SG_ Steer : 0|16@1- (0.1,0) [-100|100] "%" Ecu
  SG_ Brake : 16|8@1+ (0.5,0) [0|100] "%" Ecu
 
+BO_ 515 Wheels: 6 Seat
+ SG_ WheelRL : 0|16@1+ (0.01,0) [0|655.35] "km/h" Ecu
+ SG_ WheelRR : 16|16@1+ (0.01,0) [0|655.35] "km/h" Ecu
+ SG_ WheelFL : 32|16@1+ (0.01,0) [0|655.35] "km/h" Ecu
+
 BO_ 2147484416 Lamps: 2 Seat
  SG_ Turn : 0|2@1+ (1,0) [0|3] "" Ecu
  SG_ Gear : 8|4@1- (1,0) [-8|7] "" Ecu
 )";
 
 const std::string kCanMap = R"(dbc = "bus.dbc"
+track_m = 1.5
 
 [[message]]
 name = "Motion"
@@ -205,6 +211,21 @@ variable = "brake"
 factor = 0.01
 
 [[message]]
+name = "Wheels"
+direction = "tx"
+period_ms = 20
+
+[[message.signal]]
+name = "WheelRL"
+variable = "wheel_speed_rl_mps"
+factor = 0.2777777777777778
+
+[[message.signal]]
+name = "WheelRR"
+variable = "wheel_speed_rr_mps"
+factor = 0.2777777777777778
+
+[[message]]
 name = "Lamps"
 direction = "tx"
 on_change = true
@@ -249,6 +270,9 @@ double RecordedValue(const protocol::EntityState& e, const std::string& variable
   if (variable == "brake") return e.controls.brake;
   if (variable == "indicator") return e.lights.indicator_left ? 1 : e.lights.indicator_right ? 2 : 0;
   if (variable == "gear") return e.lights.reverse ? -1 : 1;
+  // The rear wheels on the reference point's axle, 0.75 m (half the mapping's track_m) either side.
+  if (variable == "wheel_speed_rl_mps") return RecordedValue(e, "speed_mps") - e.kinematics.angular_velocity_radps.z() * 0.75;
+  if (variable == "wheel_speed_rr_mps") return RecordedValue(e, "speed_mps") + e.kinematics.angular_velocity_radps.z() * 0.75;
   FAIL("no recorded value for " << variable);
   return 0;
 }
@@ -310,7 +334,7 @@ TEST_CASE("platoon export: a recorded seat's signals as CAN frames decode back t
   for (const auto& [name, w] : worst)
     MESSAGE(name << ": worst decode error " << w.first << " (half resolution " << w.second << ", " << w.first / w.second * 100
                  << " % of it)");
-  CHECK(worst.size() == 9);
+  CHECK(worst.size() == 11);
 
   // Periodic messages: one frame in each period slot that holds a recorded state, at its first state.
   for (const auto& m : map.messages) {
@@ -325,6 +349,7 @@ TEST_CASE("platoon export: a recorded seat's signals as CAN frames decode back t
   CHECK(times["Motion"].size() == 800);     // 15 ms apart: never two states in one 10 ms slot
   CHECK(times["Pose"].size() == 600);       // 20 ms slots: 12 s / 20 ms, every one holds a state
   CHECK(times["Inputs"].size() == 300);
+  CHECK(times["Wheels"].size() == 600);
 
   // The lamps when the indicator or the gear changes: off, left at 2 s, off at 4 s, right at 6 s, off
   // at 7.5 s, reverse at 11 s.
@@ -384,7 +409,9 @@ TEST_CASE("platoon export: --every-period fills every period slot with the drive
     const std::map<can::Variable, double> interpolation = {
         {can::Variable::kSpeedMps, 0.5 * kDt * kDt / 8}, {can::Variable::kYawRateRadps, 0.5 / kRadiusM * kDt * kDt / 8},
         {can::Variable::kYawRad, 1 / kRadiusM * kDt * kDt / 8}, {can::Variable::kXM, 1e-6}, {can::Variable::kYM, 1e-6},
-        {can::Variable::kSteer, 0.3 * kDt}, {can::Variable::kBrake, 0.0}};
+        {can::Variable::kSteer, 0.3 * kDt}, {can::Variable::kBrake, 0.0},
+        {can::Variable::kWheelSpeedRlMps, (0.5 + 0.5 / kRadiusM * 0.75) * kDt * kDt / 8},
+        {can::Variable::kWheelSpeedRrMps, (0.5 + 0.5 / kRadiusM * 0.75) * kDt * kDt / 8}};
     const auto physical = can::DecodeMessage(*md->message, lf.frame);
     for (const auto& s : md->signals) {
       const double value = physical.at(s.signal->name) * s.factor + s.offset;
@@ -407,7 +434,7 @@ TEST_CASE("platoon export: --every-period fills every period slot with the drive
     MESSAGE(name << ": worst decode error against the drive " << w * 100 << " % of half its resolution plus the interpolation's bound");
     CHECK(w <= 1.0 + 1e-6);
   }
-  CHECK(worst.size() == 7);
+  CHECK(worst.size() == 9);
 }
 
 TEST_CASE("platoon export: --candump errors for a bad mapping an unknown or ambiguous vehicle and an unwritable log") {
@@ -438,6 +465,11 @@ TEST_CASE("platoon export: --candump errors for a bad mapping an unknown or ambi
   const std::string rx_only = dir.Write("rx_map.toml", "dbc = \"bus.dbc\"\n[[message]]\nname = \"Inputs\"\ndirection = \"rx\"\n"
                                                        "[[message.signal]]\nname = \"Steer\"\nvariable = \"steer\"\nfactor = 0.01\n");
   says(CanExport({log, "--candump", out, "--can-map", rx_only}), 2, "maps no tx message");
+  std::string front = kCanMap;
+  front.replace(front.find("variable = \"wheel_speed_rl_mps\""), std::string("variable = \"wheel_speed_rl_mps\"").size(),
+                "variable = \"wheel_speed_fl_mps\"");
+  says(CanExport({log, "--candump", out, "--can-map", dir.Write("front_map.toml", front)}), 2,
+       "Wheels.WheelRL carries wheel_speed_fl_mps, which an export cannot compute");
   CHECK_FALSE(std::filesystem::exists(out));
   // Vehicles.
   const CanRun nobody = CanExport({log, "--candump", out, "--can-map", map_path, "--vehicle", "nobody"});

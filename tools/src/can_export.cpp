@@ -83,7 +83,7 @@ struct MessageTally {
 
 }  // namespace
 
-can::VariableValues CanValuesOfState(const protocol::EntityState& state) {
+can::VariableValues CanValuesOfState(const protocol::EntityState& state, double track_m) {
   const data::VehicleSample v = data::SampleOf(state);
   const double c = std::cos(v.yaw_rad), s = std::sin(v.yaw_rad);
   can::VariableValues out{};
@@ -102,6 +102,10 @@ can::VariableValues CanValuesOfState(const protocol::EntityState& state) {
   // As the seat sends them (node/src/driver_seat.cpp): left before right, reverse light = vx < -0.1 m/s.
   set(can::Variable::kIndicator, state.lights.indicator_left ? 1 : state.lights.indicator_right ? 2 : 0);
   set(can::Variable::kGear, state.lights.reverse ? -1 : 1);
+  // The rear wheels sit on the reference point's axle: its velocity plus yaw_rate x (0, +-track / 2).
+  const double speed = out[static_cast<size_t>(can::Variable::kSpeedMps)];
+  set(can::Variable::kWheelSpeedRlMps, speed - v.yaw_rate_radps * track_m / 2);
+  set(can::Variable::kWheelSpeedRrMps, speed + v.yaw_rate_radps * track_m / 2);
   return out;
 }
 
@@ -131,6 +135,18 @@ int RunCanExport(const ExportOptions& o) {
                  o.can_map_path.c_str());
     return kExitUsage;
   }
+
+  // Front wheel speeds need the road-wheel angle and the wheelbase, which a recording does not hold.
+  for (const auto& md : map.messages)
+    for (const auto& sd : md.signals)
+      if (md.direction == can::Direction::kTx &&
+          (sd.variable == can::Variable::kWheelSpeedFlMps || sd.variable == can::Variable::kWheelSpeedFrMps)) {
+        std::fprintf(stderr, "%s: --can-map: %s: %s.%s carries %s, which an export cannot compute (a recording holds neither "
+                             "the road-wheel angle nor the wheelbase; the rear wheel speeds it can); map it in a copy without that signal\n",
+                     kMe, o.can_map_path.c_str(), md.message->name.c_str(), sd.signal->name.c_str(),
+                     std::string(can::VariableName(sd.variable)).c_str());
+        return kExitUsage;
+      }
 
   // 2. The log.
   server::ReplayLog log = server::LoadReplayLog(o.log_path);
@@ -316,7 +332,7 @@ int RunCanExport(const ExportOptions& o) {
     }
     const protocol::EntityState& state = at_recorded ? *next_recorded : *between;
     if (t % 1000 != 0) ++not_whole_us;
-    const can::VariableValues values = CanValuesOfState(state);
+    const can::VariableValues values = CanValuesOfState(state, map.track_m);
     for (const can::StampedFrame& sf : mapping->Due(t, values)) {
       // Values the signal cannot hold (its bits, its [min|max]) go clamped: counted per signal.
       const size_t m = message_of(sf.frame);
