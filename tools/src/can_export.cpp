@@ -149,18 +149,8 @@ int RunCanExport(const ExportOptions& o) {
       }
 
   // 2. The log.
-  server::ReplayLog log = server::LoadReplayLog(o.log_path);
-  if (log.world_states == 0) {
-    std::fprintf(stderr, "%s: %s is not a platoon session log%s%s\n", kMe, o.log_path.c_str(),
-                 log.problems.empty() ? "" : ": ", log.problems.empty() ? "" : log.problems.front().c_str());
-    return kExitUsage;
-  }
-  for (const auto& p : log.problems) std::fprintf(stderr, "%s: warning: %s\n", kMe, p.c_str());
-  if (log.states.empty()) {
-    std::fprintf(stderr, "%s: %s holds %llu world states but no entity state: nothing to export\n", kMe,
-                 o.log_path.c_str(), static_cast<unsigned long long>(log.world_states));
-    return kExitNothing;
-  }
+  server::ReplayLog log;
+  if (const int rc = LoadExportLog(o.log_path, log); rc != 0) return rc;
 
   // 3. The session, for its driver seats: --config, else the recorded file's text. Without one, the
   // vehicle is named with --vehicle (or is the only vehicle).

@@ -182,6 +182,22 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
   return cmd;
 }
 
+int LoadExportLog(const std::string& path, server::ReplayLog& log) {
+  log = server::LoadReplayLog(path);
+  if (log.world_states == 0) {
+    std::fprintf(stderr, "%s: %s is not a platoon session log%s%s\n", kMe, path.c_str(),
+                 log.problems.empty() ? "" : ": ", log.problems.empty() ? "" : log.problems.front().c_str());
+    return kExitUsage;
+  }
+  for (const auto& p : log.problems) std::fprintf(stderr, "%s: warning: %s\n", kMe, p.c_str());
+  if (log.states.empty()) {
+    std::fprintf(stderr, "%s: %s holds %llu world states but no entity state: nothing to export\n", kMe,
+                 path.c_str(), static_cast<unsigned long long>(log.world_states));
+    return kExitNothing;
+  }
+  return 0;
+}
+
 int RunExport(const ExportOptions& o) {
   namespace fs = std::filesystem;
   const auto t_start = std::chrono::steady_clock::now();
@@ -221,18 +237,8 @@ int RunExport(const ExportOptions& o) {
   const auto bytes = fs::file_size(o.log_path, size_error);
   if (!size_error && bytes > (64u << 20))
     std::fprintf(stderr, "%s: reading %s (%.0f MB)\n", kMe, o.log_path.c_str(), static_cast<double>(bytes) / 1e6);
-  server::ReplayLog log = server::LoadReplayLog(o.log_path);
-  if (log.world_states == 0) {
-    std::fprintf(stderr, "%s: %s is not a platoon session log%s%s\n", kMe, o.log_path.c_str(),
-                 log.problems.empty() ? "" : ": ", log.problems.empty() ? "" : log.problems.front().c_str());
-    return kExitUsage;
-  }
-  for (const auto& p : log.problems) std::fprintf(stderr, "%s: warning: %s\n", kMe, p.c_str());
-  if (log.states.empty()) {
-    std::fprintf(stderr, "%s: %s holds %llu world states but no entity state: nothing to export\n", kMe,
-                 o.log_path.c_str(), static_cast<unsigned long long>(log.world_states));
-    return kExitNothing;
-  }
+  server::ReplayLog log;
+  if (const int rc = LoadExportLog(o.log_path, log); rc != 0) return rc;
 
   // 3. The session, for the road and the node names: --config, else the recorded file's text, its
   // relative road file looked up where the session file was when recorded.

@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace platoon::server {
+struct ReplayLog;
+}  // namespace platoon::server
+
 namespace platoon::launcher {
 
 /// Options of `platoon export`.
@@ -31,5 +35,11 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& options);
 /// Writes the CSVs (or, with --candump, the CAN log). Exit code: 0 written, 1 nothing to export, 2 usage
 /// (bad path, not a log, bad option) or a failed write.
 int RunExport(const ExportOptions& options);
+
+
+/// Reads the session log at `path` into `log` for an export; 0 when it holds entity states, else the exit
+/// code after saying why on stderr: 2 (kExitUsage) when it is not a session log, 1 when it holds no entity
+/// state. Problems of a readable log are printed as warnings.
+int LoadExportLog(const std::string& path, server::ReplayLog& log);
 
 }  // namespace platoon::launcher
