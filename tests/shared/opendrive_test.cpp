@@ -445,15 +445,19 @@ std::vector<Vec3> ParseShape(const std::string& shape) {
 
 // Horizontal distance from `p` to the polyline `line`.
 double DistanceToPolyline(const Vec3& p, const std::vector<Vec3>& line) {
-  double best = 1e300;
+  // Plain doubles, squared distances: called for every metre of every lane against every segment, and the
+  // test sources compile with -Og, where Eigen's small expressions are not inlined.
+  double best2 = 1e300;
+  const double qx = p.x(), qy = p.y();
   for (size_t i = 0; i + 1 < line.size(); ++i) {
-    const Eigen::Vector2d a = line[i].head<2>(), b = line[i + 1].head<2>(), q = p.head<2>();
-    const Eigen::Vector2d ab = b - a;
-    const double len2 = ab.squaredNorm();
-    const double u = len2 > 0 ? std::clamp((q - a).dot(ab) / len2, 0.0, 1.0) : 0.0;
-    best = std::min(best, (a + u * ab - q).norm());
+    const double ax = line[i].x(), ay = line[i].y();
+    const double abx = line[i + 1].x() - ax, aby = line[i + 1].y() - ay;
+    const double len2 = abx * abx + aby * aby;
+    const double u = len2 > 0 ? std::clamp(((qx - ax) * abx + (qy - ay) * aby) / len2, 0.0, 1.0) : 0.0;
+    const double dx = ax + u * abx - qx, dy = ay + u * aby - qy;
+    best2 = std::min(best2, dx * dx + dy * dy);
   }
-  return best;
+  return std::sqrt(best2);
 }
 
 struct NetconvertResult {
