@@ -394,7 +394,9 @@ TEST_CASE("world core: systems run in priority order and see joins, accepted upd
   const uint32_t a = h.Join("a", kCoreT0);
   h.State(a, {Entity(1, 10, 0.0)}, kCoreT0);
   h.State(a, {Entity(1, 5, 0.0)}, kCoreT0);  // refused: no hook call
-  h.core.OnControl("peer-x", "10.0.0.9", Ok(protocol::Join{.name = "intruder"}), kCoreT0);
+  protocol::Join intruder;
+  intruder.name = "intruder";
+  h.core.OnControl("peer-x", "10.0.0.9", Ok(intruder), kCoreT0);
   const auto out = h.core.TakeOutgoing();
   REQUIRE(out.size() == 1);
   CHECK(std::holds_alternative<protocol::Refuse>(out[0].message));
@@ -659,7 +661,10 @@ TEST_CASE("world core: a lock-step session stops at end_s, broadcasts the stop a
 TEST_CASE("world core: Welcome carries the step period in lock-step and 0 in real time") {
   for (bool lockstep : {false, true}) {
     Harness h(lockstep ? LockstepDef() : RealTimeDef());
-    h.core.OnControl("p", "127.0.0.1", Ok(protocol::Join{.name = "a", .lockstep_member = true}), kCoreT0);
+    protocol::Join member;
+    member.name = "a";
+    member.lockstep_member = true;
+    h.core.OnControl("p", "127.0.0.1", Ok(member), kCoreT0);
     const auto out = h.core.TakeOutgoing();
     REQUIRE(out.size() == 1);
     const auto* w = std::get_if<protocol::Welcome>(&out[0].message);

@@ -10,7 +10,7 @@ std::string EscapeForLog(std::string_view text, size_t max_bytes) {
   const std::string_view kept = text.substr(0, max_bytes);
   std::string out;
   out.reserve(kept.size() + 16);
-  char buf[16];
+  char buf[24];  // "%zu" of a size_t: up to 20 digits
   for (size_t i = 0; i < kept.size();) {
     char32_t cp = 0;
     const size_t len = DecodeUtf8(kept, i, cp);
