@@ -219,6 +219,26 @@ std::vector<protocol::ParamReply> NodeParams::ApplyQueued() {
   return answers;
 }
 
+protocol::ParamReply NodeParams::Get(const std::string& path) {
+  std::lock_guard lock(mutex_);
+  return registry_.Get(path);
+}
+
+protocol::ParamReply NodeParams::SetNow(const std::string& path, const std::string& text) {
+  std::lock_guard lock(mutex_);
+  return registry_.Set(path, text);
+}
+
+protocol::ParamReply ClientModuleContext::GetParam(const std::string& path) const {
+  if (!params_) return ModuleContext::GetParam(path);
+  return params_->Get(path);
+}
+
+protocol::ParamReply ClientModuleContext::SetParam(const std::string& path, const std::string& text) {
+  if (!params_) return ModuleContext::SetParam(path, text);
+  return params_->SetNow(path, text);
+}
+
 void ClientModuleContext::ApplyParams() {
   if (!params_) return;
   auto answers = params_->ApplyQueued();

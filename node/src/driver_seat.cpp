@@ -445,6 +445,21 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
     }
     if (can_input_ && !can_->HasRx())
       throw config::ConfigError(where + ": input = \"can\" needs an rx message (steer, throttle, brake) in " + node.can_map);
+    // Live parameters: checked against what the seat knows of its node's registry at start, its own
+    // parameters and the node's faults.* (the runtime's registration; only getters are read here). The
+    // runtime's role, sim_time_s and module_rate_hz are not for a signal.
+    {
+      config::ParamRegistry known;
+      Params(known, "node." + node.name + ".");
+      transport::FaultDef faults;
+      config::AddFaultParams(known, "node." + node.name + ".faults.", faults, [] {});
+      try {
+        can_params_ = ResolveCanParams(can_->Def(), known, node.name);
+      } catch (const config::ConfigError& e) {
+        throw config::ConfigError(where + ": " + e.what());
+      }
+      can_param_values_.assign(can_params_.size(), std::nan(""));
+    }
     const auto slash = session.file.rfind('/');
     try {
       can_bus_ = can::OpenBus(node.can_bus, slash == std::string::npos ? std::string() : session.file.substr(0, slash));
@@ -454,6 +469,8 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
     log_->info("driver CAN: {} with {} ({} messages){}", can_bus_->Name(), node.can_map, can_->Def().messages.size(),
                can_input_ ? fmt::format(", commands from the bus (timeout {:.0f} ms of sim time)", node.can_timeout_s * 1e3)
                           : can_->HasRx() ? ", its rx messages unused (input is not \"can\")" : "");
+    if (!can_params_.empty())
+      log_->info("driver CAN: {} live parameter signal(s){}", can_params_.size(), can_->HasParamRx() ? ", received values set them" : "");
   }
   head_tracking_timeout_s_ = node.head_tracking_timeout_s;
   eye_rest_m_ = node.eye_m;
@@ -539,7 +556,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     // The dynamics run on the session's 1 ms grid, whenever the module first wakes up.
     script_t0_ns_ = vehicle_ns_ = FloorToGrid(info.sim_ns, kDriverStepNs);
     SampleIfDue(context);
-    CanSendIfDue();
+    CanSendIfDue(context);
   } else {
     max_step_gap_ns_ = std::max(max_step_gap_ns_, info.sim_ns - last_step_ns_);
     last_step_ns_ = info.sim_ns;
@@ -561,7 +578,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
   // Dynamics in fixed 1 ms steps up to this step's sim time; a script is read at each step's own time,
   // so a scripted run is the same whatever the module's wake-up jitter.
   PollStreams();
-  CanReceive();
+  CanReceive(context);
   const vehicle::VehicleInput live = control_stream_.socket ? stream_input_
                                      : seat_ && !script_    ? seat_->Input()
                                                             : vehicle::VehicleInput{};
@@ -603,7 +620,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     }
     ++dynamics_steps_;
     SampleIfDue(context);
-    CanSendIfDue();
+    CanSendIfDue(context);
   }
   if (n > 0) NoteApplied(control_stream_);
 
@@ -796,7 +813,82 @@ void DriverSeatModule::StepFmu() {
   state_.ax_mps2 = state_.ay_mps2 = state_.yaw_accel_radps2 = 0;
 }
 
-void DriverSeatModule::CanReceive() {
+std::vector<CanParamTarget> ResolveCanParams(const can::MappingDef& mapping, const config::ParamRegistry& known,
+                                             const std::string& node_name) {
+  const std::string prefix = "node." + node_name + ".";
+  // What a signal can carry (numbers and booleans) or set (writable ones too), relative to the node.
+  const auto names = [&](bool writable) {
+    std::string out;
+    for (const auto& p : known.List(prefix))
+      if (p.type != "string" && (p.writable || !writable)) out += (out.empty() ? "" : ", ") + p.path.substr(prefix.size());
+    return out.empty() ? std::string("none") : out;
+  };
+  std::vector<CanParamTarget> out;
+  std::map<std::string, std::string> received;  // full path -> where
+  for (const can::ParamMapDef& p : mapping.params) {
+    const bool rx = p.direction == can::Direction::kRx;
+    std::string path = p.path;
+    if (path.rfind("node.", 0) == 0 && path.rfind(prefix, 0) != 0)
+      throw config::ConfigError(p.where + ": expected a parameter of this seat's node (" + prefix + "<name>, or <name> alone), got \"" +
+                                path + "\"");
+    if (path.rfind(prefix, 0) != 0) path = prefix + path;
+    const protocol::ParamReply reply = known.Get(path);
+    if (!reply.ok)
+      throw config::ConfigError(p.where + ": expected a parameter of node \"" + node_name + "\" that a signal can " +
+                                (rx ? "set (" + names(true) : "carry (" + names(false)) + "; each may be written " + prefix +
+                                "<name>), got \"" + p.path + "\"");
+    if (reply.param.type == "string")
+      throw config::ConfigError(p.where + ": " + path + " is a string parameter; a signal carries numbers and booleans (1/0) only");
+    if (rx) {
+      if (!reply.param.writable)
+        throw config::ConfigError(p.where + ": " + path + " is read-only; an rx signal sets a parameter (writable: " + names(true) + ")");
+      // The entry's own check on its current value: a parameter fixed at start (by the vehicle model) is refused now.
+      if (std::string error; !known.Check(path, reply.param.value, error))
+        throw config::ConfigError(p.where + ": an rx signal cannot set it: " + error);
+      if (auto [it, fresh] = received.emplace(path, p.where); !fresh)
+        throw config::ConfigError(p.where + ": " + path + " is already received at " + it->second);
+    }
+    out.push_back(CanParamTarget{path, reply.param.type});
+  }
+  return out;
+}
+
+void DriverSeatModule::ApplyCanParams(ModuleContext& context) {
+  // Each received value that changed, through the node's registry (the checks `platoon ctl param set`
+  // passes); an applied one is marked in the session record, a refused one counted.
+  for (const can::ParamUpdate& u : can_->TakeParamUpdates()) {
+    const CanParamTarget& p = can_params_[u.param];
+    const can::ParamMapDef& def = can_->Def().params[u.param];
+    std::string error;
+    protocol::ParamReply reply;
+    if (const auto text = can::ParamText(u.value, p.type, error)) {
+      reply = context.SetParam(p.path, *text);
+      error = reply.error;
+    } else {
+      error = p.path + ": " + error;
+    }
+    can_->CountParam(reply.ok);
+    if (reply.ok) {
+      context.Mark("can: " + p.path + " = " + reply.param.value);
+      log_->debug("CAN: {} = {} from {}.{} at sim {:.3f} s", p.path, reply.param.value, def.message, def.signal, NsToS(u.sim_ns));
+    } else {
+      can_param_error_ = fmt::format("{} (from {}.{} at sim {:.3f} s)", error, def.message, def.signal, NsToS(u.sim_ns));
+    }
+  }
+  // Refusals: counted, logged at most once a second, never fatal.
+  const uint64_t refused = can_->Counters().param_refused;
+  if (refused > can_param_refused_logged_) {
+    const int64_t now = SteadyNs();
+    if (now - can_param_log_ns_ >= 1'000'000'000) {
+      log_->warn("CAN parameters: {} received value(s) refused since the last report; the last: {}", refused - can_param_refused_logged_,
+                 can_param_error_.empty() ? "a value that is not finite" : can_param_error_);
+      can_param_log_ns_ = now;
+      can_param_refused_logged_ = refused;
+    }
+  }
+}
+
+void DriverSeatModule::CanReceive(ModuleContext& context) {
   if (!can_bus_) return;
   // Frames are taken at the state's sim time: the commands apply from the next dynamics step on. At most
   // 256 a step, so a flood cannot hold the 1 kHz loop.
@@ -806,6 +898,7 @@ void DriverSeatModule::CanReceive() {
     if (!frame) break;
     can_->Take(*frame, vehicle_ns_);
   }
+  if (can_->HasParamRx()) ApplyCanParams(context);
   // Bad bus input and failed sends: counted, logged at most once a second.
   const can::BusCounters& c = can_bus_->Counters();
   if (c.rejected + c.send_errors > can_rejects_logged_ + can_send_errors_logged_) {
@@ -835,8 +928,14 @@ vehicle::VehicleInput DriverSeatModule::CanInput(int64_t sim_ns) {
   return in;
 }
 
-void DriverSeatModule::CanSendIfDue() {
+void DriverSeatModule::CanSendIfDue(ModuleContext& context) {
   if (!can_ || !can_->AnyDue(vehicle_ns_)) return;
+  // The live parameters sent: their values in the node's registry now (NaN, sent as raw 0, when unreadable).
+  for (size_t i = 0; i < can_params_.size(); ++i) {
+    if (can_->Def().params[i].direction != can::Direction::kTx) continue;
+    const protocol::ParamReply r = context.GetParam(can_params_[i].path);
+    can_param_values_[i] = r.ok ? can::ParamNumber(r.param.value).value_or(std::nan("")) : std::nan("");
+  }
   // The seat's variables now (the published truth: rear-axle position, lamps), in the mapping's units.
   const protocol::EntityState e = Truth();
   can::VariableValues v{};
@@ -861,7 +960,7 @@ void DriverSeatModule::CanSendIfDue() {
   set(can::Variable::kWheelSpeedRlMps, wheels[2]);
   set(can::Variable::kWheelSpeedRrMps, wheels[3]);
   can_bus_->SetTimeNs(vehicle_ns_);
-  for (const can::StampedFrame& s : can_->Due(vehicle_ns_, v)) can_bus_->Send(s.frame);
+  for (const can::StampedFrame& s : can_->Due(vehicle_ns_, v, can_param_values_)) can_bus_->Send(s.frame);
 }
 
 DriverSeatModule::CanStats DriverSeatModule::Can() const {
@@ -871,6 +970,7 @@ DriverSeatModule::CanStats DriverSeatModule::Can() const {
   const can::MappingCounters& m = can_->Counters();
   s.sent = b.sent, s.received = b.received, s.rejected = b.rejected, s.send_errors = b.send_errors;
   s.rx_frames = m.rx_frames, s.rx_ignored = m.rx_ignored, s.rx_clamped = m.rx_clamped, s.timeouts = m.timeouts;
+  s.param_updates = m.param_updates, s.param_refused = m.param_refused;
   s.active = can_live_;
   return s;
 }
@@ -1071,9 +1171,10 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
   if (can_bus_) {
     const CanStats c = Can();
     fields.push_back(fmt::format("\"can_bus\":{},\"can_sent\":{},\"can_received\":{},\"can_rejected\":{},\"can_send_errors\":{},"
-                                 "\"can_rx_frames\":{},\"can_rx_ignored\":{},\"can_rx_clamped\":{},\"can_timeouts\":{}",
+                                 "\"can_rx_frames\":{},\"can_rx_ignored\":{},\"can_rx_clamped\":{},\"can_timeouts\":{},"
+                                 "\"can_param_updates\":{},\"can_param_refused\":{}",
                                  session_log::JsonQuote(can_bus_->Name()), c.sent, c.received, c.rejected, c.send_errors,
-                                 c.rx_frames, c.rx_ignored, c.rx_clamped, c.timeouts));
+                                 c.rx_frames, c.rx_ignored, c.rx_clamped, c.timeouts, c.param_updates, c.param_refused));
   }
   if (writer_) {
     writer_->Close();  // the last Step is done: write what is queued, so the counts are final

@@ -2,10 +2,12 @@
 // the seat's SimMotion and SimPose frames of configs/can/rig.dbc over the UDP transport and drives the
 // seat (input = "can") round configs/roads/ring.toml with EcuCommand frames; when the ECU falls silent the
 // seat brakes to a stop after can_timeout_s. Also: a seat without CAN input transmits its signals into a
-// candump log that decode back to its state, and the seat's CAN config errors.
+// candump log that decode back to its state, frames over UDP set and report the seat's live parameters
+// (configs/can/rig_params_map.toml), and the seat's CAN config errors.
 #include "../support/session_fixture.hpp"
 #include "platoon/can/candump.hpp"
 #include "platoon/can/dbc.hpp"
+#include "platoon/can/transport.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/node/driver_seat.hpp"
 #include "platoon/road/session_road.hpp"
@@ -17,6 +19,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -31,6 +35,16 @@ class CanQuietContext final : public ModuleContext {
   void Publish(const protocol::EntityState&) override {}
   void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override { received = 0, max_gap_ns = 0; }
   uint32_t NodeId() const override { return 1; }
+  // The node's parameters, as the runtime's registry holds them (none: the defaults refuse).
+  protocol::ParamReply GetParam(const std::string& path) const override {
+    return registry ? registry->Get(path) : ModuleContext::GetParam(path);
+  }
+  protocol::ParamReply SetParam(const std::string& path, const std::string& text) override {
+    return registry ? registry->Set(path, text) : ModuleContext::SetParam(path, text);
+  }
+  void Mark(const std::string& text) override { marks.push_back(text); }
+  config::ParamRegistry* registry = nullptr;
+  std::vector<std::string> marks;
 };
 
 std::shared_ptr<spdlog::logger> CanQuietLog() {
@@ -234,4 +248,117 @@ TEST_CASE("can seat: a missing map, an unknown signal or variable and a bad bus 
   CHECK(error_of("input = \"can\"\ncan_bus = \"candump:>x.log\"\ncan_map = \"tx_only.toml\"\n").find("needs an rx message") != std::string::npos);
   CHECK(error_of("input = \"can\"\ncan_bus = \"socketcan:nocan7\"\n" + map).find("socketcan:nocan7: ") != std::string::npos);
   CHECK(error_of("can_bus = \"candump:>x.log\"\ncan_map = \"tx_only.toml\"\n") == "");
+}
+
+TEST_CASE("can seat: EcuParams frames over UDP set the seat's tyre_mu once per change and SimParams carries it back within its resolution") {
+  const auto ports = transport::FreeLoopbackPorts(2);
+  const uint16_t seat_port = ports[0], ecu_port = ports[1];
+  const testing::TempDir dir;
+  dir.Write("drive.csv", "0.0, 0.0, 0.3, 0.0\n30.0, 0.0, 0.3, 0.0\n");
+  const std::string session_file = dir.Write(
+      "seat.toml", "[[node]]\nname = \"seat\"\nrole = \"driver\"\nheadless = true\ninput = \"scripted:drive.csv\"\n" +
+                       fmt::format("can_bus = \"udp:127.0.0.1:{}>127.0.0.1:{}\"\ncan_map = \"{}/rig_params_map.toml\"\n", seat_port,
+                                   ecu_port, kCanDir));
+  const config::SessionDef session = config::LoadSession(session_file);
+  DriverSeatModule seat(session, session.nodes[0], CanQuietLog());
+  // The node's registry as the runtime builds it for this seat.
+  config::ParamRegistry registry;
+  seat.Params(registry, "node.seat.");
+  CanQuietContext context;
+  context.registry = &registry;
+  const double mass_kg = std::stod(registry.Get("node.seat.vehicle_mass_kg").param.value);
+  const double mu0 = std::stod(registry.Get("node.seat.tyre_mu").param.value);
+
+  // The ECU's end of the bus, in this process.
+  const auto ecu = can::OpenBus(fmt::format("udp:127.0.0.1:{}>127.0.0.1:{}", ecu_port, seat_port));
+  const can::Database dbc = can::LoadDbc(kCanDir + "/rig.dbc");
+  const can::Message* cmd = dbc.FindMessage("EcuParams");
+  const can::Message* report = dbc.FindMessage("SimParams");
+  REQUIRE(cmd);
+  REQUIRE(report);
+  std::vector<std::map<std::string, double>> reports;  // SimParams frames the ECU received, in order
+  const auto drain = [&] {
+    while (const auto f = ecu->Receive())
+      if (f->id == report->id && !f->extended) reports.push_back(can::DecodeMessage(*report, *f));
+  };
+  // Steps the seat 10 ms of sim time at a time, the ECU sending `mu` (physical; < 0: nothing) each 10 ms,
+  // for `steps` steps and until `done` (a wall-clock bound: UDP on loopback needs no retries, only time).
+  int64_t sim_ns = 1'000'000'000;
+  seat.Step(StepInfo{sim_ns, 0}, context);
+  const auto run = [&](double mu, int steps, const std::function<bool()>& done) {
+    const auto asked = std::chrono::steady_clock::now();
+    for (int k = 0; k < steps || (done && !done()); ++k) {
+      REQUIRE(std::chrono::steady_clock::now() - asked < std::chrono::seconds(10));
+      if (mu >= 0) REQUIRE(ecu->Send(can::EncodeMessage(*cmd, {{"TyreMuCmd", mu}})));
+      for (int64_t t = kDriverStepNs; t <= 10'000'000; t += kDriverStepNs) seat.Step(StepInfo{sim_ns + t, kDriverStepNs}, context);
+      sim_ns += 10'000'000;
+      drain();
+    }
+  };
+  // Before any command: SimParams carries the parameters at start.
+  run(-1, 0, [&] { return reports.size() >= 2; });
+  CHECK(seat.Can().param_updates == 0);
+  CHECK(std::abs(reports.back().at("TyreMu") - mu0) <= 0.005 + 1e-9);
+  CHECK(std::abs(reports.back().at("VehicleMass") - mass_kg) <= 0.5 + 1e-9);
+
+  // 0.5 for a second of sim time (100 frames): applied once, marked once, read back by the registry.
+  constexpr double kMu = 0.5;
+  run(kMu, 100, [&] { return seat.Can().param_updates >= 1; });
+  CHECK(registry.Get("node.seat.tyre_mu").param.value == fmt::format("{}", kMu));
+  CHECK(seat.Can().param_updates == 1);
+  CHECK(seat.Can().param_refused == 0);
+  CHECK(seat.Can().rx_frames >= 100);
+  std::vector<std::string> can_marks;
+  for (const auto& m : context.marks)
+    if (m.rfind("can: ", 0) == 0) can_marks.push_back(m);
+  CHECK(can_marks == std::vector<std::string>{fmt::format("can: node.seat.tyre_mu = {}", kMu)});
+  // The seat reports the new value within the signal's resolution (0.01): the last SimParams of the second.
+  REQUIRE_FALSE(reports.empty());
+  CHECK(std::abs(reports.back().at("TyreMu") - kMu) <= 0.005 + 1e-9);
+  CHECK(std::abs(reports.back().at("VehicleMass") - mass_kg) <= 0.5 + 1e-9);
+
+  // 0.02 is below tyre_mu's range [0.05, 2]: refused once (not every 10 ms), the value stays.
+  const uint64_t frames_before = seat.Can().rx_frames;
+  run(0.02, 50, [&] { return seat.Can().param_refused >= 1 && seat.Can().rx_frames >= frames_before + 50; });
+  CHECK(seat.Can().param_refused == 1);
+  CHECK(seat.Can().param_updates == 1);
+  CHECK(registry.Get("node.seat.tyre_mu").param.value == fmt::format("{}", kMu));
+  // A new valid value is applied again.
+  run(1.25, 20, [&] { return seat.Can().param_updates >= 2; });
+  CHECK(registry.Get("node.seat.tyre_mu").param.value == "1.25");
+  CHECK(seat.Can().param_updates == 2);
+  CHECK(context.marks.back() == "can: node.seat.tyre_mu = 1.25");
+  MESSAGE("CAN live parameters: " << seat.Can().rx_frames << " EcuParams frames taken, " << seat.Can().param_updates
+                                  << " applied, " << seat.Can().param_refused << " refused; " << reports.size()
+                                  << " SimParams frames, the last TyreMu " << reports.back().at("TyreMu") << " VehicleMass "
+                                  << reports.back().at("VehicleMass") << " kg (registry " << mass_kg << " kg)");
+  std::vector<std::string> fields;
+  seat.Summarize(fields);
+  bool summarized = false;
+  for (const auto& f : fields) summarized |= f.find("\"can_param_updates\":2,\"can_param_refused\":1") != std::string::npos;
+  CHECK(summarized);
+}
+
+TEST_CASE("can seat: a live parameter the seat's node lacks is refused at start with the mapping's line and what exists") {
+  const testing::TempDir dir;
+  dir.Write("rig.dbc", "BU_: Seat Ecu\nBO_ 256 M: 8 Ecu\n SG_ A : 0|16@1+ (0.01,0) [0|0] \"\" Seat\n");
+  dir.Write("map.toml", "dbc = \"rig.dbc\"\n[[message]]\nname = \"M\"\ndirection = \"rx\"\n[[message.signal]]\nname = \"A\"\n"
+                        "param = \"node.seat.tyre_friction\"\n");
+  const std::string file = dir.Write("seat.toml", "[[node]]\nname = \"seat\"\nrole = \"driver\"\nheadless = true\n"
+                                                  "input = \"model:follow\"\ncan_bus = \"candump:>x.log\"\ncan_map = \"map.toml\"\n");
+  const config::SessionDef session = config::LoadSession(file);
+  std::string error;
+  try {
+    DriverSeatModule seat(session, session.nodes[0], CanQuietLog());
+  } catch (const config::ConfigError& e) {
+    error = e.what();
+  }
+  CHECK(error.find("seat.toml:7: node[0].can_map: ") != std::string::npos);
+  CHECK(error.find("map.toml:7: message[0].signal[0].param: expected a parameter of node \"seat\" that a signal can set (") !=
+        std::string::npos);
+  // What the node has: the seat's own and the fault injector's.
+  CHECK(error.find("tyre_mu") != std::string::npos);
+  CHECK(error.find("vehicle_mass_kg") != std::string::npos);
+  CHECK(error.find("faults.drop") != std::string::npos);
+  CHECK(error.find("got \"node.seat.tyre_friction\"") != std::string::npos);
 }

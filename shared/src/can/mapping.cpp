@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 namespace platoon::can {
@@ -54,6 +56,58 @@ std::array<double, 4> WheelSpeeds(double vx_mps, double vy_mps, double yaw_rate_
   // Front wheels: along their heading (cos d, sin d); rear wheels: along the body x axis.
   const double c = std::cos(steer_rad), s = std::sin(steer_rad);
   return {left_vx * c + front_vy * s, right_vx * c + front_vy * s, left_vx, right_vx};
+}
+
+namespace {
+
+// A parameter path: dot-separated names of letters, digits, '_' and '-', none empty.
+bool ValidParamPath(std::string_view path) {
+  if (path.empty() || path.size() > 200 || path.front() == '.' || path.back() == '.') return false;
+  for (size_t i = 0; i < path.size(); ++i) {
+    const char c = path[i];
+    if (c == '.' && path[i + 1] == '.') return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> ParamText(double value, std::string_view type, std::string& error) {
+  if (!std::isfinite(value)) {
+    error = fmt::format("expected a finite value, got {}", value);
+    return std::nullopt;
+  }
+  if (type == "string") {
+    error = "a string parameter cannot be carried by a signal (numbers and booleans only)";
+    return std::nullopt;
+  }
+  if (type == "bool") {
+    if (value == 0) return "false";
+    if (value == 1) return "true";
+    error = fmt::format("expected 1 or 0 for a boolean, got {}", value);
+    return std::nullopt;
+  }
+  if (type == "int") {
+    if (std::abs(value) >= 9.2e18) {
+      error = fmt::format("expected an integer, got {}", value);
+      return std::nullopt;
+    }
+    return fmt::format("{}", std::llround(value));
+  }
+  // fmt's shortest round-trip form: the registry reads back exactly `value`.
+  return fmt::format("{}", value);
+}
+
+std::optional<double> ParamNumber(std::string_view text) {
+  if (text == "true") return 1.0;
+  if (text == "false") return 0.0;
+  if (text.empty() || text.front() == '"') return std::nullopt;
+  const std::string t(text);
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size()) return std::nullopt;
+  return v;
 }
 
 bool Receivable(Variable v) {
@@ -114,11 +168,27 @@ MappingDef FromTable(const config::Table& t, const std::string& source) {
       sd.signal = md.message->FindSignal(sname);
       if (!sd.signal)
         s.Fail("name", "expected a signal of message " + name + " (" + md.message->SignalNames() + "), got \"" + sname + "\"");
-      const std::string vname = s.RequireString("variable");
-      const auto v = VariableByName(vname);
-      if (!v) s.Fail("variable", "expected a simulator variable (" + KnownVariables() + "), got \"" + vname + "\"");
-      sd.variable = *v;
-      if (md.direction == Direction::kRx) {
+      // A simulator variable or a live parameter (the seat checks that the parameter exists).
+      const bool has_variable = s.Has("variable"), has_param = s.Has("param");
+      if (has_variable && has_param)
+        s.Fail("param", "a signal carries either a variable or a param, got both (variable at " + s.Where("variable") + ")");
+      if (!has_variable && !has_param)
+        s.Fail("name", "expected variable = \"<simulator variable>\" or param = \"<live parameter>\" for signal \"" + sname + "\"");
+      if (has_param) {
+        const std::string path = s.RequireString("param");
+        if (!ValidParamPath(path))
+          s.Fail("param", "expected a parameter path as `platoon ctl param list` shows it (\"node.<name>.tyre_mu\") or one "
+                          "relative to the seat's node (\"tyre_mu\"), got \"" + path + "\"");
+        sd.param = static_cast<int>(d.params.size());
+        d.params.push_back(ParamMapDef{path, s.Where("param") + ": " + s.Path() + ".param", md.direction, name, sname});
+      } else {
+        const std::string vname = s.RequireString("variable");
+        const auto v = VariableByName(vname);
+        if (!v) s.Fail("variable", "expected a simulator variable (" + KnownVariables() + "), got \"" + vname + "\"");
+        sd.variable = *v;
+      }
+      if (md.direction == Direction::kRx && !has_param) {
+        const std::string vname = std::string(VariableName(sd.variable));
         if (!Receivable(sd.variable))
           s.Fail("variable", "an rx signal drives the seat: expected steer, throttle, brake or indicator, got \"" + vname + "\"");
         if (auto [it, fresh] = rx_seen.emplace(sd.variable, s.Where("variable")); !fresh)
@@ -150,7 +220,12 @@ MappingDef LoadMapping(const std::string& path) { return FromTable(config::Table
 CanMapping::CanMapping(MappingDef def, double timeout_s)
     : def_(std::move(def)), timeout_ns_(static_cast<int64_t>(std::llround(timeout_s * 1e9))),
       last_slot_(def_.messages.size(), INT64_MIN), last_(def_.messages.size()) {
-  for (const auto& m : def_.messages) (m.direction == Direction::kRx ? has_rx_ : has_tx_) = true;
+  for (const auto& m : def_.messages) {
+    if (m.direction == Direction::kTx) has_tx_ = true;
+    for (const auto& s : m.signals)
+      if (m.direction == Direction::kRx) (s.param >= 0 ? has_param_rx_ : has_rx_) = true;
+  }
+  param_reported_.assign(def_.params.size(), std::nan(""));
 }
 
 bool CanMapping::AnyDue(int64_t sim_ns) const {
@@ -162,7 +237,7 @@ bool CanMapping::AnyDue(int64_t sim_ns) const {
   return false;
 }
 
-std::vector<StampedFrame> CanMapping::Due(int64_t sim_ns, const VariableValues& values) {
+std::vector<StampedFrame> CanMapping::Due(int64_t sim_ns, const VariableValues& values, const std::vector<double>& params) {
   std::vector<StampedFrame> out;
   std::map<std::string, double> physical;
   for (size_t i = 0; i < def_.messages.size(); ++i) {
@@ -176,7 +251,15 @@ std::vector<StampedFrame> CanMapping::Due(int64_t sim_ns, const VariableValues& 
     }
     // The DBC's physical value of each mapped signal: (simulator value - offset) / factor.
     physical.clear();
-    for (const auto& s : m.signals) physical[s.signal->name] = (values[static_cast<size_t>(s.variable)] - s.offset) / s.factor;
+    for (const auto& s : m.signals) {
+      // A parameter without a value goes as raw 0 (left out of the map).
+      double v = 0;
+      if (s.param < 0) v = values[static_cast<size_t>(s.variable)];
+      else if (static_cast<size_t>(s.param) < params.size() && !std::isnan(params[static_cast<size_t>(s.param)]))
+        v = params[static_cast<size_t>(s.param)];
+      else continue;
+      physical[s.signal->name] = (v - s.offset) / s.factor;
+    }
     Frame f = EncodeMessage(*m.message, physical);
     if (m.on_change) {
       if (last_[i] && *last_[i] == f) continue;
@@ -200,8 +283,10 @@ bool CanMapping::Take(const Frame& frame, int64_t sim_ns) {
   }
   ++counters_.rx_frames;
   if (frame.len < m->message->length) ++counters_.rx_refused;  // the signals it still holds are taken
+  bool commands = false;
+  for (const auto& s : m->signals) commands |= s.param < 0;
   // Coming back from silence (or the first frame): a pedal no rx message carries is released.
-  if (!command_.active) {
+  if (commands && !command_.active) {
     bool throttle = false, brake = false;
     for (const auto& md : def_.messages)
       if (md.direction == Direction::kRx)
@@ -215,6 +300,17 @@ bool CanMapping::Take(const Frame& frame, int64_t sim_ns) {
     double v = DecodeSignal(*s.signal, frame) * s.factor + s.offset;
     if (!std::isfinite(v)) {
       ++counters_.rx_refused;
+      if (s.param >= 0) ++counters_.param_refused;
+      continue;
+    }
+    if (s.param >= 0) {
+      // A live parameter: reported when it differs from the value last reported (the newest per step).
+      const auto p = static_cast<size_t>(s.param);
+      if (v == param_reported_[p]) continue;
+      param_reported_[p] = v;
+      auto it = std::find_if(param_updates_.begin(), param_updates_.end(), [p](const ParamUpdate& u) { return u.param == p; });
+      if (it != param_updates_.end()) param_updates_.erase(it);
+      param_updates_.push_back(ParamUpdate{p, v, sim_ns});
       continue;
     }
     double lo = 0, hi = 1;
@@ -237,6 +333,12 @@ bool CanMapping::Take(const Frame& frame, int64_t sim_ns) {
     command_.active = true;
   }
   return true;
+}
+
+std::vector<ParamUpdate> CanMapping::TakeParamUpdates() {
+  std::vector<ParamUpdate> out;
+  out.swap(param_updates_);
+  return out;
 }
 
 const CanCommand& CanMapping::Command(int64_t sim_ns) {

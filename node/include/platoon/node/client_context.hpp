@@ -43,6 +43,11 @@ class NodeParams {
   /// Applies the queued sets, oldest first (the thread that steps the modules, before they step), and
   /// returns their answers: ParamReply with each request's id and the value now in force.
   std::vector<protocol::ParamReply> ApplyQueued();
+  /// One parameter with its value (ParamRegistry::Get), under the lock.
+  protocol::ParamReply Get(const std::string& path);
+  /// Check() then Apply() now, under the lock (the thread that steps the modules: a seat's CAN mapping):
+  /// the reply carries the value in force or the error.
+  protocol::ParamReply SetNow(const std::string& path, const std::string& text);
 
  private:
   struct QueuedSet {
@@ -76,6 +81,10 @@ class ClientModuleContext final : public ModuleContext, public EncodedPublisher 
   /// Queues a protocol::Mark on the client's control socket, stamped with the client's sim time now
   /// (0 before the session clock is known: the server stamps it on arrival).
   void Mark(const std::string& text) override;
+  /// The node's parameter (NodeParams::Get); an error without SetParams.
+  protocol::ParamReply GetParam(const std::string& path) const override;
+  /// Sets the node's parameter now (NodeParams::SetNow); an error without SetParams.
+  protocol::ParamReply SetParam(const std::string& path, const std::string& text) override;
   /// Markers sent so far.
   uint64_t Markers() const { return markers_; }
 

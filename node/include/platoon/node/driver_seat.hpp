@@ -43,6 +43,7 @@ class CsvWriter;
 namespace platoon::can {
 class Bus;
 class CanMapping;
+struct MappingDef;
 }
 namespace platoon::vehicle {
 class BulletWorld;
@@ -51,6 +52,18 @@ class FmuVehicle;
 }
 
 namespace platoon::node {
+
+/// A live parameter of a CAN mapping found in the node's registry (docs/CAN.md, "Live parameters").
+struct CanParamTarget {
+  std::string path;  ///< Full path, "node.<name>.tyre_mu".
+  std::string type;  ///< "float", "int" or "bool" (protocol::Parameter::type).
+};
+/// The mapping's parameters (MappingDef::params, same order) resolved in node `node_name`'s registry
+/// `known`: a path is "node.<node_name>.<rest>" or "<rest>". Throws config::ConfigError at the param key's
+/// line for another node's path, an unknown one (listing what a signal can carry or set), a string
+/// parameter, and for rx a read-only one, one the entry's own check refuses now, or one received twice.
+std::vector<CanParamTarget> ResolveCanParams(const can::MappingDef& mapping, const config::ParamRegistry& known,
+                                             const std::string& node_name);
 
 /// Step of the driver's dynamics, in ns: 1 ms (1 kHz).
 constexpr int64_t kDriverStepNs = 1'000'000;
@@ -143,6 +156,8 @@ class DriverSeatModule final : public Module {
     uint64_t rx_ignored = 0;    ///< received frames of no mapped rx message
     uint64_t rx_clamped = 0;    ///< received values clamped into their range
     uint64_t timeouts = 0;      ///< times the commands fell silent for longer than can_timeout_s
+    uint64_t param_updates = 0; ///< received live-parameter values applied through the node's registry
+    uint64_t param_refused = 0; ///< received live-parameter values refused (not finite, or by the registry's checks)
     bool active = false;        ///< input = "can": commands are live
   };
   /// The CAN figures; zeros without can_bus.
@@ -255,9 +270,17 @@ class DriverSeatModule final : public Module {
   double can_indicator_ = 0;
   uint64_t can_rejects_logged_ = 0, can_send_errors_logged_ = 0;
   int64_t can_reject_log_ns_ = INT64_MIN / 2;
-  void CanReceive();
+  void CanReceive(ModuleContext& context);
   vehicle::VehicleInput CanInput(int64_t sim_ns);
-  void CanSendIfDue();
+  void CanSendIfDue(ModuleContext& context);
+  // CAN live parameters (docs/CAN.md, "Live parameters"): per MappingDef::params entry its full path
+  // ("node.<name>.tyre_mu") and type, the values sent, and what was logged of the refused sets.
+  std::vector<CanParamTarget> can_params_;
+  std::vector<double> can_param_values_;
+  uint64_t can_param_refused_logged_ = 0;
+  int64_t can_param_log_ns_ = INT64_MIN / 2;
+  std::string can_param_error_;
+  void ApplyCanParams(ModuleContext& context);
   Vec3 eye_rest_m_ = Vec3::Zero();
   Pose eye_offset_;   // head-tracking offset from the rest eye (identity without a stream)
   // Seat messages shown so far (kMessage events for this seat).

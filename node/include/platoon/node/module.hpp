@@ -69,6 +69,21 @@ class ModuleContext {
   /// this node's name as source (docs/EXPERIMENTS.md, "Markers and events"). Default: dropped.
   virtual void Mark(const std::string& text) { (void)text; }
 
+  /// This node's live parameter `path` (as `platoon ctl param list` shows it, "node.<name>.tyre_mu") with
+  /// its value, the registry the node answers `platoon ctl param` from; ok false with the error when there
+  /// is none by that path. Default: none (a context without the node's parameters).
+  virtual protocol::ParamReply GetParam(const std::string& path) const {
+    return protocol::ParamReply{false, {path, "", false, ""}, path + ": this context holds no node parameters", 0};
+  }
+  /// Sets this node's live parameter `path` to `text` (a TOML literal) through the registry's checks (writable,
+  /// type, range, the entry's own check), now, on the thread that steps the modules: the reply carries the
+  /// value in force, or the error (and then nothing changed). Nothing is logged to the session: the caller
+  /// marks what it applied (Mark). Default: refused.
+  virtual protocol::ParamReply SetParam(const std::string& path, const std::string& text) {
+    (void)text;
+    return protocol::ParamReply{false, {path, "", false, ""}, path + ": this context sets no node parameters", 0};
+  }
+
   /// Hands every world-state broadcast this node receives to `tap` (nullptr: none), as it arrives:
   /// its envelope bytes as received, the decoded state and the local receive time in ns. `tap` runs
   /// on the network thread and must only copy and return (session::SessionClient::on_world_broadcast).

@@ -1,8 +1,10 @@
 #pragma once
-/// The CAN mapping (docs/CAN.md, "Mapping file"): which DBC signals carry which simulator variables of a
-/// driver seat, and the pure core that turns the vehicle's values into the frames due at a sim time (tx)
-/// and received frames into the seat's commanded inputs (rx). The core reads no clock and opens no
-/// socket: the seat hands it the sim time, its values and the frames a can::Bus received.
+/// The CAN mapping (docs/CAN.md, "Mapping file"): which DBC signals carry which simulator variables or
+/// live parameters of a driver seat, and the pure core that turns the vehicle's values into the frames
+/// due at a sim time (tx) and received frames into the seat's commanded inputs and parameter updates
+/// (rx). The core reads no clock, opens no socket and holds no parameter registry: the seat hands it the
+/// sim time, its values, its parameters' values and the frames a can::Bus received, and sets the
+/// parameters the core reports changed through the node's registry.
 ///
 /// Every signal maps linearly: simulator value = DBC physical value * factor + offset (km/h -> m/s is
 /// factor 1/3.6; a sign change is factor -1). A tx message goes every period_ms of sim time (on the sim
@@ -72,7 +74,8 @@ enum class Direction {
 /// One signal of a mapped message.
 struct SignalMapDef {
   const Signal* signal = nullptr;  ///< The DBC signal (points into MappingDef::dbc).
-  Variable variable = Variable::kSpeedMps;  ///< The simulator variable it carries.
+  Variable variable = Variable::kSpeedMps;  ///< The simulator variable it carries (when `param` < 0).
+  int param = -1;                  ///< Index into MappingDef::params when it carries a live parameter; -1: `variable`.
   double factor = 1.0;             ///< simulator = physical * factor + offset. Non-zero.
   double offset = 0.0;             ///< simulator = physical * factor + offset.
 };
@@ -86,6 +89,15 @@ struct MessageMapDef {
   std::vector<SignalMapDef> signals; ///< Its mapped signals; the message's other signals go as raw 0 (tx) or are ignored (rx).
 };
 
+/// A live parameter one signal carries (mapping key param = "PATH"; docs/CAN.md, "Live parameters").
+struct ParamMapDef {
+  std::string path;   ///< As written: "tyre_mu" (relative to the seat's node) or "node.<name>.tyre_mu".
+  std::string where;  ///< The param key's place, "FILE:LINE: message[i].signal[j].param", for the seat's refusals.
+  Direction direction = Direction::kTx;  ///< tx: its value is sent; rx: received values set it.
+  std::string message;  ///< The DBC message's name.
+  std::string signal;   ///< The DBC signal's name.
+};
+
 /// A mapping file read: the DBC and the mapped messages. Move-only in effect: signals point into `dbc`.
 struct MappingDef {
   std::string source;                 ///< The mapping file's path.
@@ -93,6 +105,7 @@ struct MappingDef {
   double track_m = kDefaultTrackM;    ///< Track width for the wheel speeds, in m (mapping key track_m). Typical 1.5..1.7.
   Database dbc;                       ///< The DBC.
   std::vector<MessageMapDef> messages;  ///< Mapped messages, in file order.
+  std::vector<ParamMapDef> params;      ///< Live parameters, one per signal that carries one, in file order.
   MappingDef() = default;
   MappingDef(const MappingDef&) = delete;
   MappingDef& operator=(const MappingDef&) = delete;
@@ -101,8 +114,9 @@ struct MappingDef {
 };
 
 /// Reads a mapping file (TOML; docs/CAN.md) and its DBC. Throws config::ConfigError "FILE:LINE: ..." for
-/// a missing file, an unknown message, signal or variable, a rx variable the seat cannot take, a zero
-/// factor, and can::DbcError for the DBC.
+/// a missing file, an unknown message, signal or variable, a signal with both or neither of variable and
+/// param, a parameter path that is not one, a rx variable the seat cannot take or a parameter received
+/// twice, a zero factor, and can::DbcError for the DBC. Whether a parameter exists is the seat's to check.
 MappingDef LoadMapping(const std::string& path);
 /// The same from text; `source` names it and relative DBC paths are taken next to it.
 MappingDef ParseMapping(const std::string& text, const std::string& source);
@@ -123,6 +137,23 @@ struct CanCommand {
   bool active = false;    ///< Commands are live: one came and the timeout has not passed since.
 };
 
+/// A received value for a live parameter that differs from the one the core reported last.
+struct ParamUpdate {
+  size_t param = 0;    ///< Index into MappingDef::params.
+  double value = 0.0;  ///< physical * factor + offset, finite.
+  int64_t sim_ns = 0;  ///< Sim time the frame carrying it was taken, in ns.
+};
+
+/// The registry text a received parameter value is set with, for a parameter of `type` ("float", "int",
+/// "bool", as protocol::Parameter::type; "" is taken as "float"): the shortest text that reads back as
+/// `value`; an int rounded to the nearest integer; a bool 1 "true", 0 "false". nullopt with `error`
+/// ("expected 1 or 0 for a boolean, got 0.5") for another bool value, a string parameter or a value that
+/// is not finite.
+std::optional<std::string> ParamText(double value, std::string_view type, std::string& error);
+/// The number a parameter's value text (a TOML literal: "0.5", "1500", "true") is sent as: true 1, false 0;
+/// nullopt for a string or text that is not a number.
+std::optional<double> ParamNumber(std::string_view text);
+
 /// What the mapping has done.
 struct MappingCounters {
   uint64_t tx_frames = 0;      ///< Frames made due.
@@ -131,6 +162,8 @@ struct MappingCounters {
   uint64_t rx_clamped = 0;     ///< Received values outside the variable's range, clamped into it.
   uint64_t rx_refused = 0;     ///< Received values not finite, or frames shorter than a mapped signal.
   uint64_t timeouts = 0;       ///< Times the commands fell silent for longer than the timeout.
+  uint64_t param_updates = 0;  ///< Received parameter values the seat applied (CountParam(true)).
+  uint64_t param_refused = 0;  ///< Received parameter values refused: not finite, or by the registry (CountParam(false)).
 };
 
 /// The pure mapping core.
@@ -139,19 +172,29 @@ class CanMapping {
   /// `timeout_s`: commands silent for longer than this (in s of sim time) brake the seat to a stop.
   CanMapping(MappingDef def, double timeout_s);
   /// The tx frames due at `sim_ns` given the seat's values, each stamped with `sim_ns`, in file order.
+  /// `params` holds the live parameters' values, indexed like Def().params (only the tx ones are read); a
+  /// parameter with no value there (a shorter vector, a NaN) goes as raw 0, like an unmapped signal.
   /// Periodic messages are due at whole multiples of their period (each instant once; a jump in time
   /// sends each message once, not the missed ones); on_change messages when their payload differs from
   /// the last sent. Deterministic: the same calls give the same frames.
-  std::vector<StampedFrame> Due(int64_t sim_ns, const VariableValues& values);
+  std::vector<StampedFrame> Due(int64_t sim_ns, const VariableValues& values, const std::vector<double>& params = {});
   /// Whether any tx message may be due at `sim_ns` (false lets the caller skip computing its values).
   bool AnyDue(int64_t sim_ns) const;
-  /// Takes a received frame at `sim_ns`: true when it belonged to a mapped rx message.
+  /// Takes a received frame at `sim_ns`: true when it belonged to a mapped rx message. A parameter
+  /// signal's value becomes a ParamUpdate when it differs from the value last reported for it (a frame
+  /// repeated every 10 ms reports once); one not finite is refused and counted.
   bool Take(const Frame& frame, int64_t sim_ns);
+  /// The parameter updates taken since the last call, oldest first, at most one per parameter (the newest).
+  std::vector<ParamUpdate> TakeParamUpdates();
+  /// Counts what became of an update: applied (param_updates) or refused by the registry (param_refused).
+  void CountParam(bool applied) { ++(applied ? counters_.param_updates : counters_.param_refused); }
   /// The commands at `sim_ns`: the newest values received, or throttle 0 and full brake (steer held) once
   /// the commands have been silent for longer than the timeout (counted once per silence).
   const CanCommand& Command(int64_t sim_ns);
-  /// Whether some rx message is mapped (the seat can be driven over CAN).
+  /// Whether some rx message maps a command variable (the seat can be driven over CAN).
   bool HasRx() const { return has_rx_; }
+  /// Whether some rx message maps a live parameter.
+  bool HasParamRx() const { return has_param_rx_; }
   /// Whether some tx message is mapped.
   bool HasTx() const { return has_tx_; }
   /// What it has done.
@@ -162,10 +205,12 @@ class CanMapping {
  private:
   MappingDef def_;
   int64_t timeout_ns_;
-  bool has_rx_ = false, has_tx_ = false;
+  bool has_rx_ = false, has_tx_ = false, has_param_rx_ = false;
   std::vector<int64_t> last_slot_;          // per message: the period slot last sent (sim_ns / period), or INT64_MIN
   std::vector<std::optional<Frame>> last_;  // per message: the payload last sent (on_change)
   CanCommand command_;
+  std::vector<double> param_reported_;  // per parameter: the value last reported (NaN: none yet)
+  std::vector<ParamUpdate> param_updates_;
   MappingCounters counters_;
 };
 
