@@ -103,3 +103,38 @@ def read_csv(path):
                 break
     df.attrs["units"] = units
     return df
+
+
+def drive_metrics(data, event=None, **settings):
+    """Driving metrics of a drive or of a window of it (docs/RECORDING.md, "Driving metrics"): SDLP, time
+    headway, TTC, time to line crossing, steering reversal rate, speed mean and SD, brake reaction time.
+
+    data: a data-write CSV as read_csv gives it (a pandas DataFrame), or a dict of columns; the columns are
+    named as the CSV names them ("sim_time_s", "speed_mps", "steer_norm", "brake_norm", "lane",
+    "lane_offset_m", "time_headway_s", "ttc_s") or as [node.data_write] variables ("speed"); sim_time_s is
+    required, the others feed the metrics they are for; rows in sim-time order.
+    event: sim time in s of the event the brake reaction time is measured from (None: none).
+    settings: steering_wheel_lock_deg (450), reversal_cutoff_hz (0.6), reversal_gap_deg (2), lane_width_m
+    (3.5), vehicle_width_m (1.8), brake_threshold (0.1), thw_short_s (1), reaction_window_s (5).
+
+        df = platoon.read_csv("out/robot_0.csv")
+        m = platoon.drive_metrics(df[(df.sim_time_s >= 60) & (df.sim_time_s < 70)], event=60.0)
+        print(m["sdlp_m"], m["reversal_rate_per_min"], m["brake_reaction_s"])
+
+    Returns a dict: rows, duration_s, speed_mean_mps, speed_sd_mps, sdlp_m, lane_changes, thw_mean_s,
+    thw_min_s, thw_below_share, ttc_min_s, tlc_min_s, reversals, reversal_rate_per_min, brake_reaction_s
+    (NaN where the rows gave nothing to compute it from).
+    """
+    if hasattr(data, "columns") and hasattr(data, "__getitem__") and not isinstance(data, dict):
+        columns = {str(c): [float(v) for v in data[c].to_numpy(dtype=float)] for c in data.columns
+                   if c in _METRIC_COLUMNS}
+    else:
+        columns = {str(k): [float(v) for v in data[k]] for k in data}
+    if event is not None:
+        settings["event_s"] = float(event)
+    return _platoon.drive_metrics_of_columns(columns, settings)
+
+
+# The data-write columns the drive metrics read (CSV headers and variable names).
+_METRIC_COLUMNS = {"sim_time_s", "speed_mps", "steer_norm", "brake_norm", "lane", "lane_offset_m", "time_headway_s",
+                   "ttc_s", "sim_time", "speed", "steer", "brake", "lane_offset", "time_headway", "ttc"}

@@ -3,6 +3,7 @@
 // viewer use them; messages go through the one codec (protocol::Encode/Decode). Logs are read through
 // session_log::Read. Everything that waits releases the GIL; the client is guarded by one mutex.
 #include "platoon/clock/oscillator.hpp"
+#include "platoon/data/drive_metrics.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/log/session_log.hpp"
 #include "platoon/protocol/codec.hpp"
@@ -708,6 +709,82 @@ py::dict FindServerFor(const std::string& session_name) {
 }  // namespace
 }  // namespace platoon::python
 
+namespace platoon::python {
+namespace {
+
+// data::DriveMetricsAccumulator over columns named as the data write names them ("speed" or its CSV header
+// "speed_mps"), every column as long as sim_time; `settings` as DriveMetricsDef's fields. A dict of the metrics.
+py::dict DriveMetricsOfColumns(const py::dict& columns, const py::dict& settings) {
+  std::map<data::Column, std::vector<double>> by_column;
+  size_t rows = 0;
+  bool have_time = false;
+  for (const auto& [key, value] : columns) {
+    const std::string name = py::str(key);
+    const data::ColumnInfo* info = nullptr;
+    for (const auto& c : data::Columns())
+      if (c.name == name || c.header == name) info = &c;
+    if (!info) {
+      std::string known;
+      for (const auto& c : data::Columns()) known += (known.empty() ? "" : ", ") + std::string(c.header);
+      throw py::value_error("drive_metrics: no data-write column \"" + name + "\" (columns: " + known + ")");
+    }
+    auto values = value.cast<std::vector<double>>();
+    if (info->column == data::Column::kSimTime) {
+      have_time = true;
+      rows = values.size();
+    }
+    by_column[info->column] = std::move(values);
+  }
+  if (!have_time) throw py::value_error("drive_metrics: expected a sim_time_s column (sim time of each row, in s)");
+  for (const auto& [c, v] : by_column)
+    if (v.size() != rows)
+      throw py::value_error("drive_metrics: column " + std::string(data::Info(c).header) + " has " + std::to_string(v.size()) +
+                            " rows, sim_time_s " + std::to_string(rows));
+  data::DriveMetricsDef def;
+  const std::map<std::string, double*> fields = {
+      {"steering_wheel_lock_deg", &def.steering_wheel_lock_deg}, {"reversal_cutoff_hz", &def.reversal_cutoff_hz},
+      {"reversal_gap_deg", &def.reversal_gap_deg}, {"lane_width_m", &def.lane_width_m},
+      {"vehicle_width_m", &def.vehicle_width_m}, {"brake_threshold", &def.brake_threshold},
+      {"thw_short_s", &def.thw_short_s}, {"event_s", &def.event_s}, {"reaction_window_s", &def.reaction_window_s}};
+  for (const auto& [key, value] : settings) {
+    const std::string name = py::str(key);
+    const auto f = fields.find(name);
+    if (f == fields.end()) {
+      std::string known;
+      for (const auto& [n, p] : fields) known += (known.empty() ? "" : ", ") + n;
+      throw py::value_error("drive_metrics: no setting \"" + name + "\" (settings: " + known + ")");
+    }
+    *f->second = value.is_none() ? std::nan("") : value.cast<double>();
+  }
+  if (const std::string e = data::ValidateDriveMetricsDef(def); !e.empty()) throw py::value_error("drive_metrics: " + e);
+  data::DriveMetricsAccumulator acc(def);
+  for (size_t i = 0; i < rows; ++i) {
+    data::MetricsRow row;
+    for (const auto& [c, v] : by_column) row[c] = v[i];
+    acc.Add(row);
+  }
+  const data::DriveMetrics m = acc.Result();
+  py::dict out;
+  out["rows"] = m.rows;
+  out["duration_s"] = m.duration_s;
+  out["speed_mean_mps"] = m.speed_mean_mps;
+  out["speed_sd_mps"] = m.speed_sd_mps;
+  out["sdlp_m"] = m.sdlp_m;
+  out["lane_changes"] = m.lane_changes;
+  out["thw_mean_s"] = m.thw_mean_s;
+  out["thw_min_s"] = m.thw_min_s;
+  out["thw_below_share"] = m.thw_below_share;
+  out["ttc_min_s"] = m.ttc_min_s;
+  out["tlc_min_s"] = m.tlc_min_s;
+  out["reversals"] = m.reversals;
+  out["reversal_rate_per_min"] = m.reversal_rate_per_min;
+  out["brake_reaction_s"] = m.brake_reaction_s;
+  return out;
+}
+
+}  // namespace
+}  // namespace platoon::python
+
 PYBIND11_MODULE(_platoon, m) {
   using platoon::python::Session;
   namespace pp = platoon::python;
@@ -764,6 +841,8 @@ PYBIND11_MODULE(_platoon, m) {
         "session::FindServer: PLATOON_SERVER, the session running on this machine, 127.0.0.1:7400");
   m.def("read_log_states", &pp::ReadLogStates, py::arg("path"));
   m.def("read_log_json", &pp::ReadLogJson, py::arg("path"));
+  m.def("drive_metrics_of_columns", &pp::DriveMetricsOfColumns, py::arg("columns"), py::arg("settings"),
+        "data::DriveMetricsAccumulator over data-write columns (docs/RECORDING.md, \"Driving metrics\")");
   m.def("vehicle_id", &platoon::VehicleId, py::arg("node_name"), py::arg("index"),
         "Session-wide id of a node's vehicle: FNV-1a(node name) << 16 | index");
   m.def("free_ports", &platoon::transport::FreeLoopbackPorts, py::arg("count"),

@@ -418,3 +418,49 @@ TEST_CASE("platoon export: a recorded drive agrees with the driver seat's own da
   CHECK(worst_offset < 0.03);
   CHECK(worst_xy < 0.05);
 }
+
+TEST_CASE("platoon export: --metrics writes each entity's driving metrics as its rows give them, whatever --variables writes") {
+  TempDir dir;
+  const std::string log = WriteLog(dir, MakeDrive());
+  const std::string full = dir.Path() + "/full", out = dir.Path() + "/out";
+  // The rows with every column, for the figures computed here.
+  const Run all_columns = Export({log, "--csv", full, "--rate", "20", "--entities", "follow,lead"});
+  INFO(all_columns.output);
+  REQUIRE(all_columns.status == 0);
+  const Run r = Export({log, "--csv", out, "--rate", "20", "--entities", "follow,lead", "--variables", "speed", "--metrics",
+                        "--event", "2"});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("metrics.csv") != std::string::npos);
+  const Csv metrics = ReadCsv(out + "/metrics.csv");
+  REQUIRE(metrics.rows.size() == 2);
+  for (size_t i = 0; i < metrics.rows.size(); ++i) {
+    const std::string name = metrics.rows[i][metrics.Col("name")];
+    CAPTURE(name);
+    const Csv rows = ReadCsv(full + "/" + (name == "follow:0" ? "follow_0.csv" : "lead_0.csv"));
+    REQUIRE(!rows.rows.empty());
+    CHECK(metrics.Num(i, "rows") == static_cast<double>(rows.rows.size()));
+    double speed_sum = 0, thw_min = INFINITY, ttc_min = INFINITY;
+    for (size_t k = 0; k < rows.rows.size(); ++k) {
+      speed_sum += rows.Num(k, "speed_mps");
+      if (std::isfinite(rows.Num(k, "time_headway_s"))) thw_min = std::min(thw_min, rows.Num(k, "time_headway_s"));
+      if (std::isfinite(rows.Num(k, "ttc_s"))) ttc_min = std::min(ttc_min, rows.Num(k, "ttc_s"));
+    }
+    CHECK(metrics.Num(i, "speed_mean_mps") == doctest::Approx(speed_sum / static_cast<double>(rows.rows.size())).epsilon(1e-3));
+    CHECK(metrics.Num(i, "event_s") == doctest::Approx(2.0));
+    if (name == "follow:0") {
+      // Closing on the leader at 3 m/s: both headway figures exist and agree with the rows (3 decimals there).
+      CHECK(metrics.Num(i, "thw_min_s") == doctest::Approx(thw_min).epsilon(2e-3));
+      CHECK(metrics.Num(i, "ttc_min_s") == doctest::Approx(ttc_min).epsilon(2e-3));
+      CHECK(metrics.Num(i, "lane_changes") == 0);
+    } else {
+      CHECK(name == "lead:0");
+      CHECK(std::isnan(metrics.Num(i, "thw_min_s")));  // nobody ahead of the leader
+    }
+    CHECK(std::isnan(metrics.Num(i, "brake_reaction_s")));  // nobody brakes
+  }
+  // --event needs --metrics.
+  const Run no_metrics = Export({log, "--csv", dir.Path() + "/x", "--event", "2"});
+  CHECK(no_metrics.status == 2);
+  CHECK(no_metrics.output.find("--metrics") != std::string::npos);
+}

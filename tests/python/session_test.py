@@ -420,6 +420,22 @@ def test_logs(work):
     check(bool(np.all(np.diff(t) > 0)) and abs(np.median(np.diff(t)) - 1.0 / CSV_RATE_HZ) < 1e-6,
           f"data-write rows every {1000 / CSV_RATE_HZ:g} ms of sim time")
 
+    # Driving metrics of that drive (a scripted lane change) against pandas computing the same definitions.
+    m = platoon.drive_metrics(csv)
+    check(m["rows"] == len(csv) and abs(m["speed_mean_mps"] - float(csv["speed_mps"].mean())) < 1e-9,
+          f"drive_metrics: {m['rows']} rows, mean speed {m['speed_mean_mps']:.3f} m/s as pandas computes it")
+    on = csv[csv["lane_offset_m"].notna() & (csv["lane"] != 0)]
+    stretch = (on["lane"] != on["lane"].shift()).cumsum()
+    dev = on["lane_offset_m"] - on.groupby(stretch)["lane_offset_m"].transform("mean")
+    sdlp = float(np.sqrt((dev ** 2).sum() / (len(on) - stretch.nunique())))
+    check(stretch.nunique() >= 1 and m["lane_changes"] == stretch.nunique() - 1 and abs(m["sdlp_m"] - sdlp) < 1e-9,
+          f"drive_metrics: SDLP {m['sdlp_m']:.4f} m pooled over {stretch.nunique()} lane stretches, as pandas computes it")
+    try:
+        platoon.drive_metrics({"sim_time_s": [0.0, 1.0], "speed_kmh": [1.0, 2.0]})
+        check(False, "drive_metrics refuses an unknown column")
+    except ValueError as e:
+        check("speed_kmh" in str(e), f"drive_metrics refuses an unknown column: {e}")
+
 
 if __name__ == "__main__":
     main()

@@ -12,6 +12,7 @@
 #include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/data/columns.hpp"
+#include "platoon/data/drive_metrics.hpp"
 #include "platoon/data/recorded_tracks.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/road/session_road.hpp"
@@ -115,7 +116,10 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       "  platoon export recordings/drivers.mcap --csv out --rate 100\n"
       "  platoon export drive.mcap --csv out --rate 10 --entities robot,traffic:3 --variables speed,lane_offset,headway\n"
       "  platoon export drive.mcap --csv out --from 10 --to 20 --config configs/drivers.toml\n"
-      "      the session (and its road) from that file, e.g. when the recorded road file is not on this PC\n\n"
+      "      the session (and its road) from that file, e.g. when the recorded road file is not on this PC\n"
+      "  platoon export drive.mcap --csv out --rate 100 --metrics --from 60 --to 70 --event 60\n"
+      "      also out/metrics.csv: SDLP, headways, TTC, TLC, steering reversal rate, speeds and the brake reaction\n"
+      "      time to the event at 60 s, per entity over 60..70 s (docs/RECORDING.md, \"Driving metrics\")\n\n"
       "With --candump instead of --csv: one vehicle's signals as CAN frames in a candump log, encoded by a CAN "
       "mapping file and its DBC (docs/CAN.md) at the recorded sim times of its states (with --every-period also at "
       "every k * period between them), each stamped with its sim time; the mapping's tx messages go once per "
@@ -172,6 +176,17 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
   cmd->add_option("--to", o.to_s, "No rows after this sim time, in s (default: each entity's end)")
       ->check(config::cli::Finite())
       ->check(CLI::Range(-1e7, 1e7));
+  auto* metrics = cmd->add_flag("--metrics", o.metrics,
+                                "Also DIR/metrics.csv: for each exported entity, the driving metrics of its rows (SDLP, "
+                                "time headway, TTC, time to line crossing, steering reversal rate, speed mean and SD, "
+                                "brake reaction time), computed from every column whatever --variables writes")
+                      ->excludes(candump);
+  cmd->add_option("--event", o.event_s,
+                  "With --metrics: sim time of the event the brake reaction time is measured from, in s (the first "
+                  "row with brake >= 0.1 within 5 s after it)")
+      ->check(config::cli::Finite())
+      ->check(CLI::Range(-1e7, 1e7))
+      ->needs(metrics);
   cmd->add_option("--config", o.config_path,
                   "Take the session (and its road) from this file instead of the one recorded in the log")
       ->check(CLI::ExistingFile);
@@ -228,9 +243,11 @@ int RunExport(const ExportOptions& o) {
   def.from_ns = SecondsToNsClamped(o.from_s);
   def.to_ns = SecondsToNsClamped(o.to_s);
   def.method = *data::TrackMethodFromName(o.method);
-  def.metrics.leader = std::any_of(columns.begin(), columns.end(), [](data::Column c) {
+  def.metrics.leader = o.metrics || std::any_of(columns.begin(), columns.end(), [](data::Column c) {
     return c == data::Column::kHeadway || c == data::Column::kTimeHeadway || c == data::Column::kTtc;
   });
+  data::DriveMetricsDef metrics_def;
+  metrics_def.event_s = o.event_s;
 
   // 2. The log: every distinct recorded entity state, removals, the node table, the session file.
   std::error_code size_error;
@@ -370,6 +387,8 @@ int RunExport(const ExportOptions& o) {
   const size_t piece = std::clamp<size_t>((64u << 20) / with_rows, 16u << 10, 1u << 20);
   std::optional<Progress> rows_progress;
   uint64_t rows = 0;
+  // --metrics: an accumulator per exported entity, fed every row (constant memory whatever the length).
+  std::vector<std::optional<data::DriveMetricsAccumulator>> metrics(o.metrics ? all.size() : 0);
   try {
     rows = data::ExportRows(
         tracks, selected, roads, def,
@@ -379,6 +398,10 @@ int RunExport(const ExportOptions& o) {
           if (out.rows++ == 0) out.first_row_ns = t;
           out.last_row_ns = t;
           data::AppendCsvRow(row, columns, out.buffer);
+          if (o.metrics) {
+            if (!metrics[i]) metrics[i].emplace(metrics_def);
+            metrics[i]->Add(row);
+          }
           if (out.buffer.size() >= piece) Flush(out, dir, header);
         },
         [&](int64_t done, int64_t total) {
@@ -411,15 +434,32 @@ int RunExport(const ExportOptions& o) {
     std::fprintf(stderr, "%s: %s\n", kMe, e.what());
     return kExitUsage;
   }
+  if (o.metrics) {
+    std::string table = "id,name,first_row_s,last_row_s,event_s," + data::DriveMetricsCsvHeader() + "\n";
+    for (size_t i : selected) {
+      if (!metrics[i]) continue;
+      const Output& out = outputs[i];
+      table += fmt::format("{},{},{},{},{},{}\n", all[i].id, out.name, Seconds(out.first_row_ns), Seconds(out.last_row_ns),
+                           std::isfinite(o.event_s) ? fmt::format("{:.6f}", o.event_s) : "",
+                           data::DriveMetricsCsvRow(metrics[i]->Result()));
+    }
+    try {
+      WriteText((dir / "metrics.csv").string(), table, false);
+    } catch (const WriteError& e) {
+      std::fprintf(stderr, "%s: %s\n", kMe, e.what());
+      return kExitUsage;
+    }
+  }
   const size_t files = static_cast<size_t>(std::count_if(outputs.begin(), outputs.end(), [](const Output& out) { return out.rows > 0; }));
   if (rows == 0) {
     std::fprintf(stderr, "%s: the selected entities were removed at every row time in %.3f .. %.3f s: nothing to export\n",
                  kMe, std::max(NsToS(first_ns), o.from_s), std::min(NsToS(last_ns), o.to_s));
     return kExitNothing;
   }
-  std::printf("%s: wrote %zu CSV file%s, %llu rows at %g Hz (%zu columns, rows by %s) to %s, listed in entities.csv, in %.1f s\n",
+  std::printf("%s: wrote %zu CSV file%s, %llu rows at %g Hz (%zu columns, rows by %s) to %s, listed in entities.csv%s, in %.1f s\n",
               kMe, files, files == 1 ? "" : "s", static_cast<unsigned long long>(rows), o.rate_hz, columns.size(),
               std::string(data::TrackMethodName(def.method)).c_str(), o.csv_dir.c_str(),
+              o.metrics ? "; their driving metrics in metrics.csv" : "",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
   std::fflush(stdout);
   return 0;

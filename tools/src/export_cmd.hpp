@@ -4,6 +4,7 @@
 // vehicle's signals as CAN frames in a candump log (--candump, tools/src/can_export.cpp).
 #include <CLI/CLI.hpp>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct ExportOptions {
   std::string vehicle;                 ///< --vehicle: whose signals ("robot:0", "robot", an id); "": the first driver seat's.
   std::string can_interface = "can0";  ///< --interface: the interface name written on every candump line.
   bool can_every_period = false;       ///< --every-period: a frame in every period slot, states between recorded ones by `method`.
+  bool metrics = false;                ///< --metrics: also DIR/metrics.csv, the drive metrics of each exported entity.
+  double event_s = std::numeric_limits<double>::quiet_NaN();  ///< --event: sim time the brake reaction time is measured from, in s.
 };
 
 /// Adds the `export` subcommand to `app`, filling `options` when it is parsed.
