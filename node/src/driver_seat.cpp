@@ -17,6 +17,7 @@
 #include "platoon/vehicle/driver_models.hpp"
 #include "platoon/vehicle/fmu.hpp"
 #include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/seat_audio.hpp"
 #include "platoon/viewer/seat_window.hpp"
 #include "platoon/viewer/viewer_app.hpp"
 
@@ -67,6 +68,16 @@ Pose Ahead(const KinematicState& k, double dt_s) {
   if (dt_s < 0 || dt_s > kMaxExtrapolationS) dt_s = 0;
   const double yaw = k.angular_velocity_radps.z() * dt_s;
   return Pose{k.pose.position_m + k.velocity_mps * dt_s, Quat(Eigen::AngleAxisd(yaw, Vec3::UnitZ())) * k.pose.orientation};
+}
+
+// Slip angles of the front and rear axle, in rad, from the CG state as the single-track tyre model takes
+// them (V2): the contact-patch velocity across each tyre over its rolling speed (at least 0.1 m/s).
+std::array<double, 2> AxleSlipRad(const vehicle::VehicleDef& def, const vehicle::VehicleState& s) {
+  const double vy_front = s.vy_mps + def.cg_to_front_m * s.yaw_rate_radps;
+  const double c = std::cos(s.steer_rad), sn = std::sin(s.steer_rad);
+  const double v_long_f = s.vx_mps * c + vy_front * sn, v_lat_f = -s.vx_mps * sn + vy_front * c;
+  const double v_lat_r = s.vy_mps - def.cg_to_rear_m * s.yaw_rate_radps;
+  return {std::atan(v_lat_f / std::max(std::abs(v_long_f), 0.1)), std::atan(v_lat_r / std::max(std::abs(s.vx_mps), 0.1))};
 }
 
 }  // namespace
@@ -140,6 +151,7 @@ class DriverSeatModule::Seat {
     Vec3 eye_m = Vec3::Zero();
     double fps = 60;
     viewer::SeatWindow::KeyCallback on_key;     // seat keys pressed in the window (seat thread)
+    std::optional<viewer::SeatAudioDef> sound;  // play the seat's sound while there is a window (nullopt: silent)
   };
 
   // Starts the thread and waits until it has opened what it needs. Throws std::runtime_error when the
@@ -166,6 +178,11 @@ class DriverSeatModule::Seat {
     own_input_ = in;
     own_at_ = SteadyClock::now();
     has_own_ = true;
+  }
+  // Module thread: the axles' slip angles from the tyre model, for the tyres' sound, in rad.
+  void SetTyreSlip(const std::array<double, 2>& slip_rad) {
+    std::lock_guard lock(mutex_);
+    slip_rad_ = slip_rad;
   }
   // Module thread: the eye in the vehicle frame (head tracking moves it).
   void SetEye(const Pose& eye_in_vehicle) {
@@ -242,6 +259,15 @@ class DriverSeatModule::Seat {
     } else {
       device_line = "input script";
     }
+    // The seat's sound with its window; without an audio device the seat runs silent.
+    std::unique_ptr<viewer::SeatAudio> audio;
+    if (window && setup_.sound) {
+      std::string error;
+      audio = viewer::SeatAudio::Open(*setup_.sound, &error);
+      if (audio) log_->info("seat sound: {} at {:g} Hz, {} samples a buffer", audio->DeviceName(), audio->SampleRateHz(),
+                            setup_.sound->buffer_frames);
+      else log_->warn("seat sound: {}; the seat runs silent", error);
+    }
     started.set_value("");
 
     const auto period = std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(1.0 / setup_.fps));
@@ -261,6 +287,7 @@ class DriverSeatModule::Seat {
         if (!window->PollEvents()) {
           // The driver closed the seat: the node leaves the session, as on Ctrl-C.
           log_->info("seat window closed: leaving the session");
+          audio.reset();  // before the window: its teardown quits SDL
           window.reset();
           has_window_.store(false);
           std::raise(SIGINT);
@@ -272,6 +299,7 @@ class DriverSeatModule::Seat {
         bool has_own;
         SteadyClock::time_point own_at, others_at;
         int64_t sim_ns;
+        std::array<double, 2> slip_rad;
         std::string message;
         Pose eye_v{setup_.eye_m, Quat::Identity()};
         {
@@ -285,6 +313,7 @@ class DriverSeatModule::Seat {
           others = others_;
           others_at = others_at_;
           sim_ns = sim_ns_;
+          slip_rad = slip_rad_;
         }
         // Everyone where they are at this frame: the copies are a few ms old.
         for (auto& e : others) e.kinematics.pose = Ahead(e.kinematics, SecondsBetween(others_at, t0));
@@ -309,6 +338,17 @@ class DriverSeatModule::Seat {
         cockpit.sim_ns = sim_ns + static_cast<int64_t>(1e9 * SecondsBetween(others_at, t0));
         cockpit.eye_in_vehicle = eye_v;
         window->SetCockpit(cockpit);
+        if (audio) {
+          // The sound of this frame: the cockpit's engine speed, the pedal as load, the lamp as the tell-tale shows it.
+          viewer::SoundState sound;
+          sound.rpm = cockpit.rpm;
+          sound.load = own_input.throttle;
+          sound.speed_mps = speed;
+          sound.slip_front_rad = slip_rad[0];
+          sound.slip_rear_rad = slip_rad[1];
+          sound.indicator_lamp = (cockpit.indicator_left || cockpit.indicator_right) && viewer::SceneGraph::IndicatorLit(cockpit.sim_ns);
+          audio->Set(sound);
+        }
         window->Render(eye, lines, message);
         const double ms = 1e3 * SecondsBetween(t0, SteadyClock::now());
         frames_.fetch_add(1);
@@ -322,7 +362,11 @@ class DriverSeatModule::Seat {
       else if (window) wake = std::min(wake, next_frame);
       std::this_thread::sleep_until(wake);
     }
-    // The device before the window: the window's teardown quits SDL.
+    // The device and the sound before the window: the window's teardown quits SDL.
+    if (audio)
+      log_->info("seat sound: {:.1f} s played, synthesis {:.2f} ms per s of sound",
+                 static_cast<double>(audio->SamplesRendered()) / audio->SampleRateHz(), audio->RenderCostMsPerS());
+    audio.reset();
     device.reset();
     window.reset();
   }
@@ -346,6 +390,7 @@ class DriverSeatModule::Seat {
   SteadyClock::time_point own_at_, others_at_;
   std::vector<protocol::EntityState> others_;
   int64_t sim_ns_ = 0;
+  std::array<double, 2> slip_rad_{};     // front, rear axle slip angle, in rad
   vehicle::VehicleInput live_input_;
   std::string message_;                  // the seat message and until when it shows
   SteadyClock::time_point message_until_{};
@@ -497,6 +542,15 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   setup.eye_m = node.eye_m;
   setup.fps = node.view_fps;
   setup.on_key = [this](const std::string& key) { OnSeatKey(key); };
+  if (node.sound) {
+    viewer::SeatAudioDef& a = setup.sound.emplace();
+    a.sound.volume = node.sound_volume;
+    a.sound.engine = node.sound_engine;
+    a.sound.tyres = node.sound_tyres;
+    a.sound.wind = node.sound_wind;
+    a.sound.indicator = node.sound_indicator;
+    a.sound.engine_cylinders = node.engine_cylinders;
+  }
   if (setup.window || setup.live) {
     seat_ = std::make_unique<Seat>(std::move(setup), log_);
     seat_->SetOwn(Truth(), input_);  // the view from the start until the session runs
@@ -628,6 +682,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
   const protocol::EntityState truth = Truth();
   context.Publish(truth);
   if (seat_) seat_->SetOwn(truth, input_);
+  if (seat_) seat_->SetTyreSlip(AxleSlipRad(def_, state_));
 
   if (info.sim_ns >= next_remote_ns_) {
     next_remote_ns_ = info.sim_ns + kRemotePeriodNs;

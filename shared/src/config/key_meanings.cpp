@@ -285,6 +285,17 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.mirror.screen",
        "Where the mirror is drawn: [left, top, right, bottom] as fractions of the window's width and height.",
        "interior [0.36, 0.015, 0.64, 0.14]; left [0.01, 0.47, 0.175, 0.66]; right [0.825, 0.47, 0.99, 0.66]"},
+      {S, "node.sound",
+       "driver: the seat plays its sound through SDL audio while it has a window: engine (rpm and load), tyres "
+       "(rolling, squeal from the slip angles), wind, indicator clicks (docs/INPUTS.md, \"Sound\"). No audio device: "
+       "one warning, the seat runs silent."},
+      {S, "node.sound_volume", "driver: master level of the seat's sound, 0..1 (0: silent)."},
+      {S, "node.sound_engine", "driver: engine layer level, 0..1."},
+      {S, "node.sound_tyres", "driver: tyre layer level (rolling noise and squeal), 0..1."},
+      {S, "node.sound_wind", "driver: wind layer level, 0..1."},
+      {S, "node.sound_indicator", "driver: level of the indicator relay's click, 0..1."},
+      {S, "node.engine_cylinders",
+       "driver: cylinders of the four-stroke engine the seat's sound plays; it fires at rpm / 60 * cylinders / 2 Hz."},
       {S, "node.headless",
        "driver: no seat window (tests, PCs without a display); also what happens when no display opens."},
       {S, "node.data_write",

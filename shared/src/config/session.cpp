@@ -119,7 +119,9 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
                                "view_width_px", "view_height_px", "view_fps", "headless", "hud", "cockpit", "mirrors", "mirror", "data_write",
                                "start_speed_mps", "driver_model", "stream_port", "head_tracking_port",
                                "stream_address", "stream_timeout_s", "head_tracking_timeout_s",
-                               "can_bus", "can_map", "can_timeout_s"};
+                               "can_bus", "can_map", "can_timeout_s",
+                               "sound", "sound_volume", "sound_engine", "sound_tyres", "sound_wind", "sound_indicator",
+                               "engine_cylinders"};
   const std::string start_keys = "start_s_m start_lane start_speed_mps";
   if (!driver)
     for (const char* key : driver_keys)
@@ -236,6 +238,14 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
     m.RejectUnknownKeys();
     d.mirror.push_back(std::move(md));
   }
+  // The seat's sound: on/off and the layers' levels (docs/INPUTS.md, "Sound").
+  d.sound = t.GetBool("sound", d.sound);
+  d.sound_volume = t.GetDouble("sound_volume", d.sound_volume, 0, 1);
+  d.sound_engine = t.GetDouble("sound_engine", d.sound_engine, 0, 1);
+  d.sound_tyres = t.GetDouble("sound_tyres", d.sound_tyres, 0, 1);
+  d.sound_wind = t.GetDouble("sound_wind", d.sound_wind, 0, 1);
+  d.sound_indicator = t.GetDouble("sound_indicator", d.sound_indicator, 0, 1);
+  d.engine_cylinders = static_cast<int>(t.GetInt("engine_cylinders", d.engine_cylinders, 1, 16));
   if (auto w = t.Sub("data_write")) d.data_write = ReadDataWriteDef(*w, d.name);
 }
 

@@ -206,6 +206,14 @@ struct NodeDef {
   bool cockpit = true;               ///< driver: the seat window draws the own car (bonnet, dashboard, A-pillars, instruments).
   bool mirrors = true;               ///< driver: the seat window shows its mirrors (interior, left, right; see mirror).
   std::vector<SeatMirrorDef> mirror; ///< driver: the [[node.mirror]] tables, in file order.
+  // The seat's sound (docs/INPUTS.md, "Sound"): played when the seat has a window and an audio device opens.
+  bool sound = true;                 ///< driver: the seat plays engine, tyre, wind and indicator sound (with a window).
+  double sound_volume = 0.5;         ///< driver: master level of the seat's sound, 0..1.
+  double sound_engine = 1.0;         ///< driver: engine layer level, 0..1.
+  double sound_tyres = 1.0;          ///< driver: tyre layer level (rolling and squeal), 0..1.
+  double sound_wind = 1.0;           ///< driver: wind layer level, 0..1.
+  double sound_indicator = 1.0;      ///< driver: indicator click level, 0..1.
+  int engine_cylinders = 4;          ///< driver: cylinders of the four-stroke engine the sound plays (firing frequency), 1..16.
   /// driver, input = "stream": UDP port of the control stream (docs/PROTOCOL.md, "External streams"); 0: none.
   uint16_t stream_port = 0;
   /// driver: UDP port of the head-tracking pose stream that moves the seat's eye; 0: none.
