@@ -10,6 +10,7 @@
 #include "platoon/viewer/image.hpp"
 #include "platoon/viewer/monitor_window.hpp"
 #include "platoon/viewer/offscreen_renderer.hpp"
+#include "platoon/viewer/calibration_board.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/session_scene.hpp"
 #include "platoon/viewer/viewer_app.hpp"
@@ -43,7 +44,8 @@ class ViewerCameraImager final : public sensors::CameraImager {
  public:
   ViewerCameraImager(const config::SessionDef& session, const sensors::SensorSpec& spec, std::shared_ptr<spdlog::logger> log)
       : log_(std::move(log)), id_(spec.id), def_(spec.camera), has_road_(session.has_road), road_(session.road),
-        statics_(viewer::SceneBoxEntities(session)), environment_(road::SessionEnvironment(session)) {}
+        statics_(viewer::SceneBoxEntities(session)), environment_(road::SessionEnvironment(session)),
+        boards_(session.scene.calibration_boards) {}
 
   std::string Render(const Pose& camera_world, const std::vector<protocol::EntityState>& others,
                      protocol::CameraFrame& frame) override {
@@ -51,6 +53,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
     gl_->drawn = statics_;
     gl_->drawn.insert(gl_->drawn.end(), others.begin(), others.end());
     gl_->scene.Update(gl_->drawn, frame.header.stamp_ns);  // indicators blink by the frame's sim time
+    gl_->boards.Place(id_, camera_world);  // this camera's calibration boards move with it
     gl_->renderer.Render(camera_world, gl_->camera, &gl_->image);
     if (monitor_) Present(frame.header.stamp_ns);
     if (def_.render == "png") {
@@ -78,23 +81,26 @@ class ViewerCameraImager final : public sensors::CameraImager {
  private:
   struct Gl {
     viewer::SceneGraph scene;
+    viewer::CalibrationBoards boards;  // [[scene.calibration_board]]: the world's and this camera's
     viewer::OffscreenRenderer renderer;
     viewer::PinholeCamera camera;
     std::vector<protocol::EntityState> drawn;  // statics + the vehicles of this frame
     viewer::Image image;
-    Gl(uint32_t width_px, uint32_t height_px) : renderer(width_px, height_px) {}
+    Gl(const std::vector<config::CalibrationBoardDef>& board_defs, uint32_t width_px, uint32_t height_px)
+        : boards(board_defs), renderer(width_px, height_px) {}
   };
 
   // Makes the GL context and the scene graph; false (warned once) when there is no GL context.
   bool Start() {
     try {
-      gl_ = std::make_unique<Gl>(def_.image_width_px, def_.image_height_px);
+      gl_ = std::make_unique<Gl>(boards_, def_.image_width_px, def_.image_height_px);
     } catch (const viewer::RenderError& e) {
       log_->warn("camera '{}': cannot render images ({}); sending ROIs only", id_, e.what());
       return false;
     }
     if (has_road_) gl_->scene.SetRoads(road::SessionRoadNetwork(road_));
     if (!environment_.empty()) gl_->scene.SetEnvironment(environment_);
+    gl_->scene.Root()->addChild(gl_->boards.Root());
     const auto k = sensors::Intrinsics(def_);
     gl_->camera.fx_px = k.fx_px;
     gl_->camera.fy_px = k.fy_px;
@@ -158,6 +164,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
   config::RoadSessionDef road_;
   std::vector<protocol::EntityState> statics_;  // [[scene.box]] entries, drawn as static objects
   std::vector<road::EnvObject> environment_;    // the road's environment objects, as the lidar sees them
+  std::vector<config::CalibrationBoardDef> boards_;  // [[scene.calibration_board]] entries
   std::unique_ptr<Gl> gl_;
   std::unique_ptr<viewer::MonitorWindow> monitor_;  // null: no monitor (monitor = "none" or it did not open)
   viewer::Image capture_;                           // the monitor's last frame read back (monitor_check)

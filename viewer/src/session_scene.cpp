@@ -43,6 +43,7 @@ SessionScene SessionSceneOf(const config::SessionDef& session) {
   SessionScene out = SceneOfRoads(session.has_road ? road::SessionRoadNetwork(session.road) : road::RoadNetwork());
   out.environment = road::SessionEnvironment(session);
   out.boxes = SceneBoxEntities(session);
+  out.calibration_boards = session.scene.calibration_boards;
   if (!out.has_home && !session.scene.boxes.empty()) {
     // South-west of and above the boxes' centre, looking at it.
     Vec3 centre = Vec3::Zero();

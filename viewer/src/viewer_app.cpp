@@ -1,5 +1,6 @@
 #include "platoon/viewer/viewer_app.hpp"
 
+#include "platoon/viewer/calibration_board.hpp"
 #include "platoon/viewer/camera_manipulators.hpp"
 #include "platoon/viewer/image.hpp"
 #include "platoon/viewer/param_panel.hpp"
@@ -181,6 +182,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
           const SessionScene served = SessionSceneFromText(text, path);
           scene.SetRoads(served.roads);
           if (!served.environment.empty()) scene.SetEnvironment(served.environment);
+          scene.Root()->addChild(CalibrationBoards(served.calibration_boards).Root());
           boxes = served.boxes;
           const GroundExtent& ground = scene.Ground();
           top_cam->SetCentre(Vec3(ground.centre_x_m, ground.centre_y_m, 0));

@@ -6,6 +6,7 @@
 #include "platoon/road/road_file.hpp"
 #include "platoon/session/discovery.hpp"
 #include "platoon/transport/fault_injector.hpp"
+#include "platoon/viewer/calibration_board.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/session_scene.hpp"
 #include "platoon/road/session_road.hpp"
@@ -172,6 +173,8 @@ int main(int argc, char** argv) {
     viewer::SceneGraph scene;
     scene.SetRoads(drawn.roads);
     if (!drawn.environment.empty()) scene.SetEnvironment(drawn.environment);
+    // World-held calibration boards (a camera's own boards are drawn by that camera's frames).
+    scene.Root()->addChild(viewer::CalibrationBoards(drawn.calibration_boards).Root());
     viewer::WorldClient client(client_def, log);
     client.Start();
     const int code = viewer::RunViewerApp(def, scene, client, *log, g_stop);

@@ -173,6 +173,17 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "scene.box.size", "Length (along yaw), width and height, in m."},
       {S, "scene.box.yaw_deg", "Rotation of the box about z."},
       {S, "scene.box.material", "Lidar material index (docs/LIDAR.md; 2 concrete)."},
+      {S, "scene.calibration_board",
+       "A black-and-white chessboard with a white border one square wide, drawn unlit for camera calibration "
+       "(docs/WORLD.md)."},
+      {S, "scene.calibration_board.camera",
+       "Id of the camera sensor whose frame (x forward, y left, z up) holds the board, which then moves with it; "
+       "absent: the world frame."},
+      {S, "scene.calibration_board.position_m", "Centre of the board, x, y, z in that frame, in m.", "required"},
+      {S, "scene.calibration_board.rpy_deg",
+       "Roll, pitch, yaw of the board in that frame (applied z-y-x); 0 faces a camera looking along +x."},
+      {S, "scene.calibration_board.squares", "Squares across and down, [columns, rows]; at least 2 each."},
+      {S, "scene.calibration_board.square_m", "Edge of one square, in m."},
       {S, "road.file",
        "Road file (the TOML road format below, or OpenDRIVE .xodr), relative to the session file; \"\" generates a "
        "road from the keys below."},

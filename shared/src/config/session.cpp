@@ -475,6 +475,26 @@ SceneDef ReadSceneDef(const Table& t) {
     b.RejectUnknownKeys();
     d.boxes.push_back(box);
   }
+  for (const auto& b : t.TableArray("calibration_board")) {
+    CalibrationBoardDef board;
+    board.where = b.Where() + ": " + b.Path();
+    board.camera = b.GetString("camera", board.camera);
+    if (b.Has("camera") && board.camera.empty()) b.Fail("camera", "expected a camera sensor's id, got \"\"");
+    if (!b.Has("position_m")) b.Fail("position_m", "is required ([x, y, z] of the board's centre, in m)");
+    const auto p = b.GetDoubleArray("position_m", {0, 0, 0}, 3, -1e6, 1e6);
+    board.position_m = Vec3(p[0], p[1], p[2]);
+    const auto rpy = b.GetDoubleArray("rpy_deg", {0, 0, 0}, 3, -360, 360);
+    board.rpy_rad = Vec3(rpy[0], rpy[1], rpy[2]) * (M_PI / 180.0);
+    const auto sq = b.GetDoubleArray("squares", {9, 7}, 2, 2, 1000);
+    if (sq[0] != std::floor(sq[0]) || sq[1] != std::floor(sq[1]))
+      b.Fail("squares", "expected whole numbers of squares [columns, rows], got [" + std::to_string(sq[0]) + ", " +
+                            std::to_string(sq[1]) + "]");
+    board.columns = static_cast<int>(sq[0]);
+    board.rows = static_cast<int>(sq[1]);
+    board.square_m = b.GetDouble("square_m", board.square_m, 1e-3, 100);
+    b.RejectUnknownKeys();
+    d.calibration_boards.push_back(board);
+  }
   t.RejectUnknownKeys();
   return d;
 }
@@ -685,6 +705,25 @@ std::string RecordingPath(const RecorderDef& def, const std::string& session_nam
   return out;
 }
 
+namespace {
+
+// Every [[scene.calibration_board]] camera names a camera sensor of the session.
+void CheckBoardCameras(const SessionDef& session) {
+  std::vector<std::string> cameras;
+  for (const auto& n : session.nodes)
+    for (const auto& t : n.sensors)
+      if (t.Has("id") && t.Has("type") && t.GetString("type", "") == "camera") cameras.push_back(t.GetString("id", ""));
+  for (const auto& b : session.scene.calibration_boards) {
+    if (b.camera.empty() || std::find(cameras.begin(), cameras.end(), b.camera) != cameras.end()) continue;
+    std::string known;
+    for (const auto& c : cameras) known += (known.empty() ? "\"" : ", \"") + c + "\"";
+    throw ConfigError(b.where + ".camera: expected the id of a camera sensor (" +
+                      (known.empty() ? std::string("the session has none") : known) + "), got \"" + b.camera + "\"");
+  }
+}
+
+}  // namespace
+
 void ValidateSession(const SessionDef& session) {
   for (const auto& n : session.nodes) {
     // What the role's module would refuse at start.
@@ -697,6 +736,7 @@ void ValidateSession(const SessionDef& session) {
   }
   ValidateEvents(session);
   ValidateSecurity(session);
+  CheckBoardCameras(session);
   // The road every road user loads at start: a missing or unreadable file, a bad value in it and a
   // road_id it lacks all fail here, with the road file's own file:line:key.
   if (session.has_road) {

@@ -265,12 +265,27 @@ struct SceneBoxDef {
   uint32_t material = 2;             ///< Lidar material index (docs/LIDAR.md; 2 = concrete).
 };
 
+/// A chessboard calibration target ([[scene.calibration_board]], seed 004 §5.5, docs/WORLD.md): black and
+/// white squares inside a white border one square wide, drawn unlit. Board frame B: origin at the centre,
+/// the printed face in B's y-z plane looking along -x (so rpy 0 faces a camera at -x looking along +x),
+/// y to the left and z up as that camera sees it; the top-left square (largest y and z) is black.
+struct CalibrationBoardDef {
+  std::string camera;                ///< Camera sensor id whose frame C holds the board (it moves with it); "": world frame.
+  Vec3 position_m = Vec3::Zero();    ///< Board centre in that frame, in m. Typical 2-5 m ahead of the camera.
+  Vec3 rpy_rad = Vec3::Zero();       ///< Roll, pitch, yaw of B in that frame, applied z-y-x (config rpy_deg), in rad.
+  int columns = 9;                   ///< Squares across (along -y of B). At least 2.
+  int rows = 7;                      ///< Squares down (along -z of B). At least 2.
+  double square_m = 0.1;             ///< Edge of one square, in m. Typical 0.03-0.2.
+  std::string where;                 ///< "file:line: scene.calibration_board[i]" for messages.
+};
+
 /// Static geometry the sensors see ([scene]).
 struct SceneDef {
   bool ground = true;                ///< A flat asphalt ground plane at z = 0.
   double ground_half_size_m = 2000;  ///< Half the side of the ground square, in m.
   bool road_environment = false;     ///< Add the [road]'s generated environment objects (buildings, trees, ...).
   std::vector<SceneBoxDef> boxes;    ///< [[scene.box]] entries.
+  std::vector<CalibrationBoardDef> calibration_boards;  ///< [[scene.calibration_board]] entries.
 };
 
 /// The session's road ([road]): a road file, or a generated road.

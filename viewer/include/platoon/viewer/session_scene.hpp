@@ -1,6 +1,6 @@
 #pragma once
 /// What the viewer draws of a session besides its entities: the [road] network (none when the session
-/// has no [road]), the [scene]'s road environment and [[scene.box]] objects, and where the free camera
+/// has no [road]), the [scene]'s road environment, [[scene.box]] objects and calibration boards, and where the free camera
 /// starts. Built from a session file the viewer was given (-c), or
 /// from the one the server's Welcome carries (session::SessionClient::SessionFile) when it was given only
 /// --server, e.g. for a replay, whose server serves the recorded file.
@@ -21,6 +21,8 @@ struct SessionScene {
   road::RoadNetwork roads;                    ///< The session's roads (road::SessionRoadNetwork); empty without [road].
   std::vector<road::EnvObject> environment;   ///< [scene] road_environment objects (road::SessionEnvironment).
   std::vector<protocol::EntityState> boxes;   ///< [[scene.box]] objects (SceneBoxEntities), drawn with the entities.
+  /// [[scene.calibration_board]] entries (draw them with CalibrationBoards; a camera's boards need its pose).
+  std::vector<config::CalibrationBoardDef> calibration_boards;
   bool has_home = false;                      ///< True when there is a road or a box to start the camera at.
   Vec3 home_eye_m = Vec3::Zero();             ///< Free camera's start: 25 m behind and 12 m above the road's start, in m.
   Vec3 home_target_m = Vec3::Zero();          ///< Point it looks at: 40 m along the first road, in m (the boxes' centre without a road).
