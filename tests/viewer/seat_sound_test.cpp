@@ -338,9 +338,9 @@ TEST_CASE("seat sound: the SDL disk audio driver file follows rpm within 5 perce
     MESSAGE("device " << audio->DeviceName());
     const double fs = audio->SampleRateHz();
     const auto t0 = std::chrono::steady_clock::now();
-    // About every 2 ms: the state at the device's playing position (the next buffer's start).
+    // About every 2 ms: the state of the moment the device picks it up, the start of its next buffer.
     while (audio->SamplesRendered() < static_cast<uint64_t>((span_s + 0.3) * fs)) {
-      const double t = static_cast<double>(audio->SamplesRendered()) / fs;
+      const double t = static_cast<double>(audio->SamplesRendered() + static_cast<uint64_t>(def.buffer_frames)) / fs;
       audio->Set(RunUp(t, rpm0, rpm1, span_s));
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) break;  // a stalled device: the checks below fail
