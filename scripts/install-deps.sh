@@ -42,6 +42,9 @@ PACKAGES=(
   # tests only: an independent DBC codec; ctest "can: ... canmatrix" checks platoon's DBC reader and signal
   # codec against it in both directions through candump logs
   python3-canmatrix
+  # tests only: ctest "viewer: calibration board ... OpenCV ..." finds the calibration board's corners in a
+  # rendered camera frame with an independent detector (findChessboardCorners + cornerSubPix)
+  python3-opencv
 )
 
 missing=()

@@ -289,6 +289,8 @@ TEST_CASE("monitor config: monitor must be none window or fullscreen and needs a
 TEST_CASE("monitor sensor host: every rendered frame is shown in the monitor window and reads back equal") {
   const config::SessionDef session = config::LoadSessionText(
       std::string(kMonitorRoad) +
+          // A calibration board held 4 m ahead of the camera: the monitor must show it too.
+          "[[scene.calibration_board]]\ncamera = \"front\"\nposition_m = [4, 0, 0]\nrpy_deg = [0, 0, 15]\n"
           "[[node]]\nname = \"hil\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
           "[[node.sensor]]\nid = \"front\"\ntype = \"camera\"\nimage_width_px = 640\nimage_height_px = 360\n"
           "rate_hz = 10\nposition = [1.8, 0.3, 1.3]\nrender = \"rgb8\"\nmonitor = \"window\"\nmonitor_check = true\n",
@@ -308,6 +310,18 @@ TEST_CASE("monitor sensor host: every rendered frame is shown in the monitor win
   REQUIRE(context.frames.size() == 5);
   for (const auto& f : context.frames) CHECK(f.encoding == "rgb8");
   CHECK((context.frames[0].image != context.frames[4].image));
+  // The board is in every frame: pure black squares and pure white paper (nothing else in the scene is either).
+  for (const auto& f : context.frames) {
+    size_t black = 0, white = 0;
+    for (size_t i = 0; i + 2 < f.image.size(); i += 3) {
+      const auto r = static_cast<uint8_t>(f.image[i]), g = static_cast<uint8_t>(f.image[i + 1]),
+                 b = static_cast<uint8_t>(f.image[i + 2]);
+      black += r == 0 && g == 0 && b == 0;
+      white += r == 255 && g == 255 && b == 255;
+    }
+    CHECK(black > 2000);
+    CHECK(white > 2000);
+  }
 
   std::vector<std::string> fields;
   host.Summarize(fields);
