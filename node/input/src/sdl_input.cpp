@@ -1,5 +1,7 @@
 #include "platoon/input/sdl_input.hpp"
 
+#include "sdl_haptic.hpp"
+
 #include <SDL.h>
 
 #include <algorithm>
@@ -231,6 +233,14 @@ std::unique_ptr<SdlInput> SdlInput::Open(const AxisMappingDef& def, std::string*
 
 vehicle::VehicleInput SdlInput::Poll(double dt_s) {
   return impl_->keyboard ? impl_->PollKeyboard(dt_s) : impl_->PollDevice(dt_s);
+}
+
+std::unique_ptr<HapticDevice> SdlInput::OpenHaptic(std::string* why) {
+  if (impl_->keyboard) {
+    if (why) *why = "the keyboard has no force feedback";
+    return nullptr;
+  }
+  return OpenSdlHaptic(impl_->joystick, impl_->name, why);
 }
 
 std::string SdlInput::DeviceName() const { return impl_->name; }

@@ -199,6 +199,12 @@ std::string ValidateVehicleDef(const VehicleDef& d) {
   if (!(d.rolling_resistance >= 0 && d.rolling_resistance < 1)) {
     return FieldError("rolling_resistance", "in [0, 1)", d.rolling_resistance);
   }
+  if (!(d.pneumatic_trail_m >= 0 && d.pneumatic_trail_m < 0.5)) {
+    return FieldError("pneumatic_trail_m", "in [0, 0.5)", d.pneumatic_trail_m);
+  }
+  if (!(d.mechanical_trail_m > -0.2 && d.mechanical_trail_m < 0.2)) {
+    return FieldError("mechanical_trail_m", "in (-0.2, 0.2)", d.mechanical_trail_m);
+  }
   if (!(d.drag_area_m2 >= 0)) return FieldError("drag_area_m2", ">= 0", d.drag_area_m2);
   if (!(d.air_density_kgm3 >= 0)) return FieldError("air_density_kgm3", ">= 0", d.air_density_kgm3);
   if (!(d.low_speed_blend_start_mps > 0)) {
@@ -242,6 +248,43 @@ AxleLoads ComputeAxleLoads(const VehicleDef& def, const VehicleState& state, dou
 double MagicFormula(const PacejkaDef& t, double slip_rad) {
   const double ba = t.b * slip_rad;
   return t.d * std::sin(t.c * std::atan(ba - t.e * (ba - std::atan(ba))));
+}
+
+double PeakSlipRad(const PacejkaDef& t) {
+  // The sine peaks where C atan(y) = pi/2, y = x - E (x - atan x), x = B a; y grows monotonically in x
+  // for E <= 1, so bisection finds x. For C <= 1 there is no peak: the slip where C atan(y) is 90 % of pi/2.
+  const double y_peak = t.c > 1.0 ? std::tan(std::numbers::pi / (2.0 * t.c)) : std::tan(0.9 * std::numbers::pi / 2.0);
+  double lo = 0, hi = 1;
+  while (hi - t.e * (hi - std::atan(hi)) < y_peak && hi < 1e6) hi *= 2;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (mid - t.e * (mid - std::atan(mid)) < y_peak) lo = mid;
+    else hi = mid;
+  }
+  return 0.5 * (lo + hi) / t.b;
+}
+
+double FrontLateralForceN(const VehicleDef& def, const VehicleState& s, double grade_rad) {
+  // (V2) The front contact patch's velocity in the tyre frame, as Substep computes it.
+  const double cos_d = std::cos(s.steer_rad);
+  const double sin_d = std::sin(s.steer_rad);
+  const double vy_front_mps = s.vy_mps + def.cg_to_front_m * s.yaw_rate_radps;
+  const double v_long_f = s.vx_mps * cos_d + vy_front_mps * sin_d;
+  const double v_lat_f = -s.vx_mps * sin_d + vy_front_mps * cos_d;
+  const double slip_rad = std::atan(v_lat_f / std::max(std::abs(v_long_f), 0.1));
+  const AxleLoads loads = ComputeAxleLoads(def, s, grade_rad);
+  return -def.mu * loads.front_n * MagicFormula(def.tyre_front, slip_rad);
+}
+
+double FrontAligningTorqueNm(const VehicleDef& def, const VehicleState& s, double grade_rad) {
+  // Slip angle again (FrontLateralForceN's), for the pneumatic trail's fall-off towards the peak.
+  const double vy_front_mps = s.vy_mps + def.cg_to_front_m * s.yaw_rate_radps;
+  const double v_long_f = s.vx_mps * std::cos(s.steer_rad) + vy_front_mps * std::sin(s.steer_rad);
+  const double v_lat_f = -s.vx_mps * std::sin(s.steer_rad) + vy_front_mps * std::cos(s.steer_rad);
+  const double slip_rad = std::atan(v_lat_f / std::max(std::abs(v_long_f), 0.1));
+  const double trail_m = def.pneumatic_trail_m * std::max(0.0, 1.0 - std::abs(slip_rad) / PeakSlipRad(def.tyre_front)) +
+                         def.mechanical_trail_m;
+  return -trail_m * FrontLateralForceN(def, s, grade_rad);
 }
 
 double MaxDriveForceN(const VehicleDef& def, double vx_mps) {

@@ -256,6 +256,13 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "driver, input = \"can\": without a command frame for this long (sim time) the vehicle brakes to a stop."},
       {S, "node.head_tracking_timeout_s",
        "driver: without a head pose for this long the eye returns to its rest point."},
+      {S, "node.force_feedback",
+       "driver, input = \"sdl\": force feedback on the wheel when it has a constant-force motor (else one info "
+       "line); false: never (docs/INPUTS.md, \"Force feedback\")."},
+      {S, "node.ffb_gain", "driver: wheel torque per front aligning torque, in fractions of full scale per kN m."},
+      {S, "node.ffb_spring", "driver: centring spring, fraction of full scale at full steering lock."},
+      {S, "node.ffb_damping", "driver: steering damping, fraction of full scale per full lock per second."},
+      {S, "node.ffb_max_torque", "driver: torque limit, fraction of the wheel's full scale, in (0, 1]."},
       {S, "node.input_mapping",
        "driver: how the wheel, pedals or gamepad map to steering, throttle and brake (the [input] keys of "
        "docs/INPUTS.md)."},

@@ -175,6 +175,16 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
                     "can_map = \"<mapping>.toml\"");
   if (d.can_bus.empty() != d.can_map.empty())
     t.Fail(d.can_bus.empty() ? "can_map" : "can_bus", "can_bus and can_map go together (the bus, and which signals it carries)");
+  // Force feedback (docs/INPUTS.md, "Force feedback"): the wheel's torque from the front tyres.
+  for (const char* key : {"force_feedback", "ffb_gain", "ffb_spring", "ffb_damping", "ffb_max_torque"})
+    if (!driver && t.Has(key))
+      t.Fail(key, "is a driver key: it needs role = \"driver\", got \"" + std::string(protocol::RoleName(d.role)) + "\"");
+  d.force_feedback = t.GetBool("force_feedback", d.force_feedback);
+  d.ffb_gain = t.GetDouble("ffb_gain", d.ffb_gain, 0, 100);
+  d.ffb_spring = t.GetDouble("ffb_spring", d.ffb_spring, 0, 1);
+  d.ffb_damping = t.GetDouble("ffb_damping", d.ffb_damping, 0, 1);
+  d.ffb_max_torque = t.GetDouble("ffb_max_torque", d.ffb_max_torque, 0, 1);
+  if (d.ffb_max_torque <= 0) t.Fail("ffb_max_torque", "expected a fraction of full scale in (0, 1], got 0");
   const auto session_dir = [&] {
     const auto slash = t.File().rfind('/');
     return slash == std::string::npos ? std::string() : t.File().substr(0, slash);

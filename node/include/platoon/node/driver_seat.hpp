@@ -17,6 +17,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/data/vehicle_metrics.hpp"
 #include "platoon/node/module.hpp"
+#include "platoon/node/force_feedback.hpp"
 #include "platoon/road/road_network.hpp"
 #include "platoon/vehicle/controller.hpp"
 #include "platoon/vehicle/single_track.hpp"
@@ -24,6 +25,7 @@
 #include <spdlog/logger.h>
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -34,6 +36,7 @@
 #include <vector>
 
 namespace platoon::input {
+class HapticDevice;
 class ScriptedInput;
 class StreamSocket;
 }
@@ -107,6 +110,18 @@ class DriverSeatModule final : public Module {
   void OnSeatKey(const std::string& key);
   /// Key markers sent so far.
   uint64_t KeyMarkers() const { return key_markers_; }
+
+  /// Force feedback (docs/INPUTS.md, "Force feedback"): `device` plays the wheel torque from now on, with
+  /// `now_ns` the clock (steady ns) that times the dynamics' feed, the world states and each update; nullptr
+  /// stops the device there was (Stop()) and drops it. The seat thread hands over the SDL wheel's motor;
+  /// a test a input::MockHaptic and a fake clock. Thread-safe.
+  void SetHapticDevice(std::shared_ptr<input::HapticDevice> device, std::function<int64_t()> now_ns);
+  /// One force-feedback update at now_ns(): the device gets ForceFeedbackUpdate of the last dynamics step's
+  /// feed (zero when the dynamics or the world states stopped coming). Called by the seat thread every
+  /// 2 ms (or by a test); without a device it only returns what it would command. Thread-safe.
+  ForceFeedbackOutput ForceFeedbackTick();
+  /// The force-feedback settings ([[node]] ffb_* keys).
+  const ForceFeedbackDef& ForceFeedback() const { return ffb_def_; }
 
   /// The vehicle's entity id: VehicleId(node name, 0).
   uint64_t EntityId() const { return id_; }
@@ -291,6 +306,21 @@ class DriverSeatModule final : public Module {
   std::vector<std::string> keys_;
   std::set<std::string> driving_keys_;
   uint64_t key_markers_ = 0;
+  // Force feedback: settings, and what the module thread feeds the seat thread's updates (under
+  // ffb_mutex_): the feed, when it came and when the last world state came (ffb_now_ns_ clock; -1 none).
+  ForceFeedbackDef ffb_def_ = DefaultForceFeedbackDef();
+  bool ffb_enabled_ = false;
+  mutable std::mutex ffb_mutex_;
+  std::shared_ptr<input::HapticDevice> haptic_;
+  std::function<int64_t()> ffb_now_ns_;
+  ForceFeedbackFeed ffb_feed_;
+  int64_t ffb_feed_ns_ = -1, ffb_world_ns_ = -1;
+  uint64_t ffb_world_received_ = 0;
+  double ffb_last_steer_ = 0;
+  std::string ffb_zero_reason_ = "start";  // the last update's reason for zero ("" live), for the log
+  uint64_t ffb_updates_ = 0, ffb_zero_updates_ = 0;
+  double ffb_max_abs_ = 0;
+  void FeedForceFeedback(ModuleContext& context, int64_t steps);
 };
 
 }  // namespace platoon::node

@@ -229,6 +229,13 @@ struct NodeDef {
   double can_timeout_s = 0.2;        ///< driver, input = "can": without a command frame for this long (sim time) the vehicle brakes to a stop, in s.
   std::string can_where;             ///< driver: "FILE:LINE: node[i].can_map", for messages about the mapping.
   RecorderDef recorder;              ///< recorder: the file, the streams and the Foxglove channels it writes.
+  /// driver, input = "sdl": force feedback on the wheel when it has a constant-force motor (docs/INPUTS.md,
+  /// "Force feedback"); false: never.
+  bool force_feedback = true;
+  double ffb_gain = 2.0;         ///< driver: fraction of full scale per kN m of front aligning torque. Typical 2.
+  double ffb_spring = 0.1;       ///< driver: centring spring, fraction of full scale at full lock. Typical 0.1.
+  double ffb_damping = 0.05;     ///< driver: damping, fraction of full scale per full lock per second. Typical 0.05.
+  double ffb_max_torque = 0.8;   ///< driver: torque limit, fraction of the wheel's full scale, in (0, 1]. Typical 0.8.
   std::optional<DataWriteDef> data_write;  ///< driver: the [node.data_write] table; nullopt: no data write.
   /// driver, traffic (route): the vehicle model: "single_track" (the default), "bullet" (driver only: 3D
   /// ground contact, reverse gear; docs/BULLET_VEHICLE.md) or "fmu" (an FMI 2.0 co-simulation FMU, one

@@ -8,6 +8,7 @@
 /// same process keeps its event loop. With no SDL video (headless), keyboard mode gives neutral input.
 
 #include "platoon/input/axis_mapping.hpp"
+#include "platoon/input/haptic.hpp"
 #include "platoon/vehicle/single_track.hpp"
 
 #include <cstdint>
@@ -39,6 +40,10 @@ class SdlInput {
   /// Why input is not from the configured device or is neutral ("no joystick matching \"G27\" ...",
   /// "no SDL video: the keyboard needs a window; input is neutral", "device unplugged"); "" when fine.
   std::string Note() const;
+  /// The wheel's force-feedback motor (a constant-force effect; docs/INPUTS.md, "Force feedback"), or
+  /// nullptr and `*why` when the device has none, is the keyboard, or SDL cannot play the effect. The
+  /// device is valid while this object lives and the wheel stays plugged in; same thread as Poll().
+  std::unique_ptr<HapticDevice> OpenHaptic(std::string* why);
   /// Raw axes read by the last Poll(), in SDL order and range (for calibration displays); empty on keyboard.
   const std::vector<int16_t>& RawAxes() const;
 

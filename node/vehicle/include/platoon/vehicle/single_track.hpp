@@ -49,6 +49,13 @@ struct VehicleDef {
   double low_speed_blend_start_mps = 1.0; ///< Below this speed the model is purely kinematic, in m/s.
   double low_speed_blend_end_mps = 2.0;   ///< Above this speed the model is purely dynamic, in m/s.
   double max_substep_s = 0.001;           ///< Step() splits longer dt into substeps of at most this, in s.
+  /// Front tyres' pneumatic trail at zero slip, in m (it falls linearly to 0 at the slip of peak side
+  /// force). Typical 0.02..0.05: about 1/6 of a 0.15..0.25 m contact patch (Pacejka, "Tyre and Vehicle
+  /// Dynamics", 3rd ed. 2012, §3.2 brush model: t = a/3 at zero slip for half-length a).
+  double pneumatic_trail_m = 0.035;
+  /// Front suspension's mechanical (caster) trail, in m. Typical 0.01..0.03 for a passenger car
+  /// (Milliken & Milliken, "Race Car Vehicle Dynamics" 1995, ch. 19 "Steering systems").
+  double mechanical_trail_m = 0.02;
   /// Wheelbase lf + lr, in m. Typical 2.75.
   double WheelbaseM() const { return cg_to_front_m + cg_to_rear_m; }
 };
@@ -98,6 +105,22 @@ AxleLoads ComputeAxleLoads(const VehicleDef& def, const VehicleState& state, dou
 
 /// Magic Formula (V4) for slip angle `slip_rad`, per unit of peak force: sin(C atan(B a - E (B a - atan(B a)))) * D.
 double MagicFormula(const PacejkaDef& tyre, double slip_rad);
+
+/// Slip angle at which the Magic Formula `tyre` peaks (C atan(x - E (x - atan x)) = pi/2, x = B a), in rad
+/// (> 0; for C <= 1 the curve never peaks and the slip of 90 % of its asymptote is returned). 0.24 for the
+/// default front tyre.
+double PeakSlipRad(const PacejkaDef& tyre);
+
+/// Front axle's lateral tyre force from the state alone (free rolling: no drive, no brake), in the tyre
+/// frame, left positive, in N: -mu Fz_front MF(alpha_front) (V2, V4), with the loads of (V3).
+double FrontLateralForceN(const VehicleDef& def, const VehicleState& state, double grade_rad = 0);
+
+/// Self-aligning torque of the front axle about the steering axis, z up (counter-clockwise seen from
+/// above, i.e. steering left, positive), in N m: Mz = -(t_p(alpha) + t_m) Fy_front, with
+/// t_p(alpha) = pneumatic_trail_m max(0, 1 - |alpha| / PeakSlipRad(tyre_front)) and t_m = mechanical_trail_m.
+/// It turns the wheels back towards straight: in a left turn Fy_front > 0 and Mz < 0. Pure. Typical
+/// |Mz| 0..300 N m for a mid-size car. docs/INPUTS.md, "Force feedback".
+double FrontAligningTorqueNm(const VehicleDef& def, const VehicleState& state, double grade_rad = 0);
 
 /// Longitudinal force at the wheels from the engine at full throttle and body speed `vx_mps`, in N (V6).
 double MaxDriveForceN(const VehicleDef& def, double vx_mps);
