@@ -4,12 +4,15 @@
 #include "../support/session_fixture.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/input/haptic.hpp"
+#include "platoon/input/sdl_input.hpp"
 #include "platoon/node/driver_seat.hpp"
 #include "platoon/node/force_feedback.hpp"
 #include "platoon/vehicle/single_track.hpp"
 
 #include <doctest/doctest.h>
+#include <SDL.h>
 #include <spdlog/sinks/null_sink.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -305,4 +308,49 @@ TEST_CASE("force feedback: the seat drives a mock wheel and zeroes it on pause a
   seat.reset();
   CHECK(mock->Samples().back().stop);
   CHECK(mock->Samples().back().torque == 0.0);
+}
+
+TEST_CASE("force feedback: a wheel without a force-feedback motor is one info line and a seat without force feedback") {
+  // An SDL virtual wheel has no haptic device: OpenHaptic says why, and a headless seat on it logs one line.
+  SDL_SetHint(SDL_HINT_JOYSTICK_ALLOW_BACKGROUND_EVENTS, "1");
+  if (SDL_InitSubSystem(SDL_INIT_JOYSTICK) != 0) {
+    MESSAGE("skipped: no SDL joystick subsystem here: " << SDL_GetError());
+    return;
+  }
+  const int index = SDL_JoystickAttachVirtual(SDL_JOYSTICK_TYPE_WHEEL, 4, 2, 0);
+  if (index < 0) {
+    MESSAGE("skipped: no SDL virtual joystick here: " << SDL_GetError());
+    SDL_QuitSubSystem(SDL_INIT_JOYSTICK);
+    return;
+  }
+  {
+    input::AxisMappingDef d = input::DefaultAxisMappingDef();
+    d.device_name = "virtual";
+    d.keyboard_fallback = false;
+    std::string error, why;
+    auto in = input::SdlInput::Open(d, &error);
+    REQUIRE_MESSAGE(in, error);
+    CHECK(in->OpenHaptic(&why) == nullptr);
+    CHECK(why.find("force feedback") != std::string::npos);
+    CHECK(why.find(in->DeviceName()) != std::string::npos);
+  }
+  {
+    platoon::testing::TempDir dir;
+    const config::SessionDef session = config::LoadSession(dir.Write(
+        "s.toml", "[[node]]\nname = \"seat\"\nrole = \"driver\"\ninput = \"sdl\"\nheadless = true\n"
+                  "[node.input_mapping]\ndevice_name = \"virtual\"\nkeyboard_fallback = false\n"));
+    std::ostringstream lines;
+    auto log = std::make_shared<spdlog::logger>("ffb-seat", std::make_shared<spdlog::sinks::ostream_sink_mt>(lines));
+    log->set_pattern("%l %v");
+    {
+      DriverSeatModule seat(session, session.nodes[0], log);
+      CHECK(seat.ForceFeedbackTick().torque == 0.0);  // no device, nothing fed
+    }
+    const std::string text = lines.str();
+    CAPTURE(text);
+    CHECK(text.find("info force feedback: none: \"Virtual") != std::string::npos);
+    CHECK(text.find("force feedback:") == text.rfind("force feedback:"));  // one line
+  }
+  SDL_JoystickDetachVirtual(index);
+  SDL_QuitSubSystem(SDL_INIT_JOYSTICK);
 }
