@@ -10,6 +10,9 @@
 #include "platoon/sensors/sensor_config.hpp"
 #include "platoon/viewer/calibration_board.hpp"
 #include "platoon/viewer/image.hpp"
+#include "platoon/viewer/offscreen_renderer.hpp"
+#include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/session_scene.hpp"
 #include "platoon/viewer/pinhole_camera.hpp"
 
 #include <doctest/doctest.h>
@@ -105,4 +108,42 @@ TEST_CASE("calibration board: a camera frame shows the board's squares black and
     REQUIRE(viewer::EncodePng(img, &png).empty());
     std::ofstream(out, std::ios::binary) << png;
   }
+}
+
+TEST_CASE("calibration board: a world board is drawn where its pose puts it in the viewer's scene, lit or fogged or not") {
+  using namespace calibration_board_render_test_detail;
+  // The viewer's path: the session scene's boards added to a scene graph with an environment (sun and fog on).
+  const config::SessionDef session = config::LoadSessionText(
+      "[road]\ngenerate_length_m = 300\nseed = 3\nlanes = 2\n[scene]\nroad_environment = true\n"
+      "[[scene.calibration_board]]\nposition_m = [12, 1.0, 1.6]\nrpy_deg = [0, 0, 200]\nsquares = [7, 5]\nsquare_m = 0.25\n",
+      "world_board.toml");
+  const viewer::SessionScene drawn = viewer::SessionSceneOf(session);
+  REQUIRE(drawn.calibration_boards.size() == 1);
+  viewer::SceneGraph scene;
+  scene.SetRoads(drawn.roads);
+  scene.SetEnvironment(drawn.environment);
+  viewer::CalibrationBoards boards(drawn.calibration_boards);
+  scene.Root()->addChild(boards.Root());
+  viewer::PinholeCamera cam = viewer::CameraFromFov(800, 450, 60 * M_PI / 180);
+  viewer::OffscreenRenderer renderer(cam.width_px, cam.height_px);
+  renderer.SetScene(scene.Root(), scene.SkyColour());
+  // A camera 1.5 m above the ground looking along the world's +x, slightly up.
+  const Pose eye{Vec3(0, 0, 1.5), Quat(Eigen::AngleAxisd(-0.02, Vec3::UnitY()))};
+  const viewer::Image img = renderer.Render(eye, cam);
+  const config::CalibrationBoardDef& board = drawn.calibration_boards[0];
+  const Pose b = viewer::BoardPoseInWorld(board, Pose{});
+  for (int r = -1; r <= board.rows; ++r)
+    for (int c = -1; c <= board.columns; ++c) {
+      const Vec3 centre_b(0, (0.5 * board.columns - c - 0.5) * board.square_m, (0.5 * board.rows - r - 0.5) * board.square_m);
+      Eigen::Vector2d uv;
+      REQUIRE(viewer::ProjectPoint(cam, eye, b.position_m + b.orientation * centre_b, &uv));
+      REQUIRE(uv.x() >= 0);
+      REQUIRE(uv.y() >= 0);
+      REQUIRE(uv.x() < img.width);
+      REQUIRE(uv.y() < img.height);
+      const bool black = c >= 0 && r >= 0 && c < board.columns && r < board.rows && viewer::BoardSquareBlack(c, r);
+      const int grey = GreyAt(img, uv.x(), uv.y());
+      if (black) CHECK_MESSAGE(grey < 40, "square ", c, ",", r, " grey ", grey);
+      else CHECK_MESSAGE(grey > 215, "square ", c, ",", r, " grey ", grey);
+    }
 }
