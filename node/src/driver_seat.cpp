@@ -7,6 +7,7 @@
 #include "platoon/entity_id.hpp"
 #include "platoon/input/axis_mapping.hpp"
 #include "platoon/input/external_stream.hpp"
+#include "platoon/input/haptic.hpp"
 #include "platoon/input/scripted_input.hpp"
 #include "platoon/input/sdl_input.hpp"
 #include "platoon/log/session_log.hpp"
@@ -32,6 +33,7 @@
 #include <csignal>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <future>
 #include <limits>
 #include <mutex>
@@ -147,6 +149,10 @@ class DriverSeatModule::Seat {
     bool window = false;                        // try to open the seat window
     viewer::SeatWindowDef window_def;
     std::optional<input::AxisMappingDef> live;  // read this device (nullopt: scripted input)
+    // Force feedback: open the wheel's motor and hand it to the module (nullptr at the end), update it every 2 ms.
+    bool force_feedback = false;
+    std::function<void(std::shared_ptr<input::HapticDevice>)> on_haptic;
+    std::function<void()> ffb_tick;
     road::RoadNetwork roads;
     std::vector<road::EnvObject> environment;   // the road's environment objects, as the lidars see them
     std::vector<config::CalibrationBoardDef> boards;  // [[scene.calibration_board]]: the world's are drawn
@@ -227,6 +233,7 @@ class DriverSeatModule::Seat {
     std::unique_ptr<viewer::SceneGraph> scene;
     std::unique_ptr<viewer::SeatWindow> window;
     std::unique_ptr<input::SdlInput> device;
+    bool has_haptic = false;
     std::string device_line;
     // The window first: SDL's keyboard needs its video subsystem.
     if (setup_.window) {
@@ -259,6 +266,17 @@ class DriverSeatModule::Seat {
       device_line = device->DeviceName() + (device->Note().empty() ? "" : " (" + device->Note() + ")");
       if (device->Note().empty()) log_->info("driver input: {}", device->DeviceName());
       else log_->warn("driver input: {}: {}", device->DeviceName(), device->Note());
+      // The wheel's motor, when it has one: force feedback; without, one line and none.
+      if (setup_.force_feedback) {
+        std::string why;
+        if (auto haptic = device->OpenHaptic(&why)) {
+          log_->info("force feedback: on ({})", device->DeviceName());
+          setup_.on_haptic(std::shared_ptr<input::HapticDevice>(std::move(haptic)));
+          has_haptic = true;
+        } else {
+          log_->info("force feedback: none: {}", why);
+        }
+      }
     } else {
       device_line = "input script";
     }
@@ -276,6 +294,7 @@ class DriverSeatModule::Seat {
     const auto period = std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(1.0 / setup_.fps));
     auto next_frame = SteadyClock::now();
     auto last_poll = SteadyClock::now();
+    auto next_ffb = SteadyClock::now();
     std::vector<protocol::EntityState> others;
     while (!stop_.load(std::memory_order_relaxed) && (window || device)) {
       // The device between frames, about every millisecond: the dynamics read it at 1 kHz.
@@ -285,6 +304,10 @@ class DriverSeatModule::Seat {
         last_poll = now;
         std::lock_guard lock(mutex_);
         live_input_ = in;
+      }
+      if (has_haptic && SteadyClock::now() >= next_ffb) {
+        setup_.ffb_tick();
+        next_ffb = SteadyClock::now() + std::chrono::milliseconds(2);
       }
       if (window && SteadyClock::now() >= next_frame) {
         if (!window->PollEvents()) {
@@ -365,6 +388,7 @@ class DriverSeatModule::Seat {
       else if (window) wake = std::min(wake, next_frame);
       std::this_thread::sleep_until(wake);
     }
+    if (has_haptic) setup_.on_haptic(nullptr);  // zero torque, the motor closed while SDL is still up
     // The device and the sound before the window: the window's teardown quits SDL.
     if (audio)
       log_->info("seat sound: {:.1f} s played, synthesis {:.2f} ms per s of sound",
@@ -546,6 +570,16 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   setup.eye_m = node.eye_m;
   setup.fps = node.view_fps;
   setup.on_key = [this](const std::string& key) { OnSeatKey(key); };
+  // Force feedback (docs/INPUTS.md): the settings, and the wheel's motor from the seat thread.
+  ffb_def_ = ForceFeedbackDef{node.ffb_gain, node.ffb_spring, node.ffb_damping, node.ffb_max_torque};
+  if (const std::string err = ValidateForceFeedbackDef(ffb_def_); !err.empty())
+    throw config::ConfigError(session.file + ": node \"" + node.name + "\": " + err);
+  ffb_enabled_ = node.force_feedback && setup.live.has_value();
+  setup.force_feedback = ffb_enabled_;
+  setup.on_haptic = [this](std::shared_ptr<input::HapticDevice> d) { 
+    SetHapticDevice(std::move(d), [] { return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count(); });
+  };
+  setup.ffb_tick = [this] { ForceFeedbackTick(); };
   if (node.sound) {
     viewer::SeatAudioDef& a = setup.sound.emplace();
     a.sound.volume = node.sound_volume;
@@ -576,7 +610,11 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
              seat_ && seat_->HasWindow() ? "" : ", no window");
 }
 
-DriverSeatModule::~DriverSeatModule() = default;
+DriverSeatModule::~DriverSeatModule() {
+  // The seat thread first (it zeroes and closes the SDL motor), then a device handed in: zero at exit.
+  seat_.reset();
+  SetHapticDevice(nullptr, {});
+}
 
 protocol::EntityState DriverSeatModule::Truth() const {
   protocol::EntityState e;
@@ -681,6 +719,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
     CanSendIfDue(context);
   }
   if (n > 0) NoteApplied(control_stream_);
+  if (n > 0) FeedForceFeedback(context, n);
 
   // The runtime's send policy decides what goes out; the seat gets every step.
   const protocol::EntityState truth = Truth();
@@ -721,6 +760,70 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
 namespace {
 int64_t SteadyNs() { return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count(); }
 }  // namespace
+
+void DriverSeatModule::SetHapticDevice(std::shared_ptr<input::HapticDevice> device, std::function<int64_t()> now_ns) {
+  std::shared_ptr<input::HapticDevice> old;
+  const bool set = device != nullptr;
+  {
+    std::lock_guard lock(ffb_mutex_);
+    old = std::move(haptic_);
+    haptic_ = std::move(device);
+    if (now_ns) ffb_now_ns_ = std::move(now_ns);
+    // A new device starts from zero: nothing is fed until the next dynamics step and world state.
+    ffb_feed_ns_ = ffb_world_ns_ = -1;
+    ffb_zero_reason_ = "start";
+  }
+  if (old) old->Stop();
+  if (set && (bullet_ || fmu_))
+    log_->info("force feedback: vehicle_model \"{}\" gives no aligning torque: centring spring and damping only",
+               bullet_ ? "bullet" : "fmu");
+}
+
+void DriverSeatModule::FeedForceFeedback(ModuleContext& context, int64_t steps) {
+  std::lock_guard lock(ffb_mutex_);
+  if (!haptic_ || !ffb_now_ns_) return;
+  const int64_t now = ffb_now_ns_();
+  // The wheel's own position and rate (the driver's command), and the tyres' torque of this state.
+  ForceFeedbackFeed feed;
+  feed.steer = std::clamp(driver_input_.steer, -1.0, 1.0);
+  feed.steer_rate_ps = (feed.steer - ffb_last_steer_) / NsToS(steps * kDriverStepNs);
+  ffb_last_steer_ = feed.steer;
+  feed.aligning_nm = bullet_ || fmu_ ? 0.0 : vehicle::FrontAligningTorqueNm(def_, state_);
+  ffb_feed_ = feed;
+  ffb_feed_ns_ = now;
+  // A world state received since the last step: the server is there.
+  uint64_t received = 0;
+  int64_t gap_ns = 0;
+  context.WorldStats(received, gap_ns);
+  if (received != ffb_world_received_) {
+    ffb_world_received_ = received;
+    ffb_world_ns_ = now;
+  }
+}
+
+ForceFeedbackOutput DriverSeatModule::ForceFeedbackTick() {
+  std::shared_ptr<input::HapticDevice> device;
+  ForceFeedbackOutput out;
+  std::string was;
+  {
+    std::lock_guard lock(ffb_mutex_);
+    const int64_t now = ffb_now_ns_ ? ffb_now_ns_() : 0;
+    out = ForceFeedbackUpdate(ffb_def_, ffb_feed_, ffb_feed_ns_, ffb_world_ns_, now);
+    device = haptic_;
+    was = ffb_zero_reason_;
+    ffb_zero_reason_ = out.zero_reason;
+    ++ffb_updates_;
+    if (!out.zero_reason.empty()) ++ffb_zero_updates_;
+    ffb_max_abs_ = std::max(ffb_max_abs_, std::abs(out.torque));
+  }
+  if (device) device->SetTorque(out.torque);
+  // Changes between live and zero, once each (pause and resume, the server lost and back).
+  if (device && was != out.zero_reason) {
+    if (out.zero_reason.empty()) log_->info("force feedback: live");
+    else if (was != "start" || out.zero_reason != "no dynamics") log_->info("force feedback: zero ({})", out.zero_reason);
+  }
+  return out;
+}
 
 void DriverSeatModule::Drain(StreamState& st, bool control) {
   std::vector<uint8_t> buffer;
