@@ -576,6 +576,9 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
     throw config::ConfigError(session.file + ": node \"" + node.name + "\": " + err);
   ffb_enabled_ = node.force_feedback && setup.live.has_value();
   setup.force_feedback = ffb_enabled_;
+  if (ffb_enabled_ && session.server.broadcast_hz * NsToS(kForceFeedbackLossNs) < 2.0)
+    log_->warn("force feedback: broadcast_hz {:g} sends world states further apart than half the {} ms loss timeout: "
+               "the wheel may go slack between them", session.server.broadcast_hz, kForceFeedbackLossNs / 1'000'000);
   setup.on_haptic = [this](std::shared_ptr<input::HapticDevice> d) { 
     SetHapticDevice(std::move(d), [] { return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count(); });
   };
