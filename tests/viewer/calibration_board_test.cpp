@@ -3,6 +3,8 @@
 #include "platoon/viewer/calibration_board.hpp"
 
 #include "platoon/config/session.hpp"
+#include "platoon/entity_id.hpp"
+#include "platoon/sensors/sensor_config.hpp"
 #include "platoon/viewer/session_scene.hpp"
 
 #include <doctest/doctest.h>
@@ -149,4 +151,35 @@ TEST_CASE("calibration board drawing: world boards are shown at once and a camer
   REQUIRE(t != nullptr);
   CHECK(t->getMatrix().getTrans().x() == doctest::Approx(4.0));
   CHECK(t->getMatrix().getTrans().y() == doctest::Approx(2.0));
+}
+
+TEST_CASE("calibration board drawing: a camera's board follows the camera's vehicle and mounting in the viewer") {
+  const auto s = platoon::config::LoadSessionText(
+      "[[scene.calibration_board]]\ncamera = \"front\"\nposition_m = [3, 0.2, 0]\nrpy_deg = [5, 0, 20]\n"
+      "[[node]]\nname = \"cams\"\nrole = \"sensor\"\nattach_to = \"ego:1\"\n"
+      "[[node.sensor]]\nid = \"front\"\ntype = \"camera\"\nposition = [1.8, 0.3, 1.3]\nrpy_deg = [0, 4, -6]\n"
+      "[[node.sensor]]\nid = \"side\"\ntype = \"camera\"\n"
+      "[[node]]\nname = \"ego\"\nrole = \"traffic\"\n",
+      "follow.toml");
+  const auto scene = platoon::viewer::SessionSceneOf(s);
+  REQUIRE(scene.board_cameras.size() == 1);  // "side" holds no board
+  const auto& c = scene.board_cameras[0];
+  CHECK(c.camera == "front");
+  CHECK(c.vehicle_id == platoon::VehicleId("ego", 1));
+  // The mounting the sensor host reads from the same table.
+  const platoon::sensors::SensorSpec spec = platoon::sensors::ReadSensorSpec(s.nodes[0].sensors[0]);
+  CHECK((c.mount.position_m - spec.mounting.position_m).norm() < 1e-12);
+  CHECK(platoon::AngleBetween(c.mount.orientation, spec.mounting.orientation) < 1e-12);
+  // Following: the board lands where the camera on the vehicle puts it.
+  platoon::viewer::CalibrationBoards boards(scene.calibration_boards);
+  platoon::protocol::EntityState car;
+  car.id = c.vehicle_id;
+  car.kinematics.pose = platoon::Pose{platoon::Vec3(20, -3, 0), platoon::Quat(Eigen::AngleAxisd(0.7, platoon::Vec3::UnitZ()))};
+  boards.Follow(scene.board_cameras, {car});
+  REQUIRE(boards.Shown(0));
+  const platoon::Pose cam_world{car.kinematics.pose.position_m + car.kinematics.pose.orientation * spec.mounting.position_m,
+                                car.kinematics.pose.orientation * spec.mounting.orientation};
+  const platoon::Vec3 want = platoon::viewer::BoardPoseInWorld(scene.calibration_boards[0], cam_world).position_m;
+  const osg::Vec3d got = boards.Root()->getChild(0)->asTransform()->asMatrixTransform()->getMatrix().getTrans();
+  CHECK((platoon::Vec3(got.x(), got.y(), got.z()) - want).norm() < 1e-9);
 }

@@ -1,5 +1,7 @@
 #include "platoon/viewer/calibration_board.hpp"
 
+#include "platoon/entity_id.hpp"
+
 #include <osg/Geode>
 #include <osg/Geometry>
 #include <osg/StateSet>
@@ -108,6 +110,37 @@ void CalibrationBoards::Place(const std::string& camera_id, const Pose& camera_w
     transforms_[i]->setMatrix(BoardMatrix(BoardPoseInWorld(defs_[i], camera_world)));
     transforms_[i]->setNodeMask(~0u);
   }
+}
+
+void CalibrationBoards::Follow(const std::vector<BoardCamera>& cameras,
+                               const std::vector<protocol::EntityState>& entities) {
+  for (const auto& c : cameras)
+    for (const auto& e : entities) {
+      if (e.id != c.vehicle_id) continue;
+      const Pose& v = e.kinematics.pose;
+      Place(c.camera, Pose{v.position_m + v.orientation * c.mount.position_m, (v.orientation * c.mount.orientation).normalized()});
+      break;
+    }
+}
+
+std::vector<BoardCamera> BoardCameras(const config::SessionDef& session) {
+  std::vector<BoardCamera> out;
+  for (const auto& n : session.nodes) {
+    if (n.attach_to.empty()) continue;
+    for (const auto& t : n.sensors) {
+      if (!t.Has("id") || t.GetString("type", "") != "camera") continue;
+      const std::string id = t.GetString("id", "");
+      bool holds = false;
+      for (const auto& b : session.scene.calibration_boards) holds = holds || b.camera == id;
+      if (!holds) continue;
+      const auto pos = t.GetDoubleArray("position", {0, 0, 0}, 3);
+      const auto rpy = t.GetDoubleArray("rpy_deg", {0, 0, 0}, 3);
+      out.push_back(BoardCamera{id, AttachedVehicleId(n.attach_to),
+                                Pose{Vec3(pos[0], pos[1], pos[2]),
+                                     RotationFromRpy(Vec3(rpy[0], rpy[1], rpy[2]) * (M_PI / 180.0))}});
+    }
+  }
+  return out;
 }
 
 bool CalibrationBoards::Shown(size_t index) const {

@@ -44,6 +44,7 @@ SessionScene SessionSceneOf(const config::SessionDef& session) {
   out.environment = road::SessionEnvironment(session);
   out.boxes = SceneBoxEntities(session);
   out.calibration_boards = session.scene.calibration_boards;
+  out.board_cameras = BoardCameras(session);
   if (!out.has_home && !session.scene.boxes.empty()) {
     // South-west of and above the boxes' centre, looking at it.
     Vec3 centre = Vec3::Zero();

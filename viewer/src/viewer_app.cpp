@@ -153,6 +153,10 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
   bool quit = false;
   bool served_scene_done = !def.scene_from_server;
   std::vector<protocol::EntityState> boxes = def.boxes, drawn;
+  // Calibration boards: the world's where they stand, a camera's on its vehicle every frame.
+  auto boards = std::make_unique<CalibrationBoards>(def.calibration_boards);
+  scene.Root()->addChild(boards->Root());
+  std::vector<BoardCamera> board_cameras = def.board_cameras;
   while (!quit && !viewer->done() && !stop.load(std::memory_order_relaxed)) {
     // System events first (seed 004 §2.2), then the display.
     SDL_Event ev;
@@ -182,7 +186,10 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
           const SessionScene served = SessionSceneFromText(text, path);
           scene.SetRoads(served.roads);
           if (!served.environment.empty()) scene.SetEnvironment(served.environment);
-          scene.Root()->addChild(CalibrationBoards(served.calibration_boards).Root());
+          scene.Root()->removeChild(boards->Root());
+          boards = std::make_unique<CalibrationBoards>(served.calibration_boards);
+          scene.Root()->addChild(boards->Root());
+          board_cameras = served.board_cameras;
           boxes = served.boxes;
           const GroundExtent& ground = scene.Ground();
           top_cam->SetCentre(Vec3(ground.centre_x_m, ground.centre_y_m, 0));
@@ -201,6 +208,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
     drawn = boxes;
     drawn.insert(drawn.end(), entities.begin(), entities.end());
     scene.Update(drawn, snap.sim_time_ns);
+    boards->Follow(board_cameras, entities);
     auto selected = std::find_if(entities.begin(), entities.end(), [&](const auto& e) { return e.id == ui.selected; });
     if (selected == entities.end() && ui.camera != CameraMode::kFree && !entities.empty() && def.follow == 0) {
       selected = entities.begin();  // follow something rather than nothing

@@ -6,7 +6,6 @@
 #include "platoon/road/road_file.hpp"
 #include "platoon/session/discovery.hpp"
 #include "platoon/transport/fault_injector.hpp"
-#include "platoon/viewer/calibration_board.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/session_scene.hpp"
 #include "platoon/road/session_road.hpp"
@@ -147,6 +146,8 @@ int main(int argc, char** argv) {
   def.home_eye_m = drawn.home_eye_m;
   def.home_target_m = drawn.home_target_m;
   def.boxes = drawn.boxes;
+  def.calibration_boards = drawn.calibration_boards;
+  def.board_cameras = drawn.board_cameras;
   def.screenshot_path = screenshot;
   // No session file here: draw the road and scene of the one the server sends (a replay's is the recorded).
   def.scene_from_server = config_path.empty() && road_path.empty();
@@ -173,8 +174,6 @@ int main(int argc, char** argv) {
     viewer::SceneGraph scene;
     scene.SetRoads(drawn.roads);
     if (!drawn.environment.empty()) scene.SetEnvironment(drawn.environment);
-    // World-held calibration boards (a camera's own boards are drawn by that camera's frames).
-    scene.Root()->addChild(viewer::CalibrationBoards(drawn.calibration_boards).Root());
     viewer::WorldClient client(client_def, log);
     client.Start();
     const int code = viewer::RunViewerApp(def, scene, client, *log, g_stop);

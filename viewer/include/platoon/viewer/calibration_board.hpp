@@ -5,6 +5,7 @@
 
 #include "platoon/config/session.hpp"
 #include "platoon/geometry.hpp"
+#include "platoon/protocol/messages.hpp"
 
 #include <osg/Group>
 #include <osg/MatrixTransform>
@@ -41,6 +42,17 @@ Eigen::Vector2d BoardOuterSize(const config::CalibrationBoardDef& board);
 /// Whether square (c, r) (c = 0 at the left, r = 0 at the top, seen from the front) is black: when c + r is even.
 bool BoardSquareBlack(int column, int row);
 
+/// A camera sensor that holds boards: on vehicle `vehicle_id` (its sensor node's attach_to) at `mount`.
+struct BoardCamera {
+  std::string camera;         ///< The camera sensor's id.
+  uint64_t vehicle_id = 0;    ///< Entity id of the vehicle it is mounted on.
+  Pose mount;                 ///< Camera frame C in the vehicle's body frame (its position and rpy_deg keys).
+};
+
+/// The camera sensors of `session` that hold a calibration board, with their vehicles and mountings (read
+/// from the [[node.sensor]] tables as the sensor host reads them: position, rpy_deg applied z-y-x).
+std::vector<BoardCamera> BoardCameras(const config::SessionDef& session);
+
 /// The boards of a session, drawn: one transform per board, unlit, fog off, both faces drawn. World boards
 /// are placed at once; a camera's boards stay hidden until Place is given that camera's pose.
 class CalibrationBoards {
@@ -54,6 +66,9 @@ class CalibrationBoards {
   size_t Count() const { return transforms_.size(); }
   /// Shows the boards held by camera `camera_id` at the pose that camera has now (`camera_world`).
   void Place(const std::string& camera_id, const Pose& camera_world);
+  /// Places the boards of every camera in `cameras` on its vehicle in `entities` (the world drawn now);
+  /// a camera whose vehicle is not there keeps its boards where they were.
+  void Follow(const std::vector<BoardCamera>& cameras, const std::vector<protocol::EntityState>& entities);
   /// Whether board `index` is shown (world boards always, camera boards once placed).
   bool Shown(size_t index) const;
 

@@ -8,6 +8,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/geometry.hpp"
 #include "platoon/protocol/messages.hpp"
+#include "platoon/viewer/calibration_board.hpp"
 #include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
 
@@ -23,6 +24,7 @@ struct SessionScene {
   std::vector<protocol::EntityState> boxes;   ///< [[scene.box]] objects (SceneBoxEntities), drawn with the entities.
   /// [[scene.calibration_board]] entries (draw them with CalibrationBoards; a camera's boards need its pose).
   std::vector<config::CalibrationBoardDef> calibration_boards;
+  std::vector<BoardCamera> board_cameras;      ///< The cameras that hold boards, to follow them (BoardCameras).
   bool has_home = false;                      ///< True when there is a road or a box to start the camera at.
   Vec3 home_eye_m = Vec3::Zero();             ///< Free camera's start: 25 m behind and 12 m above the road's start, in m.
   Vec3 home_target_m = Vec3::Zero();          ///< Point it looks at: 40 m along the first road, in m (the boxes' centre without a road).

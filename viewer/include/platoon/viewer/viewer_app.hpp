@@ -4,6 +4,7 @@
 /// (render) thread; the WorldClient's network thread feeds it copies. Seed 004 §2.2: each pass of the
 /// loop processes the system events, then refreshes the display.
 
+#include "platoon/viewer/calibration_board.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/ui_panel.hpp"
 #include "platoon/viewer/world_client.hpp"
@@ -42,6 +43,8 @@ struct ViewerAppDef {
   float point_size_px = 2.0f;            ///< Initial point size of the fused cloud, in px.
   bool colour_by_source = false;         ///< Initially colour points by source index instead of intensity.
   std::vector<protocol::EntityState> boxes;  ///< The session's [[scene.box]] objects, drawn with the entities (SessionScene::boxes).
+  std::vector<config::CalibrationBoardDef> calibration_boards;  ///< The session's calibration boards (SessionScene).
+  std::vector<BoardCamera> board_cameras;  ///< Cameras holding boards, followed on their vehicles (SessionScene).
   /// Draw the road and scene of the session file the server's Welcome carries once joined (platoon-viewer
   /// sets it when given neither -c nor --road: a replay, or a live server, watched with --server only).
   bool scene_from_server = false;
