@@ -23,6 +23,7 @@ RoadTrafficModule::RoadTrafficModule(const config::SessionDef& session, const co
   vehicle::RoadTrafficDef def = vehicle::DefaultRoadTrafficDef();
   def.vehicles = node.vehicles;
   def.idm.desired_speed_mps = std::max(1.0, node.speed_mps);
+  def.lane_changes = node.lane_changes;
   const uint64_t h = VehicleId(node.name, 0) >> 16;
   def.seed = h;
   // Several traffic nodes on one road start at different places.

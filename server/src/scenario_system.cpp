@@ -199,6 +199,20 @@ uint32_t ScenarioSystem::OwnerOf(uint64_t id, const std::string& ref) const {
   return colon == std::string::npos ? 0 : NodeIdByName(ref.substr(0, colon));
 }
 
+uint64_t ScenarioSystem::LeaderOf(uint64_t id, int64_t sim_ns) const {
+  protocol::EntityState own;
+  if (id == 0 || !StateAt(id, sim_ns, own)) return 0;
+  std::vector<data::VehicleSample> others;
+  for (const auto& [other, e] : core_.Entities()) {
+    if (other == id || !data::IsVehicle(e.state.kind)) continue;
+    protocol::EntityState o;
+    if (StateAt(other, sim_ns, o)) others.push_back(data::SampleOf(o));
+  }
+  uint64_t leader = 0;
+  data::ComputeMetrics(sim_ns, data::SampleOf(own), others, roads_, data::DefaultMetricsDef(), &leader);
+  return leader;
+}
+
 void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns) {
   const config::EventDef& e = events_[p.event];
   const std::string source = "event:" + e.name;
@@ -211,6 +225,7 @@ void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns
     uint64_t target = 0;
     if (a.target == "ahead") target = p.ahead;
     else if (a.target == "self") target = p.subject;
+    else if (a.target.rfind("ahead:", 0) == 0) target = LeaderOf(config::EntityRefId(a.target.substr(6)), sim_ns);
     else if (!a.target.empty()) target = config::EntityRefId(a.target);
     const bool on_vehicle = !a.target.empty();
     if (on_vehicle && target == 0) {

@@ -295,5 +295,51 @@ do = [ { action = "mark", text = "close" } ]
   CHECK(marked);
 }
 
+
+TEST_CASE("scenario: target ahead of a named vehicle acts on its leader at a sim-time firing") {
+  // The study's "the car ahead of the participant brakes at 3 s": a time condition names no entity, the
+  // target names the vehicle the leader is found for. The lead traffic node keeps its lane (lane_changes).
+  std::string text = kHeadway;
+  const std::string event = text.substr(text.find("[[event]]"));
+  text.replace(text.find("[[event]]"), event.size(),
+               "[[event]]\nname = \"lead_brakes\"\nwhen = { sim_time = 3.0 }\n"
+               "do = [ { action = \"brake\", target = \"ahead:driver\", decel_mps2 = 6.0, duration_s = 1.0 } ]\n");
+  text.replace(text.find("traffic_model = \"road\"\n"), 23, "traffic_model = \"road\"\nlane_changes = false\n");
+  const Run run = RunSession(text);
+  REQUIRE(run.firings.size() == 1);
+  CHECK(run.firings[0].sim_time_ns == 3'000'000'000);
+  int brake = 0;
+  for (const auto& [seq, e] : run.events)
+    if (e.kind == protocol::LoggedEvent::Kind::kAction && e.text == "brake") {
+      ++brake;
+      CHECK(e.entity_id == VehicleId("lead", 0));
+    }
+  CHECK(brake == 1);
+  // It did brake: a second after the firing it is slower than at the firing.
+  double at = -1, after = -1;
+  for (const auto& [ns, v] : run.lead_speed) {
+    if (ns <= 3'000'000'000) at = v;
+    if (ns <= 3'900'000'000) after = v;
+  }
+  CHECK(at - after > 4.0);
+
+  // "ahead" alone needs a condition entity; the error says how to name one. "ahead:<node>" must name a vehicle.
+  auto error_of = [&](const std::string& target) {
+    std::string t = kHeadway;
+    const std::string ev = t.substr(t.find("[[event]]"));
+    t.replace(t.find("[[event]]"), ev.size(),
+              "[[event]]\nname = \"e\"\nwhen = { sim_time = 3.0 }\ndo = [ { action = \"brake\", target = \"" + target + "\" } ]\n");
+    try {
+      config::ValidateSession(config::LoadSessionText(t, "study.toml"));
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of("ahead").find("ahead:<node>") != std::string::npos);
+  CHECK(error_of("ahead:nobody").find("names no vehicle") != std::string::npos);
+  CHECK(error_of("ahead:driver").empty());
+}
+
 }  // namespace
 }  // namespace platoon::testing

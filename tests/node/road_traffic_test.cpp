@@ -93,3 +93,36 @@ TEST_CASE("road traffic: the road's speed limit caps desired speeds") {
     CHECK(c.speed_mps <= 8.0 + 1e-6);
   }
 }
+
+TEST_CASE("road traffic: with lane_changes false every vehicle keeps its lane and a commanded change still happens") {
+  road::RoadGeneratorDef gen = road::DefaultRoadGeneratorDef();
+  gen.seed = 7;
+  gen.layout.lane_widths_right_m = {3.5, 3.5};
+  const road::Road road(road::GenerateRoad(gen, 3000.0));
+  RoadTrafficDef def = DefaultRoadTrafficDef();
+  def.vehicles = 120;
+  def.idm.desired_speed_mps = 15;
+  def.desired_speed_spread = 0.3;  // fast cars behind slow ones: MOBIL wants to pass
+  RoadTraffic free(road, def);
+  def.lane_changes = false;
+  RoadTraffic kept(road, def);
+  std::vector<int> lanes;
+  for (const auto& c : kept.Cars()) lanes.push_back(c.lane);
+  int overlaps = 0;
+  for (int step = 0; step < 1200; ++step) {  // 60 s
+    free.Step(0.05);
+    kept.Step(0.05);
+    if (step % 20 == 0) overlaps += kept.Check().overlaps;
+  }
+  MESSAGE("60 s, 120 vehicles: lane changes " << free.LaneChanges() << " with MOBIL, " << kept.LaneChanges() << " without");
+  CHECK(free.LaneChanges() > 0);  // the same traffic does change lanes when allowed
+  CHECK(kept.LaneChanges() == 0);
+  for (size_t i = 0; i < kept.Cars().size(); ++i) CHECK(kept.Cars()[i].lane == lanes[i]);
+  CHECK(overlaps == 0);
+  // A scenario's change_lane still moves a vehicle that keeps its lane on its own.
+  const uint32_t lead = kept.Cars()[0].index;
+  const int from = kept.Cars()[0].lane, to = from == road.LanesRight() * -1 ? from + 1 : from - 1;
+  REQUIRE(kept.ChangeLane(lead, to));
+  for (int step = 0; step < 200; ++step) kept.Step(0.05);  // 10 s: a change takes 3 s
+  CHECK(kept.Cars()[0].lane == to);
+}

@@ -498,7 +498,7 @@ double RoadTraffic::Accel(const TrafficCar& car, const Neighbour& leader) const 
 
 void RoadTraffic::ConsiderLaneChange(size_t i) {
   TrafficCar& c = cars_[i];
-  if (c.lane != c.target_lane || c.cooldown_s > 0) return;
+  if (!def_.lane_changes || c.lane != c.target_lane || c.cooldown_s > 0) return;
   const auto me = static_cast<int>(i);
   const auto at = std::find(lanes_.begin(), lanes_.end(), c.lane) - lanes_.begin();
   for (int dir : {+1, -1}) {  // +1: toward the outer (right) lane, -1: toward the inner (left) lane

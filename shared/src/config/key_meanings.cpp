@@ -266,6 +266,9 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.input_mapping",
        "driver: how the wheel, pedals or gamepad map to steering, throttle and brake (the [input] keys of "
        "docs/INPUTS.md)."},
+      {S, "node.lane_changes",
+       "traffic, road: whether its vehicles change lanes on their own (MOBIL); false: each keeps its lane, as a "
+       "study's lead car must (scenario change_lane actions still move it)."},
       {S, "node.start_s_m",
        "driver: start this far along the session road (or the stadium track without [road]); traffic, road: the "
        "first vehicle's start."},

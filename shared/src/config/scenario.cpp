@@ -29,8 +29,10 @@ std::vector<std::string> MakeSeatKeyNames() {
 void CheckEntityRef(const Table& t, const std::string& key, const std::string& ref, bool allow_ahead) {
   if (ref.empty()) t.Fail(key, "expected \"<node>\", \"<node>:<index>\" or \"id:<n>\", got \"\"");
   if (allow_ahead && (ref == "ahead" || ref == "self")) return;
+  // "ahead:<ref>": the vehicle ahead of that vehicle when the event fires, whatever its condition.
+  if (allow_ahead && ref.rfind("ahead:", 0) == 0 && EntityRefId(ref.substr(6)) != 0) return;
   if (EntityRefId(ref) == 0)
-    t.Fail(key, std::string("expected ") + (allow_ahead ? "\"ahead\", \"self\", " : "") +
+    t.Fail(key, std::string("expected ") + (allow_ahead ? "\"ahead\", \"self\", \"ahead:<node>\", " : "") +
                     "\"<node>\", \"<node>:<index 0..65535>\" or \"id:<n>\", got \"" + ref + "\"");
 }
 
@@ -263,7 +265,8 @@ std::vector<EventDef> ReadEvents(const Table& root) {
       // "ahead" and "self" need a condition entity to be relative to.
       const ActionDef& back = e.actions.back();
       if ((back.target == "ahead" || back.target == "self") && e.when.kind != ConditionDef::Kind::kQuantity)
-        a.Fail("target", "\"" + back.target + "\" is relative to the condition's entity: it needs when = { entity = ... }");
+        a.Fail("target", "\"" + back.target + "\" is relative to the condition's entity: it needs when = { entity = ... } "
+                         "(or name the vehicle it is relative to: target = \"ahead:<node>\")");
     }
     t.RejectUnknownKeys();
     out.push_back(std::move(e));
@@ -273,7 +276,8 @@ std::vector<EventDef> ReadEvents(const Table& root) {
 
 void ValidateEvents(const SessionDef& session) {
   // What names nodes must name a node of this session with the right role.
-  auto node_of = [&](const std::string& ref) -> std::string {
+  auto node_of = [&](std::string ref) -> std::string {
+    if (ref.rfind("ahead:", 0) == 0) ref = ref.substr(6);  // the vehicle it is relative to
     if (ref.empty() || ref == "ahead" || ref == "self" || ref.rfind("id:", 0) == 0) return {};
     const auto colon = ref.rfind(':');
     return session.FindNode(ref) || colon == std::string::npos ? ref : ref.substr(0, colon);
@@ -306,7 +310,7 @@ void ValidateEvents(const SessionDef& session) {
     for (const auto& a : e.actions) {
       check_vehicle(a.where, "target", a.target);
       // Vehicle commands are carried out by road traffic: a seat's car is driven by its driver.
-      const std::string target_node = node_of(a.target);
+      const std::string target_node = a.target.rfind("ahead:", 0) == 0 ? std::string() : node_of(a.target);
       if (const NodeDef* n = target_node.empty() ? nullptr : session.FindNode(target_node);
           n && a.kind != ActionDef::Kind::kRemove && (n->role != protocol::Role::kTraffic || n->traffic_model != "road"))
         throw ConfigError(a.where + ".target: \"" + a.target + "\": " + a.name +

@@ -420,6 +420,9 @@ NodeDef ReadNodeDef(const Table& t) {
   d.module_rate_hz = t.GetDouble("module_rate_hz", d.module_rate_hz, 1, 10000);
   d.monitor_rate_hz = t.GetDouble("monitor_rate_hz", d.monitor_rate_hz, 1, 10000);
   d.traffic_model = t.GetString("traffic_model", d.traffic_model, {"stadium", "road", "route", "pedestrians"});
+  d.lane_changes = t.GetBool("lane_changes", d.lane_changes);
+  if (t.Has("lane_changes") && !(d.role == protocol::Role::kTraffic && d.traffic_model == "road"))
+    t.Fail("lane_changes", "is for traffic nodes with traffic_model = \"road\" (whether their vehicles change lanes)");
   if (t.Has("track_center")) {
     const auto c = t.GetDoubleArray("track_center", {}, 2, -1e7, 1e7);
     d.track_center_m = Vec3(c[0], c[1], 0);

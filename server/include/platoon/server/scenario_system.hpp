@@ -68,6 +68,8 @@ class ScenarioSystem final : public WorldSystem {
   void RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns);
   // The merged state of `id` moved on to `sim_ns`; false when it is not in the world.
   bool StateAt(uint64_t id, int64_t sim_ns, protocol::EntityState& out) const;
+  // The vehicle ahead of `id` in its lane at `sim_ns` (data::ComputeMetrics' leader), 0 when none.
+  uint64_t LeaderOf(uint64_t id, int64_t sim_ns) const;
   uint32_t OwnerOf(uint64_t id, const std::string& ref) const;
   uint32_t NodeIdByName(const std::string& name) const;
 

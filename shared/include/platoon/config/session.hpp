@@ -177,6 +177,9 @@ struct NodeDef {
   double module_rate_hz = 100.0;     ///< Step rate of the role's main module, in Hz.
   double monitor_rate_hz = 1000.0;   ///< Rate of the clock monitor (checks every tick of the synced clock), in Hz.
   std::string traffic_model = "stadium";  ///< traffic: "stadium" (closed track, checkable truth), "road" ([road], IDM + MOBIL), "route" ([node.route]) or "pedestrians" ([[node.pedestrian]]).
+  /// traffic (road): its vehicles change lanes by MOBIL; false: each keeps its lane (a study's lead car; scenario
+  /// change_lane actions still move it).
+  bool lane_changes = true;
   std::optional<Vec3> track_center_m; ///< traffic (stadium): centre of the track, in m (default: from the node name).
   /// sensor, fusion: the vehicle the sensors sit on: "node" (its first vehicle) or "node:index".
   std::string attach_to;
@@ -226,9 +229,6 @@ struct NodeDef {
   std::string can_bus;
   /// driver: the CAN mapping file (signals <-> seat variables, docs/CAN.md), resolved next to the session file.
   std::string can_map;
-  double can_timeout_s = 0.2;        ///< driver, input = "can": without a command frame for this long (sim time) the vehicle brakes to a stop, in s.
-  std::string can_where;             ///< driver: "FILE:LINE: node[i].can_map", for messages about the mapping.
-  RecorderDef recorder;              ///< recorder: the file, the streams and the Foxglove channels it writes.
   /// driver, input = "sdl": force feedback on the wheel when it has a constant-force motor (docs/INPUTS.md,
   /// "Force feedback"); false: never.
   bool force_feedback = true;
@@ -236,6 +236,9 @@ struct NodeDef {
   double ffb_spring = 0.1;       ///< driver: centring spring, fraction of full scale at full lock. Typical 0.1.
   double ffb_damping = 0.05;     ///< driver: damping, fraction of full scale per full lock per second. Typical 0.05.
   double ffb_max_torque = 0.8;   ///< driver: torque limit, fraction of the wheel's full scale, in (0, 1]. Typical 0.8.
+  double can_timeout_s = 0.2;        ///< driver, input = "can": without a command frame for this long (sim time) the vehicle brakes to a stop, in s.
+  std::string can_where;             ///< driver: "FILE:LINE: node[i].can_map", for messages about the mapping.
+  RecorderDef recorder;              ///< recorder: the file, the streams and the Foxglove channels it writes.
   std::optional<DataWriteDef> data_write;  ///< driver: the [node.data_write] table; nullopt: no data write.
   /// driver, traffic (route): the vehicle model: "single_track" (the default), "bullet" (driver only: 3D
   /// ground contact, reverse gear; docs/BULLET_VEHICLE.md) or "fmu" (an FMI 2.0 co-simulation FMU, one

@@ -27,6 +27,7 @@ struct RoadTrafficDef {
   double desired_speed_spread = 0.15;  ///< Desired speeds spread uniformly by +- this fraction.
   double lane_change_time_s = 3.0;   ///< Duration of a lane change, in s.
   double lane_change_cooldown_s = 5.0;  ///< Minimum time between two lane changes of one vehicle, in s.
+  bool lane_changes = true;          ///< Vehicles change lanes on their own (MOBIL); false: each keeps its lane (commanded changes still happen).
   double vehicle_length_m = 4.5;     ///< Length of every vehicle, in m.
   double vehicle_width_m = 1.8;      ///< Width of every vehicle, in m.
   uint64_t seed = 1;                 ///< Random seed (desired speeds, initial placement).
