@@ -191,8 +191,9 @@ TEST_CASE("force feedback: ffb keys are read and refused naming the key") {
   CHECK(s.nodes[0].ffb_damping == 0.1);
   CHECK(s.nodes[0].ffb_max_torque == 0.6);
   CHECK(load("").nodes[0].force_feedback);
-  for (const std::string& bad : {"ffb_gain = -1", "ffb_spring = 2", "ffb_damping = -0.5", "ffb_max_torque = 0",
+  for (const char* bad_text : {"ffb_gain = -1", "ffb_spring = 2", "ffb_damping = -0.5", "ffb_max_torque = 0",
                                  "ffb_max_torque = 1.5", "force_feedback = 3"}) {
+    const std::string bad = bad_text;
     CAPTURE(bad);
     std::string error;
     try {
