@@ -353,7 +353,7 @@ TEST_CASE("session client: a tool keeps the answers to its commands and paramete
   for (const auto& [socket, m] : out) CHECK(socket == Socket::kControl);
 
   r.Welcome();
-  const protocol::SessionStatus status{SessionPhase::kPaused, 3 * kS, 10 * kS, 0};
+  const protocol::SessionStatus status{SessionPhase::kPaused, 3 * kS, 10 * kS, 0, {}};
   const protocol::ParamList list{{{"server.broadcast_hz", "60", true, "World-state broadcast rate, Hz"}}, 0, {}};
   const protocol::ParamReply refused{false, {"server.broadcast_hz", "60", true, ""},
                                      "server.broadcast_hz must be in [1, 1000]"};
@@ -379,7 +379,7 @@ TEST_CASE("session client: a tool keeps the answers to its commands and paramete
 TEST_CASE("session client: without keep_replies a node keeps no replies, parameter replies count as bad input") {
   Rig r;
   r.Welcome();
-  r.Give(Socket::kControl, protocol::SessionStatus{SessionPhase::kRunning, 0, 0, 0});
+  r.Give(Socket::kControl, protocol::SessionStatus{SessionPhase::kRunning, 0, 0, 0, {}});
   CHECK(r.client.Stats().bad_input == 0);
   r.Give(Socket::kControl, protocol::ParamReply{true, {"server.nodes", "1", false, ""}, "", 0});
   r.Give(Socket::kControl, protocol::ParamList{{}, 0, {}});
