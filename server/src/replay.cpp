@@ -17,9 +17,21 @@ void ReplayLogBuilder::Add(const protocol::WorldState& w) {
     log_.states.push_back(e);  // keyframes repeat states sent in deltas: Finish() keeps one of each
   }
   for (uint64_t id : w.removed_entities) log_.removals.push_back({w.sim_time_ns, id});
+  for (const auto& e : w.events) {
+    if (e.kind != protocol::LoggedEvent::Kind::kMarker) continue;
+    if (!markers_seen_.emplace(e.sequence, e.sim_time_ns, e.text).second) continue;
+    if (log_.markers.size() >= ReplayLog::kMaxMarkers) {
+      ++markers_over_;
+      continue;
+    }
+    log_.markers.push_back({e.sim_time_ns, e.text, e.source});
+  }
 }
 
 ReplayLog ReplayLogBuilder::Finish() {
+  if (markers_over_ > 0)
+    log_.problems.push_back(std::to_string(markers_over_) + " markers beyond the first " + std::to_string(ReplayLog::kMaxMarkers) +
+                            " not read");
   ReplayLog out = std::move(log_);
   // Order by (stamp, entity), keeping recorded order among copies, then keep the first copy of each.
   std::vector<size_t> order(out.states.size());

@@ -132,6 +132,17 @@ std::string WriteLog(const TempDir& dir, const Drive& d, const std::string& sess
       w.entities = pending;
     }
     pending.clear();
+    // A marker "go, now" at 2 s, carried by that world state and repeated by the next one (as a server repeats
+    // events for a second).
+    if (ms == 2000 || ms == 2020) {
+      protocol::LoggedEvent mark;
+      mark.sequence = 7;
+      mark.sim_time_ns = 2000 * kExportMs;
+      mark.kind = protocol::LoggedEvent::Kind::kMarker;
+      mark.source = "ctl";
+      mark.text = "go, now";
+      w.events.push_back(mark);
+    }
     const std::string bytes = protocol::Encode(w);
     REQUIRE(writer->WriteEnvelope(session_log::kWorldTopic, std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
                                   w.sim_time_ns, w.server_time_ns)
@@ -463,4 +474,32 @@ TEST_CASE("platoon export: --metrics writes each entity's driving metrics as its
   const Run no_metrics = Export({log, "--csv", dir.Path() + "/x", "--event", "2"});
   CHECK(no_metrics.status == 2);
   CHECK(no_metrics.output.find("--metrics") != std::string::npos);
+
+  // --window: a row per entity for the 1.5 s after the marker (once, although two world states carry it).
+  const Run windowed = Export({log, "--csv", dir.Path() + "/w", "--rate", "20", "--entities", "follow", "--metrics", "--window",
+                               "go, now:1.5"});
+  INFO(windowed.output);
+  REQUIRE(windowed.status == 0);
+  std::ifstream wf(dir.Path() + "/w/metrics.csv");
+  std::string header_line, whole_line, window_line, extra;
+  std::getline(wf, header_line);
+  std::getline(wf, whole_line);
+  std::getline(wf, window_line);
+  CHECK_FALSE(std::getline(wf, extra));
+  CHECK(header_line.rfind("id,name,marker,marker_s,first_row_s,last_row_s,event_s,rows,", 0) == 0);
+  CHECK(window_line.find(",\"go, now\",2.000000,2.000000,3.500000,2.000000,31,") != std::string::npos);
+  // Its mean speed is that of the follower's rows from 2.0 to 3.5 s.
+  const Csv rows = ReadCsv(full + "/follow_0.csv");
+  double sum = 0;
+  int n = 0;
+  for (size_t k = 0; k < rows.rows.size(); ++k)
+    if (rows.Num(k, "sim_time_s") >= 2.0 - 1e-9 && rows.Num(k, "sim_time_s") <= 3.5 + 1e-9) sum += rows.Num(k, "speed_mps"), ++n;
+  REQUIRE(n == 31);
+  const std::string after = window_line.substr(window_line.find(",31,") + 4);
+  CHECK(std::stod(after.substr(after.find(',') + 1)) == doctest::Approx(sum / n).epsilon(1e-3));
+  // A marker the log does not hold: exit 2 naming the ones it holds.
+  const Run missing = Export({log, "--csv", dir.Path() + "/m", "--metrics", "--window", "stop:2"});
+  CHECK(missing.status == 2);
+  CHECK(missing.output.find("has no marker \"stop\" (its markers: \"go, now\")") != std::string::npos);
+  CHECK(Export({log, "--csv", dir.Path() + "/m", "--metrics", "--window", "go:0"}).status == 2);
 }

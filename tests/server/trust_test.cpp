@@ -393,6 +393,14 @@ TEST_CASE("trust: a peer beyond its rate is dropped, others are not, and idle pe
 
 namespace {
 
+// A traffic node's Join named `name`, every other field at its default.
+protocol::Join TrustTrafficJoin(const std::string& name) {
+  protocol::Join j;
+  j.name = name;
+  j.role = protocol::Role::kTraffic;
+  return j;
+}
+
 // Joins `name` from `peer` and returns the answer to it (a Welcome or a Refuse), whichever came.
 protocol::Message TrustChurnJoin(Core& c, const std::string& name, const std::string& peer, int64_t now) {
   protocol::Join j;
@@ -538,7 +546,7 @@ struct OpTokCore {
 TEST_CASE("trust: without CURVE only a connection that presented the operator token steers, one connection at a time") {
   using Command = protocol::SessionControl::Command;
   OpTokCore c;
-  c.core.OnControl("peer-a", "127.0.0.1", TrustOk(protocol::Join{"alpha", protocol::Role::kTraffic}), kTrustT0);
+  c.core.OnControl("peer-a", "127.0.0.1", TrustOk(TrustTrafficJoin("alpha")), kTrustT0);
   c.core.TakeOutgoing();
   // A local process without the token: start, parameter set and marker refused with where the token is.
   const std::string why = c.ControlError("peer-x", {Command::kStart, kTrustT0, 0}, kTrustT0);
@@ -603,7 +611,7 @@ TEST_CASE("trust: without CURVE only a connection that presented the operator to
 TEST_CASE("trust: a restart is an operator's, in any phase, with a reason that is logged escaped") {
   using Command = protocol::SessionControl::Command;
   OpTokCore c;
-  c.core.OnControl("peer-a", "127.0.0.1", TrustOk(protocol::Join{"alpha", protocol::Role::kTraffic}), kTrustT0);
+  c.core.OnControl("peer-a", "127.0.0.1", TrustOk(TrustTrafficJoin("alpha")), kTrustT0);
   c.From("peer-op", protocol::OperatorHello{kOpTokToken}, kTrustT0);
   REQUIRE(c.ControlError("peer-op", {Command::kStart, kTrustT0, 0}, kTrustT0).empty());
   c.core.Poll(kTrustT0);

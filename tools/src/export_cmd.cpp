@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -119,7 +120,9 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       "      the session (and its road) from that file, e.g. when the recorded road file is not on this PC\n"
       "  platoon export drive.mcap --csv out --rate 100 --metrics --from 60 --to 70 --event 60\n"
       "      also out/metrics.csv: SDLP, headways, TTC, TLC, steering reversal rate, speeds and the brake reaction\n"
-      "      time to the event at 60 s, per entity over 60..70 s (docs/RECORDING.md, \"Driving metrics\")\n\n"
+      "      time to the event at 60 s, per entity over 60..70 s (docs/RECORDING.md, \"Driving metrics\")\n"
+      "  platoon export drive.mcap --csv out --metrics --window \"lead braking:10\"\n"
+      "      also a metrics row per entity for the 10 s after each marker \"lead braking\" (reaction time from it)\n\n"
       "With --candump instead of --csv: one vehicle's signals as CAN frames in a candump log, encoded by a CAN "
       "mapping file and its DBC (docs/CAN.md) at the recorded sim times of its states (with --every-period also at "
       "every k * period between them), each stamped with its sim time; the mapping's tx messages go once per "
@@ -187,6 +190,11 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       ->check(config::cli::Finite())
       ->check(CLI::Range(-1e7, 1e7))
       ->needs(metrics);
+  cmd->add_option("--window", o.windows,
+                  "With --metrics: MARKER:SECONDS, also a metrics row per entity over the SECONDS of sim time after "
+                  "each marker with exactly that text in the log (the brake reaction time measured from the marker); "
+                  "repeatable")
+      ->needs(metrics);
   cmd->add_option("--config", o.config_path,
                   "Take the session (and its road) from this file instead of the one recorded in the log")
       ->check(CLI::ExistingFile);
@@ -248,6 +256,24 @@ int RunExport(const ExportOptions& o) {
   });
   data::DriveMetricsDef metrics_def;
   metrics_def.event_s = o.event_s;
+  // --window MARKER:SECONDS (the text may hold ':'; the seconds follow the last one).
+  struct WindowSpec {
+    std::string marker;
+    double seconds = 0;
+  };
+  std::vector<WindowSpec> window_specs;
+  for (const auto& w : o.windows) {
+    const auto colon = w.rfind(':');
+    char* end = nullptr;
+    const double seconds = colon == std::string::npos ? 0.0 : std::strtod(w.c_str() + colon + 1, &end);
+    if (colon == std::string::npos || colon == 0 || end == w.c_str() + colon + 1 || *end != '\0' || !std::isfinite(seconds) ||
+        seconds <= 0 || seconds > 1e6) {
+      std::fprintf(stderr, "%s: --window: expected MARKER:SECONDS (a marker's text and a window length in (0, 1e6] s, "
+                           "e.g. \"lead braking:10\"), got \"%s\"\n", kMe, w.c_str());
+      return kExitUsage;
+    }
+    window_specs.push_back({w.substr(0, colon), seconds});
+  }
 
   // 2. The log: every distinct recorded entity state, removals, the node table, the session file.
   std::error_code size_error;
@@ -256,6 +282,35 @@ int RunExport(const ExportOptions& o) {
     std::fprintf(stderr, "%s: reading %s (%.0f MB)\n", kMe, o.log_path.c_str(), static_cast<double>(bytes) / 1e6);
   server::ReplayLog log;
   if (const int rc = LoadExportLog(o.log_path, log); rc != 0) return rc;
+  // Each --window's markers: [marker, marker + seconds] of sim time.
+  struct Window {
+    std::string marker;
+    int64_t from_ns = 0, to_ns = 0;
+  };
+  std::vector<Window> windows;
+  for (const auto& spec : window_specs) {
+    size_t found = 0;
+    for (const auto& m : log.markers)
+      if (m.text == spec.marker) {
+        windows.push_back({m.text, m.sim_ns, m.sim_ns + SToNs(spec.seconds)});
+        ++found;
+      }
+    if (found == 0) {
+      std::set<std::string> texts;
+      for (const auto& m : log.markers) texts.insert(m.text);
+      std::string known;
+      for (const auto& t : texts) {
+        if (known.size() > 400) {
+          known += ", ...";
+          break;
+        }
+        known += (known.empty() ? "\"" : ", \"") + t + "\"";
+      }
+      std::fprintf(stderr, "%s: --window: %s has no marker \"%s\" (its markers: %s)\n", kMe, o.log_path.c_str(),
+                   spec.marker.c_str(), known.empty() ? "none" : known.c_str());
+      return kExitUsage;
+    }
+  }
 
   // 3. The session, for the road and the node names: --config, else the recorded file's text, its
   // relative road file looked up where the session file was when recorded.
@@ -389,6 +444,18 @@ int RunExport(const ExportOptions& o) {
   uint64_t rows = 0;
   // --metrics: an accumulator per exported entity, fed every row (constant memory whatever the length).
   std::vector<std::optional<data::DriveMetricsAccumulator>> metrics(o.metrics ? all.size() : 0);
+  // --window: an accumulator per (entity, window), made at the window's first row, and its row span.
+  struct WindowMetrics {
+    std::optional<data::DriveMetricsAccumulator> acc;
+    int64_t first_ns = 0, last_ns = 0;
+  };
+  std::vector<std::vector<WindowMetrics>> window_metrics(windows.empty() ? 0 : all.size());
+  if (windows.size() * selected.size() > 1'000'000) {
+    std::fprintf(stderr, "%s: --window: %zu windows x %zu entities is more than 10^6 metrics rows; choose --entities\n", kMe,
+                 windows.size(), selected.size());
+    return kExitUsage;
+  }
+  for (auto& w : window_metrics) w.resize(windows.size());
   try {
     rows = data::ExportRows(
         tracks, selected, roads, def,
@@ -401,6 +468,18 @@ int RunExport(const ExportOptions& o) {
           if (o.metrics) {
             if (!metrics[i]) metrics[i].emplace(metrics_def);
             metrics[i]->Add(row);
+          }
+          for (size_t k = 0; k < windows.size(); ++k) {
+            if (t < windows[k].from_ns || t > windows[k].to_ns) continue;
+            WindowMetrics& wm = window_metrics[i][k];
+            if (!wm.acc) {
+              data::DriveMetricsDef d = metrics_def;
+              d.event_s = NsToS(windows[k].from_ns);
+              wm.acc.emplace(d);
+              wm.first_ns = t;
+            }
+            wm.last_ns = t;
+            wm.acc->Add(row);
           }
           if (out.buffer.size() >= piece) Flush(out, dir, header);
         },
@@ -435,13 +514,27 @@ int RunExport(const ExportOptions& o) {
     return kExitUsage;
   }
   if (o.metrics) {
-    std::string table = "id,name,first_row_s,last_row_s,event_s," + data::DriveMetricsCsvHeader() + "\n";
+    // A marker's text as one CSV field (quoted when it holds a comma, a quote or a line break).
+    auto field = [](const std::string& text) {
+      if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+      std::string q = "\"";
+      for (char c : text) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return q + "\"";
+    };
+    std::string table = "id,name,marker,marker_s,first_row_s,last_row_s,event_s," + data::DriveMetricsCsvHeader() + "\n";
     for (size_t i : selected) {
       if (!metrics[i]) continue;
       const Output& out = outputs[i];
-      table += fmt::format("{},{},{},{},{},{}\n", all[i].id, out.name, Seconds(out.first_row_ns), Seconds(out.last_row_ns),
+      table += fmt::format("{},{},,,{},{},{},{}\n", all[i].id, out.name, Seconds(out.first_row_ns), Seconds(out.last_row_ns),
                            std::isfinite(o.event_s) ? fmt::format("{:.6f}", o.event_s) : "",
                            data::DriveMetricsCsvRow(metrics[i]->Result()));
+      for (size_t k = 0; k < windows.size(); ++k) {
+        const WindowMetrics& wm = window_metrics[i][k];
+        if (!wm.acc) continue;  // the entity has no row in this window
+        table += fmt::format("{},{},{},{},{},{},{},{}\n", all[i].id, out.name, field(windows[k].marker), Seconds(windows[k].from_ns),
+                             Seconds(wm.first_ns), Seconds(wm.last_ns), Seconds(windows[k].from_ns),
+                             data::DriveMetricsCsvRow(wm.acc->Result()));
+      }
     }
     try {
       WriteText((dir / "metrics.csv").string(), table, false);

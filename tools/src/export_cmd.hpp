@@ -31,6 +31,7 @@ struct ExportOptions {
   bool can_every_period = false;       ///< --every-period: a frame in every period slot, states between recorded ones by `method`.
   bool metrics = false;                ///< --metrics: also DIR/metrics.csv, the drive metrics of each exported entity.
   double event_s = std::numeric_limits<double>::quiet_NaN();  ///< --event: sim time the brake reaction time is measured from, in s.
+  std::vector<std::string> windows;    ///< --window MARKER:SECONDS: metrics over SECONDS after each marker of that text.
 };
 
 /// Adds the `export` subcommand to `app`, filling `options` when it is parsed.

@@ -11,7 +11,9 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace platoon::server {
@@ -35,6 +37,14 @@ struct ReplayLog {
   std::map<uint32_t, std::string> node_names;  ///< Node id -> name, from the node tables of keyframes.
   size_t entity_count = 0;                  ///< Distinct entities.
   std::vector<std::string> problems;        ///< What the reader found wrong (a cut file: its cut).
+  /// A marker of the session's event log (platoon ctl mark, a seat key, a scenario's mark action).
+  struct Marker {
+    int64_t sim_ns = 0;   ///< Sim time of the marker, in ns.
+    std::string text;     ///< Its text.
+    std::string source;   ///< Who set it ("ctl", a node name, "event:<name>").
+  };
+  std::vector<Marker> markers;              ///< The markers the world states carried, each once, in log order (at most kMaxMarkers).
+  static constexpr size_t kMaxMarkers = 100000;  ///< Markers kept; more are counted in problems.
 };
 
 /// Collects world states (in recorded order) into a ReplayLog: states deduplicated by (entity, stamp)
@@ -46,6 +56,9 @@ class ReplayLogBuilder {
 
  private:
   ReplayLog log_;
+  // Markers already taken: world states repeat an event for a second; a restarted server restarts sequences.
+  std::set<std::tuple<uint64_t, int64_t, std::string>> markers_seen_;
+  uint64_t markers_over_ = 0;
 };
 
 /// Reads a session log's /platoon/session and /platoon/world channels. A file that cannot be read, or
