@@ -503,3 +503,28 @@ TEST_CASE("platoon export: --metrics writes each entity's driving metrics as its
   CHECK(missing.output.find("has no marker \"stop\" (its markers: \"go, now\")") != std::string::npos);
   CHECK(Export({log, "--csv", dir.Path() + "/m", "--metrics", "--window", "go:0"}).status == 2);
 }
+
+TEST_CASE("platoon export: --markers puts each marker's text in the row of its period and nowhere else") {
+  TempDir dir;
+  const std::string log = WriteLog(dir, MakeDrive());
+  const Run r = Export({log, "--csv", dir.Path() + "/out", "--rate", "20", "--entities", "follow", "--variables", "speed", "--markers"});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::ifstream f(dir.Path() + "/out/follow_0.csv");
+  std::string line;
+  std::getline(f, line);
+  CHECK(line == "sim_time_s,speed_mps,marker");
+  int rows = 0, marked = 0;
+  while (std::getline(f, line)) {
+    ++rows;
+    if (line.rfind("2.000000,", 0) == 0) {
+      CHECK(line.size() > 10);
+      CHECK(line.substr(line.size() - 10) == ",\"go, now\"");  // the marker at 2 s, quoted (it holds a comma)
+      ++marked;
+    } else {
+      CHECK(line.back() == ',');  // an empty marker field
+    }
+  }
+  CHECK(rows > 100);
+  CHECK(marked == 1);
+}

@@ -190,6 +190,11 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       ->check(config::cli::Finite())
       ->check(CLI::Range(-1e7, 1e7))
       ->needs(metrics);
+  cmd->add_flag("--markers", o.markers,
+                "A last column `marker` in each entity's CSV: the text of every marker in the log (platoon ctl mark, a "
+                "seat key, a scenario's mark) whose sim time falls in the row's period (t - 1/rate, t], several joined "
+                "by \" | \"")
+      ->excludes(candump);
   cmd->add_option("--window", o.windows,
                   "With --metrics: MARKER:SECONDS, also a metrics row per entity over the SECONDS of sim time after "
                   "each marker with exactly that text in the log (the brake reaction time measured from the marker); "
@@ -437,7 +442,21 @@ int RunExport(const ExportOptions& o) {
     return kExitUsage;
   }
   const fs::path dir(o.csv_dir);
-  const std::string header = data::CsvHeader(columns);
+  const std::string header = data::CsvHeader(columns) + (o.markers ? ",marker" : "");
+  // --markers: the log's markers by sim time; a row at t takes those in (t - period, t].
+  std::vector<server::ReplayLog::Marker> markers_by_time = o.markers ? log.markers : std::vector<server::ReplayLog::Marker>{};
+  std::stable_sort(markers_by_time.begin(), markers_by_time.end(), [](const auto& a, const auto& b) { return a.sim_ns < b.sim_ns; });
+  const int64_t period_ns = SToNs(1.0 / o.rate_hz);
+  auto markers_of_row = [&](int64_t t) {
+    auto it = std::upper_bound(markers_by_time.begin(), markers_by_time.end(), t - period_ns,
+                               [](int64_t v, const auto& m) { return v < m.sim_ns; });
+    std::string text;
+    for (; it != markers_by_time.end() && it->sim_ns <= t; ++it) text += (text.empty() ? "" : " | ") + it->text;
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+  };
   // At most about 64 MiB buffered in all, at least 16 KiB per file between writes.
   const size_t piece = std::clamp<size_t>((64u << 20) / with_rows, 16u << 10, 1u << 20);
   std::optional<Progress> rows_progress;
@@ -465,6 +484,11 @@ int RunExport(const ExportOptions& o) {
           if (out.rows++ == 0) out.first_row_ns = t;
           out.last_row_ns = t;
           data::AppendCsvRow(row, columns, out.buffer);
+          if (o.markers) {
+            out.buffer.back() = ',';  // the row's newline becomes the marker column's separator
+            out.buffer += markers_of_row(t);
+            out.buffer += '\n';
+          }
           if (o.metrics) {
             if (!metrics[i]) metrics[i].emplace(metrics_def);
             metrics[i]->Add(row);

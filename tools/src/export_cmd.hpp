@@ -32,6 +32,7 @@ struct ExportOptions {
   bool metrics = false;                ///< --metrics: also DIR/metrics.csv, the drive metrics of each exported entity.
   double event_s = std::numeric_limits<double>::quiet_NaN();  ///< --event: sim time the brake reaction time is measured from, in s.
   std::vector<std::string> windows;    ///< --window MARKER:SECONDS: metrics over SECONDS after each marker of that text.
+  bool markers = false;                ///< --markers: a last column `marker` in each CSV, the markers of each row's period.
 };
 
 /// Adds the `export` subcommand to `app`, filling `options` when it is parsed.
