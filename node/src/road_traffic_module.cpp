@@ -24,6 +24,10 @@ RoadTrafficModule::RoadTrafficModule(const config::SessionDef& session, const co
   def.vehicles = node.vehicles;
   def.idm.desired_speed_mps = std::max(1.0, node.speed_mps);
   def.lane_changes = node.lane_changes;
+  if (!node.lead.empty()) {
+    def.lead_of_id = VehicleId(node.lead, 0);
+    def.lead_gap_m = node.lead_gap_m;
+  }
   const uint64_t h = VehicleId(node.name, 0) >> 16;
   def.seed = h;
   // Several traffic nodes on one road start at different places.
@@ -81,7 +85,7 @@ void RoadTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
                         ? traffic_->OnLane(e.displayed.position_m, &s, &distance)
                         : traffic_->OnLaneNear(e.displayed.position_m, was->second, kRemoteWindowM, &s, &distance);
     remote_s.emplace(e.state.id, s);
-    if (on) external.push_back(vehicle::ExternalCar{on->first, on->second, e.state.kinematics.velocity_mps.norm()});
+    if (on) external.push_back(vehicle::ExternalCar{on->first, on->second, e.state.kinematics.velocity_mps.norm(), e.state.id});
   }
   remote_s_ = std::move(remote_s);
   max_external_ = std::max(max_external_, external.size());

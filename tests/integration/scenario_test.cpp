@@ -341,5 +341,24 @@ TEST_CASE("scenario: target ahead of a named vehicle acts on its leader at a sim
   CHECK(error_of("ahead:driver").empty());
 }
 
+
+TEST_CASE("scenario: lead names a driver node of a road traffic node and lead_gap_m needs it") {
+  auto error_of = [](const std::string& lead_keys) {
+    std::string t = kHeadway;
+    t.replace(t.find("start_speed_mps = 20\n"), 21, "start_speed_mps = 20\n" + lead_keys);
+    try {
+      config::ValidateSession(config::LoadSessionText(t, "lead.toml"));
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of("lead = \"driver\"\nlead_gap_m = 30\n").empty());
+  CHECK(error_of("lead = \"nobody\"\n").find("lead: expected the name of a driver node (driver), got \"nobody\"") !=
+        std::string::npos);
+  CHECK(error_of("lead = \"lead\"\n").find("expected the name of a driver node") != std::string::npos);
+  CHECK(error_of("lead_gap_m = 30\n").find("needs lead") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace platoon::testing

@@ -126,3 +126,44 @@ TEST_CASE("road traffic: with lane_changes false every vehicle keeps its lane an
   for (int step = 0; step < 200; ++step) kept.Step(0.05);  // 10 s: a change takes 3 s
   CHECK(kept.Cars()[0].lane == to);
 }
+
+TEST_CASE("road traffic: a lead car keeps its gap ahead of a participant who speeds up and slows down and a brake command overrides it") {
+  road::RoadGeneratorDef gen = road::DefaultRoadGeneratorDef();
+  gen.seed = 3;
+  gen.layout.lane_widths_right_m = {3.5, 3.5};
+  const road::Road road(road::GenerateRoad(gen, 4000.0));
+  RoadTrafficDef def = DefaultRoadTrafficDef();
+  def.vehicles = 1;
+  def.first_s_m = 300;
+  def.first_lane = -1;
+  def.first_speed_mps = 15;
+  def.lead_of_id = 42;
+  def.lead_gap_m = 40;
+  RoadTraffic traffic(road, def);
+  // The participant: 20 m/s from s = 100 for 40 s, then 28 m/s for 40 s, then 12 m/s for 40 s.
+  double s = 100, v = 20;
+  const double dt = 0.05;
+  auto gap = [&] { return traffic.Cars()[0].s_m - s - def.vehicle_length_m; };
+  std::vector<double> settled;
+  for (int step = 0; step < 2400; ++step) {
+    const double t = step * dt;
+    v = t < 40 ? 20 : (t < 80 ? 28 : 12);
+    s += v * dt;
+    traffic.SetExternal({ExternalCar{-2, s, v, 42}});
+    traffic.Step(dt);
+    // The last 8 s of each phase: the gap has settled (the steps are instant, the car's acceleration is
+    // bounded by max_accel 1.5 and comfort_decel 2 m/s^2, so it lags behind each step for a while).
+    if ((t > 32 && t < 40) || (t > 72 && t < 80) || (t > 112 && t < 120)) settled.push_back(gap());
+  }
+  double worst = 0;
+  for (double g : settled) worst = std::max(worst, std::abs(g - 40.0));
+  MESSAGE("lead car: worst gap error " << worst << " m once settled, at 20, 28 and 12 m/s");
+  CHECK(worst < 2.0);
+  CHECK(traffic.Check().min_accel_mps2 >= -def.idm.comfort_decel_mps2 - 1e-9);  // within its comfortable braking
+  // A scenario's brake command overrides the keeping.
+  const double v_before = traffic.Cars()[0].speed_mps;
+  REQUIRE(traffic.Brake(0, 6.0, 1.0));
+  traffic.SetExternal({ExternalCar{-2, s, v, 42}});
+  traffic.Step(dt);
+  CHECK(traffic.Cars()[0].speed_mps == doctest::Approx(v_before - 6.0 * dt).epsilon(1e-6));  // the command wins
+}

@@ -269,6 +269,10 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.lane_changes",
        "traffic, road: whether its vehicles change lanes on their own (MOBIL); false: each keeps its lane, as a "
        "study's lead car must (scenario change_lane actions still move it)."},
+      {S, "node.lead",
+       "traffic, road: a driver node whose car its first vehicle stays ahead of (a study's lead car, held at "
+       "lead_gap_m by a spring on the gap; scenario commands still override it)."},
+      {S, "node.lead_gap_m", "traffic, road, with lead: bumper-to-bumper distance the lead car keeps ahead, in m."},
       {S, "node.start_s_m",
        "driver: start this far along the session road (or the stadium track without [road]); traffic, road: the "
        "first vehicle's start."},

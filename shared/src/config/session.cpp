@@ -423,6 +423,12 @@ NodeDef ReadNodeDef(const Table& t) {
   d.lane_changes = t.GetBool("lane_changes", d.lane_changes);
   if (t.Has("lane_changes") && !(d.role == protocol::Role::kTraffic && d.traffic_model == "road"))
     t.Fail("lane_changes", "is for traffic nodes with traffic_model = \"road\" (whether their vehicles change lanes)");
+  d.lead = t.GetString("lead", d.lead);
+  d.lead_gap_m = t.GetDouble("lead_gap_m", d.lead_gap_m, 1, 1000);
+  for (const char* key : {"lead", "lead_gap_m"})
+    if (t.Has(key) && !(d.role == protocol::Role::kTraffic && d.traffic_model == "road"))
+      t.Fail(key, "is for traffic nodes with traffic_model = \"road\" (its first vehicle stays ahead of a driver's car)");
+  if (t.Has("lead_gap_m") && d.lead.empty()) t.Fail("lead_gap_m", "needs lead = \"<driver node>\"");
   if (t.Has("track_center")) {
     const auto c = t.GetDoubleArray("track_center", {}, 2, -1e7, 1e7);
     d.track_center_m = Vec3(c[0], c[1], 0);
@@ -759,6 +765,17 @@ void ValidateSession(const SessionDef& session) {
       throw ConfigError((session.road.where.empty() ? session.file + ": road" : session.road.where) + ": " + e.what());
     }
   }
+  for (const auto& n : session.nodes)
+    if (!n.lead.empty()) {
+      const NodeDef* d = session.FindNode(n.lead);
+      if (!d || d->role != protocol::Role::kDriver) {
+        std::string drivers;
+        for (const auto& o : session.nodes)
+          if (o.role == protocol::Role::kDriver) drivers += (drivers.empty() ? "" : ", ") + o.name;
+        throw ConfigError(n.where + ".lead: expected the name of a driver node (" + (drivers.empty() ? "none here" : drivers) +
+                          "), got \"" + n.lead + "\"");
+      }
+    }
   // Routes after the road, which a route along a lane loads.
   for (const auto& n : session.nodes)
     if (n.role == protocol::Role::kTraffic && n.traffic_model == "route") CheckRoute(session, n);

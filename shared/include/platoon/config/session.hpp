@@ -180,6 +180,9 @@ struct NodeDef {
   /// traffic (road): its vehicles change lanes by MOBIL; false: each keeps its lane (a study's lead car; scenario
   /// change_lane actions still move it).
   bool lane_changes = true;
+  /// traffic (road): its first vehicle stays lead_gap_m ahead of this driver node's car (a study's lead car); "": none.
+  std::string lead;
+  double lead_gap_m = 40.0;          ///< traffic (road) with lead: bumper-to-bumper distance ahead of that car, in m.
   std::optional<Vec3> track_center_m; ///< traffic (stadium): centre of the track, in m (default: from the node name).
   /// sensor, fusion: the vehicle the sensors sit on: "node" (its first vehicle) or "node:index".
   std::string attach_to;

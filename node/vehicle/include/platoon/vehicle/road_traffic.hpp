@@ -28,6 +28,11 @@ struct RoadTrafficDef {
   double lane_change_time_s = 3.0;   ///< Duration of a lane change, in s.
   double lane_change_cooldown_s = 5.0;  ///< Minimum time between two lane changes of one vehicle, in s.
   bool lane_changes = true;          ///< Vehicles change lanes on their own (MOBIL); false: each keeps its lane (commanded changes still happen).
+  /// The first vehicle (index 0) stays lead_gap_m ahead of the external vehicle with this id (a study's
+  /// participant): a spring-damper on the gap error, within max_accel and comfort_decel, never closer to its
+  /// own leader than IDM allows; scenario commands override it. 0: none.
+  uint64_t lead_of_id = 0;
+  double lead_gap_m = 40.0;          ///< Bumper-to-bumper distance it keeps ahead of that vehicle, in m. Typical 20..80.
   double vehicle_length_m = 4.5;     ///< Length of every vehicle, in m.
   double vehicle_width_m = 1.8;      ///< Width of every vehicle, in m.
   uint64_t seed = 1;                 ///< Random seed (desired speeds, initial placement).
@@ -82,6 +87,7 @@ struct ExternalCar {
   int lane = -1;            ///< Lane it occupies.
   double s_m = 0;           ///< Position along the road, in m.
   double speed_mps = 0;     ///< Speed along the lane, in m/s.
+  uint64_t id = 0;          ///< Its entity id (0: not known).
 };
 
 /// What the collision check found.
@@ -218,6 +224,9 @@ class RoadTraffic {
   mutable bool index_dirty_ = true;
   bool Occupies(const TrafficCar& car, int lane) const;
   double Wrap(double ds) const;
+  // The first vehicle's acceleration that keeps it lead_gap_m ahead of external vehicle lead_of_id; nullopt when
+  // that vehicle is not on the road.
+  std::optional<double> LeadKeepingAccel(const TrafficCar& car) const;
   double Ahead(double ds) const;  // distance ahead: wrapped on a periodic road, infinity when behind on an endless one
   void Place();
   double Uniform(double lo, double hi);
