@@ -242,3 +242,28 @@ TEST_CASE("lock-step: a member killed -9 under late_policy drop is dropped by na
   CHECK(WaitForKilled(nodes.at("n2"), "n2") == std::optional<int>(128 + SIGKILL));
   CheckNoErrorLines(server, "server");
 }
+
+TEST_CASE("lock-step: a session file's end_s ends platoon run with exit 0 and the session-end line") {
+  // Without --duration: the server ends the session at [session] end_s and exits 0, which is the normal end
+  // (the launcher once took it for a required process that died and exited 1).
+  TempDir dir;
+  std::string session = ConfigOnFreePorts(dir, "demo.toml", 7400);
+  {
+    std::ifstream in(session);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string s = text.str();
+    const auto at = s.find("mode = \"realtime\"");
+    REQUIRE(at != std::string::npos);
+    s.replace(at, 17, "mode = \"lockstep\"\nend_s = 3");
+    std::ofstream(session) << s;
+  }
+  auto launcher = process::Child::Spawn({BinDir() + "/platoon", "run", session});
+  const auto status = RunToExit(launcher, 60s);
+  if (!status) launcher.Signal(SIGTERM);
+  const auto lines = launcher.Lines();
+  INFO("last line: " << (lines.empty() ? "" : lines.back()));
+  REQUIRE(status.has_value());
+  CHECK(*status == 0);
+  CHECK(AnyLineContains(lines, "the session reached its end"));
+}

@@ -5,6 +5,7 @@
 
 #include "platoon/config/cli.hpp"
 #include "platoon/config/table.hpp"
+#include "platoon/data/columns.hpp"
 #include "platoon/data/recorded_tracks.hpp"
 #include "platoon/data/vehicle_metrics.hpp"
 #include "platoon/entity_id.hpp"
@@ -64,14 +65,6 @@ std::string ScalarText(const Scalar& v) {
   if (auto* d = std::get_if<double>(&v)) return fmt::format("{}", *d);
   if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   return std::get<std::string>(v);
-}
-
-// A CSV field, quoted when it holds a comma, a quote or a line break.
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::optional<Scalar> ScalarOf(const toml::node& n) {
@@ -717,8 +710,8 @@ std::map<std::string, std::string> Analyse(const Plan& p, const config::SessionD
 
 std::string ResultHeader(const Plan& p) {
   std::string h = "run";
-  for (const auto& v : p.vary) h += "," + CsvField(v.path);
-  for (const auto& v : p.random) h += "," + CsvField(v.path);
+  for (const auto& v : p.vary) h += "," + data::CsvField(v.path);
+  for (const auto& v : p.random) h += "," + data::CsvField(v.path);
   for (const auto& name : p.outputs)
     for (const auto& [n, header] : OutputNames())
       if (n == name) h += "," + header;
@@ -860,8 +853,8 @@ std::string FinishRun(const Plan& p, Active& a, int status, const std::string& h
   // The run simulated its whole duration (the outputs may end earlier, at a stop condition).
   sim_s = p.duration_s;
   std::string row = std::to_string(a.run->number);
-  for (const auto& [path, value] : a.run->values) row += "," + CsvField(ScalarText(value));
-  for (const auto& name : p.outputs) row += "," + CsvField(out[name]);
+  for (const auto& [path, value] : a.run->values) row += "," + data::CsvField(ScalarText(value));
+  for (const auto& name : p.outputs) row += "," + data::CsvField(out[name]);
   WriteFileAtomic(a.dir / "result.csv", header + "\n" + row + "\n");
   return "";
 }
@@ -930,12 +923,12 @@ int RunBatch(const BatchOptions& o, const SessionValidator& validate) {
 
   if (o.show) {
     std::string h = "run";
-    for (const auto& v : plan.vary) h += "," + CsvField(v.path);
-    for (const auto& v : plan.random) h += "," + CsvField(v.path);
+    for (const auto& v : plan.vary) h += "," + data::CsvField(v.path);
+    for (const auto& v : plan.random) h += "," + data::CsvField(v.path);
     std::printf("%s\n", h.c_str());
     for (const auto& run : runs) {
       std::string row = std::to_string(run.number);
-      for (const auto& [path, value] : run.values) row += "," + CsvField(ScalarText(value));
+      for (const auto& [path, value] : run.values) row += "," + data::CsvField(ScalarText(value));
       std::printf("%s\n", row.c_str());
     }
     return 0;

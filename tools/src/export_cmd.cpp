@@ -452,10 +452,7 @@ int RunExport(const ExportOptions& o) {
                                [](int64_t v, const auto& m) { return v < m.sim_ns; });
     std::string text;
     for (; it != markers_by_time.end() && it->sim_ns <= t; ++it) text += (text.empty() ? "" : " | ") + it->text;
-    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-    std::string quoted = "\"";
-    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return quoted + "\"";
+    return data::CsvField(text);
   };
   // At most about 64 MiB buffered in all, at least 16 KiB per file between writes.
   const size_t piece = std::clamp<size_t>((64u << 20) / with_rows, 16u << 10, 1u << 20);
@@ -538,13 +535,6 @@ int RunExport(const ExportOptions& o) {
     return kExitUsage;
   }
   if (o.metrics) {
-    // A marker's text as one CSV field (quoted when it holds a comma, a quote or a line break).
-    auto field = [](const std::string& text) {
-      if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-      std::string q = "\"";
-      for (char c : text) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-      return q + "\"";
-    };
     std::string table = "id,name,marker,marker_s,first_row_s,last_row_s,event_s," + data::DriveMetricsCsvHeader() + "\n";
     for (size_t i : selected) {
       if (!metrics[i]) continue;
@@ -555,7 +545,7 @@ int RunExport(const ExportOptions& o) {
       for (size_t k = 0; k < windows.size(); ++k) {
         const WindowMetrics& wm = window_metrics[i][k];
         if (!wm.acc) continue;  // the entity has no row in this window
-        table += fmt::format("{},{},{},{},{},{},{},{}\n", all[i].id, out.name, field(windows[k].marker), Seconds(windows[k].from_ns),
+        table += fmt::format("{},{},{},{},{},{},{},{}\n", all[i].id, out.name, data::CsvField(windows[k].marker), Seconds(windows[k].from_ns),
                              Seconds(wm.first_ns), Seconds(wm.last_ns), Seconds(windows[k].from_ns),
                              data::DriveMetricsCsvRow(wm.acc->Result()));
       }

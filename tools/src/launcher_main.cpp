@@ -436,7 +436,7 @@ int main(int argc, char** argv) {
     for (auto& p : procs) {
       if (auto st = p.child.TryWait()) {
         PumpOutput(procs, width, std::chrono::milliseconds(0));
-        if (sim_duration && p.name == "server" && *st == 0) {
+        if ((sim_duration || session.step.end_s > 0) && p.name == "server" && *st == 0) {
           std::fprintf(stderr, "platoon: the session reached its end: stopping all processes\n");
           return StopAll(procs, width) == 0 ? 0 : 1;
         }

@@ -102,4 +102,11 @@ void AppendCsvRow(const MetricsRow& row, std::span<const Column> columns, std::s
   out.push_back('\n');
 }
 
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
 }  // namespace platoon::data

@@ -289,7 +289,12 @@ void SessionClient::Leave(const std::string& reason) {
 }
 
 void SessionClient::SendJoin() {
-  protocol::Join join{def_.name, def_.role, def_.host, def_.protocol_version, def_.pid};
+  protocol::Join join;
+  join.name = def_.name;
+  join.role = def_.role;
+  join.host = def_.host;
+  join.protocol_version = def_.protocol_version;
+  join.pid = def_.pid;
   join.endpoints = def_.endpoints;
   join.lockstep_member = def_.lockstep_member;
   // The client's view of the session, so that a restarted server resumes it.

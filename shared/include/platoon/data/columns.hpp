@@ -82,5 +82,7 @@ std::string CsvHeader(std::span<const Column> columns);
 /// Appends one CSV line of `row`'s `columns` and a newline to `out`. NaN and infinities give empty
 /// fields; integer columns are written without decimals. Allocates only when `out` must grow.
 void AppendCsvRow(const MetricsRow& row, std::span<const Column> columns, std::string& out);
+/// `text` as one CSV field: as it is, or quoted (quotes doubled) when it holds a comma, a quote or a line break.
+std::string CsvField(const std::string& text);
 
 }  // namespace platoon::data
