@@ -136,10 +136,20 @@ int RunCanExport(const ExportOptions& o) {
     return kExitUsage;
   }
 
+  // Live parameters are a running node's; a recording holds only the changes logged as events.
+  for (const auto& md : map.messages)
+    for (const auto& sd : md.signals)
+      if (md.direction == can::Direction::kTx && sd.param >= 0) {
+        std::fprintf(stderr, "%s: --can-map: %s: %s.%s carries the live parameter \"%s\", which an export cannot read from a "
+                             "recording; map it in a copy without that signal\n",
+                     kMe, o.can_map_path.c_str(), md.message->name.c_str(), sd.signal->name.c_str(),
+                     map.params[static_cast<size_t>(sd.param)].path.c_str());
+        return kExitUsage;
+      }
   // Front wheel speeds need the road-wheel angle and the wheelbase, which a recording does not hold.
   for (const auto& md : map.messages)
     for (const auto& sd : md.signals)
-      if (md.direction == can::Direction::kTx &&
+      if (md.direction == can::Direction::kTx && sd.param < 0 &&
           (sd.variable == can::Variable::kWheelSpeedFlMps || sd.variable == can::Variable::kWheelSpeedFrMps)) {
         std::fprintf(stderr, "%s: --can-map: %s: %s.%s carries %s, which an export cannot compute (a recording holds neither "
                              "the road-wheel angle nor the wheelbase; the rear wheel speeds it can); map it in a copy without that signal\n",
