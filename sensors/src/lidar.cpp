@@ -1,5 +1,7 @@
 #include "platoon/sensors/lidar.hpp"
 
+#include "platoon/point_record.hpp"
+
 #include "platoon/sensors/fast_exp.hpp"
 #include "platoon/sensors/noise.hpp"
 
@@ -77,7 +79,7 @@ std::vector<LidarMaterial> DefaultLidarMaterials() {
       {0.50, 1.0, 0.0},  // 3 car paint
       {0.80, 1.0, 0.0},  // 4 white wall
       {0.40, 5.0, 0.0},  // 5 vegetation: rough on the beam scale
-      {0.95, 1.0, 0.0},  // 6 retro-reflector (diffuse approximation)
+      {0.95, 1.0, 0.0, 100.0},  // 6 retro-reflector: sheeting sends ~100x a white diffuser's power back
       {0.05, 1.0, 0.0},  // 7 black car
   };
 }
@@ -127,6 +129,19 @@ std::string LidarDef::Validate() const {
   if (materials.empty()) return "lidar.materials must hold at least material 0";
   if (threads < 1 || threads > 64) return "lidar.threads must be in 1..64";
   return {};
+}
+
+double CalibratedReflectance(const LidarDef& def, double p_r_w, double range_m) {
+  if (!(p_r_w > 0.0) || !(range_m > 0.0)) return 0.0;
+  const double tau = std::exp(-kReflectivityCalibrationExtinctionPerM * range_m);
+  return p_r_w / ReceivedPowerW(def, 1.0, 1.0, range_m, tau);
+}
+
+uint8_t ReflectivityValue(double rho) {
+  if (!(rho > 0.0)) return 0;
+  if (rho <= 1.0) return static_cast<uint8_t>(std::lround(100.0 * rho));
+  const double v = 101.0 + std::floor(154.0 * std::log10(rho) / 3.0);
+  return static_cast<uint8_t>(std::min(255.0, v));
 }
 
 double LidarPoint::RangeM() const {
@@ -287,6 +302,9 @@ struct ScanSetup {
   double pr_k = 0.0, sun_k = 0.0, p_dark = 0.0, alpha = 0.0;
   bool d3 = false;
   std::vector<double> reflectance, noise_sigma_m, material_max_range_m;  // by material id
+  std::vector<double> power_reflectance;  // reflectance x retro_gain: what eq. 3 sees, by material id
+  // Reflectivity calibration: rho_cal = P_r d^n / (cal_k tau_cal^2), tau_cal = exp(-cal_alpha d).
+  double cal_k = 0.0, cal_alpha = 0.0;
   uint64_t noise_seed = 0;
   // Constant twist (as PoseAtTime): R(t) = (I + sin th K + (1 - cos th) K^2) R0 with th = |w| t and
   // K = [w / |w|]x; p(t) = p0 + v t + (1 - cos th) / |w|^2 w x v + (t - sin th / |w|) / |w|^2 w x (w x v).
@@ -348,8 +366,11 @@ ScanSetup MakeSetup(const Pose& start, const Vec3& velocity_mps, const Vec3& ang
              def.ifov_rad * def.ifov_rad * def.optics_efficiency / n;
   su.p_dark = DarkPowerW(def);
   su.alpha = def.extinction_coefficient_per_m;
+  su.cal_k = su.pr_k * n;  // the whole beam on the target
+  su.cal_alpha = kReflectivityCalibrationExtinctionPerM;
   for (const LidarMaterial& m : def.materials) {
     su.reflectance.push_back(m.reflectance);
+    su.power_reflectance.push_back(m.reflectance * m.retro_gain);
     su.noise_sigma_m.push_back(def.range_noise_k * def.range_resolution_m * m.noise_scale);
     su.material_max_range_m.push_back(m.max_range_m);
   }
@@ -449,10 +470,12 @@ void RayPhysics(const ScanSetup& su, size_t n_packets, ScanWorkspace& ws) {
   for (size_t p = 0; p < n_packets; ++p) {
     const HitPacket16& hp = ws.hits[p];
     double rho[16], pr_rho_cos[16];
-    // The tag is undefined on a miss; MaterialIndex keeps the read in the table either way.
+    // The tag is undefined on a miss; MaterialIndex keeps the read in the table either way. A
+    // retro-reflector returns retro_gain times more of the laser, but scatters the sun diffusely.
     for (int lane = 0; lane < 16; ++lane) {
-      rho[lane] = su.reflectance[su.MaterialIndex(hp.tag[lane].material_id)];
-      pr_rho_cos[lane] = pr_k * rho[lane] * hp.cos_incidence[lane];
+      const size_t m = su.MaterialIndex(hp.tag[lane].material_id);
+      rho[lane] = su.reflectance[m];
+      pr_rho_cos[lane] = pr_k * su.power_reflectance[m] * hp.cos_incidence[lane];
     }
     double* dist = &ws.dist[p * 16];
     double* power = &ws.power[p * 16];
@@ -516,6 +539,11 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
         pt.column = static_cast<uint16_t>(c);
         pt.time_offset_s = t;
         pt.echo = static_cast<uint8_t>(echo);
+        // Calibrated reflectivity from the power and the measured range, as the sensor computes it.
+        const double d_n = su.d3 ? measured * measured * measured : measured * measured;
+        const double tau_cal = std::exp(-su.cal_alpha * measured);
+        pt.reflectivity = measured > 0.0 ? ReflectivityValue(p_r * d_n / (su.cal_k * tau_cal * tau_cal)) : 0;
+        pt.return_type = static_cast<uint8_t>(point_record::ReturnType::kOnly);
         pt.entity_id = tag.entity_id;
         pt.class_id = tag.class_id;
         return true;
@@ -552,6 +580,7 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
 
         // Merge sub-ray hits closer than the merge distance into one echo (seed 002 §4.3.2); an echo
         // made of k of n sub-rays carries k/n of the beam power (partial illumination at an edge).
+        const size_t beam_first = ws.points.size();
         int echo = 0;
         for (int b = 0; b < n && echo < def.max_echoes;) {
           int e = b + 1;
@@ -566,6 +595,13 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
           const double d = sum_d / static_cast<double>(e - b);
           b = e;
           if (emit(ch, echo, d, p_r, p_r / (p_sun + su.p_dark), tag[label])) ++echo;
+        }
+        // Several echoes of one beam: first, intermediate and last (emit marked each as the only one).
+        if (echo > 1) {
+          using point_record::ReturnType;
+          for (int e = 0; e < echo; ++e)
+            ws.points[beam_first + e].return_type = static_cast<uint8_t>(
+                e == 0 ? ReturnType::kFirst : e == echo - 1 ? ReturnType::kLast : ReturnType::kIntermediate);
         }
       }
     }

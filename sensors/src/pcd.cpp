@@ -2,6 +2,7 @@
 
 #include "platoon/point_record.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <system_error>
 
@@ -19,12 +21,23 @@
 namespace platoon::sensors {
 namespace {
 
-// ---- The one field layout we write (docs/CLOUD_PROCESSING.md §5).
-constexpr std::array<std::string_view, 11> kFields = {"x",    "y",    "z",      "intensity", "snr",  "t",
-                                                      "ring", "echo", "source", "entity",    "class"};
-constexpr std::array<std::string_view, 11> kSizes = {"4", "4", "4", "4", "4", "4", "2", "1", "1", "4", "4"};
-constexpr std::array<std::string_view, 11> kTypes = {"F", "F", "F", "F", "F", "F", "U", "U", "U", "U", "U"};
-constexpr std::array<std::string_view, 11> kCounts = {"1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1"};
+// ---- The one field layout we write (docs/CLOUD_PROCESSING.md §5), and the one of builds before the
+// reflectivity field (point record layout 1), which the reader still takes.
+constexpr size_t kFieldCount = 13, kLegacyFieldCount = 11;
+constexpr std::array<std::string_view, kFieldCount> kFields = {
+    "x", "y", "z", "power", "snr", "t", "ring", "echo", "source", "entity", "class", "intensity", "return_type"};
+constexpr std::array<std::string_view, kFieldCount> kSizes = {"4", "4", "4", "4", "4", "4", "2",
+                                                              "1", "1", "4", "2", "1", "1"};
+constexpr std::array<std::string_view, kFieldCount> kTypes = {"F", "F", "F", "F", "F", "F", "U",
+                                                              "U", "U", "U", "U", "U", "U"};
+constexpr std::array<std::string_view, kFieldCount> kCounts = {"1", "1", "1", "1", "1", "1", "1",
+                                                               "1", "1", "1", "1", "1", "1"};
+constexpr std::array<std::string_view, kLegacyFieldCount> kLegacyFields = {
+    "x", "y", "z", "intensity", "snr", "t", "ring", "echo", "source", "entity", "class"};
+constexpr std::array<std::string_view, kLegacyFieldCount> kLegacySizes = {"4", "4", "4", "4", "4", "4",
+                                                                          "2", "1", "1", "4", "4"};
+constexpr std::array<std::string_view, kLegacyFieldCount> kLegacyTypes = {"F", "F", "F", "F", "F", "F",
+                                                                          "U", "U", "U", "U", "U"};
 // Binary rows are the shared point record (platoon/point_record.hpp): same fields, same order.
 constexpr size_t kRowBytes = point_record::kStride;
 constexpr size_t kRowsPerChunk = 1 << 15;
@@ -115,11 +128,12 @@ void AppendRows(std::string& out, std::span<const CloudPoint> points, PcdFormat 
       AppendNumber(out, v);
       out += ' ';
     }
-    for (uint32_t v : {uint32_t(p.ring), uint32_t(p.echo), uint32_t(p.source), p.entity_id}) {
+    for (uint32_t v : {uint32_t(p.ring), uint32_t(p.echo), uint32_t(p.source), p.entity_id, uint32_t(p.class_id),
+                       uint32_t(p.reflectivity)}) {
       AppendNumber(out, v);
       out += ' ';
     }
-    AppendNumber(out, p.class_id);
+    AppendNumber(out, uint32_t(p.return_type));
     out += '\n';
   }
 }
@@ -175,26 +189,29 @@ class Parser {
     return true;
   }
 
+  // Checks a FIELDS, SIZE, TYPE or COUNT list (tokens after the keyword) against the layout's.
   void ExpectList(std::string_view key, const std::vector<std::string_view>& tok,
-                  const std::array<std::string_view, 11>& expected) {
+                  std::span<const std::string_view> expected, std::span<const std::string_view> fields) {
+    const std::string n = std::to_string(expected.size());
     if (key == "FIELDS") {
       for (size_t i = 1; i < tok.size(); ++i) {
         if (i - 1 >= expected.size())
-          Fail("unexpected field " + Quote(tok[i]) + " after 'class' (this reader supports exactly 11 fields)");
+          Fail("unexpected field " + Quote(tok[i]) + " after '" + std::string(expected.back()) +
+               "' (this reader supports exactly " + n + " fields)");
         if (tok[i] != expected[i - 1])
           Fail("unknown field " + Quote(tok[i]) + " at position " + std::to_string(i) + ", expected '" +
                std::string(expected[i - 1]) + "'");
       }
       if (tok.size() - 1 != expected.size())
-        Fail("FIELDS lists " + std::to_string(tok.size() - 1) + " fields, expected 11 (missing '" +
+        Fail("FIELDS lists " + std::to_string(tok.size() - 1) + " fields, expected " + n + " (missing '" +
              std::string(expected[tok.size() - 1]) + "')");
       return;
     }
     if (tok.size() - 1 != expected.size())
-      Fail(std::string(key) + " has " + std::to_string(tok.size() - 1) + " entries, expected 11");
+      Fail(std::string(key) + " has " + std::to_string(tok.size() - 1) + " entries, expected " + n);
     for (size_t i = 1; i < tok.size(); ++i)
       if (tok[i] != expected[i - 1])
-        Fail(std::string(key) + " of field '" + std::string(kFields[i - 1]) + "' is " + Quote(tok[i]) + ", expected '" +
+        Fail(std::string(key) + " of field '" + std::string(fields[i - 1]) + "' is " + Quote(tok[i]) + ", expected '" +
              std::string(expected[i - 1]) + "'");
   }
 
@@ -204,27 +221,35 @@ class Parser {
     return v;
   }
 
+  // One ascii row of the current layout (legacy_: 11 values, class up to 65535, no reflectivity).
   void ParseAsciiRow(std::string_view line, CloudPoint& p) {
     const std::vector<std::string_view> tok = Tokens(line);
-    if (tok.size() != kFields.size())
-      Fail("expected 11 values, got " + std::to_string(tok.size()));
+    const size_t n_fields = legacy_ ? kLegacyFieldCount : kFieldCount;
+    const std::string_view* names = legacy_ ? kLegacyFields.data() : kFields.data();
+    if (tok.size() != n_fields)
+      Fail("expected " + std::to_string(n_fields) + " values, got " + std::to_string(tok.size()));
     float* floats[] = {&p.x_m, &p.y_m, &p.z_m, &p.intensity_w, &p.snr, &p.time_offset_s};
     for (size_t f = 0; f < 6; ++f)
       if (!ParseNumber(tok[f], *floats[f]))
-        Fail("field '" + std::string(kFields[f]) + "': " + Quote(tok[f]) + " is not a 32-bit float");
-    const uint64_t limits[] = {0xffff, 0xff, 0xff, 0xffffffff, 0xffffffff};
-    uint64_t v[5] = {};
-    for (size_t f = 0; f < 5; ++f)
+        Fail("field '" + std::string(names[f]) + "': " + Quote(tok[f]) + " is not a 32-bit float");
+    // ring, echo, source, entity, class[, intensity, return_type]
+    const uint64_t limits[] = {0xffff, 0xff, 0xff, 0xffffffff, 0xffff, 0xff, 0xff};
+    const int bits[] = {16, 8, 8, 32, 16, 8, 8};
+    uint64_t v[7] = {};
+    for (size_t f = 0; f + 6 < n_fields; ++f)
       if (!ParseNumber(tok[6 + f], v[f]) || v[f] > limits[f])
-        Fail("field '" + std::string(kFields[6 + f]) + "': " + Quote(tok[6 + f]) + " is not an unsigned " +
-             std::to_string(f == 0 ? 16 : f < 3 ? 8 : 32) + "-bit integer");
+        Fail("field '" + std::string(names[6 + f]) + "': " + Quote(tok[6 + f]) + " is not an unsigned " +
+             std::to_string(bits[f]) + "-bit integer");
     p.ring = static_cast<uint16_t>(v[0]);
     p.echo = static_cast<uint8_t>(v[1]);
     p.source = static_cast<uint8_t>(v[2]);
     p.entity_id = static_cast<uint32_t>(v[3]);
-    p.class_id = static_cast<uint32_t>(v[4]);
+    p.class_id = static_cast<uint16_t>(v[4]);
+    p.reflectivity = static_cast<uint8_t>(v[5]);
+    p.return_type = static_cast<uint8_t>(v[6]);
   }
 
+  bool legacy_ = false;  // the header lists the layout-1 fields
   std::string_view data_;
   const std::string& name_;
   size_t pos_ = 0;
@@ -254,16 +279,21 @@ std::vector<CloudPoint> Parser::Parse(Pose* viewpoint) {
         Fail("unsupported VERSION " + (tok.size() > 1 ? Quote(tok[1]) : std::string("''")) + ", expected 0.7");
     } else if (key == "FIELDS") {
       once(seen_fields);
-      ExpectList(key, tok, kFields);
-    } else if (key == "SIZE") {
-      once(seen_size);
-      ExpectList(key, tok, kSizes);
-    } else if (key == "TYPE") {
-      once(seen_type);
-      ExpectList(key, tok, kTypes);
-    } else if (key == "COUNT") {
-      once(seen_count);
-      ExpectList(key, tok, kCounts);
+      // The earlier layout when its list matches exactly; otherwise errors name the current one.
+      legacy_ = tok.size() == kLegacyFields.size() + 1 &&
+                std::equal(kLegacyFields.begin(), kLegacyFields.end(), tok.begin() + 1);
+      if (!legacy_) ExpectList(key, tok, kFields, kFields);
+    } else if (key == "SIZE" || key == "TYPE" || key == "COUNT") {
+      if (!seen_fields) Fail(std::string(key) + " before FIELDS");
+      once(key == "SIZE" ? seen_size : key == "TYPE" ? seen_type : seen_count);
+      const std::span<const std::string_view> fields = legacy_ ? std::span<const std::string_view>(kLegacyFields)
+                                                               : std::span<const std::string_view>(kFields);
+      std::span<const std::string_view> expected;
+      if (key == "SIZE") expected = legacy_ ? std::span<const std::string_view>(kLegacySizes) : kSizes;
+      if (key == "TYPE") expected = legacy_ ? std::span<const std::string_view>(kLegacyTypes) : kTypes;
+      if (key == "COUNT") expected = fields.size() == kFieldCount ? std::span<const std::string_view>(kCounts)
+                                                                  : std::span<const std::string_view>(kCounts).first(kLegacyFieldCount);
+      ExpectList(key, tok, expected, fields);
     } else if (key == "WIDTH") {
       once(seen_width);
       width = ParseCount(key, tok);
@@ -318,7 +348,14 @@ std::vector<CloudPoint> Parser::Parse(Pose* viewpoint) {
       FailFile(std::to_string(remaining - npoints * kRowBytes) + " unexpected bytes after the last of " +
                std::to_string(npoints) + " binary points");
     points.resize(npoints);
-    for (size_t i = 0; i < npoints; ++i) points[i] = ReadPointRecord(data_.data() + pos_ + i * kRowBytes);
+    for (size_t i = 0; i < npoints; ++i) {
+      points[i] = ReadPointRecord(data_.data() + pos_ + i * kRowBytes);
+      // A layout-1 row ends in a uint32 class: its upper half must be 0 to read as class_id.
+      if (legacy_ && (points[i].reflectivity != 0 || points[i].return_type != 0))
+        FailFile("binary point " + std::to_string(i) + ": class " +
+                 std::to_string(point_record::Load<uint32_t>(data_.data() + pos_ + i * kRowBytes + 32)) +
+                 " does not fit the 16-bit class of this build");
+    }
     return points;
   }
 

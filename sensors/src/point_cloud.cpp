@@ -116,7 +116,9 @@ CloudPoint ToCloudPoint(const LidarPoint& p, uint8_t source) {
   c.echo = p.echo;
   c.source = source;
   c.entity_id = p.entity_id;
-  c.class_id = p.class_id;
+  c.class_id = static_cast<uint16_t>(p.class_id);
+  c.reflectivity = p.reflectivity;
+  c.return_type = p.return_type;
   return c;
 }
 
@@ -138,7 +140,10 @@ std::string PackLidarPoints(std::span<const LidarPoint> points, uint8_t source) 
       o[kOffsetEcho] = static_cast<char>(p.echo);
       o[kOffsetSource] = static_cast<char>(source);
       std::memcpy(o + kOffsetEntity, &p.entity_id, sizeof p.entity_id);
-      std::memcpy(o + kOffsetClass, &p.class_id, sizeof p.class_id);
+      const auto class_id = static_cast<uint16_t>(p.class_id);
+      std::memcpy(o + kOffsetClass, &class_id, sizeof class_id);
+      o[kOffsetReflectivity] = static_cast<char>(p.reflectivity);
+      o[kOffsetReturnType] = static_cast<char>(p.return_type);
     } else {
       WritePointRecord(ToCloudPoint(p, source), o);
     }

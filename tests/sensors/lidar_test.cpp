@@ -1,4 +1,5 @@
 // Lidar model (sensors/src/lidar.cpp) and its Embree scene (sensors/src/scene.cpp).
+#include "platoon/point_record.hpp"
 #include "platoon/sensors/fast_exp.hpp"
 #include "platoon/sensors/lidar.hpp"
 #include "platoon/sensors/scene.hpp"
@@ -321,12 +322,19 @@ TEST_CASE("lidar: divergence sub-rays at an edge give two echoes, nearest first"
   const double far_w = power(0.3, 1.0, 20.0) + power(0.3, c1, 20.0 / c1);
   CHECK(pts[0].intensity_w / pts[1].intensity_w == doctest::Approx(near_w / far_w).epsilon(1e-4));
   for (const auto& p : pts) CHECK(p.ring == 0);
+  // Return types name first and last; each echo's calibrated reflectivity is that of the beam fraction it
+  // fills (1/3 of car paint 0.5 at cos 1 deg; 2/3 of concrete 0.3), as a real sensor reports an edge.
+  CHECK(pts[0].return_type == static_cast<uint8_t>(point_record::ReturnType::kFirst));
+  CHECK(pts[1].return_type == static_cast<uint8_t>(point_record::ReturnType::kLast));
+  CHECK(pts[0].reflectivity == std::lround(100.0 * 0.5 * c1 / 3.0));
+  CHECK(std::abs(pts[1].reflectivity - 100.0 * 0.3 * 2.0 / 3.0) <= 1.0);
 
   // A merge distance beyond the depth gap fuses both into one averaged echo.
   def.echo_merge_distance_m = 15.0;
   pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng);
   REQUIRE(pts.size() == 1);
   CHECK(pts[0].echo == 0);
+  CHECK(pts[0].return_type == static_cast<uint8_t>(point_record::ReturnType::kOnly));
   // Centre-only sampling cannot see the near box at all.
   def.divergence_sampling = DivergenceSampling::kCentre;
   pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng);
@@ -526,4 +534,122 @@ TEST_CASE("lidar: range noise is uncorrelated between neighbouring columns and b
   CHECK(std::abs(same_ring_next_column) < bound);
   CHECK(std::abs(next_ring) < bound);
   CHECK(std::abs(next_scan) < bound);
+}
+
+TEST_CASE("lidar: reflectivity maps 0-100 % diffuse to 0-100 and retro-reflectors to 101-255") {
+  // Values computed from the documented mapping (docs/LIDAR.md, "Calibrated reflectivity").
+  CHECK(ReflectivityValue(0.0) == 0);
+  CHECK(ReflectivityValue(-0.5) == 0);
+  CHECK(ReflectivityValue(std::nan("")) == 0);
+  CHECK(ReflectivityValue(0.004) == 0);
+  CHECK(ReflectivityValue(0.006) == 1);
+  CHECK(ReflectivityValue(0.1) == 10);
+  CHECK(ReflectivityValue(0.8) == 80);
+  CHECK(ReflectivityValue(1.0) == 100);
+  CHECK(ReflectivityValue(1.0 + 1e-9) == 101);
+  CHECK(ReflectivityValue(10.0) == 101 + 51);   // 154 / 3 = 51.33 counts per decade
+  CHECK(ReflectivityValue(95.0) == 101 + static_cast<int>(std::floor(154.0 * std::log10(95.0) / 3.0)));
+  CHECK(ReflectivityValue(1000.0) == 255);
+  CHECK(ReflectivityValue(1e9) == 255);
+  for (double rho = 0.0; rho < 1000.0; rho = rho * 1.01 + 1e-3)  // monotonic
+    CHECK(ReflectivityValue(rho) <= ReflectivityValue(rho * 1.01 + 1e-3));
+}
+
+TEST_CASE("lidar: a 10 % and an 80 % diffuse wall read reflectivity 10 and 80 at 10 m and at 50 m") {
+  for (const RangeLaw law : {RangeLaw::kLambertianD2, RangeLaw::kSeedD3}) {
+    LidarDef def = FanDef(4.0, 0.25);  // 33 beams within +-4 deg: cos >= 0.9976, below half a count at 80 %
+    def.range_law = law;
+    def.kind = ScanKind::kFlash;
+    def.range_noise_k = 0.5;  // range noise on: the calibration divides by the measured range
+    def.divergence_sampling = DivergenceSampling::kElevationPair;
+    def.materials = {LidarMaterial{0.2}, LidarMaterial{0.1}, LidarMaterial{0.8}};
+    // Enough power that the 10 % wall is seen at 50 m under either law.
+    while (MaxDetectionRangeM(def, 0.1, 4.0 * kLidarTestDeg) < 60.0) def.transmit_power_w *= 2.0;
+    REQUIRE(def.Validate().empty());
+    for (const uint32_t material : {1u, 2u}) {
+      const double rho = def.materials[material].reflectance;
+      double mean_at[2] = {}, power_at[2] = {};
+      for (const int k : {0, 1}) {
+        const double distance_m = k == 0 ? 10.0 : 50.0;
+        Scene scene;
+        scene.AddBox(WallPose(distance_m, 0.0, 0.1), Vec3(0.1, 40, 40), SurfaceTag{material, 1, 1});
+        scene.Commit();
+        std::mt19937_64 rng(17);
+        const auto pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng);
+        CAPTURE(RangeLawName(law));
+        CAPTURE(rho);
+        CAPTURE(distance_m);
+        REQUIRE(pts.size() == static_cast<size_t>(def.BeamCount()));
+        for (const auto& p : pts) {
+          CHECK(std::abs(p.reflectivity - 100.0 * rho) <= 1.0);
+          mean_at[k] += p.reflectivity;
+          power_at[k] += p.intensity_w;
+        }
+        mean_at[k] /= static_cast<double>(pts.size());
+        power_at[k] /= static_cast<double>(pts.size());
+      }
+      // The same value at both ranges, while the received power (its own field) fell by the range law.
+      CHECK(std::abs(mean_at[0] - 100.0 * rho) < 0.5);
+      CHECK(std::abs(mean_at[1] - mean_at[0]) < 0.5);
+      CHECK(power_at[0] / power_at[1] > (law == RangeLaw::kSeedD3 ? 100.0 : 20.0));
+    }
+  }
+}
+
+TEST_CASE("lidar: a retro-reflective sign reads above 100 and a white wall beside it at most 100") {
+  LidarDef def = FanDef(4.0, 0.25);
+  def.kind = ScanKind::kFlash;
+  def.range_noise_k = 0.5;
+  const std::vector<LidarMaterial> materials = DefaultLidarMaterials();
+  REQUIRE(materials.size() > 6);
+  REQUIRE(materials[6].retro_gain > 1.0);
+  const double retro_rho = materials[6].reflectance * materials[6].retro_gain;
+  for (const double distance_m : {10.0, 40.0}) {
+    // The sign covers y > 0, a white wall (material 4) y < 0, both at the same distance.
+    Scene scene;
+    scene.AddBox(Pose{Vec3(distance_m + 0.1, 10.0, 0.0), Quat::Identity()}, Vec3(0.1, 10.0, 10.0), SurfaceTag{6, 1, 6});
+    scene.AddBox(Pose{Vec3(distance_m + 0.1, -10.0, 0.0), Quat::Identity()}, Vec3(0.1, 10.0, 10.0), SurfaceTag{4, 2, 3});
+    scene.Commit();
+    std::mt19937_64 rng(23);
+    const auto pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng);
+    size_t signs = 0, walls = 0;
+    for (const auto& p : pts) {
+      if (p.y_m > 0.2f && p.entity_id == 1) {
+        ++signs;
+        CHECK(p.reflectivity > 100);
+        CHECK(std::abs(p.reflectivity - ReflectivityValue(retro_rho)) <= 1);
+      } else if (p.y_m < -0.2f && p.entity_id == 2) {
+        ++walls;
+        CHECK(p.reflectivity <= 100);
+        CHECK(std::abs(p.reflectivity - 100.0 * materials[4].reflectance) <= 1.0);
+      }
+    }
+    CHECK(signs > 5);
+    CHECK(walls > 5);
+  }
+}
+
+TEST_CASE("lidar: calibrated reflectance inverts eq. 3 at normal incidence and reads darker in fog") {
+  for (const RangeLaw law : {RangeLaw::kLambertianD2, RangeLaw::kSeedD3}) {
+    LidarDef def = FanDef(0.0, 0.25);
+    def.range_law = law;
+    def.kind = ScanKind::kFlash;
+    def.materials = {LidarMaterial{0.2}, LidarMaterial{0.35}};
+    for (const double alpha : {kReflectivityCalibrationExtinctionPerM, 0.03}) {
+      def.extinction_coefficient_per_m = alpha;
+      Scene scene;
+      scene.AddBox(WallPose(12.0, 0.0, 0.1), Vec3(0.1, 40, 40), SurfaceTag{1, 1, 1});
+      scene.Commit();
+      std::mt19937_64 rng(3);
+      const auto pts = Scan(scene, Pose{}, Vec3::Zero(), Vec3::Zero(), def, rng);
+      REQUIRE(pts.size() == 1);
+      const double rho = CalibratedReflectance(def, pts[0].intensity_w, pts[0].RangeM());
+      // In clear air the calibration's own; in fog the two-way loss beyond it: exp(-2 (alpha - alpha_cal) d).
+      const double expected = 0.35 * std::exp(-2.0 * (alpha - kReflectivityCalibrationExtinctionPerM) * 12.0);
+      CHECK(rho == doctest::Approx(expected).epsilon(1e-5));
+      CHECK(pts[0].reflectivity == ReflectivityValue(expected));
+    }
+  }
+  CHECK(CalibratedReflectance(DefaultLidarDef(), 0.0, 10.0) == 0.0);
+  CHECK(CalibratedReflectance(DefaultLidarDef(), 1e-6, 0.0) == 0.0);
 }

@@ -1,9 +1,11 @@
 // Point-cloud processing (sensors/src/point_cloud.cpp) and PCD export/import (sensors/src/pcd.cpp).
 #include "../support/session_fixture.hpp"
 #include "platoon/sensors/pcd.hpp"
+#include "platoon/sensors/ply.hpp"
 #include "platoon/sensors/point_cloud.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <bit>
@@ -110,7 +112,8 @@ bool AsciiEqual(const CloudPoint& a, const CloudPoint& b) {
   };
   return same(a.x_m, b.x_m) && same(a.y_m, b.y_m) && same(a.z_m, b.z_m) && same(a.intensity_w, b.intensity_w) &&
          same(a.snr, b.snr) && same(a.time_offset_s, b.time_offset_s) && a.ring == b.ring && a.echo == b.echo &&
-         a.source == b.source && a.entity_id == b.entity_id && a.class_id == b.class_id;
+         a.source == b.source && a.entity_id == b.entity_id && a.class_id == b.class_id &&
+         a.reflectivity == b.reflectivity && a.return_type == b.return_type;
 }
 
 // A cloud with ordinary lidar-like values plus every float and integer corner case.
@@ -126,7 +129,9 @@ std::vector<CloudPoint> SampleCloud(size_t n) {
     p.echo = static_cast<uint8_t>(rng() % 3);
     p.source = static_cast<uint8_t>(rng() % 4);
     p.entity_id = static_cast<uint32_t>(rng() % 1000);
-    p.class_id = static_cast<uint32_t>(rng() % 20);
+    p.class_id = static_cast<uint16_t>(rng() % 20);
+    p.reflectivity = static_cast<uint8_t>(rng() % 256);
+    p.return_type = static_cast<uint8_t>(rng() % 5);
     pts.push_back(p);
   }
   CloudPoint c;
@@ -140,7 +145,9 @@ std::vector<CloudPoint> SampleCloud(size_t n) {
   c.echo = 0xff;
   c.source = 0xff;
   c.entity_id = 0xffffffffu;
-  c.class_id = 0xffffffffu;
+  c.class_id = 0xffff;
+  c.reflectivity = 0xff;
+  c.return_type = 0xff;
   pts.push_back(c);
   c = CloudPoint{};
   c.x_m = std::numeric_limits<float>::quiet_NaN();
@@ -196,6 +203,8 @@ TEST_CASE("point cloud: CloudPoint is a packed 36-byte record laid out like a bi
   CHECK(offsetof(CloudPoint, time_offset_s) == 20);
   CHECK(offsetof(CloudPoint, ring) == 24);
   CHECK(offsetof(CloudPoint, class_id) == 32);
+  CHECK(offsetof(CloudPoint, reflectivity) == 34);
+  CHECK(offsetof(CloudPoint, return_type) == 35);
   // On a little-endian host the wire blob (memcpy of the struct) is byte for byte the PCD row.
   if constexpr (std::endian::native == std::endian::little) {
     const std::vector<CloudPoint> pts = SampleCloud(3);
@@ -209,7 +218,7 @@ TEST_CASE("point cloud: ToCloudPoint copies every lidar field and tags the sourc
   LidarPoint l;
   l.x_m = 1.5f, l.y_m = -2.25f, l.z_m = 0.125f;
   l.intensity_w = 3e-8f, l.snr = 42.0f, l.ring = 17, l.column = 900, l.time_offset_s = 0.0125f;
-  l.echo = 2, l.entity_id = 77, l.class_id = 5;
+  l.echo = 2, l.entity_id = 77, l.class_id = 5, l.reflectivity = 180, l.return_type = 3;
   const CloudPoint c = ToCloudPoint(l, 3);
   CHECK(c.x_m == l.x_m);
   CHECK(c.y_m == l.y_m);
@@ -222,6 +231,8 @@ TEST_CASE("point cloud: ToCloudPoint copies every lidar field and tags the sourc
   CHECK(c.source == 3);
   CHECK(c.entity_id == 77);
   CHECK(c.class_id == 5);
+  CHECK(c.reflectivity == 180);
+  CHECK(c.return_type == 3);
 }
 
 TEST_CASE("point cloud: PackLidarPoints writes the records ToCloudPoint and PackPointRecords would, byte for byte") {
@@ -233,7 +244,8 @@ TEST_CASE("point cloud: PackLidarPoints writes the records ToCloudPoint and Pack
     l.x_m = 1.5f + f, l.y_m = -2.25f - f, l.z_m = 0.125f * f, l.intensity_w = 3e-8f * (f + 1), l.snr = 42.0f + f;
     l.ring = static_cast<uint16_t>(1000 + i), l.column = static_cast<uint16_t>(60000 - i);
     l.time_offset_s = 0.0125f + 1e-4f * f, l.echo = static_cast<uint8_t>(i % 7);
-    l.entity_id = 0x01020304u + static_cast<uint32_t>(i), l.class_id = 0xA0B0C0D0u - static_cast<uint32_t>(i);
+    l.entity_id = 0x01020304u + static_cast<uint32_t>(i), l.class_id = 0xC0D0u - static_cast<uint32_t>(i);
+    l.reflectivity = static_cast<uint8_t>(255 - i), l.return_type = static_cast<uint8_t>(i % 5);
   }
   for (const uint8_t source : {uint8_t{0}, uint8_t{3}, uint8_t{255}}) {
     std::vector<CloudPoint> via;
@@ -248,7 +260,9 @@ TEST_CASE("point cloud: PackLidarPoints writes the records ToCloudPoint and Pack
     CHECK(back[200].ring == 1200);
     CHECK(back[200].echo == 200 % 7);
     CHECK(back[200].source == source);
-    CHECK(back[200].class_id == 0xA0B0C0D0u - 200);
+    CHECK(back[200].class_id == 0xC0D0u - 200);
+    CHECK(back[200].reflectivity == 55);
+    CHECK(back[200].return_type == 0);
     CHECK(back[200].time_offset_s == scan[200].time_offset_s);
   }
   CHECK(PackLidarPoints({}, 1).empty());
@@ -580,10 +594,10 @@ TEST_CASE("pcd: header follows PCD 0.7 line by line") {
     const std::vector<std::string> expected = {
         "# .PCD v0.7 - Point Cloud Data file format",
         "VERSION 0.7",
-        "FIELDS x y z intensity snr t ring echo source entity class",
-        "SIZE 4 4 4 4 4 4 2 1 1 4 4",
-        "TYPE F F F F F F U U U U U",
-        "COUNT 1 1 1 1 1 1 1 1 1 1 1",
+        "FIELDS x y z power snr t ring echo source entity class intensity return_type",
+        "SIZE 4 4 4 4 4 4 2 1 1 4 2 1 1",
+        "TYPE F F F F F F U U U U U U U",
+        "COUNT 1 1 1 1 1 1 1 1 1 1 1 1 1",
         "WIDTH 7",
         "HEIGHT 1",
         "VIEWPOINT 1.5 -2 0.25 1 0 0 0",
@@ -612,10 +626,12 @@ TEST_CASE("pcd: header follows PCD 0.7 line by line") {
       CHECK(ring == pts[0].ring);
       CHECK(static_cast<uint8_t>(row[26]) == pts[0].echo);
       CHECK(static_cast<uint8_t>(row[27]) == pts[0].source);
-      std::memcpy(&u32, row + 32, 4);
-      CHECK(u32 == pts[0].class_id);
+      std::memcpy(&ring, row + 32, 2);
+      CHECK(ring == pts[0].class_id);
+      CHECK(static_cast<uint8_t>(row[34]) == pts[0].reflectivity);
+      CHECK(static_cast<uint8_t>(row[35]) == pts[0].return_type);
     } else {
-      // 7 data lines of 11 values each, then the end of the file.
+      // 7 data lines of 13 values each, then the end of the file.
       const std::vector<std::string> all = Lines(text, 100);
       CHECK(all.size() == expected.size() + 7);
       CHECK(text.back() == '\n');
@@ -693,7 +709,7 @@ TEST_CASE("pcd: truncated, garbage and malformed files give an exception naming 
   CHECK(error_for(asc_text.substr(0, last_line + 1)).find("truncated") != std::string::npos);
   CHECK(error_for(asc_text.substr(0, asc_text.size() - 3)).find("truncated") != std::string::npos);
   CHECK(error_for(replaced(asc_text, " entity ", " entiti ")).find("unknown field 'entiti'") != std::string::npos);
-  CHECK(error_for(replaced(asc_text, " class\n", "\n")).find("missing 'class'") != std::string::npos);
+  CHECK(error_for(replaced(asc_text, " return_type\n", "\n")).find("missing 'return_type'") != std::string::npos);
   CHECK(error_for(replaced(asc_text, "VERSION 0.7", "VERSION 0.6")).find("VERSION") != std::string::npos);
   CHECK(error_for(replaced(asc_text, "TYPE F F F", "TYPE F I F")).find("TYPE of field 'y'") != std::string::npos);
   CHECK(error_for(replaced(bin_text, "DATA binary", "DATA binary_compressed")).find("binary_compressed") !=
@@ -715,7 +731,7 @@ TEST_CASE("pcd: truncated, garbage and malformed files give an exception naming 
     std::string bad = asc_text;
     const size_t row_end = bad.find('\n', bad.find("DATA ascii\n") + 11);
     bad.insert(row_end, " 7");
-    CHECK(error_for(bad).find("expected 11 values, got 12") != std::string::npos);
+    CHECK(error_for(bad).find("expected 13 values, got 14") != std::string::npos);
   }
   // Binary garbage and an empty file.
   std::mt19937_64 rng(99);
@@ -757,4 +773,72 @@ TEST_CASE("pcd: every truncation and random corruption is rejected cleanly or pa
     }
     CHECK(other == 0);
   }
+}
+
+TEST_CASE("pcd: files of the earlier 11-field layout still read with reflectivity and return type 0") {
+  // The layout of builds before the reflectivity field: intensity = received power, class uint32.
+  const std::string header =
+      "# .PCD v0.7 - Point Cloud Data file format\nVERSION 0.7\n"
+      "FIELDS x y z intensity snr t ring echo source entity class\nSIZE 4 4 4 4 4 4 2 1 1 4 4\n"
+      "TYPE F F F F F F U U U U U\nCOUNT 1 1 1 1 1 1 1 1 1 1 1\nWIDTH 2\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS 2\n";
+  const std::vector<CloudPoint> pts = SampleCloud(1);  // one ordinary point, then the corner cases
+  std::vector<CloudPoint> old = {pts[0], pts[0]};
+  old[1].class_id = 65535;
+  for (CloudPoint& p : old) p.reflectivity = 0, p.return_type = 0;  // what a layout-1 row's upper class bytes hold
+  // Binary: the rows are the 36-byte records with a uint32 class.
+  std::string bin = header + "DATA binary\n";
+  for (const CloudPoint& p : old) {
+    char row[36];
+    WritePointRecord(p, row);
+    const uint32_t cls = p.class_id;
+    std::memcpy(row + 32, &cls, 4);
+    bin.append(row, 36);
+  }
+  const std::vector<CloudPoint> b = ParsePcd(bin, "old.pcd");
+  REQUIRE(b.size() == 2);
+  for (size_t i = 0; i < 2; ++i) CHECK(AsciiEqual(b[i], old[i]));
+  // A class above 16 bits cannot be read into this build's record: a clear error, not a wrong class.
+  std::string big = bin;
+  big[big.size() - 36 + 34] = 1;
+  CHECK(RuntimeErrorOf([&] { ParsePcd(big, "old.pcd"); }).find("16-bit class") != std::string::npos);
+  // Ascii: 11 values per row.
+  std::string asc = header + "DATA ascii\n";
+  for (const CloudPoint& p : old)
+    asc += fmt::format("{} {} {} {} {} {} {} {} {} {} {}\n", p.x_m, p.y_m, p.z_m, p.intensity_w, p.snr, p.time_offset_s,
+                       p.ring, p.echo, p.source, p.entity_id, p.class_id);
+  const std::vector<CloudPoint> a = ParsePcd(asc, "old.pcd");
+  REQUIRE(a.size() == 2);
+  for (size_t i = 0; i < 2; ++i) CHECK(AsciiEqual(a[i], old[i]));
+  CHECK(RuntimeErrorOf([&] { ParsePcd(header + "DATA ascii\n0 0 0 0 0 0 0 0 0 0 65536\n0 0 0 0 0 0 0 0 0 0 1\n", "old.pcd"); })
+            .find("16-bit integer") != std::string::npos);
+}
+
+TEST_CASE("ply: binary little-endian header names the record fields and each row is a record byte for byte") {
+  const std::vector<CloudPoint> pts = SampleCloud(4);
+  Pose vp;
+  vp.position_m = Vec3(1.5, 0, 1.75);
+  const std::string ply = EncodePly(pts, vp);
+  const std::string end = "end_header\n";
+  const size_t body = ply.find(end);
+  REQUIRE(body != std::string::npos);
+  const std::string header = ply.substr(0, body + end.size());
+  CHECK(header.starts_with("ply\nformat binary_little_endian 1.0\n"));
+  CHECK(header.find("comment viewpoint 1.5 0 1.75 1 0 0 0\n") != std::string::npos);
+  CHECK(header.find("element vertex " + std::to_string(pts.size()) + "\n") != std::string::npos);
+  // One property per record field, in record order, their sizes adding up to the stride.
+  const std::vector<std::pair<std::string, size_t>> props = {
+      {"float x", 4},      {"float y", 4},     {"float z", 4},      {"float power", 4},    {"float snr", 4},
+      {"float t", 4},      {"ushort ring", 2}, {"uchar echo", 1},   {"uchar source", 1},   {"uint entity", 4},
+      {"ushort class", 2}, {"uchar intensity", 1}, {"uchar return_type", 1}};
+  size_t at = 0, bytes = 0;
+  for (const auto& [prop, size] : props) {
+    const size_t p = header.find("property " + prop + "\n", at);
+    CAPTURE(prop);
+    REQUIRE(p != std::string::npos);
+    at = p;
+    bytes += size;
+  }
+  CHECK(bytes == point_record::kStride);
+  CHECK(ply.size() - header.size() == pts.size() * point_record::kStride);
+  CHECK(ply.substr(header.size()) == PackPointRecords(pts));
 }

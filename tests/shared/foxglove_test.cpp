@@ -77,21 +77,41 @@ TEST_CASE("foxglove: colours by owner role and kind, pale when stale, always wit
     }
 }
 
-TEST_CASE("foxglove: a point cloud keeps x, y, z and intensity of each record (16-byte stride, base64) at its mount pose") {
+TEST_CASE("foxglove: a point cloud carries x y z time ring intensity 0-255 and source of each record at its mount pose") {
   PointRecord p[2];
-  p[0].x_m = 1, p[0].y_m = 2, p[0].z_m = 3, p[0].intensity_w = 4, p[0].ring = 9;
-  p[1].x_m = -1, p[1].y_m = 0.5f, p[1].z_m = 0, p[1].intensity_w = 1e-6f;
+  p[0].x_m = 1, p[0].y_m = 2, p[0].z_m = 3, p[0].intensity_w = 4e-7f, p[0].ring = 0x0109, p[0].time_offset_s = 0.0625f;
+  p[0].reflectivity = 80, p[0].source = 2, p[0].snr = 99;
+  p[1].x_m = -1, p[1].y_m = 0.5f, p[1].z_m = 0, p[1].intensity_w = 1e-6f, p[1].ring = 31, p[1].time_offset_s = 0.099f;
+  p[1].reflectivity = 203, p[1].source = 3;
   const std::string blob = PackPointRecords(std::span<const PointRecord>(p, 2));
   foxglove::CloudView view{"vehicle_7", Pose{Vec3(3.7, 0, 1), Quat::Identity()}, 100'000'000, blob, 2, point_record::kStride};
   const std::string json = foxglove::PointCloudJson(view);
   CHECK(json.find(R"("frame_id":"vehicle_7","pose":{"position":{"x":3.700,"y":0.000,"z":1.000},)") != std::string::npos);
-  CHECK(json.find(R"("point_stride":16,"fields":[{"name":"x","offset":0,"type":7},{"name":"y","offset":4,"type":7},)"
-                  R"({"name":"z","offset":8,"type":7},{"name":"intensity","offset":12,"type":7}])") != std::string::npos);
+  CHECK(json.find(R"("point_stride":20,"fields":[{"name":"x","offset":0,"type":7},{"name":"y","offset":4,"type":7},)"
+                  R"({"name":"z","offset":8,"type":7},{"name":"time","offset":12,"type":7},)"
+                  R"({"name":"ring","offset":16,"type":3},{"name":"intensity","offset":18,"type":1},)"
+                  R"({"name":"source","offset":19,"type":1}])") != std::string::npos);
+  // The expected bytes built field by field, little-endian.
   std::string packed;
-  for (const auto& r : p) packed.append(reinterpret_cast<const char*>(&r), 16);  // x, y, z, intensity: little-endian floats
+  for (const auto& r : p) {
+    char row[20];
+    point_record::Store(row, r.x_m);
+    point_record::Store(row + 4, r.y_m);
+    point_record::Store(row + 8, r.z_m);
+    point_record::Store(row + 12, r.time_offset_s);
+    point_record::Store(row + 16, r.ring);
+    point_record::Store(row + 18, r.reflectivity);
+    point_record::Store(row + 19, r.source);
+    packed.append(row, 20);
+  }
+  CHECK(packed.size() == 2 * foxglove::kCloudStride);
   CHECK(json.find("\"data\":\"" + foxglove::Base64(packed) + "\"}") != std::string::npos);
   // A blob shorter than count x stride gives no points rather than a read past its end.
   view.point_count = 3;
+  CHECK(foxglove::PointCloudJson(view).find("\"data\":\"\"") != std::string::npos);
+  // So does a stride below the record's.
+  view.point_count = 1;
+  view.point_stride = 16;
   CHECK(foxglove::PointCloudJson(view).find("\"data\":\"\"") != std::string::npos);
 }
 

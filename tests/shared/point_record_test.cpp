@@ -25,6 +25,8 @@ PointRecord Sample(int i) {
   p.source = static_cast<uint8_t>(i);
   p.entity_id = 0xA1B2C3D4u;
   p.class_id = 7;
+  p.reflectivity = static_cast<uint8_t>(10 + i);
+  p.return_type = 2;
   return p;
 }
 
@@ -51,6 +53,30 @@ TEST_CASE("point record: 36-byte stride, fields little-endian at their documente
   CHECK(static_cast<unsigned char>(bytes[point_record::kOffsetEntity]) == 0x44);
   CHECK(point_record::Load<uint32_t>(bytes + point_record::kOffsetEntity) == 0x11223344u);
   CHECK(point_record::Load<float>(bytes + point_record::kOffsetX) == 1.0f);
+  p.class_id = 0x0506;
+  p.reflectivity = 201;
+  p.return_type = 3;
+  WritePointRecord(p, bytes);
+  CHECK(static_cast<unsigned char>(bytes[32]) == 0x06);
+  CHECK(static_cast<unsigned char>(bytes[33]) == 0x05);
+  CHECK(static_cast<unsigned char>(bytes[34]) == 201);
+  CHECK(static_cast<unsigned char>(bytes[35]) == 3);
+}
+
+TEST_CASE("point record: a layout-1 record (uint32 class at byte 32) reads with its class and reflectivity 0") {
+  PointRecord p = Sample(4);
+  p.reflectivity = 0, p.return_type = 0;
+  char bytes[point_record::kStride] = {};
+  WritePointRecord(p, bytes);
+  // What a build before the reflectivity field wrote: the class as a little-endian uint32.
+  const uint32_t old_class = 8;
+  point_record::Store(bytes + 32, old_class);
+  const PointRecord back = ReadPointRecord(bytes);
+  CHECK(back.class_id == 8);
+  CHECK(back.reflectivity == 0);
+  CHECK(back.return_type == static_cast<uint8_t>(point_record::ReturnType::kUnknown));
+  CHECK(back.entity_id == p.entity_id);
+  CHECK(back.ring == p.ring);
 }
 
 TEST_CASE("point record: pack and unpack round-trip, also from an unaligned buffer") {

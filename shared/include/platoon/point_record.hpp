@@ -33,17 +33,35 @@ struct PointRecord {
   uint8_t echo = 0;          ///< Echo index within its beam, 0 = nearest.
   uint8_t source = 0;        ///< Index of the lidar in a fused frame (0 for a single sensor).
   uint32_t entity_id = 0;    ///< Ground-truth entity of the surface hit (low 32 bits of the entity id); 0 = none.
-  uint32_t class_id = 0;     ///< Ground-truth semantic class of that surface (sensors::SemanticClass).
+  uint16_t class_id = 0;     ///< Ground-truth semantic class of that surface (sensors::SemanticClass).
+  uint8_t reflectivity = 0;  ///< Calibrated reflectivity as lidar drivers report it, 0..255: 0-100 = diffuse reflectance in %, 101-255 retro-reflector (docs/LIDAR.md §7).
+  uint8_t return_type = 0;   ///< Which echo of its beam (point_record::ReturnType); 0 = unknown (records of builds before the reflectivity field).
 };
 
 namespace point_record {
+
+/// Layout generations of the record, for readers of older logs and files. Layout 1 (until 2026-11)
+/// ended in a uint32 class_id at byte 32; layout 2 splits those 4 bytes into class_id (uint16),
+/// reflectivity (uint8) and return_type (uint8). Class ids are < 65536, so a layout-1 record reads as
+/// layout 2 with reflectivity 0 and return_type 0 (unknown): the same bytes, no conversion.
+inline constexpr int kLayout = 2;
+
+/// PointRecord::return_type: where the echo lies among its beam's echoes (nearest first).
+enum class ReturnType : uint8_t {
+  kUnknown = 0,       ///< Not recorded (a layout-1 record) or not from a lidar.
+  kOnly = 1,          ///< The beam's only echo.
+  kFirst = 2,         ///< Nearest of several echoes.
+  kLast = 3,          ///< Farthest of several echoes.
+  kIntermediate = 4,  ///< Between the first and the last.
+};
 
 /// Bytes of one record on the wire and in a binary PCD row, in bytes.
 inline constexpr uint16_t kStride = 36;
 /// Byte offsets of the fields inside a record.
 inline constexpr size_t kOffsetX = 0, kOffsetY = 4, kOffsetZ = 8, kOffsetIntensity = 12, kOffsetSnr = 16,
                         kOffsetTime = 20, kOffsetRing = 24, kOffsetEcho = 26, kOffsetSource = 27,
-                        kOffsetEntity = 28, kOffsetClass = 32;
+                        kOffsetEntity = 28, kOffsetClass = 32, kOffsetReflectivity = 34,
+                        kOffsetReturnType = 35;
 
 /// Loads a little-endian value of type T from `p` (any alignment).
 template <typename T>
@@ -74,7 +92,9 @@ static_assert(offsetof(PointRecord, ring) == point_record::kOffsetRing &&
                   offsetof(PointRecord, echo) == point_record::kOffsetEcho &&
                   offsetof(PointRecord, source) == point_record::kOffsetSource &&
                   offsetof(PointRecord, entity_id) == point_record::kOffsetEntity &&
-                  offsetof(PointRecord, class_id) == point_record::kOffsetClass,
+                  offsetof(PointRecord, class_id) == point_record::kOffsetClass &&
+                  offsetof(PointRecord, reflectivity) == point_record::kOffsetReflectivity &&
+                  offsetof(PointRecord, return_type) == point_record::kOffsetReturnType,
               "PointRecord has no padding; member order matches the PCD FIELDS order");
 
 /// Writes one record into the kStride bytes at `out`.
@@ -94,6 +114,8 @@ inline void WritePointRecord(const PointRecord& p, char* out) {
     Store(out + point_record::kOffsetSource, p.source);
     Store(out + point_record::kOffsetEntity, p.entity_id);
     Store(out + point_record::kOffsetClass, p.class_id);
+    Store(out + point_record::kOffsetReflectivity, p.reflectivity);
+    Store(out + point_record::kOffsetReturnType, p.return_type);
   }
 }
 
@@ -114,7 +136,9 @@ inline PointRecord ReadPointRecord(const char* in) {
     p.echo = Load<uint8_t>(in + point_record::kOffsetEcho);
     p.source = Load<uint8_t>(in + point_record::kOffsetSource);
     p.entity_id = Load<uint32_t>(in + point_record::kOffsetEntity);
-    p.class_id = Load<uint32_t>(in + point_record::kOffsetClass);
+    p.class_id = Load<uint16_t>(in + point_record::kOffsetClass);
+    p.reflectivity = Load<uint8_t>(in + point_record::kOffsetReflectivity);
+    p.return_type = Load<uint8_t>(in + point_record::kOffsetReturnType);
   }
   return p;
 }

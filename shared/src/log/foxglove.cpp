@@ -1,6 +1,7 @@
 #include "platoon/log/foxglove.hpp"
 
 #include "platoon/log/session_log.hpp"
+#include "platoon/point_record.hpp"
 
 #include <fmt/format.h>
 
@@ -115,7 +116,7 @@ std::string_view FrameTransformsSchema() {
 std::string_view PointCloudSchema() {
   static constexpr std::string_view kSchema = R"json({
   "title": "foxglove.PointCloud",
-  "description": "Packed points with named fields (platoon: x, y, z, intensity as float32)",
+  "description": "Packed points with named fields (platoon: x, y, z, time float32; ring uint16; intensity, source uint8)",
   "type": "object",
   "properties": {
     "timestamp": {"type": "object", "properties": {"sec": {"type": "integer", "minimum": 0}, "nsec": {"type": "integer", "minimum": 0, "maximum": 999999999}}},
@@ -126,7 +127,7 @@ std::string_view PointCloudSchema() {
     "point_stride": {"type": "integer", "minimum": 0},
     "fields": {"type": "array", "items": {"type": "object", "properties": {
       "name": {"type": "string"}, "offset": {"type": "integer", "minimum": 0},
-      "type": {"type": "integer", "description": "numeric type; 7: float32"}}}},
+      "type": {"type": "integer", "description": "numeric type; 1: uint8, 3: uint16, 7: float32"}}}},
     "data": {"type": "string", "contentEncoding": "base64"}
   }
 })json";
@@ -204,20 +205,31 @@ std::string FrameTransformsJson(std::span<const SceneEntity> entities, int64_t s
 }
 
 std::string PointCloudJson(const CloudView& cloud) {
-  constexpr size_t kOut = 16;  // x, y, z, intensity
+  // Each record's x, y, z, time offset, ring, reflectivity and source, packed into kCloudStride bytes
+  // (little-endian, as the records are).
+  using namespace point_record;
   size_t count = cloud.point_count;
-  if (cloud.point_stride < kOut || cloud.points.size() < count * cloud.point_stride) count = 0;
-  std::string packed(count * kOut, '\0');
-  for (size_t i = 0; i < count; ++i)
-    std::copy_n(cloud.points.data() + i * cloud.point_stride, kOut, packed.data() + i * kOut);
+  if (!PointRecordsFit(cloud.points, cloud.point_count, cloud.point_stride)) count = 0;
+  std::string packed(count * kCloudStride, '\0');
+  for (size_t i = 0; i < count; ++i) {
+    const char* in = cloud.points.data() + i * cloud.point_stride;
+    char* out = packed.data() + i * kCloudStride;
+    std::copy_n(in + kOffsetX, 12, out);                  // x, y, z
+    std::copy_n(in + kOffsetTime, 4, out + 12);           // time (float32 s after the scan start)
+    std::copy_n(in + kOffsetRing, 2, out + 16);           // ring (uint16)
+    out[18] = in[kOffsetReflectivity];                    // intensity (uint8, 0..255)
+    out[19] = in[kOffsetSource];                          // source (uint8)
+  }
   std::string out;
-  out.reserve(400 + packed.size() * 4 / 3);
+  out.reserve(500 + packed.size() * 4 / 3);
   out += "{\"timestamp\":";
   AppendTime(out, cloud.stamp_ns);
   out += ",\"frame_id\":" + session_log::JsonQuote(cloud.frame_id) + ",\"pose\":";
   AppendPose(out, cloud.pose.position_m, cloud.pose.orientation.normalized());
-  out += ",\"point_stride\":16,\"fields\":[{\"name\":\"x\",\"offset\":0,\"type\":7},{\"name\":\"y\",\"offset\":4,\"type\":7},"
-         "{\"name\":\"z\",\"offset\":8,\"type\":7},{\"name\":\"intensity\",\"offset\":12,\"type\":7}],\"data\":\"";
+  out += ",\"point_stride\":20,\"fields\":[{\"name\":\"x\",\"offset\":0,\"type\":7},{\"name\":\"y\",\"offset\":4,\"type\":7},"
+         "{\"name\":\"z\",\"offset\":8,\"type\":7},{\"name\":\"time\",\"offset\":12,\"type\":7},"
+         "{\"name\":\"ring\",\"offset\":16,\"type\":3},{\"name\":\"intensity\",\"offset\":18,\"type\":1},"
+         "{\"name\":\"source\",\"offset\":19,\"type\":1}],\"data\":\"";
   out += Base64(packed);
   out += "\"}";
   return out;

@@ -47,10 +47,11 @@ struct LidarMaterial {
   double reflectance = 0.2;   ///< Diffuse reflectance rho_t at the laser wavelength, 0..1. Asphalt 0.08, white paint 0.8.
   double noise_scale = 1.0;   ///< Multiplies the range noise sigma (seed 002 §4.3.3: grass ~5, walls 1).
   double max_range_m = 0.0;   ///< Empirical per-material detection threshold d_threshold(R), in m; 0 = none.
+  double retro_gain = 1.0;    ///< Power returned towards the sensor over a Lambertian surface of the same reflectance, >= 1. Diffuse 1, retro-reflective sheeting ~100.
 };
 
 /// Default material table: 0 generic 0.2, 1 asphalt 0.08, 2 concrete 0.3, 3 car paint 0.5,
-/// 4 white wall 0.8, 5 vegetation 0.4 (noise x5), 6 retro-reflector 0.95, 7 black car 0.05.
+/// 4 white wall 0.8, 5 vegetation 0.4 (noise x5), 6 retro-reflector 0.95 with retro_gain 100, 7 black car 0.05.
 std::vector<LidarMaterial> DefaultLidarMaterials();
 
 /// Read-only lidar definition. Angles in the sensor frame: x forward, y left, z up; azimuth from +x
@@ -133,6 +134,8 @@ struct LidarPoint {
   uint16_t column = 0;             ///< Azimuth column index (firing order).
   float time_offset_s = 0;         ///< Firing time after the scan start, in s.
   uint8_t echo = 0;                ///< Echo index, 0 = nearest.
+  uint8_t reflectivity = 0;        ///< Calibrated reflectivity 0..255 (ReflectivityValue of CalibratedReflectance).
+  uint8_t return_type = 0;         ///< Echo's place among its beam's echoes (point_record::ReturnType as a number).
   uint32_t entity_id = 0;          ///< Entity of the surface that produced the echo.
   uint32_t class_id = 0;           ///< Semantic class of that surface.
   /// Measured range, in m.
@@ -142,6 +145,22 @@ struct LidarPoint {
 /// SNR (eq. 2) of a return from a surface of `reflectance` at `distance_m` and incidence angle
 /// `incidence_rad`, for the whole beam on the surface.
 double LidarSnr(const LidarDef& def, double reflectance, double incidence_rad, double distance_m);
+
+/// Atmospheric extinction the reflectivity calibration assumes, in 1/m: clear air. In fog (a larger
+/// LidarDef::extinction_coefficient_per_m) targets read darker, as on a real sensor.
+inline constexpr double kReflectivityCalibrationExtinctionPerM = 2.0e-4;
+
+/// The reflectance a sensor calibrated on Lambertian targets at normal incidence infers from an echo of
+/// received power `p_r_w` (W, the whole beam) at measured range `range_m` (m): eq. (3) solved for
+/// rho_t with cos(theta_i) = 1 and tau from kReflectivityCalibrationExtinctionPerM (docs/LIDAR.md,
+/// "Calibrated reflectivity"). Independent of range for a diffuse target; rho * cos(theta_i) on a
+/// tilted one; above 1 for a retro-reflector. 0 for a non-positive power or range.
+double CalibratedReflectance(const LidarDef& def, double p_r_w, double range_m);
+
+/// The 0..255 reflectivity drivers report for a calibrated reflectance `rho`: round(100 rho) for
+/// 0 <= rho <= 1 (1 count per percent), 101 + floor(154 log10(rho) / 3) for a retro-reflector
+/// (1 < rho <= 1000, one decade per ~51 counts), 255 above; 0 for rho <= 0 or NaN.
+uint8_t ReflectivityValue(double rho);
 
 /// Distance in m at which SNR = def.snr_threshold for a target filling the beam (bisection on
 /// eq. 2-6; SNR falls monotonically with distance). Not capped by max_range_m. 0 if undetectable

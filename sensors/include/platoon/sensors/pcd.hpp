@@ -2,10 +2,13 @@
 /// PCD v0.7 (Point Cloud Library) export and import of CloudPoint clouds, readable by PCL
 /// (pcl::io::loadPCDFile) and CloudCompare. One fixed field layout (docs/CLOUD_PROCESSING.md §6):
 ///
-///     FIELDS x y z intensity snr t ring echo source entity class
-///     SIZE   4 4 4 4         4   4 2    1    1      4      4
-///     TYPE   F F F F         F   F U    U    U      U      U
+///     FIELDS x y z power snr t ring echo source entity class intensity return_type
+///     SIZE   4 4 4 4     4   4 2    1    1      4      2     1         1
+///     TYPE   F F F F     F   F U    U    U      U      U     U         U
 ///
+/// where power is the received power in W and intensity the 0..255 calibrated reflectivity. The reader
+/// also takes the layout of earlier builds (FIELDS x y z intensity snr t ring echo source entity class,
+/// intensity = power, class uint32 < 65536), whose points read with reflectivity 0 and return_type 0.
 /// Binary rows are 36 bytes, packed, little-endian, in FIELDS order; ASCII rows print floats in their
 /// shortest round-trip form (at most 9 significant digits, like %.9g but locale-independent), so both
 /// formats reproduce every float exactly. This file is an edge of the system (style §6): failures throw
@@ -37,7 +40,7 @@ std::string EncodePcd(std::span<const CloudPoint> points, PcdFormat format, cons
 void WritePcd(const std::string& path, std::span<const CloudPoint> points, PcdFormat format,
               const Pose& viewpoint = Pose{});
 
-/// Parses PCD contents in exactly the layout EncodePcd writes (ascii or binary; comment lines and CRLF
+/// Parses PCD contents in exactly the layout EncodePcd writes, or the earlier one (ascii or binary; comment lines and CRLF
 /// line ends are accepted). `name` labels error messages ("<name>:<line>: ..."). If `viewpoint` is not
 /// null it receives VIEWPOINT (identity when the header has none). Throws std::runtime_error for a wrong
 /// or missing header entry, an unknown field, a malformed value, truncated or trailing data; never reads

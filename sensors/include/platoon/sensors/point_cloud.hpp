@@ -40,8 +40,8 @@ std::string PackLidarPoints(std::span<const LidarPoint> points, uint8_t source);
 
 /// One point per occupied cubic voxel of edge `voxel_m` (voxel (i, j, k) holds floor(x / voxel_m) = i,
 /// ...). Each output point lies at the centroid of its voxel's points (accumulated in double, stored
-/// as float); intensity_w and snr are averaged; ring, echo, source, entity_id, class_id and
-/// time_offset_s are those of the input point nearest the centroid (lowest input index on a tie).
+/// as float); intensity_w and snr are averaged; ring, echo, source, entity_id, class_id, reflectivity,
+/// return_type and time_offset_s are those of the input point nearest the centroid (lowest input index on a tie).
 /// Output order: ascending voxel key (i, then j, then k). Points with a non-finite coordinate or a
 /// voxel index beyond +-2^62 are dropped. O(n log n).
 /// Throws std::invalid_argument naming `voxel_m` unless voxel_m is finite and > 0.

@@ -82,12 +82,17 @@ struct CloudView {
   int64_t stamp_ns = 0;          ///< Sim time of the cloud.
   std::string_view points;       ///< Packed platoon point records (point_record.hpp).
   uint32_t point_count = 0;
-  uint16_t point_stride = 0;     ///< Bytes per record (>= 16: x, y, z, intensity are the first 16).
+  uint16_t point_stride = 0;     ///< Bytes per record (>= point_record::kStride).
 };
 
-/// A foxglove.PointCloud of x, y, z, intensity (float32 each, 16-byte stride, base64): the first 16
-/// bytes of every platoon point record, copied as they are (little-endian float32 on the wire).
-/// An empty or inconsistent cloud (blob shorter than count x stride, stride < 16) gives zero points.
+/// Bytes per point of the clouds PointCloudJson writes.
+inline constexpr size_t kCloudStride = 20;
+
+/// A foxglove.PointCloud with kCloudStride-byte points (base64), little-endian like the records:
+/// x, y, z (float32, m) at 0, 4, 8; time (float32, s after the scan start) at 12; ring (uint16) at 16;
+/// intensity (uint8, the calibrated 0..255 reflectivity) at 18; source (uint8, lidar index in a fused
+/// cloud) at 19. An empty or inconsistent cloud (blob shorter than count x stride, stride below
+/// point_record::kStride) gives zero points.
 std::string PointCloudJson(const CloudView& cloud);
 
 /// Base64 (RFC 4648, with padding) of `bytes`.
