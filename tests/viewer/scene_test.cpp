@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 using namespace platoon;
 using namespace platoon::viewer;
@@ -44,24 +46,108 @@ TEST_CASE("scene: wheels turn by distance / radius forwards and back and models 
   CHECK(*scene.WheelAngle(1) == doctest::Approx(1.0 / r));
 }
 
-TEST_CASE("vehicle model: body, wheels and lamps stay inside the entity box and colours are deterministic") {
+TEST_CASE("vehicle model: every class's parts and wheels stay inside the entity box and colours are deterministic") {
+  using K = protocol::EntityKind;
   const VehicleLayout layout = DefaultVehicleLayout();
-  for (const Vec3& size : {Vec3(4.5, 1.8, 1.5), Vec3(12.0, 2.5, 3.6), Vec3(2.0, 0.8, 1.2)}) {
-    const LocalBox whole = EntityBox(size, layout);
-    CHECK((whole.Size() - size).norm() < 1e-12);
+  struct Case {
+    K kind;
+    Vec3 size;
+    VehicleShape shape;
+  };
+  // Typical boxes of every kind, and boxes on either side of the size rule (kBusMinLengthM, kVanMinHeightM).
+  const Case cases[] = {
+      {K::kCar, Vec3(4.5, 1.8, 1.5), VehicleShape::kCar},
+      {K::kUnknown, Vec3(4.5, 1.8, 1.5), VehicleShape::kCar},
+      {K::kCar, Vec3(5.2, 2.0, kVanMinHeightM + 0.2), VehicleShape::kVan},
+      {K::kCar, Vec3(5.2, 2.0, kVanMinHeightM - 0.1), VehicleShape::kCar},
+      {K::kCar, Vec3(kBusMinLengthM + 5.5, 2.55, 3.2), VehicleShape::kBus},
+      {K::kTruck, Vec3(12.0, 2.5, 3.6), VehicleShape::kTruck},
+      {K::kTruck, Vec3(kBusMinLengthM - 0.5, 2.1, 2.6), VehicleShape::kVan},
+      {K::kMotorcycle, Vec3(2.2, 0.8, 1.4), VehicleShape::kMotorcycle},
+      {K::kMotorcycle, Vec3(4.5, 1.8, 1.5), VehicleShape::kMotorcycle},
+      {K::kBicycle, Vec3(1.8, 0.6, 1.7), VehicleShape::kBicycle},
+      {K::kPedestrian, Vec3(0.5, 0.6, 1.75), VehicleShape::kPedestrian},
+      {K::kStaticObject, Vec3(2.0, 0.8, 1.2), VehicleShape::kBlock},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(ShapeName(c.shape)) << " " << c.size.transpose());
+    auto wheels_expected = [](VehicleShape s) -> size_t {
+      return s == VehicleShape::kMotorcycle || s == VehicleShape::kBicycle ? 2 : s == VehicleShape::kPedestrian || s == VehicleShape::kBlock ? 0 : 4;
+    };
+    CHECK(ShapeOf(c.kind, c.size) == c.shape);
+    const LocalBox whole = EntityBox(c.size, layout);
+    CHECK((whole.Size() - c.size).norm() < 1e-12);
     CHECK(whole.min_m.z() == 0.0);  // standing on the ground at the rear-axle origin
-    const LocalBox body = BodyBox(size, protocol::EntityKind::kCar, layout);
-    CHECK((body.min_m.array() >= whole.min_m.array()).all());
-    CHECK((body.max_m.array() <= whole.max_m.array()).all());
-    const double r = WheelRadius(size, layout);
-    for (int i = 0; i < 4; ++i) {
-      const Vec3 c = WheelCentre(size, layout, i);
-      CHECK(c.z() == doctest::Approx(r));  // touching the ground
-      CHECK(c.x() - r >= whole.min_m.x());
-      CHECK(c.x() + r <= whole.max_m.x());
-      CHECK(std::abs(c.y()) <= 0.5 * size.y());
+    const VehicleModel m = BuildVehicleModel(c.kind, c.size, layout);
+    CHECK(m.shape == c.shape);
+    REQUIRE(!m.parts.empty());
+    const double eps = 1e-9;
+    Vec3 lo = Vec3::Constant(1e9), hi = Vec3::Constant(-1e9);
+    for (const Solid& s : m.parts)
+      for (const Vec3& p : s.corner_m) {
+        CHECK((p.array() >= whole.min_m.array() - eps).all());
+        CHECK((p.array() <= whole.max_m.array() + eps).all());
+        lo = lo.cwiseMin(p);
+        hi = hi.cwiseMax(p);
+      }
+    for (const WheelSpec& w : m.wheels) {
+      CHECK(w.centre_m.z() == doctest::Approx(w.radius_m));  // touching the ground
+      CHECK(w.radius_m > 0.0);
+      CHECK(w.centre_m.x() - w.radius_m >= whole.min_m.x() - eps);
+      CHECK(w.centre_m.x() + w.radius_m <= whole.max_m.x() + eps);
+      CHECK(std::abs(w.centre_m.y()) + 0.5 * w.width_m <= 0.5 * c.size.y() + eps);
+    }
+    // The model fills its box: it reaches the top, and at least 85 % of the length (70 % for two-wheelers,
+    // whose box may be a car's; half for a person, whose box leaves room to stride).
+    CHECK(hi.z() == doctest::Approx(c.size.z()));
+    CHECK(std::max(hi.x(), m.wheels.empty() ? hi.x() : m.wheels.back().centre_m.x() + m.wheels.back().radius_m) -
+              std::min(lo.x(), m.wheels.empty() ? lo.x() : -m.wheels.front().radius_m) >=
+          (c.shape == VehicleShape::kPedestrian ? 0.5 : wheels_expected(c.shape) == 2 ? 0.7 : 0.85) * c.size.x());
+    // Wheels: four for road vehicles, two for two-wheelers, none for people and objects.
+    const size_t wheels = wheels_expected(c.shape);
+    CHECK(m.wheels.size() == wheels);
+    auto count = [&](PartRole r) { return std::count_if(m.parts.begin(), m.parts.end(), [&](const Solid& s) { return s.role == r; }); };
+    // Lamps: road vehicles have two of each (reverse included), motorcycles one head and one tail lamp
+    // and four turn lamps, bicycles a front and a rear lamp.
+    if (wheels == 4) {
+      CHECK(count(PartRole::kHeadlamp) == 2);
+      CHECK(count(PartRole::kTailLamp) == 2);
+      CHECK(count(PartRole::kReverseLamp) == 2);
+      CHECK(count(PartRole::kIndicatorLeft) == 2);
+      CHECK(count(PartRole::kIndicatorRight) == 2);
+      CHECK(count(PartRole::kGlass) >= 3);
+      // Left turn lamps on the left (+y), right ones on the right; head lamps at the front, tail lamps at the back.
+      for (const Solid& s : m.parts) {
+        const double y = 0.5 * (s.corner_m[0].y() + s.corner_m[7].y()), x = 0.5 * (s.corner_m[0].x() + s.corner_m[7].x());
+        if (s.role == PartRole::kIndicatorLeft) CHECK(y > 0.0);
+        if (s.role == PartRole::kIndicatorRight) CHECK(y < 0.0);
+        if (s.role == PartRole::kHeadlamp) CHECK(x > 0.5 * (whole.min_m.x() + whole.max_m.x()));
+        if (s.role == PartRole::kTailLamp || s.role == PartRole::kReverseLamp) CHECK(x < 0.5 * (whole.min_m.x() + whole.max_m.x()));
+      }
+    } else if (c.shape == VehicleShape::kMotorcycle) {
+      CHECK(count(PartRole::kHeadlamp) == 1);
+      CHECK(count(PartRole::kTailLamp) == 1);
+      CHECK(count(PartRole::kIndicatorLeft) == 2);
+    } else if (c.shape == VehicleShape::kBicycle) {
+      CHECK(count(PartRole::kHeadlamp) == 1);
+      CHECK(count(PartRole::kTailLamp) == 1);
+    } else {
+      CHECK(count(PartRole::kHeadlamp) == 0);
+    }
+    // People (pedestrians and riders) have a head of skin or helmet above their body.
+    if (c.shape == VehicleShape::kPedestrian || c.shape == VehicleShape::kBicycle || c.shape == VehicleShape::kMotorcycle) {
+      const LocalBox head = PartsBounds(m, c.shape == VehicleShape::kPedestrian ? PartRole::kSkin : PartRole::kHair);
+      CHECK(head.max_m.z() > 0.9 * c.size.z());
+      CHECK(count(PartRole::kClothes) >= 2);
     }
   }
+  // The car's greenhouse stands on the bonnet: cabin parts above the belt line and shorter than the body.
+  const VehicleModel car = BuildVehicleModel(K::kCar, Vec3(4.5, 1.8, 1.5), layout);
+  const LocalBox glass = PartsBounds(car, PartRole::kGlass);
+  CHECK(glass.min_m.z() > 0.5 * 1.5);
+  CHECK(glass.Size().x() < 0.7 * 4.5);
+  // The wheels of the spin test are the model's.
+  CHECK(car.wheels.front().radius_m == doctest::Approx(WheelRadius(Vec3(4.5, 1.8, 1.5), layout)));
   CHECK(EntityColour(17) == EntityColour(17));
   CHECK_FALSE(EntityColour(17) == EntityColour(18));
   // Never magenta: that colour is reserved for tests and highlights.

@@ -8,12 +8,14 @@
 #include <osg/LightSource>
 #include <osg/Material>
 #include <osg/Point>
+#include <osg/BufferObject>
 #include <osg/PolygonOffset>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace platoon::viewer {
 namespace {
@@ -38,98 +40,141 @@ osg::ref_ptr<osg::Geometry> NewGeometry(const Rgb& colour) {
   return g;
 }
 
-// An axis-aligned box between two corners, as 12 triangles with face normals.
-osg::ref_ptr<osg::Geometry> MakeBox(const LocalBox& box, const Rgb& colour) {
-  osg::ref_ptr<osg::Geometry> g = NewGeometry(colour);
-  osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array;
-  osg::ref_ptr<osg::Vec3Array> n = new osg::Vec3Array;
-  osg::ref_ptr<osg::DrawElementsUShort> idx = new osg::DrawElementsUShort(GL_TRIANGLES);
-  const Vec3& a = box.min_m;
-  const Vec3& b = box.max_m;
-  for (int axis = 0; axis < 3; ++axis) {
-    for (int side = 0; side < 2; ++side) {
-      const int u = (axis + 1) % 3, w = (axis + 2) % 3;
-      Vec3 normal = Vec3::Zero();
-      normal[axis] = side ? 1.0 : -1.0;
-      const auto base = static_cast<unsigned short>(v->size());
-      // Corners in counter-clockwise order seen from outside.
-      const double uu[4] = {0, 1, 1, 0}, ww[4] = {0, 0, 1, 1};
-      for (int k = 0; k < 4; ++k) {
-        Vec3 p;
-        p[axis] = side ? b[axis] : a[axis];
-        const double su = side ? uu[k] : ww[k], sw = side ? ww[k] : uu[k];
-        p[u] = su ? b[u] : a[u];
-        p[w] = sw ? b[w] : a[w];
-        v->push_back(ToOsg(p));
-        n->push_back(ToOsg(normal));
-      }
-      for (unsigned short k : {0, 1, 2, 0, 2, 3}) idx->push_back(static_cast<unsigned short>(base + k));
-    }
+// Colour of a part that is not a lamp, for an entity painted `body`.
+osg::Vec4 PartColour(PartRole role, const Rgb& body) {
+  switch (role) {
+    case PartRole::kBody: return ToOsg(body);
+    case PartRole::kCargo:
+      return osg::Vec4(0.35f * body.r + 0.6f, 0.35f * body.g + 0.6f, 0.35f * body.b + 0.58f, 1.0f);
+    case PartRole::kGlass: return osg::Vec4(0.11f, 0.14f, 0.19f, 1.0f);
+    case PartRole::kTrim: return osg::Vec4(0.16f, 0.16f, 0.17f, 1.0f);
+    case PartRole::kTyre: return osg::Vec4(0.07f, 0.07f, 0.07f, 1.0f);
+    case PartRole::kSkin: return osg::Vec4(0.86f, 0.67f, 0.53f, 1.0f);
+    case PartRole::kClothes: return osg::Vec4(0.16f, 0.2f, 0.36f, 1.0f);
+    case PartRole::kHair: return osg::Vec4(0.2f, 0.14f, 0.1f, 1.0f);
+    default: return osg::Vec4(0.5f, 0.5f, 0.5f, 1.0f);
   }
-  g->setVertexArray(v);
-  g->setNormalArray(n, osg::Array::BIND_PER_VERTEX);
-  g->addPrimitiveSet(idx);
-  return g;
 }
 
-// A wheel: a cylinder about the y axis, centred at the origin, plus a light bar across its faces
-// that shows the rotation.
-osg::ref_ptr<osg::Geode> MakeWheel(double radius, double width) {
-  osg::ref_ptr<osg::Geometry> tyre = NewGeometry(Rgb{0.07f, 0.07f, 0.07f});
-  osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array;
-  osg::ref_ptr<osg::Vec3Array> n = new osg::Vec3Array;
-  osg::ref_ptr<osg::DrawElementsUShort> idx = new osg::DrawElementsUShort(GL_TRIANGLES);
-  constexpr int kSegments = 20;
-  const float r = static_cast<float>(radius);
-  const float hw = static_cast<float>(0.5 * width - 0.01);
-  // Tread: quads around the circumference.
+}  // namespace
+
+namespace scene_detail {
+// Which of an entity's lamps are lit.
+struct LampsLit {
+  bool head = false, brake = false, reverse = false, left = false, right = false;
+  bool operator==(const LampsLit&) const = default;
+};
+}  // namespace scene_detail
+using scene_detail::LampsLit;
+
+namespace {
+
+// Colour of a lamp (drawn unlit): off lamps are dull, tail lamps glow dim red with the headlights and
+// bright red when braking.
+osg::Vec4 LampColour(PartRole role, const LampsLit& lit) {
+  switch (role) {
+    case PartRole::kHeadlamp: return lit.head ? osg::Vec4(1.0f, 1.0f, 0.9f, 1) : osg::Vec4(0.55f, 0.55f, 0.52f, 1);
+    case PartRole::kTailLamp:
+      return lit.brake  ? osg::Vec4(1.0f, 0.06f, 0.06f, 1)
+             : lit.head ? osg::Vec4(0.62f, 0.04f, 0.04f, 1)
+                        : osg::Vec4(0.3f, 0.03f, 0.03f, 1);
+    case PartRole::kReverseLamp: return lit.reverse ? osg::Vec4(1.0f, 1.0f, 1.0f, 1) : osg::Vec4(0.33f, 0.33f, 0.35f, 1);
+    case PartRole::kIndicatorLeft: return lit.left ? osg::Vec4(1.0f, 0.55f, 0.05f, 1) : osg::Vec4(0.4f, 0.25f, 0.06f, 1);
+    case PartRole::kIndicatorRight: return lit.right ? osg::Vec4(1.0f, 0.55f, 0.05f, 1) : osg::Vec4(0.4f, 0.25f, 0.06f, 1);
+    default: return osg::Vec4(0.5f, 0.5f, 0.5f, 1.0f);
+  }
+}
+
+// Appends the six faces of a convex hexahedron (corner k: x, y, z side from bits 0, 1, 2) as triangles
+// with flat normals pointing away from its centre, one role per vertex.
+void AddSolid(const Solid& solid, osg::Vec3Array& v, osg::Vec3Array& n, osg::DrawElementsUInt& idx,
+              std::vector<PartRole>& roles) {
+  Vec3 centre = Vec3::Zero();
+  for (const Vec3& c : solid.corner_m) centre += c / 8.0;
+  for (int axis = 0; axis < 3; ++axis) {
+    const int ua = axis == 0 ? 1 : 0, ub = axis == 2 ? 1 : 2;
+    for (int side = 0; side < 2; ++side) {
+      std::array<Vec3, 4> q;
+      const int order[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+      for (int i = 0; i < 4; ++i)
+        q[i] = solid.corner_m[(side << axis) | (order[i][0] << ua) | (order[i][1] << ub)];
+      Vec3 normal = (q[2] - q[0]).cross(q[3] - q[1]);
+      if (normal.norm() < 1e-12) continue;  // a face shrunk to a line
+      normal.normalize();
+      const Vec3 face_centre = 0.25 * (q[0] + q[1] + q[2] + q[3]);
+      const bool flip = normal.dot(face_centre - centre) < 0;
+      if (flip) normal = -normal;
+      const auto base = static_cast<unsigned>(v.size());
+      for (const Vec3& p : q) {
+        v.push_back(ToOsg(p));
+        n.push_back(ToOsg(normal));
+        roles.push_back(solid.role);
+      }
+      // Counter-clockwise seen from outside.
+      for (unsigned k : flip ? std::array<unsigned, 6>{0, 2, 1, 0, 3, 2} : std::array<unsigned, 6>{0, 1, 2, 0, 2, 3})
+        idx.push_back(base + k);
+    }
+  }
+}
+
+// Appends a tyre: a cylinder about the y axis at `w.centre_m` (tread and two side discs).
+void AddTyre(const WheelSpec& w, osg::Vec3Array& v, osg::Vec3Array& n, osg::DrawElementsUInt& idx,
+             std::vector<PartRole>& roles) {
+  constexpr int kSegments = 16;
+  const osg::Vec3 c = ToOsg(w.centre_m);
+  const auto r = static_cast<float>(w.radius_m);
+  const auto hw = static_cast<float>(std::max(0.005, 0.5 * w.width_m - 0.01));
+  const auto tread = static_cast<unsigned>(v.size());
   for (int i = 0; i <= kSegments; ++i) {
     const float a = static_cast<float>(2.0 * M_PI * i / kSegments);
     const osg::Vec3 radial(std::cos(a), 0.0f, std::sin(a));
-    v->push_back(radial * r + osg::Vec3(0, -hw, 0));
-    v->push_back(radial * r + osg::Vec3(0, hw, 0));
-    n->push_back(radial);
-    n->push_back(radial);
-    if (i < kSegments) {
-      const auto k = static_cast<unsigned short>(2 * i);
-      for (unsigned short d : {0, 1, 2, 1, 3, 2}) idx->push_back(static_cast<unsigned short>(k + d));
-    }
+    v.push_back(c + radial * r + osg::Vec3(0, -hw, 0));
+    v.push_back(c + radial * r + osg::Vec3(0, hw, 0));
+    n.push_back(radial);
+    n.push_back(radial);
+    if (i < kSegments)
+      for (unsigned d : {0u, 1u, 2u, 1u, 3u, 2u}) idx.push_back(tread + 2 * static_cast<unsigned>(i) + d);
   }
-  // Side discs as triangle fans around a centre vertex.
   for (int side = -1; side <= 1; side += 2) {
-    const auto centre = static_cast<unsigned short>(v->size());
-    v->push_back(osg::Vec3(0, side * hw, 0));
-    n->push_back(osg::Vec3(0, static_cast<float>(side), 0));
+    const auto centre = static_cast<unsigned>(v.size());
+    v.push_back(c + osg::Vec3(0, side * hw, 0));
+    n.push_back(osg::Vec3(0, static_cast<float>(side), 0));
     for (int i = 0; i <= kSegments; ++i) {
       const float a = static_cast<float>(2.0 * M_PI * i / kSegments);
-      v->push_back(osg::Vec3(r * std::cos(a), side * hw, r * std::sin(a)));
-      n->push_back(osg::Vec3(0, static_cast<float>(side), 0));
+      v.push_back(c + osg::Vec3(r * std::cos(a), side * hw, r * std::sin(a)));
+      n.push_back(osg::Vec3(0, static_cast<float>(side), 0));
     }
     for (int i = 0; i < kSegments; ++i) {
-      idx->push_back(centre);
-      idx->push_back(static_cast<unsigned short>(centre + 1 + (side > 0 ? i + 1 : i)));
-      idx->push_back(static_cast<unsigned short>(centre + 1 + (side > 0 ? i : i + 1)));
+      idx.push_back(centre);
+      idx.push_back(centre + 1 + static_cast<unsigned>(side > 0 ? i + 1 : i));
+      idx.push_back(centre + 1 + static_cast<unsigned>(side > 0 ? i : i + 1));
     }
   }
-  tyre->setVertexArray(v);
-  tyre->setNormalArray(n, osg::Array::BIND_PER_VERTEX);
-  tyre->addPrimitiveSet(idx);
-  osg::ref_ptr<osg::Geode> geode = new osg::Geode;
-  geode->addDrawable(tyre);
-  const double bar = 0.18 * radius;
-  geode->addDrawable(MakeBox(LocalBox{Vec3(-0.8 * radius, -0.5 * width, -bar), Vec3(0.8 * radius, 0.5 * width, bar)},
-                             Rgb{0.75f, 0.75f, 0.75f}));
-  return geode;
+  roles.resize(v.size(), PartRole::kTyre);
 }
 
-// Lamp state sets: lamps that are on glow (emission), lamps that are off are dull.
-osg::ref_ptr<osg::StateSet> LampState(const osg::Vec4& emission) {
-  osg::ref_ptr<osg::StateSet> s = new osg::StateSet;
-  osg::ref_ptr<osg::Material> m = new osg::Material;
-  m->setColorMode(osg::Material::AMBIENT_AND_DIFFUSE);
-  m->setEmission(osg::Material::FRONT_AND_BACK, emission);
-  s->setAttributeAndModes(m, osg::StateAttribute::ON);
-  return s;
+// The light bar across each wheel that shows its rotation: a box of 1.6 r x width x 0.36 r per wheel,
+// about the wheel's centre (24 vertices per wheel, in bar_v and bar_n), and its triangles.
+void MakeSpokeBars(const std::vector<WheelSpec>& wheels, osg::Vec3Array& bar_v, osg::Vec3Array& bar_n,
+                   osg::DrawElementsUInt& idx) {
+  std::vector<PartRole> roles;
+  for (const WheelSpec& w : wheels) {
+    const double r = w.radius_m;
+    AddSolid(BoxSolid(LocalBox{Vec3(-0.8 * r, -0.5 * w.width_m, -0.18 * r), Vec3(0.8 * r, 0.5 * w.width_m, 0.18 * r)},
+                      PartRole::kTrim),
+             bar_v, bar_n, idx, roles);
+  }
+}
+
+// The bars of MakeSpokeBars turned by `angle` about their axles and moved to the wheel centres.
+void PoseSpokes(const std::vector<WheelSpec>& wheels, const osg::Vec3Array& bar_v, const osg::Vec3Array& bar_n,
+                double angle, osg::Vec3Array& v, osg::Vec3Array& n) {
+  const osg::Matrix turn = osg::Matrix::rotate(angle, osg::Vec3(0, 1, 0));
+  const size_t per_wheel = wheels.empty() ? 0 : bar_v.size() / wheels.size();
+  for (size_t k = 0; k < bar_v.size(); ++k) {
+    v[k] = ToOsg(wheels[k / per_wheel].centre_m) + bar_v[k] * turn;  // OSG's row vectors, as a MatrixTransform turns them
+    n[k] = osg::Matrix::transform3x3(bar_n[k], turn);
+  }
 }
 
 // A strip between lateral offsets t0 and t1 over [s0, s1] of `road`, raised by dz.
@@ -219,21 +264,29 @@ osg::ref_ptr<osg::Group> BuildRoad(const road::Road& road, const SceneDef& def) 
 
 SceneDef DefaultSceneDef() { return SceneDef{}; }
 
-// One entity's model: pose transform, body (recoloured on demand), spinning wheels, lamps.
+// Geometry of one shape at one box size, shared by every entity drawn so: the static parts (lit; per
+// vertex roles that pick colours) and the lamps (unlit). Each entity's geometries share these vertex,
+// normal and index arrays (and so their vertex buffers) and own only their colour arrays.
+struct SceneGraph::ModelTemplate {
+  VehicleModel model;
+  osg::ref_ptr<osg::Geometry> parts, lamps;  // lamps: null when the model has none
+  std::vector<PartRole> part_roles, lamp_roles;
+  osg::ref_ptr<osg::Vec3Array> bar_v, bar_n;  // wheel light bars about their wheel's centre
+  osg::ref_ptr<osg::DrawElementsUInt> bar_idx;
+};
+
+// One entity's model: pose transform and one geode of at most three drawables: the static parts with
+// per-vertex colours, the lamps and the light bars that show the wheels turning.
 struct SceneGraph::Model {
   osg::ref_ptr<osg::MatrixTransform> root;
-  osg::ref_ptr<osg::Geometry> body;
-  std::vector<osg::ref_ptr<osg::MatrixTransform>> wheels;  // spin transforms
-  std::vector<Vec3> wheel_centres;
-  osg::ref_ptr<osg::Geode> headlamps, brakelamps;
-  std::array<osg::ref_ptr<osg::Geode>, 2> indicators;  // right (y < 0), left (y > 0): front and rear corner each
+  std::shared_ptr<const ModelTemplate> tmpl;
+  osg::ref_ptr<osg::Geometry> parts, lamps, spokes;
   protocol::EntityKind kind = protocol::EntityKind::kUnknown;
   Vec3 size_m = Vec3::Zero();
   double wheel_radius_m = 0.0;
   double wheel_angle_rad = 0.0;
   Vec3 last_position_m = Vec3::Zero();
-  bool lit_head = false, lit_brake = false;
-  std::array<bool, 2> lit_indicator = {false, false};
+  LampsLit lit;
 };
 
 SceneGraph::SceneGraph(const SceneDef& def) : def_(def) {
@@ -265,10 +318,9 @@ SceneGraph::SceneGraph(const SceneDef& def) : def_(def) {
   material->setSpecular(osg::Material::FRONT_AND_BACK, osg::Vec4(0, 0, 0, 1));
   ss->setAttributeAndModes(material);
 
-  lamp_off_ = LampState(osg::Vec4(0, 0, 0, 1));
-  headlamp_on_ = LampState(osg::Vec4(0.9f, 0.9f, 0.75f, 1));
-  brake_on_ = LampState(osg::Vec4(0.9f, 0.0f, 0.0f, 1));
-  indicator_on_ = LampState(osg::Vec4(1.0f, 0.55f, 0.0f, 1));
+  // Lamps glow in their own colour, whatever the sun.
+  lamp_state_ = new osg::StateSet;
+  lamp_state_->setMode(GL_LIGHTING, osg::StateAttribute::OFF);
 
   ground_group_ = new osg::Group;
   roads_ = new osg::Group;
@@ -391,67 +443,106 @@ Rgb SceneGraph::ColourOf(uint64_t id) const {
   return it != colours_.end() ? it->second : EntityColour(id);
 }
 
+std::shared_ptr<const SceneGraph::ModelTemplate> SceneGraph::TemplateFor(protocol::EntityKind kind, const Vec3& size) {
+  const VehicleShape shape = ShapeOf(kind, size);
+  const auto key = std::make_tuple(static_cast<int>(shape), size.x(), size.y(), size.z());
+  if (const auto it = templates_.find(key); it != templates_.end()) return it->second;
+  // Sizes seen once (a session of many odd boxes) must not pile up: start afresh past a bound.
+  if (templates_.size() >= 256) templates_.clear();
+  auto t = std::make_shared<ModelTemplate>();
+  t->model = BuildVehicleModel(kind, size, def_.layout);
+  auto fill = [](osg::Geometry& g, osg::Vec3Array* v, osg::Vec3Array* n, osg::DrawElementsUInt* idx) {
+    g.setUseDisplayList(false);
+    g.setUseVertexBufferObjects(true);
+    g.setVertexArray(v);
+    g.setNormalArray(n, osg::Array::BIND_PER_VERTEX);
+    g.addPrimitiveSet(idx);
+  };
+  {
+    osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array, n = new osg::Vec3Array;
+    osg::ref_ptr<osg::DrawElementsUInt> idx = new osg::DrawElementsUInt(GL_TRIANGLES);
+    for (const Solid& part : t->model.parts)
+      if (!IsLamp(part.role)) AddSolid(part, *v, *n, *idx, t->part_roles);
+    for (const WheelSpec& w : t->model.wheels) AddTyre(w, *v, *n, *idx, t->part_roles);
+    t->parts = new osg::Geometry;
+    fill(*t->parts, v, n, idx);
+  }
+  {
+    osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array, n = new osg::Vec3Array;
+    osg::ref_ptr<osg::DrawElementsUInt> idx = new osg::DrawElementsUInt(GL_TRIANGLES);
+    for (const Solid& part : t->model.parts)
+      if (IsLamp(part.role)) AddSolid(part, *v, *n, *idx, t->lamp_roles);
+    if (!v->empty()) {
+      t->lamps = new osg::Geometry;
+      fill(*t->lamps, v, n, idx);
+    }
+  }
+  t->bar_v = new osg::Vec3Array;
+  t->bar_n = new osg::Vec3Array;
+  t->bar_idx = new osg::DrawElementsUInt(GL_TRIANGLES);
+  MakeSpokeBars(t->model.wheels, *t->bar_v, *t->bar_n, *t->bar_idx);
+  templates_.emplace(key, t);
+  return t;
+}
+
+namespace {
+
+// A geometry that shares `shared`'s vertices, normals and triangles and has its own per-vertex colour
+// array (in its own vertex buffer, so one entity's new colours upload only its own).
+osg::ref_ptr<osg::Geometry> ShareGeometry(const osg::Geometry& shared, size_t vertices) {
+  osg::ref_ptr<osg::Geometry> g = new osg::Geometry(shared, osg::CopyOp::SHALLOW_COPY);
+  osg::ref_ptr<osg::Vec4Array> colours = new osg::Vec4Array(static_cast<unsigned>(vertices));
+  colours->setVertexBufferObject(new osg::VertexBufferObject);
+  g->setColorArray(colours, osg::Array::BIND_PER_VERTEX);
+  return g;
+}
+
+void PaintParts(osg::Geometry& g, const std::vector<PartRole>& roles, const Rgb& body) {
+  auto* c = static_cast<osg::Vec4Array*>(g.getColorArray());
+  for (size_t i = 0; i < roles.size(); ++i) (*c)[i] = PartColour(roles[i], body);
+  c->dirty();
+}
+
+void PaintLamps(osg::Geometry& g, const std::vector<PartRole>& roles, const LampsLit& lit) {
+  auto* c = static_cast<osg::Vec4Array*>(g.getColorArray());
+  for (size_t i = 0; i < roles.size(); ++i) (*c)[i] = LampColour(roles[i], lit);
+  c->dirty();
+}
+
+}  // namespace
+
 std::unique_ptr<SceneGraph::Model> SceneGraph::MakeModel(const protocol::EntityState& e) {
   auto m = std::make_unique<Model>();
   m->kind = e.kind;
   m->size_m = e.box_size_m;
+  m->tmpl = TemplateFor(e.kind, e.box_size_m);
+  const ModelTemplate& t = *m->tmpl;
   m->root = new osg::MatrixTransform;
-  osg::ref_ptr<osg::Geode> body = new osg::Geode;
-  m->body = MakeBox(BodyBox(e.box_size_m, e.kind, def_.layout), ColourOf(e.id));
-  body->addDrawable(m->body);
-  m->root->addChild(body);
-  if (HasWheels(e.kind)) {
-    const LocalBox whole = EntityBox(e.box_size_m, def_.layout);
-    const LocalBox bodybox = BodyBox(e.box_size_m, e.kind, def_.layout);
-    // Wheels.
-    m->wheel_radius_m = WheelRadius(e.box_size_m, def_.layout);
-    const double width = std::min(def_.layout.wheel_width_m, 0.25 * e.box_size_m.y());
-    osg::ref_ptr<osg::Geode> wheel = MakeWheel(m->wheel_radius_m, width);
-    for (int i = 0; i < 4; ++i) {
-      osg::ref_ptr<osg::MatrixTransform> place = new osg::MatrixTransform(
-          osg::Matrixd::translate(ToOsg(WheelCentre(e.box_size_m, def_.layout, i))));
-      osg::ref_ptr<osg::MatrixTransform> spin = new osg::MatrixTransform;
-      spin->addChild(wheel);
-      place->addChild(spin);
-      m->root->addChild(place);
-      m->wheels.push_back(spin);
-    }
-    // Lamps fill the space between the body's ends and the box's ends.
-    const double h = e.box_size_m.z(), w = e.box_size_m.y();
-    const double lamp_w = 0.22 * w, lamp_h = 0.1 * h, lamp_z = 0.55 * h;
-    m->headlamps = new osg::Geode;
-    m->brakelamps = new osg::Geode;
-    for (int side = -1; side <= 1; side += 2) {
-      const double yc = side * (0.5 * w - 0.05 - 0.5 * lamp_w - def_.layout.wheel_inset_m);
-      const Vec3 lo(0, yc - 0.5 * lamp_w, lamp_z - 0.5 * lamp_h), hi(0, yc + 0.5 * lamp_w, lamp_z + 0.5 * lamp_h);
-      m->headlamps->addDrawable(MakeBox(LocalBox{Vec3(bodybox.max_m.x(), lo.y(), lo.z()),
-                                                 Vec3(whole.max_m.x(), hi.y(), hi.z())},
-                                        Rgb{0.85f, 0.85f, 0.8f}));
-      m->brakelamps->addDrawable(MakeBox(LocalBox{Vec3(whole.min_m.x(), lo.y(), lo.z()),
-                                                  Vec3(bodybox.min_m.x(), hi.y(), hi.z())},
-                                         Rgb{0.45f, 0.02f, 0.02f}));
-    }
-    m->headlamps->setStateSet(lamp_off_.get());
-    m->brakelamps->setStateSet(lamp_off_.get());
-    m->root->addChild(m->headlamps);
-    m->root->addChild(m->brakelamps);
-    // Turn indicators: amber, front and rear on each side, right below the outer half of the head and
-    // brake lamps.
-    for (int k = 0; k < 2; ++k) {
-      const double side = k == 0 ? -1.0 : 1.0;
-      const double y_outer = side * (0.5 * w - 0.05 - def_.layout.wheel_inset_m), y_mid = y_outer - side * 0.5 * lamp_w;
-      const Vec3 lo(0, std::min(y_outer, y_mid), lamp_z - 1.5 * lamp_h), hi(0, std::max(y_outer, y_mid), lamp_z - 0.5 * lamp_h);
-      m->indicators[k] = new osg::Geode;
-      m->indicators[k]->addDrawable(MakeBox(LocalBox{Vec3(bodybox.max_m.x(), lo.y(), lo.z()),
-                                                     Vec3(whole.max_m.x(), hi.y(), hi.z())},
-                                            Rgb{0.45f, 0.28f, 0.05f}));
-      m->indicators[k]->addDrawable(MakeBox(LocalBox{Vec3(whole.min_m.x(), lo.y(), lo.z()),
-                                                     Vec3(bodybox.min_m.x(), hi.y(), hi.z())},
-                                            Rgb{0.45f, 0.28f, 0.05f}));
-      m->indicators[k]->setStateSet(lamp_off_.get());
-      m->root->addChild(m->indicators[k]);
-    }
+  osg::ref_ptr<osg::Geode> geode = new osg::Geode;
+  m->parts = ShareGeometry(*t.parts, t.part_roles.size());
+  PaintParts(*m->parts, t.part_roles, ColourOf(e.id));
+  geode->addDrawable(m->parts);
+  if (t.lamps) {
+    m->lamps = ShareGeometry(*t.lamps, t.lamp_roles.size());
+    m->lamps->setStateSet(lamp_state_.get());
+    PaintLamps(*m->lamps, t.lamp_roles, m->lit);
+    geode->addDrawable(m->lamps);
   }
+  if (!t.model.wheels.empty()) {
+    m->wheel_radius_m = t.model.wheels.front().radius_m;
+    m->spokes = NewGeometry(Rgb{0.75f, 0.75f, 0.75f});
+    m->spokes->setDataVariance(osg::Object::DYNAMIC);
+    const auto count = static_cast<unsigned>(t.bar_v->size());
+    osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array(count), n = new osg::Vec3Array(count);
+    PoseSpokes(t.model.wheels, *t.bar_v, *t.bar_n, 0.0, *v, *n);
+    // Triangles shared by every entity of the template; only the posed vertices are the entity's own.
+    osg::DrawElementsUInt* idx = t.bar_idx.get();
+    m->spokes->setVertexArray(v);
+    m->spokes->setNormalArray(n, osg::Array::BIND_PER_VERTEX);
+    m->spokes->addPrimitiveSet(idx);
+    geode->addDrawable(m->spokes);
+  }
+  m->root->addChild(geode);
   m->last_position_m = e.kinematics.pose.position_m;
   return m;
 }
@@ -491,26 +582,27 @@ void SceneGraph::Update(const std::vector<protocol::EntityState>& entities, int6
     Model& m = *it->second;
     const Pose& pose = e->kinematics.pose;
     m.root->setMatrix(PoseMatrix(pose));
-    if (!m.wheels.empty()) {
+    if (m.spokes) {
       // Wheels turn by the forward distance travelled since the last update.
       const Vec3 forward = pose.orientation * Vec3::UnitX();
       const double d = forward.dot(pose.position_m - m.last_position_m);
-      if (std::abs(d) < 50.0) m.wheel_angle_rad = std::fmod(m.wheel_angle_rad + d / m.wheel_radius_m, 2.0 * M_PI);
-      for (auto& w : m.wheels) w->setMatrix(osg::Matrixd::rotate(m.wheel_angle_rad, osg::Vec3(0, 1, 0)));
-      if (m.lit_head != e->lights.headlights) {
-        m.lit_head = e->lights.headlights;
-        m.headlamps->setStateSet(m.lit_head ? headlamp_on_.get() : lamp_off_.get());
+      if (std::abs(d) < 50.0 && d != 0.0) {
+        m.wheel_angle_rad = std::fmod(m.wheel_angle_rad + d / m.wheel_radius_m, 2.0 * M_PI);
+        auto* v = static_cast<osg::Vec3Array*>(m.spokes->getVertexArray());
+        auto* n = static_cast<osg::Vec3Array*>(m.spokes->getNormalArray());
+        PoseSpokes(m.tmpl->model.wheels, *m.tmpl->bar_v, *m.tmpl->bar_n, m.wheel_angle_rad, *v, *n);
+        v->dirty();
+        n->dirty();
+        m.spokes->dirtyBound();
       }
-      if (m.lit_brake != e->lights.brake) {
-        m.lit_brake = e->lights.brake;
-        m.brakelamps->setStateSet(m.lit_brake ? brake_on_.get() : lamp_off_.get());
+    }
+    if (m.lamps) {
+      const LampsLit lit{e->lights.headlights, e->lights.brake, e->lights.reverse, e->lights.indicator_left && blink_on,
+                         e->lights.indicator_right && blink_on};
+      if (!(lit == m.lit)) {
+        m.lit = lit;
+        PaintLamps(*m.lamps, m.tmpl->lamp_roles, lit);
       }
-      const std::array<bool, 2> indicator = {e->lights.indicator_right && blink_on, e->lights.indicator_left && blink_on};
-      for (int k = 0; k < 2; ++k)
-        if (m.lit_indicator[k] != indicator[k]) {
-          m.lit_indicator[k] = indicator[k];
-          m.indicators[k]->setStateSet(indicator[k] ? indicator_on_.get() : lamp_off_.get());
-        }
     }
     m.last_position_m = pose.position_m;
   }
@@ -520,18 +612,14 @@ void SceneGraph::SetEntityColour(uint64_t id, const Rgb& colour) {
   colours_[id] = colour;
   const auto it = models_.find(id);
   if (it == models_.end()) return;
-  auto* c = static_cast<osg::Vec4Array*>(it->second->body->getColorArray());
-  (*c)[0] = ToOsg(colour);
-  c->dirty();
+  PaintParts(*it->second->parts, it->second->tmpl->part_roles, colour);
 }
 
 void SceneGraph::ClearEntityColour(uint64_t id) {
   colours_.erase(id);
   const auto it = models_.find(id);
   if (it == models_.end()) return;
-  auto* c = static_cast<osg::Vec4Array*>(it->second->body->getColorArray());
-  (*c)[0] = ToOsg(EntityColour(id));
-  c->dirty();
+  PaintParts(*it->second->parts, it->second->tmpl->part_roles, EntityColour(id));
 }
 
 std::optional<double> SceneGraph::WheelAngle(uint64_t id) const {

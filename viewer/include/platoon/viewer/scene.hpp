@@ -1,8 +1,9 @@
 #pragma once
 /// The render module's scene (seed 004 §4.3): sky (the clear colour, or a dome with fog once an
 /// environment is set), a ground plane, roads with lane markings, the road's environment objects, and
-/// one box-shaped model per entity (body, four wheels that turn with the distance
-/// travelled, head and brake lamps), re-posed from protocol::EntityState every frame. Pure OSG: no
+/// one low-poly model per entity (vehicle_model.hpp: car, van, truck, bus, motorcycle, bicycle or
+/// pedestrian, scaled to its box; wheels that turn with the distance travelled; head, tail, brake,
+/// reverse and turn lamps), re-posed from protocol::EntityState every frame. Pure OSG: no
 /// window, no GL context; OffscreenRenderer and the interactive viewer both draw this graph.
 /// Not thread-safe: build and update it on the render thread.
 
@@ -22,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 namespace platoon::viewer {
@@ -92,7 +94,8 @@ class SceneGraph {
   const GroundExtent& Ground() const { return ground_; }
 
   /// Shows exactly `entities` (creating, re-posing and removing models): each at its
-  /// kinematics.pose, lamps from `lights`, wheels turned by the distance since the last update.
+  /// kinematics.pose, lamps from `lights` (tail lamps dim red with the headlights, bright red when
+  /// braking; reverse lamps white), wheels turned by the distance since the last update.
   /// Turn indicators that are on blink at kIndicatorHz, lit in the first half of each period of
   /// `sim_ns` (the session's sim time), so every screen of a session blinks in phase.
   void Update(const std::vector<protocol::EntityState>& entities, int64_t sim_ns = 0);
@@ -123,8 +126,10 @@ class SceneGraph {
 
  private:
   struct Model;
+  struct ModelTemplate;
   void BuildGround(const GroundExtent& extent);
   std::unique_ptr<Model> MakeModel(const protocol::EntityState& e);
+  std::shared_ptr<const ModelTemplate> TemplateFor(protocol::EntityKind kind, const Vec3& box_size_m);
   Rgb ColourOf(uint64_t id) const;
 
   SceneDef def_;
@@ -138,7 +143,8 @@ class SceneGraph {
   osg::ref_ptr<osg::Group> sensors_;
   osg::ref_ptr<osg::Geometry> cloud_, radar_;
   size_t radar_count_ = 0;
-  osg::ref_ptr<osg::StateSet> lamp_off_, headlamp_on_, brake_on_, indicator_on_;
+  osg::ref_ptr<osg::StateSet> lamp_state_;
+  std::map<std::tuple<int, double, double, double>, std::shared_ptr<const ModelTemplate>> templates_;
   GroundExtent ground_;
   std::map<uint64_t, std::unique_ptr<Model>> models_;
   std::map<uint64_t, Rgb> colours_;
