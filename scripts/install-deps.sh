@@ -45,6 +45,9 @@ PACKAGES=(
   # tests only: ctest "viewer: calibration board ... OpenCV ..." finds the calibration board's corners in a
   # rendered camera frame with an independent detector (findChessboardCorners + cornerSubPix)
   python3-opencv
+  # tests only: ctest "cloud_export_pcl" has PCL's pcl_pcd2ply read the PCD files `platoon export --pcd` writes
+  # (an independent PCD reader) and compares its PLY with the recorded points
+  pcl-tools
 )
 
 missing=()

@@ -249,6 +249,9 @@ class DriverSeatModule::Seat {
         log_->info("seat window {} x {} px, {:.0f} deg, debug text {} (Tab toggles it), OpenGL: {}",
                    setup_.window_def.width_px, setup_.window_def.height_px, setup_.window_def.hfov_deg,
                    setup_.window_def.hud ? "on" : "off", window->GlInfo());
+        if (!setup_.window_def.screens.empty())
+          log_->info("seat screens: {} window(s), off-axis frustums from the screens' corners and the eye",
+                     setup_.window_def.screens.size());
         has_window_.store(true);
       } catch (const viewer::WindowError& e) {
         log_->warn("no seat window, running headless: {}", e.what());
@@ -567,6 +570,11 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   setup.window_def.hud = node.hud;
   setup.window_def.cockpit = node.cockpit;
   setup.window_def.mirrors = node.mirrors ? SeatMirrors(node.mirror) : std::vector<viewer::MirrorDef>{};
+  // [[node.screen]]: a window per screen, each with the off-axis frustum of its corners (docs/INPUTS.md, "Screens").
+  for (const config::SeatScreenDef& sd : node.screen)
+    setup.window_def.screens.push_back(viewer::SeatScreen{viewer::ScreenCorners{sd.lower_left_m, sd.lower_right_m, sd.upper_left_m},
+                                                          sd.display, sd.fullscreen, sd.width_px, sd.height_px, sd.position_px,
+                                                          sd.main, sd.where});
   setup.eye_m = node.eye_m;
   setup.fps = node.view_fps;
   setup.on_key = [this](const std::string& key) { OnSeatKey(key); };

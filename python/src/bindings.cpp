@@ -6,6 +6,7 @@
 #include "platoon/data/drive_metrics.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/log/session_log.hpp"
+#include "platoon/point_record.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/session/client_link.hpp"
 #include "platoon/session/discovery.hpp"
@@ -685,6 +686,83 @@ py::dict ReadLogJson(const std::string& path) {
   return d;
 }
 
+/// The recorded clouds (PointCloud or FusedCloud) of data stream `stream` with sim time in [from_ns, to_ns],
+/// in log order: per cloud stamp_ns, entity_id, fused, mount pose (position m, orientation w x y z; identity
+/// for a fused cloud, which is in the vehicle frame) and point_count; `points` all their point records
+/// (point_record.hpp, 36 bytes each, recorded order) as one bytes object. `streams`: every data stream of
+/// the log and whether it carries clouds.
+py::dict ReadLogClouds(const std::string& path, const std::string& stream, int64_t from_ns, int64_t to_ns) {
+  std::vector<int64_t> stamps;
+  std::vector<uint64_t> entities;
+  std::vector<uint8_t> fused;
+  std::vector<uint32_t> counts;
+  std::vector<double> positions, orientations;
+  std::string points;
+  std::map<std::string, bool> streams;
+  std::vector<std::string> problems;
+  uint64_t unreadable = 0;
+  {
+    py::gil_scoped_release release;
+    const std::string topic = session_log::DataTopic(stream);
+    const auto result = session_log::Read(path, [&](const session_log::Entry& entry) {
+      if (!entry.topic.starts_with(session_log::kDataTopicPrefix)) return;
+      const std::string id(entry.topic.substr(session_log::kDataTopicPrefix.size()));
+      const bool chosen = entry.topic == topic;
+      if (!chosen && streams.contains(id)) return;
+      const auto decoded = protocol::Decode(
+          std::string_view(reinterpret_cast<const char*>(entry.data.data()), entry.data.size()));
+      if (!decoded.message) {
+        unreadable += chosen;
+        return;
+      }
+      const auto* pc = std::get_if<protocol::PointCloud>(&*decoded.message);
+      const auto* fc = std::get_if<protocol::FusedCloud>(&*decoded.message);
+      streams.try_emplace(id, pc || fc);
+      if (!chosen || !(pc || fc)) return;
+      const int64_t stamp = pc ? pc->header.stamp_ns : fc->reference_ns;
+      if (stamp < from_ns || stamp > to_ns) return;
+      const std::string& blob = pc ? pc->points : fc->points;
+      const uint32_t n = pc ? pc->point_count : fc->point_count;
+      const uint16_t stride = pc ? pc->point_stride : fc->point_stride;
+      if (!PointRecordsFit(blob, n, stride)) {
+        ++unreadable;
+        return;
+      }
+      // Records of a wider stride are cut to the record's 36 bytes.
+      if (stride == point_record::kStride) {
+        points.append(blob.data(), static_cast<size_t>(n) * stride);
+      } else {
+        for (uint32_t i = 0; i < n; ++i) points.append(blob.data() + static_cast<size_t>(i) * stride, point_record::kStride);
+      }
+      stamps.push_back(stamp);
+      entities.push_back(pc ? pc->header.entity_id : fc->entity_id);
+      fused.push_back(fc != nullptr);
+      counts.push_back(n);
+      const bool sensor_frame = pc && !pc->vehicle_frame;
+      const Vec3 p = sensor_frame ? pc->header.mount_position_m : Vec3::Zero();
+      const Quat q = sensor_frame ? pc->header.mount_orientation : Quat::Identity();
+      positions.insert(positions.end(), {p.x(), p.y(), p.z()});
+      orientations.insert(orientations.end(), {q.w(), q.x(), q.y(), q.z()});
+    });
+    for (const auto& p : result.problems) problems.push_back(p.message);
+  }
+  if (unreadable > 0) problems.push_back(std::to_string(unreadable) + " messages of " + stream + " are no readable cloud");
+  py::dict d;
+  d["stamp_ns"] = Column(stamps);
+  d["entity_id"] = Column(entities);
+  d["fused"] = Column(fused);
+  d["point_count"] = Column(counts);
+  d["mount_position"] = Rows3(positions);
+  py::array_t<double> quats({static_cast<py::ssize_t>(orientations.size() / 4), py::ssize_t{4}});
+  std::copy(orientations.begin(), orientations.end(), quats.mutable_data());
+  d["mount_orientation"] = quats;
+  d["points"] = py::bytes(points);
+  d["streams"] = streams;
+  d["problems"] = problems;
+  d["record_layout"] = point_record::kLayout;
+  return d;
+}
+
 /// session::FindServer for a Session given no server: `session_name` ("": none) is the running session of
 /// that name; else PLATOON_SERVER, the one session platoon run announced on this machine, 127.0.0.1:7400.
 /// A dict: server ("HOST:PORT"), source ("from PLATOON_SERVER", ...), session_file (the running session's,
@@ -841,6 +919,8 @@ PYBIND11_MODULE(_platoon, m) {
         "session::FindServer: PLATOON_SERVER, the session running on this machine, 127.0.0.1:7400");
   m.def("read_log_states", &pp::ReadLogStates, py::arg("path"));
   m.def("read_log_json", &pp::ReadLogJson, py::arg("path"));
+  m.def("read_log_clouds", &pp::ReadLogClouds, py::arg("path"), py::arg("stream"), py::arg("from_ns"), py::arg("to_ns"),
+        "The recorded point clouds of one data stream (point records as bytes, docs/RECORDING.md)");
   m.def("drive_metrics_of_columns", &pp::DriveMetricsOfColumns, py::arg("columns"), py::arg("settings"),
         "data::DriveMetricsAccumulator over data-write columns (docs/RECORDING.md, \"Driving metrics\")");
   m.def("vehicle_id", &platoon::VehicleId, py::arg("node_name"), py::arg("index"),

@@ -6,6 +6,7 @@
 #include "export_cmd.hpp"
 
 #include "can_export.hpp"
+#include "pcd_export.hpp"
 
 #include "progress.hpp"
 
@@ -131,6 +132,12 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       "  platoon export drive.mcap --candump ego.log --can-map rig_map.toml --vehicle ego --interface vcan0 --from 5 --to 60\n"
       "  platoon export drive.mcap --candump bus.log --can-map rig_map.toml --every-period\n"
       "      a frame in every period slot, the states between recorded ones interpolated\n\n"
+      "With --pcd DIR and/or --ply DIR: every recorded cloud of one lidar or fusion stream (--stream) as a binary "
+      "PCD v0.7 / binary little-endian PLY file named by its sim time (000012.300000000.pcd), the point records as "
+      "recorded (x y z, received power, snr, time, ring, echo, source, entity, class, intensity 0-255, return type), "
+      "and DIR/clouds.csv listing them (docs/RECORDING.md, \"Point clouds as PCD and PLY files\").\n\n"
+      "  platoon export farm.mcap --pcd clouds --stream lidar_front\n"
+      "  platoon export farm.mcap --ply clouds --stream fused --from 5 --to 6\n\n"
       "Exit codes: 0 written, 1 nothing to export (no entity states, or none in --from/--to), 2 usage error "
       "(missing file, not a session log, bad option, a road or CAN mapping that does not load, an unknown or "
       "ambiguous --vehicle) or a failed write (the lines written before it are kept).");
@@ -147,6 +154,15 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
                                   "messages, their periods and each signal's simulator variable, factor and offset")
                       ->needs(candump);
   candump->needs(can_map);
+  cmd->add_option("--pcd", o.pcd_dir,
+                  "Directory for one binary PCD file per recorded cloud of --stream (instead of --csv)")
+      ->excludes(csv)
+      ->excludes(candump);
+  cmd->add_option("--ply", o.ply_dir,
+                  "Directory for one binary PLY file per recorded cloud of --stream (with or instead of --pcd)")
+      ->excludes(csv)
+      ->excludes(candump);
+  cmd->add_option("--stream", o.stream, "With --pcd or --ply: the point-cloud stream (a lidar's or a fusion's id)");
   cmd->add_option("--vehicle", o.vehicle,
                   "With --candump: the vehicle whose signals go on the bus: a name (robot:0), a node name with one "
                   "vehicle or an entity id (decimal or hex); default: the first driver seat's vehicle")
@@ -230,8 +246,14 @@ int RunExport(const ExportOptions& o) {
   namespace fs = std::filesystem;
   const auto t_start = std::chrono::steady_clock::now();
   if (!o.candump_path.empty()) return RunCanExport(o);
+  if (!o.pcd_dir.empty() || !o.ply_dir.empty()) return RunCloudExport(o);
+  if (!o.stream.empty()) {
+    std::fprintf(stderr, "%s: --stream names the cloud stream of --pcd DIR or --ply DIR, and neither is given\n", kMe);
+    return kExitUsage;
+  }
   if (o.csv_dir.empty()) {
-    std::fprintf(stderr, "%s: expected --csv DIR (a CSV per entity) or --candump FILE --can-map MAP.toml (one vehicle's CAN frames)\n", kMe);
+    std::fprintf(stderr, "%s: expected --csv DIR (a CSV per entity), --candump FILE --can-map MAP.toml (one vehicle's CAN frames) "
+                         "or --pcd/--ply DIR --stream ID (a stream's point clouds)\n", kMe);
     return kExitUsage;
   }
   // 1. Options that need no log.

@@ -33,6 +33,9 @@ struct ExportOptions {
   double event_s = std::numeric_limits<double>::quiet_NaN();  ///< --event: sim time the brake reaction time is measured from, in s.
   std::vector<std::string> windows;    ///< --window MARKER:SECONDS: metrics over SECONDS after each marker of that text.
   bool markers = false;                ///< --markers: a last column `marker` in each CSV, the markers of each row's period.
+  std::string pcd_dir;                 ///< --pcd: every cloud of `stream` as a binary PCD file in this directory.
+  std::string ply_dir;                 ///< --ply: every cloud of `stream` as a binary PLY file in this directory.
+  std::string stream;                  ///< --stream: the point-cloud stream (lidar or fusion id) --pcd and --ply export.
 };
 
 /// Adds the `export` subcommand to `app`, filling `options` when it is parsed.

@@ -39,7 +39,64 @@ struct Mirror {
   osg::ref_ptr<osg::Texture2D> texture;
 };
 
+// Reads the current context's back buffer (the finished frame, before the swap) into `out`, top row first.
+void ReadBackBuffer(int width, int height, Image* out) {
+  out->width = static_cast<uint32_t>(std::max(width, 0));
+  out->height = static_cast<uint32_t>(std::max(height, 0));
+  const size_t row = size_t{out->width} * 3;
+  std::vector<uint8_t> gl(row * out->height);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, gl.data());
+  out->rgb.resize(gl.size());
+  for (uint32_t j = 0; j < out->height; ++j) std::copy_n(gl.data() + (out->height - 1 - j) * row, row, out->rgb.data() + j * row);
+}
+
+// Places an SDL window as a screen asks: on its display (which must exist), at its position, or borderless
+// over the whole display. Made at the display's bounds too: a desktop without a window manager (Xvfb, a
+// kiosk X server) ignores the fullscreen request.
+void PlaceScreenWindow(SDL_Window* w, const SeatScreen& s) {
+  const int displays = SDL_GetNumVideoDisplays();
+  if (s.display < 0 || s.display >= displays)
+    throw WindowError(s.name + ".display: display " + std::to_string(s.display) + " does not exist: SDL sees " +
+                      std::to_string(displays) + " display(s), numbered from 0");
+  if (s.fullscreen) {
+    SDL_Rect bounds;
+    if (SDL_GetDisplayBounds(s.display, &bounds) != 0)
+      throw WindowError(s.name + ".display: cannot read the bounds of display " + std::to_string(s.display) + ": " + SDL_GetError());
+    SDL_SetWindowBordered(w, SDL_FALSE);
+    SDL_SetWindowSize(w, bounds.w, bounds.h);
+    SDL_SetWindowPosition(w, bounds.x, bounds.y);
+    SDL_SetWindowFullscreen(w, SDL_WINDOW_FULLSCREEN_DESKTOP);
+  } else if (s.position_px) {
+    SDL_SetWindowPosition(w, (*s.position_px)[0], (*s.position_px)[1]);
+  } else {
+    SDL_SetWindowPosition(w, static_cast<int>(SDL_WINDOWPOS_CENTERED_DISPLAY(s.display)),
+                          static_cast<int>(SDL_WINDOWPOS_CENTERED_DISPLAY(s.display)));
+  }
+}
+
+// The eye kept at least 1 cm in front of the screen (head tracking may carry it past the plane).
+Vec3 EyeInFront(const ScreenCorners& c, const Vec3& eye) {
+  const double d = EyeDistanceToScreen(c, eye);
+  if (d >= 0.01) return eye;
+  const Vec3 n = (c.lower_right_m - c.lower_left_m).cross(c.upper_left_m - c.lower_left_m).normalized();
+  return eye + (0.01 - d) * n;
+}
+
+// A screen other than the main one: its own SDL window, GL context and OSG viewer of the scene alone.
+struct ExtraScreen {
+  SeatScreen def;
+  SDL_Window* window = nullptr;
+  SDL_GLContext context = nullptr;
+  osg::ref_ptr<osgViewer::Viewer> viewer;
+  osg::ref_ptr<osgViewer::GraphicsWindowEmbedded> gw;
+  int width = 0, height = 0;
+  ScreenFrustum frustum;
+};
+
 }  // namespace seat_window_detail
+using seat_window_detail::ExtraScreen;
 using seat_window_detail::Mirror;
 
 struct SeatWindow::Impl {
@@ -56,6 +113,31 @@ struct SeatWindow::Impl {
   osg::ref_ptr<osg::Group> root;        // mirrors' cameras, the scene, the own car's camera
   osg::ref_ptr<osg::Camera> cockpit;    // post-render, vehicle frame as its world
   std::vector<Mirror> mirrors;
+  // With screens: the main screen's corners (in the SdlGlWindow above) and where it sits in the screens'
+  // order; the others in their own windows, in order without the main one.
+  std::optional<SeatScreen> main_screen;
+  size_t main_index = 0;
+  ScreenFrustum main_frustum;
+  std::vector<std::unique_ptr<ExtraScreen>> extras;
+  SDL_GLContext main_context = nullptr;
+  bool extras_drawn = false;  // RenderScreens drew them for this frame
+
+  // Draws the screens other than the main one from the eye of cockpit_state, the vehicle at `body`.
+  void DrawExtras(const Pose& body, std::vector<Image>* captures);
+
+  ~Impl() {
+    // Each screen's OSG objects go while its context is current, then its window.
+    for (auto& e : extras) {
+      if (e->context) SDL_GL_MakeCurrent(e->window, e->context);
+      if (e->viewer) e->viewer->setSceneData(nullptr);
+      e->viewer = nullptr;
+      e->gw = nullptr;
+      if (e->context) SDL_GL_DeleteContext(e->context);
+      if (e->window) SDL_DestroyWindow(e->window);
+    }
+    extras.clear();
+    if (window && main_context) SDL_GL_MakeCurrent(window->Window(), main_context);
+  }
 
   // Where mirror `m` sits in the window now, in px.
   std::array<double, 4> Rect(const MirrorDef& d) const {
@@ -84,8 +166,18 @@ SeatWindow::SeatWindow(const SeatWindowDef& def, SceneGraph& scene) : impl_(std:
   const char* driver = std::getenv("SDL_VIDEODRIVER");
   if ((!x11 || !*x11) && (!wayland || !*wayland) && (!driver || !*driver))
     throw WindowError("no display: $DISPLAY and $WAYLAND_DISPLAY are unset (run under xvfb-run -a -s \"-screen 0 1280x1024x24\" to render off-screen)");
-  m.window = std::make_unique<SdlGlWindow>(def.title, static_cast<int>(def.width_px), static_cast<int>(def.height_px),
-                                           def.vsync);
+  // Screens: the one marked main (else the first) takes the SdlGlWindow with the own car and the texts.
+  for (size_t i = 0; i < def.screens.size(); ++i) {
+    if (const std::string e = ValidateScreenCorners(def.screens[i].corners); !e.empty())
+      throw WindowError(def.screens[i].name + ": " + e);
+    if (def.screens[i].main && !m.main_screen) m.main_screen = def.screens[i], m.main_index = i;
+  }
+  if (!def.screens.empty() && !m.main_screen) m.main_screen = def.screens.front(), m.main_index = 0;
+  const std::string title0 = def.screens.size() > 1 ? def.title + " (screen " + std::to_string(m.main_index) + ")" : def.title;
+  m.window = std::make_unique<SdlGlWindow>(title0, static_cast<int>(m.main_screen ? m.main_screen->width_px : def.width_px),
+                                           static_cast<int>(m.main_screen ? m.main_screen->height_px : def.height_px), def.vsync);
+  m.main_context = SDL_GL_GetCurrentContext();
+  if (m.main_screen) seat_window_detail::PlaceScreenWindow(m.window->Window(), *m.main_screen);
   m.window->DrawableSize(&m.width, &m.height);
   const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
   const auto* version = reinterpret_cast<const char*>(glGetString(GL_VERSION));
@@ -149,10 +241,51 @@ SeatWindow::SeatWindow(const SeatWindowDef& def, SceneGraph& scene) : impl_(std:
   camera->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
   m.SetProjection();
   m.viewer->realize();
+
+  // The other screens: a window, context and viewer each, drawing the scene alone.
+  for (size_t i = 0; i < def.screens.size(); ++i) {
+    if (i == m.main_index) continue;
+    auto e = std::make_unique<ExtraScreen>();
+    ExtraScreen& x = *e;
+    m.extras.push_back(std::move(e));
+    x.def = def.screens[i];
+    const std::string title = def.title + " (screen " + std::to_string(i) + ")";
+    x.window = SDL_CreateWindow(title.c_str(), SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED, static_cast<int>(x.def.width_px),
+                                static_cast<int>(x.def.height_px), SDL_WINDOW_OPENGL | SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+    if (!x.window) throw WindowError(x.def.name + ": cannot create the screen's window: " + SDL_GetError());
+    seat_window_detail::PlaceScreenWindow(x.window, x.def);
+    x.context = SDL_GL_CreateContext(x.window);
+    if (!x.context) throw WindowError(x.def.name + ": cannot create an OpenGL context: " + SDL_GetError());
+    SDL_GL_MakeCurrent(x.window, x.context);
+    SDL_GL_SetSwapInterval(def.vsync ? 1 : 0);
+    SDL_GL_GetDrawableSize(x.window, &x.width, &x.height);
+    x.viewer = new osgViewer::Viewer;
+    x.gw = x.viewer->setUpViewerAsEmbeddedInWindow(0, 0, x.width, x.height);
+    x.viewer->setThreadingModel(osgViewer::Viewer::SingleThreaded);
+    x.viewer->setLightingMode(osg::View::NO_LIGHT);
+    x.viewer->setKeyEventSetsDone(0);
+    x.viewer->setSceneData(scene.Root());
+    x.viewer->getCamera()->setClearColor(sky);
+    x.viewer->getCamera()->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
+    x.viewer->getCamera()->setViewport(0, 0, x.width, x.height);
+    x.viewer->realize();
+  }
+  if (!m.extras.empty()) SDL_GL_MakeCurrent(m.window->Window(), m.main_context);
 }
 
 SeatWindow::~SeatWindow() {
-  // OSG's GL objects go while the context still exists.
+  // The other screens first (their windows and contexts), then the main one's OSG objects while its
+  // context still exists.
+  for (auto& e : impl_->extras) {
+    SDL_GL_MakeCurrent(e->window, e->context);
+    e->viewer->setSceneData(nullptr);
+    e->viewer = nullptr;
+    e->gw = nullptr;
+    SDL_GL_DeleteContext(e->context);
+    SDL_DestroyWindow(e->window);
+  }
+  impl_->extras.clear();
+  if (impl_->main_context) SDL_GL_MakeCurrent(impl_->window->Window(), impl_->main_context);
   if (impl_->viewer) impl_->viewer->setSceneData(nullptr);
   impl_->viewer = nullptr;
   impl_->gw = nullptr;
@@ -170,6 +303,15 @@ bool SeatWindow::PollEvents() {
   while (SDL_PollEvent(&ev)) {
     ImGui_ImplSDL2_ProcessEvent(&ev);
     if (ev.type == SDL_QUIT) open = false;
+    // Closing any one screen's window ends the seat, as closing the only window does.
+    if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_CLOSE) open = false;
+    if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_SIZE_CHANGED)
+      for (auto& x : m.extras)
+        if (SDL_GetWindowID(x->window) == ev.window.windowID) {
+          SDL_GL_GetDrawableSize(x->window, &x->width, &x->height);
+          x->gw->resized(0, 0, x->width, x->height);
+          x->viewer->getCamera()->setViewport(0, 0, x->width, x->height);
+        }
     if (ev.type == SDL_KEYDOWN && ev.key.keysym.sym == SDLK_ESCAPE) open = false;
     // Tab shows or hides the debug text; it is no seat key, so it sends no marker.
     if (ev.type == SDL_KEYDOWN && ev.key.keysym.sym == SDLK_TAB && ev.key.repeat == 0) m.hud_visible = !m.hud_visible;
@@ -179,7 +321,8 @@ bool SeatWindow::PollEvents() {
     // "," and "." work the turn indicators (no seat keys: no marker).
     if (ev.type == SDL_KEYDOWN && m.on_indicator)
       if (const int side = IndicatorKeySide(ev.key.keysym.sym, ev.key.repeat != 0); side != 0) m.on_indicator(side);
-    if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
+    if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_SIZE_CHANGED &&
+        ev.window.windowID == SDL_GetWindowID(m.window->Window())) {
       m.window->DrawableSize(&m.width, &m.height);
       m.gw->resized(0, 0, m.width, m.height);
       m.SetProjection();
@@ -190,16 +333,78 @@ bool SeatWindow::PollEvents() {
 
 bool SeatWindow::HudVisible() const { return impl_->hud_visible; }
 
+void SeatWindow::RenderScreens(const Pose& eye_world, const std::vector<std::string>& hud, const std::string& message,
+                               std::vector<Image>* captures) {
+  Impl& m = *impl_;
+  if (captures) captures->assign(ScreenCount(), Image{});
+  Image* main_capture = captures ? &(*captures)[m.main_screen ? m.main_index : 0] : nullptr;
+  const Pose& ev = m.cockpit_state.eye_in_vehicle;
+  const Quat body_q = eye_world.orientation * ev.orientation.conjugate();
+  m.DrawExtras(Pose{eye_world.position_m - body_q * ev.position_m, body_q}, captures);
+  m.extras_drawn = true;
+  Render(eye_world, hud, message, main_capture);
+}
+
+// The other screens, each in its own context, then the main one's context made current again.
+void SeatWindow::Impl::DrawExtras(const Pose& body, std::vector<Image>* captures) {
+  Impl& m = *this;
+  const Pose& ev = m.cockpit_state.eye_in_vehicle;
+  for (size_t k = 0; k < m.extras.size(); ++k) {
+    ExtraScreen& x = *m.extras[k];
+    SDL_GL_MakeCurrent(x.window, x.context);
+    const Vec3 eye = seat_window_detail::EyeInFront(x.def.corners, ev.position_m);
+    x.frustum = OffAxisFrustum(x.def.corners, eye, 0.1);
+    const double far_m = 30000.0 * x.frustum.near_m / 0.1;
+    x.viewer->getCamera()->setProjectionMatrix(
+        osg::Matrixd::frustum(x.frustum.left_m, x.frustum.right_m, x.frustum.bottom_m, x.frustum.top_m, x.frustum.near_m, far_m));
+    x.viewer->getCamera()->setViewMatrix(ViewMatrix(seat_window_detail::Compose(body, Pose{eye, x.frustum.orientation})));
+    x.viewer->frame();
+    if (captures) {
+      // Index in SeatWindowDef::screens: the extras skip the main one.
+      const size_t index = k < m.main_index ? k : k + 1;
+      seat_window_detail::ReadBackBuffer(x.width, x.height, &(*captures)[index]);
+    }
+    SDL_GL_SwapWindow(x.window);
+  }
+  if (!m.extras.empty()) SDL_GL_MakeCurrent(m.window->Window(), m.main_context);
+}
+
+size_t SeatWindow::ScreenCount() const { return impl_->main_screen ? 1 + impl_->extras.size() : 1; }
+
+ScreenFrustum SeatWindow::LastFrustum(size_t i) const {
+  const Impl& m = *impl_;
+  if (!m.main_screen) return {};
+  if (i == m.main_index) return m.main_frustum;
+  return m.extras.at(i < m.main_index ? i : i - 1)->frustum;
+}
+
 void SeatWindow::Render(const Pose& eye_world, const std::vector<std::string>& hud, const std::string& message,
                         Image* capture) {
   Impl& m = *impl_;
-  m.viewer->getCamera()->setViewMatrix(ViewMatrix(eye_world));
   // The vehicle where the eye says it is: body = eye * (eye in vehicle)^-1.
   const Pose& ev = m.cockpit_state.eye_in_vehicle;
   const Quat body_q = eye_world.orientation * ev.orientation.conjugate();
   const Pose body{eye_world.position_m - body_q * ev.position_m, body_q};
+  // The other screens first (unless RenderScreens drew them), the main one last, in its context.
+  if (!m.extras_drawn) m.DrawExtras(body, nullptr);
+  m.extras_drawn = false;
+  if (m.main_screen) {
+    // The view through the main screen: the eye's position only (the screen does not turn with the head).
+    const Vec3 eye = seat_window_detail::EyeInFront(m.main_screen->corners, ev.position_m);
+    m.main_frustum = OffAxisFrustum(m.main_screen->corners, eye, 0.1);
+    const ScreenFrustum& f = m.main_frustum;
+    const osg::Matrixd projection = osg::Matrixd::frustum(f.left_m, f.right_m, f.bottom_m, f.top_m, f.near_m, 30000.0);
+    m.viewer->getCamera()->setProjectionMatrix(projection);
+    m.viewer->getCamera()->setViewMatrix(ViewMatrix(seat_window_detail::Compose(body, Pose{eye, f.orientation})));
+    if (m.cockpit) {
+      m.cockpit->setProjectionMatrix(projection);
+      m.cockpit->setViewMatrix(ViewMatrix(Pose{eye, f.orientation}));
+    }
+  } else {
+    m.viewer->getCamera()->setViewMatrix(ViewMatrix(eye_world));
+    if (m.cockpit) m.cockpit->setViewMatrix(ViewMatrix(ev));
+  }
   for (Mirror& mirror : m.mirrors) mirror.camera->setViewMatrix(ViewMatrix(seat_window_detail::Compose(body, seat_window_detail::MirrorPose(mirror.def))));
-  if (m.cockpit) m.cockpit->setViewMatrix(ViewMatrix(ev));
   m.viewer->frame();
   constexpr ImGuiWindowFlags kTextBox = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
                                         ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoSavedSettings |
@@ -252,19 +457,8 @@ void SeatWindow::Render(const Pose& eye_world, const std::vector<std::string>& h
     ImGui::End();
   }
   m.window->EndUi();
-  if (capture) {
-    // The back buffer holds the finished frame until the swap; GL's rows run from the bottom.
-    capture->width = static_cast<uint32_t>(std::max(m.width, 0));
-    capture->height = static_cast<uint32_t>(std::max(m.height, 0));
-    const size_t row = size_t{capture->width} * 3;
-    std::vector<uint8_t> gl(row * capture->height);
-    glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glReadBuffer(GL_BACK);
-    glReadPixels(0, 0, m.width, m.height, GL_RGB, GL_UNSIGNED_BYTE, gl.data());
-    capture->rgb.resize(gl.size());
-    for (uint32_t j = 0; j < capture->height; ++j)
-      std::copy_n(gl.data() + (capture->height - 1 - j) * row, row, capture->rgb.data() + j * row);
-  }
+  // The back buffer holds the finished frame until the swap; GL's rows run from the bottom.
+  if (capture) seat_window_detail::ReadBackBuffer(m.width, m.height, capture);
   m.window->Swap();
 }
 

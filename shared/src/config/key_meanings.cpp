@@ -310,6 +310,24 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.mirror.screen",
        "Where the mirror is drawn: [left, top, right, bottom] as fractions of the window's width and height.",
        "interior [0.36, 0.015, 0.64, 0.14]; left [0.01, 0.47, 0.175, 0.66]; right [0.825, 0.47, 0.99, 0.66]"},
+      {S, "node.screen",
+       "driver: one screen (monitor or projection surface) of the seat, a window of its own showing the world through "
+       "that rectangle from the head-tracked eye (off-axis frustum; docs/INPUTS.md, \"Screens\"). No tables: one window "
+       "with the symmetric view_hfov_deg frustum."},
+      {S, "node.screen.lower_left",
+       "Lower left corner of the screen's visible image area (not the bezel) in the vehicle frame (rear-axle centre on "
+       "the ground, x forward, y left), in m; the eye must be in front of the screen.", "required"},
+      {S, "node.screen.lower_right", "Lower right corner of the visible image area, in m.", "required"},
+      {S, "node.screen.upper_left",
+       "Upper left corner of the visible image area, in m; the corners must make a rectangle within 1 mm.", "required"},
+      {S, "node.screen.display", "SDL display index the screen's window opens on (0: the first); it must exist when the seat opens."},
+      {S, "node.screen.fullscreen", "Borderless fullscreen on display at the desktop's resolution (width_px, height_px unused)."},
+      {S, "node.screen.width_px", "Window width when not fullscreen."},
+      {S, "node.screen.height_px", "Window height when not fullscreen."},
+      {S, "node.screen.position_px", "Window's top-left corner on the desktop, [x, y] in px.", "centred on display"},
+      {S, "node.screen.main",
+       "This screen also shows the own car, the mirrors, the debug text and scenario messages (at most one).",
+       "the first screen"},
       {S, "node.sound",
        "driver: the seat plays its sound through SDL audio while it has a window: engine (rpm and load), tyres "
        "(rolling, squeal from the slip angles), wind, indicator clicks (docs/INPUTS.md, \"Sound\"). No audio device: "

@@ -116,7 +116,7 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
   // Road traffic takes start_s_m, start_lane and start_speed_mps for its first vehicle (a lead car).
   const bool road_traffic = d.role == protocol::Role::kTraffic && d.traffic_model == "road";
   const char* driver_keys[] = {"input", "input_mapping", "start_s_m", "start_lane", "eye", "view_hfov_deg",
-                               "view_width_px", "view_height_px", "view_fps", "headless", "hud", "cockpit", "mirrors", "mirror", "data_write",
+                               "view_width_px", "view_height_px", "view_fps", "headless", "hud", "cockpit", "mirrors", "mirror", "screen", "data_write",
                                "start_speed_mps", "driver_model", "stream_port", "head_tracking_port",
                                "stream_address", "stream_timeout_s", "head_tracking_timeout_s",
                                "can_bus", "can_map", "can_timeout_s",
@@ -247,6 +247,52 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
                      "\"interior\", \"left\" and \"right\")");
     m.RejectUnknownKeys();
     d.mirror.push_back(std::move(md));
+  }
+  // [[node.screen]]: the seat's screens by their corners (docs/INPUTS.md, "Screens").
+  for (const auto& st : t.TableArray("screen")) {
+    SeatScreenDef sd;
+    sd.where = st.Where() + ": " + st.Path();
+    const char* corner_keys[] = {"lower_left", "lower_right", "upper_left"};
+    Vec3* corners[] = {&sd.lower_left_m, &sd.lower_right_m, &sd.upper_left_m};
+    for (int c = 0; c < 3; ++c) {
+      if (!st.Has(corner_keys[c])) st.Fail(corner_keys[c], "expected the screen corner [x, y, z] in m (vehicle frame), got nothing");
+      const auto v = st.GetDoubleArray(corner_keys[c], {}, 3, -50, 50);
+      *corners[c] = Vec3(v[0], v[1], v[2]);
+    }
+    sd.display = static_cast<int>(st.GetInt("display", sd.display, 0, 63));
+    sd.fullscreen = st.GetBool("fullscreen", sd.fullscreen);
+    sd.width_px = static_cast<uint32_t>(st.GetInt("width_px", sd.width_px, 16, 16384));
+    sd.height_px = static_cast<uint32_t>(st.GetInt("height_px", sd.height_px, 16, 16384));
+    const auto pos = st.GetDoubleArray("position_px", {}, 2, -65536, 65536);
+    if (st.Has("position_px")) {
+      if (pos[0] != std::round(pos[0]) || pos[1] != std::round(pos[1]))
+        st.Fail("position_px", fmt::format("expected whole pixels [x, y], got [{:g}, {:g}]", pos[0], pos[1]));
+      sd.position_px = std::array<int, 2>{static_cast<int>(pos[0]), static_cast<int>(pos[1])};
+    }
+    sd.main = st.GetBool("main", sd.main);
+    // A rectangle: the left edge at right angles to the bottom one within 1 mm (how far upper_left lies off
+    // the perpendicular through lower_left), edges of at least 1 cm.
+    const Vec3 along = sd.lower_right_m - sd.lower_left_m, side = sd.upper_left_m - sd.lower_left_m;
+    if (along.norm() < 0.01)
+      st.Fail("lower_right", fmt::format("expected a corner at least 0.01 m from lower_left, got {:.4f} m", along.norm()));
+    if (side.norm() < 0.01)
+      st.Fail("upper_left", fmt::format("expected a corner at least 0.01 m from lower_left, got {:.4f} m", side.norm()));
+    if (const double off = std::abs(side.dot(along.normalized())); off > 1e-3)
+      st.Fail("upper_left", fmt::format("expected corners of a rectangle (lower_left -> upper_left at right angles to "
+                                        "lower_left -> lower_right within 1 mm), got {:.1f} mm off", off * 1e3));
+    // The eye in front of the screen: on the side from which lower_left -> lower_right runs to the right.
+    const Vec3 normal = along.cross(side).normalized();
+    if (const double dist = (d.eye_m - sd.lower_left_m).dot(normal); dist <= 0.0)
+      st.Fail("lower_left", fmt::format("expected the eye [{:g}, {:g}, {:g}] in front of the screen, got it {:.3f} m behind "
+                                        "the screen's plane (seen from the eye, lower_left -> lower_right must run to the right)",
+                                        d.eye_m.x(), d.eye_m.y(), d.eye_m.z(), -dist));
+    st.RejectUnknownKeys();
+    d.screen.push_back(std::move(sd));
+  }
+  {
+    int mains = 0;
+    for (const auto& sd : d.screen) mains += sd.main ? 1 : 0;
+    if (mains > 1) t.Fail("screen", fmt::format("expected at most one screen with main = true, got {}", mains));
   }
   // The seat's sound: on/off and the layers' levels (docs/INPUTS.md, "Sound").
   d.sound = t.GetBool("sound", d.sound);

@@ -95,7 +95,7 @@ struct RecorderDef {
   std::vector<std::string> streams;  ///< Data stream ids to record; {"*"}: every stream of the node table. Default none.
   bool foxglove = true;              ///< Also write the Foxglove channels (/foxglove/scene, /foxglove/tf, /foxglove/cloud/<id>).
   double foxglove_hz = 10.0;         ///< /foxglove/tf messages per sim second, in Hz (Foxglove interpolates between them). Typical 10..20.
-  double foxglove_cloud_hz = 2.0;    ///< /foxglove/cloud/<id> messages per sim second and stream, in Hz. Typical 1..10.
+  double foxglove_cloud_hz = 10.0;   ///< /foxglove/cloud/<id> messages per sim second and stream, in Hz: every scan of a 10 Hz lidar. Typical 2..10.
   std::string where;                 ///< "file:line: node[i].path" of the path key, for the messages of later checks.
 };
 
@@ -156,6 +156,23 @@ struct SeatMirrorDef {
   std::optional<std::array<double, 4>> screen;   ///< Left, top, right, bottom on the window, fractions 0..1.
 };
 
+/// driver: one [[node.screen]] table: a monitor or projection surface of the seat (docs/INPUTS.md, "Screens"),
+/// its visible image area given by three corners in the vehicle frame; each screen is a window of its own
+/// showing the view through that rectangle from the (head-tracked) eye. No tables: one window with the
+/// symmetric view_hfov_deg frustum.
+struct SeatScreenDef {
+  Vec3 lower_left_m = Vec3::Zero();   ///< Visible area's lower left corner (vehicle frame: rear-axle centre, x forward, y left), in m.
+  Vec3 lower_right_m = Vec3::Zero();  ///< Lower right corner, in m.
+  Vec3 upper_left_m = Vec3::Zero();   ///< Upper left corner, in m.
+  int display = 0;                    ///< SDL display index the window opens on (0: the first).
+  bool fullscreen = false;            ///< Borderless fullscreen on `display` at the desktop's resolution.
+  uint32_t width_px = 1280;           ///< Window width when not fullscreen, in px.
+  uint32_t height_px = 720;           ///< Window height when not fullscreen, in px.
+  std::optional<std::array<int, 2>> position_px;  ///< Window's top-left on the desktop, in px (unset: centred on `display`).
+  bool main = false;                  ///< This screen also shows the own car, the mirrors and the texts.
+  std::string where;                  ///< "file:line: node[i].screen[j]", for errors found when the window opens.
+};
+
 /// traffic, traffic_model = "pedestrians": one person walking a path ([[node.pedestrian]]).
 struct PedestrianDef {
   std::vector<Vec3> waypoints_m;     ///< The path's points (z = 0), in m; at least two.
@@ -212,6 +229,7 @@ struct NodeDef {
   bool cockpit = true;               ///< driver: the seat window draws the own car (bonnet, dashboard, A-pillars, instruments).
   bool mirrors = true;               ///< driver: the seat window shows its mirrors (interior, left, right; see mirror).
   std::vector<SeatMirrorDef> mirror; ///< driver: the [[node.mirror]] tables, in file order.
+  std::vector<SeatScreenDef> screen; ///< driver: the [[node.screen]] tables, in file order (empty: one window, view_hfov_deg).
   // The seat's sound (docs/INPUTS.md, "Sound"): played when the seat has a window and an audio device opens.
   bool sound = true;                 ///< driver: the seat plays engine, tyre, wind and indicator sound (with a window).
   double sound_volume = 0.5;         ///< driver: master level of the seat's sound, 0..1.

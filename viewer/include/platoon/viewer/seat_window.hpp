@@ -11,15 +11,30 @@
 #include "platoon/viewer/cockpit.hpp"
 #include "platoon/viewer/image.hpp"
 #include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/screen_frustum.hpp"
 
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace platoon::viewer {
+
+/// One physical screen of a seat (docs/INPUTS.md, "Screens"): a window of its own that shows the world
+/// through the screen's rectangle from the eye, with the off-axis frustum of screen_frustum.hpp.
+struct SeatScreen {
+  ScreenCorners corners;        ///< Visible image area in the vehicle frame, in m.
+  int display = 0;              ///< SDL display index the window opens on (0: the first).
+  bool fullscreen = false;      ///< Borderless fullscreen on `display` at the desktop's resolution.
+  uint32_t width_px = 1280;     ///< Window width when not fullscreen, in px.
+  uint32_t height_px = 720;     ///< Window height when not fullscreen, in px.
+  std::optional<std::array<int, 2>> position_px;  ///< Window's top-left on the desktop, in px (unset: centred on `display`).
+  bool main = false;            ///< Draws the own car, the mirrors and the texts too (none marked: the first screen).
+  std::string name = "screen";  ///< Names the screen in errors, e.g. "seat.toml:12: node[0].screen[2]".
+};
 
 /// Settings of a seat window.
 struct SeatWindowDef {
@@ -32,6 +47,9 @@ struct SeatWindowDef {
   bool cockpit = true;                        ///< Draw the own car: bonnet, dashboard, A-pillars, instruments.
   CockpitDef cockpit_def;                     ///< Looks of the own car and its dials.
   std::vector<MirrorDef> mirrors = DefaultMirrors();  ///< Mirrors drawn (empty: none); each renders the scene once more a frame.
+  /// Screens, each a window with an off-axis frustum from the eye (empty: one window of width_px x height_px
+  /// with the symmetric hfov_deg frustum). The window fields above then apply to none of them.
+  std::vector<SeatScreen> screens;
 };
 
 /// Default seat window: 1280 x 720, 70 deg, no vsync (the seat paces its own frames), no debug text, the
@@ -71,6 +89,15 @@ class SeatWindow {
   /// the finished frame (what the participant is shown) is read back into it first.
   void Render(const Pose& eye_world, const std::vector<std::string>& hud, const std::string& message = {},
               Image* capture = nullptr);
+  /// Render for a seat with several screens: draws every screen's window, and with `captures` reads each
+  /// finished frame back into (*captures)[i], in SeatWindowDef::screens order (one image without screens).
+  void RenderScreens(const Pose& eye_world, const std::vector<std::string>& hud, const std::string& message,
+                     std::vector<Image>* captures);
+  /// Number of windows: the screens, or 1 without screens.
+  size_t ScreenCount() const;
+  /// The frustum screen `i` was last drawn with (the eye from SetCockpit); the default frustum before the
+  /// first Render or without screens.
+  ScreenFrustum LastFrustum(size_t i) const;
   /// What the instruments show from the next Render on, and where the eye sits in the vehicle (which places
   /// the bonnet and the mirrors); until the first call, a car at rest with the default eye.
   void SetCockpit(const CockpitState& state);
