@@ -3,6 +3,8 @@
 #include "platoon/viewer/vehicle_model.hpp"
 
 #include <doctest/doctest.h>
+#include <osg/Drawable>
+#include <osg/NodeVisitor>
 
 #include <algorithm>
 #include <cmath>
@@ -155,4 +157,34 @@ TEST_CASE("vehicle model: every class's parts and wheels stay inside the entity 
     const Rgb c = EntityColour(id);
     CHECK_FALSE((c.r > 0.6f && c.b > 0.6f && c.g < 0.3f));
   }
+}
+
+namespace scene_test_detail {
+// Counts the drawables under a node: each is one draw call per frame when in view.
+struct DrawableCounter : osg::NodeVisitor {
+  DrawableCounter() : osg::NodeVisitor(osg::NodeVisitor::TRAVERSE_ALL_CHILDREN) {}
+  size_t count = 0;
+  void apply(osg::Drawable&) override { ++count; }
+};
+size_t CountDrawables(osg::Node* root) {
+  DrawableCounter c;
+  root->accept(c);
+  return c.count;
+}
+}  // namespace scene_test_detail
+
+TEST_CASE("scene: a vehicle is three drawables and a pedestrian one so that 200 vehicles stay cheap") {
+  using scene_test_detail::CountDrawables;
+  SceneGraph scene;
+  const size_t empty = CountDrawables(scene.Root());
+  std::vector<protocol::EntityState> cars;
+  for (uint64_t id = 1; id <= 200; ++id) cars.push_back(Car(id, 10.0 * static_cast<double>(id)));
+  scene.Update(cars);
+  // Static parts with per-vertex colours, the lamps, the wheels' light bars.
+  CHECK(CountDrawables(scene.Root()) - empty == 3 * cars.size());
+  protocol::EntityState person = Car(500, 0.0);
+  person.kind = protocol::EntityKind::kPedestrian;
+  person.box_size_m = Vec3(0.5, 0.6, 1.75);
+  scene.Update({person});
+  CHECK(CountDrawables(scene.Root()) - empty == 1);
 }
