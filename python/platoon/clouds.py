@@ -1,4 +1,5 @@
-"""Point clouds of session logs as numpy structured arrays (docs/RECORDING.md, "Point clouds in Python").
+"""Point clouds of session logs as numpy structured arrays (docs/RECORDING.md, "Point clouds in Python"),
+and their radar, object-list, IMU and GNSS streams as DataFrames (read_stream; "Sensor streams in Python").
 
     import platoon
     clouds = platoon.read_clouds("recordings/lidar_farm.mcap", "lidar_front")
@@ -95,3 +96,62 @@ def read_clouds(path, stream, start=None, end=None, strict=False):
                          r["mount_orientation"][i], all_points[first:first + n]))
         first += n
     return out
+
+
+# Column order and units of read_stream, per stream kind (docs/RECORDING.md, "Sensor streams in Python").
+_STREAM_COLUMNS = {
+    "radar": ["range", "azimuth", "range_rate", "rcs_dbsm", "object_class", "false_positive", "length", "width",
+              "orientation", "x", "y"],
+    "objects": ["object_class", "truth_class", "x", "y", "z", "vx", "vy", "vz", "length", "width", "height"],
+    "imu": ["wx", "wy", "wz", "ax", "ay", "az"],
+    "gnss": ["latitude", "longitude", "altitude", "ve", "vn", "vu", "horizontal_sigma", "vertical_sigma"],
+}
+_INTEGER_COLUMNS = {"object_class", "truth_class"}
+
+
+def read_stream(path, stream, start=None, end=None, frame=True, strict=False):
+    """The radar, object-list, IMU or GNSS messages of data stream `stream` of a session log, in log order.
+
+    One row per detection (radar), per object (objects) or per message (imu, gnss), with sim_time (s),
+    stamp_ns and id (radar: the detection's ground-truth entity, 0 for a false positive; objects: the
+    track id; imu, gnss: the vehicle carrying the sensor), then by kind:
+      radar:   range (m), azimuth (rad), range_rate (m/s), rcs_dbsm, object_class, false_positive, length,
+               width (m), orientation (rad), x, y (m, sensor frame)
+      objects: object_class, truth_class, x, y, z (m), vx, vy, vz (m/s, sensor-frame axes), length, width,
+               height (m)
+      imu:     wx, wy, wz (rad/s), ax, ay, az (m/s^2), sensor frame
+      gnss:    latitude, longitude (deg), altitude (m), ve, vn, vu (m/s, ENU), horizontal_sigma,
+               vertical_sigma (m)
+    DataFrame.attrs["kind"] names the kind. frame=False returns a dict of numpy arrays. Only rows with sim
+    time in [start, end] s when given. Raises ValueError naming the log's streams of these kinds when
+    `stream` is none of them (point clouds: read_clouds).
+    """
+    from_ns = -(2 ** 63) if start is None else int(round(float(start) * 1e9))
+    to_ns = 2 ** 63 - 1 if end is None else int(round(float(end) * 1e9))
+    r = _platoon.read_log_sensor(str(path), str(stream), from_ns, to_ns)
+    if r["problems"] and strict:
+        raise ValueError(f"{path}: " + "; ".join(r["problems"]))
+    streams = r["streams"]
+    kind = streams.get(str(stream))
+    if kind not in _STREAM_COLUMNS:
+        known = ", ".join(f"{s} ({k})" for s, k in sorted(streams.items()) if k in _STREAM_COLUMNS) or "none"
+        what = "has no data stream" if kind is None else f"carries {kind} messages on"
+        raise ValueError(f"{path} {what} {stream!r}; read_stream reads radar, objects, imu and gnss streams "
+                         f"(the log's: {known}; point clouds: read_clouds)")
+    cols = {"sim_time": r["stamp_ns"] * 1e-9, "stamp_ns": r["stamp_ns"], "id": r["id"]}
+    n = len(r["stamp_ns"])
+    for name in _STREAM_COLUMNS[kind]:
+        v = r["columns"].get(name, np.zeros(n))
+        if name in _INTEGER_COLUMNS:
+            v = v.astype(np.uint8)
+        elif name == "false_positive":
+            v = v.astype(bool)
+        cols[name] = v
+    if not frame:
+        cols["kind"] = kind
+        return cols
+    import pandas as pd
+    df = pd.DataFrame(cols)
+    df.attrs["kind"] = kind
+    df.attrs["problems"] = r["problems"]
+    return df

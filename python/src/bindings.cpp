@@ -763,6 +763,89 @@ py::dict ReadLogClouds(const std::string& path, const std::string& stream, int64
   return d;
 }
 
+/// The radar, object-list, IMU or GNSS messages of data stream `stream` with sim time in [from_ns, to_ns],
+/// as columns of numbers: one row per message (IMU, GNSS) or per detection/object (radar, objects; a
+/// message without any gives no row). `kind` names the stream's kind ("" when it has none of these);
+/// `streams` maps every data stream of the log to its kind.
+py::dict ReadLogSensor(const std::string& path, const std::string& stream, int64_t from_ns, int64_t to_ns) {
+  std::map<std::string, std::vector<double>> cols;  // every column as double; ids and stamps separately
+  std::vector<int64_t> stamps;
+  std::vector<uint64_t> ids;
+  std::map<std::string, std::string> streams;
+  std::vector<std::string> problems;
+  std::string kind;
+  uint64_t unreadable = 0;
+  {
+    py::gil_scoped_release release;
+    const std::string topic = session_log::DataTopic(stream);
+    const auto result = session_log::Read(path, [&](const session_log::Entry& entry) {
+      if (!entry.topic.starts_with(session_log::kDataTopicPrefix)) return;
+      const std::string id(entry.topic.substr(session_log::kDataTopicPrefix.size()));
+      const bool chosen = entry.topic == topic;
+      if (!chosen && streams.contains(id)) return;
+      const auto decoded = protocol::Decode(
+          std::string_view(reinterpret_cast<const char*>(entry.data.data()), entry.data.size()));
+      if (!decoded.message) {
+        unreadable += chosen;
+        return;
+      }
+      const protocol::Message& m = *decoded.message;
+      std::string k = std::holds_alternative<protocol::FusedCloud>(m) ? "fused" : "";
+      std::visit([&](const auto& msg) {
+        if constexpr (requires { msg.header.kind; }) k = std::string(protocol::StreamKindName(msg.header.kind));
+      }, m);
+      streams.try_emplace(id, k);
+      if (!chosen) return;
+      if (kind.empty()) kind = k;
+      auto row = [&](int64_t stamp, uint64_t entity, std::initializer_list<std::pair<const char*, double>> values) {
+        stamps.push_back(stamp);
+        ids.push_back(entity);
+        for (const auto& [name, v] : values) cols[name].push_back(v);
+      };
+      auto in_window = [&](const protocol::SensorHeader& h) { return h.stamp_ns >= from_ns && h.stamp_ns <= to_ns; };
+      if (const auto* r = std::get_if<protocol::RadarScan>(&m)) {
+        if (!in_window(r->header)) return;
+        for (const auto& d : r->detections)
+          row(r->header.stamp_ns, d.entity_id,
+              {{"range", d.range_m}, {"azimuth", d.azimuth_rad}, {"range_rate", d.range_rate_mps}, {"rcs_dbsm", d.rcs_dbsm},
+               {"object_class", d.object_class}, {"false_positive", d.false_positive}, {"length", d.length_m},
+               {"width", d.width_m}, {"orientation", d.orientation_rad}, {"x", d.x_m}, {"y", d.y_m}});
+      } else if (const auto* o = std::get_if<protocol::ObjectList>(&m)) {
+        if (!in_window(o->header)) return;
+        for (const auto& d : o->objects)
+          row(o->header.stamp_ns, d.track_id,
+              {{"object_class", d.object_class}, {"truth_class", d.truth_class}, {"x", d.position_m.x()},
+               {"y", d.position_m.y()}, {"z", d.position_m.z()}, {"vx", d.velocity_mps.x()}, {"vy", d.velocity_mps.y()},
+               {"vz", d.velocity_mps.z()}, {"length", d.size_m.x()}, {"width", d.size_m.y()}, {"height", d.size_m.z()}});
+      } else if (const auto* i = std::get_if<protocol::ImuMeasurement>(&m)) {
+        if (!in_window(i->header)) return;
+        row(i->header.stamp_ns, i->header.entity_id,
+            {{"wx", i->angular_velocity_radps.x()}, {"wy", i->angular_velocity_radps.y()},
+             {"wz", i->angular_velocity_radps.z()}, {"ax", i->acceleration_mps2.x()}, {"ay", i->acceleration_mps2.y()},
+             {"az", i->acceleration_mps2.z()}});
+      } else if (const auto* g = std::get_if<protocol::GnssMeasurement>(&m)) {
+        if (!in_window(g->header)) return;
+        row(g->header.stamp_ns, g->header.entity_id,
+            {{"latitude", g->latitude_deg}, {"longitude", g->longitude_deg}, {"altitude", g->altitude_m},
+             {"ve", g->velocity_enu_mps.x()}, {"vn", g->velocity_enu_mps.y()}, {"vu", g->velocity_enu_mps.z()},
+             {"horizontal_sigma", g->horizontal_sigma_m}, {"vertical_sigma", g->vertical_sigma_m}});
+      }
+    });
+    for (const auto& p : result.problems) problems.push_back(p.message);
+  }
+  if (unreadable > 0) problems.push_back(std::to_string(unreadable) + " messages of " + stream + " could not be decoded");
+  py::dict columns;
+  for (const auto& [name, v] : cols) columns[py::str(name)] = Column(v);
+  py::dict d;
+  d["kind"] = kind;
+  d["stamp_ns"] = Column(stamps);
+  d["id"] = Column(ids);
+  d["columns"] = columns;
+  d["streams"] = streams;
+  d["problems"] = problems;
+  return d;
+}
+
 /// session::FindServer for a Session given no server: `session_name` ("": none) is the running session of
 /// that name; else PLATOON_SERVER, the one session platoon run announced on this machine, 127.0.0.1:7400.
 /// A dict: server ("HOST:PORT"), source ("from PLATOON_SERVER", ...), session_file (the running session's,
@@ -921,6 +1004,8 @@ PYBIND11_MODULE(_platoon, m) {
   m.def("read_log_json", &pp::ReadLogJson, py::arg("path"));
   m.def("read_log_clouds", &pp::ReadLogClouds, py::arg("path"), py::arg("stream"), py::arg("from_ns"), py::arg("to_ns"),
         "The recorded point clouds of one data stream (point records as bytes, docs/RECORDING.md)");
+  m.def("read_log_sensor", &pp::ReadLogSensor, py::arg("path"), py::arg("stream"), py::arg("from_ns"), py::arg("to_ns"),
+        "The radar, object-list, IMU or GNSS messages of one data stream as columns (docs/RECORDING.md)");
   m.def("drive_metrics_of_columns", &pp::DriveMetricsOfColumns, py::arg("columns"), py::arg("settings"),
         "data::DriveMetricsAccumulator over data-write columns (docs/RECORDING.md, \"Driving metrics\")");
   m.def("vehicle_id", &platoon::VehicleId, py::arg("node_name"), py::arg("index"),

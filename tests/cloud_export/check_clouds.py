@@ -203,7 +203,7 @@ def main():
             platoon.read_clouds(log, stream)
             fail(f"read_clouds({stream!r}) did not raise")
         except ValueError as e:
-            check(words in str(e) and "fused, lidar_a" in str(e), f"read_clouds({stream!r}): {e}")
+            check(words in str(e) and "(its point-cloud streams: fused, lidar_a)" in str(e), f"read_clouds({stream!r}): {e}")
     p = run([binary, "export", log, "--pcd", pcd_dir, "--stream", "radar_a"], 2)
     check("carries radar messages, not point clouds" in p.stderr and "fused, lidar_a" in p.stderr, p.stderr)
     p = run([binary, "export", log, "--pcd", pcd_dir, "--stream", "nope"], 2)
@@ -212,6 +212,30 @@ def main():
     check("--pcd needs --stream ID" in p.stderr and "fused, lidar_a" in p.stderr, p.stderr)
     p = run([binary, "export", log, "--ply", ply_dir, "--stream", "lidar_a", "--from", "5"], 1)
     check("nothing written" in p.stderr, p.stderr)
+
+    # Radar, objects, IMU and GNSS streams as DataFrames, with the values the sample wrote.
+    if _have_pandas():
+        radar = platoon.read_stream(log, "radar_a")
+        check(radar.attrs["kind"] == "radar" and len(radar) == 2, f"radar rows {len(radar)}")
+        check(list(radar["id"]) == [77, 0] and list(radar["false_positive"]) == [False, True], "radar ids")
+        check(np.allclose(radar["range"], [20, 25]) and np.allclose(radar["azimuth"], [-0.1, 0.1]), "radar range/az")
+        check(np.allclose(radar["sim_time"], 0.2) and np.allclose(radar["rcs_dbsm"], [10, 11]), "radar time/rcs")
+        objects = platoon.read_stream(log, "objects_a")
+        check(len(objects) == 1 and objects["id"][0] == 77 and np.isclose(objects["vx"][0], 8.0)
+              and np.isclose(objects["height"][0], 1.5), "objects row")
+        imu = platoon.read_stream(log, "imu_a")
+        check(len(imu) == 3 and np.allclose(imu["ax"], [1, 2, 3]) and np.allclose(imu["wz"], 0.2)
+              and list(imu["stamp_ns"]) == [100000000, 200000000, 300000000], "imu rows")
+        check(len(platoon.read_stream(log, "imu_a", start=0.25)) == 1, "imu window")
+        gnss = platoon.read_stream(log, "gnss_a")
+        check(len(gnss) == 1 and gnss["latitude"][0] == 48.1372 and gnss["altitude"][0] == 519.25
+              and gnss["vn"][0] == 2.0 and gnss["id"][0] == 0x1234, "gnss row")
+        try:
+            platoon.read_stream(log, "lidar_a")
+            fail("read_stream of a cloud stream did not raise")
+        except ValueError as e:
+            check("read_clouds" in str(e) and "radar_a (radar)" in str(e), str(e))
+        print(f"streams: radar {len(radar)} detections, objects {len(objects)}, imu {len(imu)}, gnss {len(gnss)}")
     print(f"OK: {len(clouds)} clouds, {len(pts)} points identical in PCD, PLY and read_clouds")
     return 0
 

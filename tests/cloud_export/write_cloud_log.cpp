@@ -1,7 +1,7 @@
 // Writes a small session log with point clouds for the cloud export test (check_clouds.py): three scans
 // of a real lidar model (sensors::Scan) on stream "lidar_a" over walls of known reflectance (10 % at
 // 15 m, 80 % at 30 m) and a retro-reflective sign, a fused cloud on "fused", a radar scan on "radar_a",
-// and world states. Usage: cloud_log_sample OUT.mcap. Prints one JSON line with what it wrote.
+// an object list on "objects_a", a GNSS fix on "gnss_a", three IMU samples on "imu_a", and world states. Usage: cloud_log_sample OUT.mcap. Prints one JSON line with what it wrote.
 #include "platoon/log/session_log.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/sensors/lidar.hpp"
@@ -89,12 +89,47 @@ int main(int argc, char** argv) {
       fc.point_stride = pc.point_stride;
       fc.points = pc.points;
       ok = ok && Put(*w, fc, "fused", t);
+      // Sensor streams with known values (check_clouds.py compares them with platoon.read_stream).
       protocol::RadarScan rs;
       rs.header.sensor_id = "radar_a";
       rs.header.kind = protocol::StreamKind::kRadar;
       rs.header.stamp_ns = t;
+      rs.header.entity_id = ego;
+      for (int i = 0; i < 2; ++i) {
+        protocol::RadarDetection d;
+        d.range_m = 20.0f + 5.0f * static_cast<float>(i), d.azimuth_rad = -0.1f + 0.2f * static_cast<float>(i);
+        d.range_rate_mps = -3.5f, d.rcs_dbsm = 10.0f + static_cast<float>(i), d.object_class = 1;
+        d.entity_id = i == 0 ? 77u : 0u, d.false_positive = i == 1;
+        d.length_m = 4.5f, d.width_m = 1.8f, d.orientation_rad = 0.05f, d.x_m = 19.9f, d.y_m = -2.0f;
+        rs.detections.push_back(d);
+      }
       ok = ok && Put(*w, rs, "radar_a", t);
+      protocol::ObjectList ol;
+      ol.header.sensor_id = "objects_a";
+      ol.header.kind = protocol::StreamKind::kObjects;
+      ol.header.stamp_ns = t;
+      protocol::DetectedObject ob;
+      ob.track_id = 77, ob.object_class = 1, ob.truth_class = 1;
+      ob.position_m = Vec3(20, -1, 0.7), ob.velocity_mps = Vec3(8, 0.5, 0), ob.size_m = Vec3(4.5, 1.8, 1.5);
+      ol.objects.push_back(ob);
+      ok = ok && Put(*w, ol, "objects_a", t);
+      protocol::GnssMeasurement g;
+      g.header.sensor_id = "gnss_a";
+      g.header.kind = protocol::StreamKind::kGnss;
+      g.header.stamp_ns = t;
+      g.header.entity_id = ego;
+      g.latitude_deg = 48.1372, g.longitude_deg = 11.5756, g.altitude_m = 519.25;
+      g.velocity_enu_mps = Vec3(10, 2, 0), g.horizontal_sigma_m = 1.5, g.vertical_sigma_m = 3.0;
+      ok = ok && Put(*w, g, "gnss_a", t);
     }
+    protocol::ImuMeasurement imu;
+    imu.header.sensor_id = "imu_a";
+    imu.header.kind = protocol::StreamKind::kImu;
+    imu.header.stamp_ns = t;
+    imu.header.entity_id = ego;
+    imu.angular_velocity_radps = Vec3(0.01 * k, 0.0, 0.2);
+    imu.acceleration_mps2 = Vec3(1.0 + k, 0.1, 9.81);
+    ok = ok && Put(*w, imu, "imu_a", t);
   }
   ok = ok && w->Close().Ok();
   if (!ok) {
