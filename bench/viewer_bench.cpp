@@ -6,7 +6,8 @@
 // without vehicles. Then the driver seat's own window (viewer/seat_window.hpp, 1280 x 720, swapped without
 // vsync) from the driver's eye with the rural environment and the same vehicles: as it was before the own
 // car (no cockpit, no mirrors), with the cockpit, and with the cockpit and its three mirrors, each of which
-// renders the scene once more into a texture. Needs an X display: run under xvfb-run (Mesa llvmpipe
+// renders the scene once more into a texture; and a seat on three 1280 x 720 screens (off-axis frustums,
+// the own car and mirrors on the centre one). Needs an X display: run under xvfb-run (Mesa llvmpipe
 // renders on the CPU).
 #include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
@@ -110,15 +111,40 @@ Stats Run(OffscreenRenderer& renderer, const road::Road& road, int vehicles, int
   return st;
 }
 
-// The seat window at the driver's eye (1.2 m up, in the right lane at 25 m/s), with `vehicles` around it.
+// Three 16:9 monitors (0.6 x 0.3375 m image areas, 1280 x 720 px each) around the default eye: the centre
+// one 0.7 m ahead, the side ones turned 50 deg towards the eye, 30 mm of bezel between image areas.
+std::vector<SeatScreen> ThreeScreens() {
+  const Vec3 eye = CockpitState{}.eye_in_vehicle.position_m;
+  const double w = 0.6, h = 0.3375, d = 0.7, gap = 0.03, yaw = 50.0 * M_PI / 180.0;
+  const Vec3 up(0, 0, h), lo(0, 0, eye.z() - 0.5 * h);
+  ScreenCorners c{Vec3(eye.x() + d, eye.y() + 0.5 * w, 0) + lo, Vec3(eye.x() + d, eye.y() - 0.5 * w, 0) + lo, Vec3()};
+  c.upper_left_m = c.lower_left_m + up;
+  const Vec3 lr(std::sin(yaw), -std::cos(yaw), 0), rr(-std::sin(yaw), -std::cos(yaw), 0);
+  ScreenCorners l, r;
+  l.lower_right_m = c.lower_left_m - gap * lr, l.lower_left_m = l.lower_right_m - w * lr, l.upper_left_m = l.lower_left_m + up;
+  r.lower_left_m = c.lower_right_m + gap * rr, r.lower_right_m = r.lower_left_m + w * rr, r.upper_left_m = r.lower_left_m + up;
+  std::vector<SeatScreen> out;
+  // Side by side on one X screen of 3840 px or more (overlapping windows would copy fewer pixels).
+  int x = 0;
+  for (const ScreenCorners& k : {l, c, r}) {
+    out.push_back(SeatScreen{k, 0, false, 1280, 720, std::array<int, 2>{x, 0}, false, "screen"});
+    x += 1280;
+  }
+  out[1].main = true;
+  return out;
+}
+
+// The seat window at the driver's eye (1.2 m up, in the right lane at 25 m/s), with `vehicles` around it;
+// with `three_screens`, on the three monitors of ThreeScreens (the own car and mirrors on the centre one).
 Stats RunSeat(const road::Road& road, int vehicles, int frames, int warmup, const std::vector<road::EnvObject>& environment,
-              bool cockpit, bool mirrors) {
+              bool cockpit, bool mirrors, bool three_screens = false) {
   SceneGraph scene;
   scene.SetRoads(road::RoadNetwork({road.Def()}));
   scene.SetEnvironment(environment);
   SeatWindowDef def = DefaultSeatWindowDef();
   def.cockpit = cockpit;
   if (!mirrors) def.mirrors.clear();
+  if (three_screens) def.screens = ThreeScreens();
   SeatWindow window(def, scene);
   CockpitState st;
   Stats out;
@@ -214,11 +240,13 @@ int main(int argc, char** argv) {
     const Stats seat_cockpit = RunSeat(road, vehicles, frames, warmup, rural, true, false);
     const Stats seat_mirrors = RunSeat(road, vehicles, frames, warmup, rural, true, true);
     const Stats seat2 = RunSeat(road, vehicles, frames, warmup, rural, false, false);
+    const Stats seat3 = RunSeat(road, vehicles, frames, warmup, rural, true, true, true);
     std::printf("seat window, driver's eye, rural environment, %d vehicles:\n", vehicles);
     Print("seat as before", seat);
     Print("seat + cockpit", seat_cockpit);
     Print("seat + cockpit+mirrors", seat_mirrors);
     Print("seat as before again", seat2);
+    Print("3 screens+cockpit+mirr", seat3);
   } catch (const WindowError& e) {
     std::fprintf(stderr, "viewer_bench: seat window: %s\n", e.what());
     return 1;
