@@ -11,6 +11,7 @@
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/screen_frustum.hpp"
 #include "platoon/viewer/seat_window.hpp"
+#include "platoon/viewer/viewer_app.hpp"
 
 #include <doctest/doctest.h>
 #include <osg/Geode>
@@ -334,4 +335,30 @@ TEST_CASE("screens: three screens on a road show one world with the own car on t
                     pano.rgb.data() + (size_t{j} * pano.width + k * (kScW + gap)) * 3);
     CHECK(viewer::WritePng(pano, std::string(dir) + "/three_screens.png").empty());
   }
+}
+
+TEST_CASE("screens: a display that does not exist stops the seat window with an error naming the key") {
+  viewer::SceneGraph scene;
+  viewer::SeatWindowDef def = ScDef({ScThreeScreens()[1]}, false);
+  def.screens[0].display = 7;  // Xvfb has one display
+  def.screens[0].name = "seat.toml:30: node[1].screen[0]";
+  std::string error;
+  try {
+    viewer::SeatWindow window(def, scene);
+  } catch (const viewer::WindowError& e) {
+    error = e.what();
+  }
+  MESSAGE(error);
+  CHECK(error.find("node[1].screen[0].display") != std::string::npos);
+  CHECK(error.find("display 7 does not exist") != std::string::npos);
+  // Corners that are no rectangle are refused when the window opens too (SeatWindowDef made in code).
+  def.screens[0].display = 0;
+  def.screens[0].corners.upper_left_m += Vec3(0, 0.01, 0);
+  error.clear();
+  try {
+    viewer::SeatWindow window(def, scene);
+  } catch (const viewer::WindowError& e) {
+    error = e.what();
+  }
+  CHECK(error.find("node[1].screen[0]: expected a rectangle") != std::string::npos);
 }
