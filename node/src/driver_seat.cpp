@@ -249,9 +249,16 @@ class DriverSeatModule::Seat {
         log_->info("seat window {} x {} px, {:.0f} deg, debug text {} (Tab toggles it), OpenGL: {}",
                    setup_.window_def.width_px, setup_.window_def.height_px, setup_.window_def.hfov_deg,
                    setup_.window_def.hud ? "on" : "off", window->GlInfo());
-        if (!setup_.window_def.screens.empty())
-          log_->info("seat screens: {} window(s), off-axis frustums from the screens' corners and the eye",
-                     setup_.window_def.screens.size());
+        if (!setup_.window_def.screens.empty()) {
+          // With screens the line above gives the window defaults, not what opened: each screen's window here.
+          std::string each;
+          for (const viewer::SeatScreen& sc : setup_.window_def.screens)
+            each += fmt::format("{}{}", each.empty() ? "" : "; ",
+                                sc.fullscreen ? fmt::format("fullscreen on display {}", sc.display)
+                                              : fmt::format("{} x {} px on display {}", sc.width_px, sc.height_px, sc.display));
+          log_->info("seat screens: {} window(s) ({}), off-axis frustums from the screens' corners and the eye",
+                     setup_.window_def.screens.size(), each);
+        }
         has_window_.store(true);
       } catch (const viewer::WindowError& e) {
         log_->warn("no seat window, running headless: {}", e.what());
