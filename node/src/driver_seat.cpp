@@ -619,7 +619,11 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
     metrics_def_.leader = std::any_of(w.columns.begin(), w.columns.end(), [](data::Column c) {
       return c == data::Column::kHeadway || c == data::Column::kTimeHeadway || c == data::Column::kTtc;
     });
-    writer_ = std::make_unique<data::CsvWriter>(data::DefaultCsvWriterDef(w.path, w.columns), log_);
+    data::CsvWriterDef write_def = data::DefaultCsvWriterDef(w.path, w.columns);
+    std::vector<NodeNaming> naming = config::SessionNaming(session);
+    naming.push_back(NodeNaming{node.name, true, node.vehicle_names});  // a node the file does not list
+    write_def.name = EntityDisplayName(id_, naming);  // the first column, "ego" for the node "ego"
+    writer_ = std::make_unique<data::CsvWriter>(std::move(write_def), log_);
     if (writer_->Ok())
       log_->info("data write: {} columns at {:g} Hz of sim time to {}", w.columns.size(), w.rate_hz, writer_->Stats().path);
   }

@@ -4,6 +4,7 @@ read_log(path)         entity states of the log's /platoon/world channel, one ro
 read_log_events(path)  the /platoon/events channel (session and node events, markers, parameter changes)
 read_log_info(path)    the /platoon/session record (session name, the session file's text, recorder)
 read_csv(path)         a driver's data-write CSV, with the unit of each column from its header suffix
+entity_names(ids, ...) readable entity names ("ego", "city:3", a session file's vehicle_names)
 
 The MCAP file is read by platoon's own reader and codec (the compiled _platoon module). pandas is
 needed for DataFrames; without it, pass frame=False to get dicts of numpy arrays.
@@ -21,11 +22,58 @@ def _problems(path, problems, strict):
         raise ValueError(f"{path}: " + "; ".join(problems))
 
 
+def _vehicle_hash(node):
+    """FNV-1a (32 bit) of a node name: the upper part of its vehicles' ids (platoon.vehicle_id)."""
+    h = 2166136261
+    for c in node.encode():
+        h = ((h ^ c) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def entity_names(ids, node_names=(), session_text=None):
+    """Readable names of entity ids, {id: name}, as the viewer, events, exports and the seat's data
+    write name them: a session-file name ([[node]] vehicle_names), a driver seat's car by its node name
+    ("ego"), another node's vehicle "<node>:<index>" ("city:3"), else "#" and the id in 16 hex digits.
+    node_names: names of nodes the session file may not list; session_text: the session file's text
+    (read_log_info(path)["config"]) for roles and vehicle_names."""
+    naming = []  # (node, driver, vehicle_names), the session file's first
+    if session_text:
+        import tomllib
+        try:
+            doc = tomllib.loads(session_text)
+        except tomllib.TOMLDecodeError:
+            doc = {}
+        for n in doc.get("node", []):
+            if isinstance(n, dict) and isinstance(n.get("name"), str):
+                names = n.get("vehicle_names", [])
+                naming.append((n["name"], n.get("role") == "driver", list(names) if isinstance(names, list) else []))
+    naming += [(str(n), False, []) for n in node_names]
+    by_hash = {}
+    for entry in naming:
+        by_hash.setdefault(_vehicle_hash(entry[0]), entry)
+    out = {}
+    for i in {int(x) for x in ids}:
+        entry = by_hash.get(i >> 16) if i >> 48 == 0 else None
+        index = i & 0xFFFF
+        if entry is None:
+            out[i] = f"#{i:016x}"
+            continue
+        node, driver, vehicle_names = entry
+        if index < len(vehicle_names) and vehicle_names[index]:
+            out[i] = vehicle_names[index]
+        elif driver and index == 0:
+            out[i] = node
+        else:
+            out[i] = f"{node}:{index}"
+    return out
+
+
 def read_log(path, frame=True, strict=False):
     """Entity states of a session log: one row per entity and stamp (as the world broadcasts carried
     them, each distinct state once), sorted by sim time then id.
 
-    Columns: sim_time (s, the state's stamp), stamp_ns, id, kind (name), owner (node id), owner_name,
+    Columns: sim_time (s, the state's stamp), stamp_ns, id, name (the entity's readable name, entity_names),
+    kind (name), owner (node id), owner_name,
     x, y, z (m), yaw (rad), yaw_rate (rad/s), vx, vy, vz, speed (m/s), ax, ay, az (m/s^2), length,
     width, height (m), steer, throttle, brake, stale.
     DataFrame.attrs: node_names {id: name}, world_states, removals (dict of id, sim_time_ns arrays),
@@ -36,8 +84,11 @@ def read_log(path, frame=True, strict=False):
     _problems(path, r["problems"], strict)
     s = r["states"]
     names = r["node_names"]
+    info = read_log_info(path)
+    display = entity_names(s["id"], names.values(), info.get("config"))
     cols = {
         "sim_time": s["stamp"], "stamp_ns": s["stamp_ns"], "id": s["id"],
+        "name": [display[int(i)] for i in s["id"]],
         "kind": [_platoon.KIND_NAMES[k] if k < len(_platoon.KIND_NAMES) else "unknown" for k in s["kind"]],
         "owner": s["owner"], "owner_name": [names.get(int(o), "") for o in s["owner"]],
         "x": s["position"][:, 0], "y": s["position"][:, 1], "z": s["position"][:, 2],
@@ -91,7 +142,7 @@ def read_log_info(path):
 def read_csv(path):
     """A data-write CSV (docs/RECORDING.md, "Data write") as a pandas DataFrame. The header names carry
     their units ("speed_mps"); DataFrame.attrs["units"] maps each column to its unit ("m/s"; "" for
-    road_id and lane)."""
+    road_id, lane and the first column, name: the seat's car by its readable name)."""
     import pandas as pd
     df = pd.read_csv(path)
     units = {}

@@ -126,10 +126,11 @@ bool ScenarioSystem::Evaluate(size_t i, int64_t sim_ns, std::string& detail, uin
     holds = std::isfinite(value) && (!c.below || value < *c.below) && (!c.above || value > *c.above);
   detail = fmt::format(
       "{{\"entity\":{},\"quantity\":\"{}\",\"value\":{},\"x_m\":{},\"y_m\":{},\"speed_mps\":{},\"lane\":{},\"gap_m\":{},"
-      "\"time_headway_s\":{},\"ttc_s\":{},\"ahead\":{}}}",
+      "\"time_headway_s\":{},\"ttc_s\":{},\"ahead\":{},\"entity_name\":{},\"ahead_name\":{}}}",
       subject, config::QuantityName(c.quantity), Num(value), Num(me.position_m.x()), Num(me.position_m.y()),
       Num(row[data::Column::kSpeed]), Num(row[data::Column::kLane]), Num(row[data::Column::kHeadway]),
-      Num(row[data::Column::kTimeHeadway]), Num(row[data::Column::kTtc]), ahead);
+      Num(row[data::Column::kTimeHeadway]), Num(row[data::Column::kTtc]), ahead, session_log::JsonQuote(NameOf(subject)),
+      session_log::JsonQuote(ahead ? NameOf(ahead) : std::string()));
   return holds;
 }
 
@@ -181,6 +182,14 @@ void ScenarioSystem::OnAdvance(int64_t sim_ns, int64_t now_ns) {
     }
   }
   for (const Pending& p : due) RunActions(p, sim_ns, now_ns);
+}
+
+std::string ScenarioSystem::NameOf(uint64_t id) const {
+  // The session's names first (its vehicle_names), then nodes that joined without being in the file.
+  std::vector<NodeNaming> nodes = config::SessionNaming(core_.Session());
+  for (const auto& [node_id, n] : core_.Nodes())
+    nodes.push_back(NodeNaming{n.info.name, n.info.role == protocol::Role::kDriver, {}});
+  return EntityDisplayName(id, nodes);
 }
 
 uint32_t ScenarioSystem::NodeIdByName(const std::string& name) const {
@@ -283,10 +292,12 @@ void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns
           }
           default: break;
         }
-        out.detail = "{" + args + (args.empty() ? "" : ",") + fmt::format("\"target\":{}}}", session_log::JsonQuote(a.target));
+        out.detail = "{" + args + (args.empty() ? "" : ",") +
+                     fmt::format("\"target\":{},\"target_name\":{}}}", session_log::JsonQuote(a.target),
+                                 session_log::JsonQuote(NameOf(target)));
         if (out.target_node == 0) {
-          log_->warn("scenario: event {}: {} on vehicle {} ({}), which is in no node's hands; skipped", e.name, a.name,
-                     target, a.target);
+          log_->warn("scenario: event {}: {} on vehicle {} ({}, id {}), which is in no node's hands; skipped", e.name,
+                     a.name, NameOf(target), a.target, target);
           continue;
         }
         break;

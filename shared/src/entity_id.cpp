@@ -2,6 +2,7 @@
 
 #include "platoon/config/table.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace platoon {
@@ -17,6 +18,19 @@ std::string VehicleName(uint64_t id, std::span<const std::string> node_names) {
   for (const auto& name : node_names)
     if (VehicleId(name, index) == id) return name + ":" + std::to_string(index);
   return "";
+}
+
+std::string EntityDisplayName(uint64_t id, std::span<const NodeNaming> nodes) {
+  const uint32_t index = static_cast<uint32_t>(id & 0xffff);
+  for (const auto& n : nodes) {
+    if (VehicleId(n.node, index) != id) continue;
+    if (index < n.vehicle_names.size() && !n.vehicle_names[index].empty()) return n.vehicle_names[index];
+    if (n.driver && index == 0) return n.node;
+    return n.node + ":" + std::to_string(index);
+  }
+  char hex[24];
+  std::snprintf(hex, sizeof hex, "#%016llx", static_cast<unsigned long long>(id));
+  return hex;
 }
 
 uint64_t AttachedVehicleId(const std::string& attach_to) {

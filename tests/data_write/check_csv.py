@@ -82,8 +82,12 @@ def main():
     print(f"{csv_path}: {len(df)} rows x {len(df.columns)} columns")
 
     # Columns, in order, each with its unit.
-    if list(df.columns) != HEADER:
-        fail(f"header {list(df.columns)} != {HEADER}")
+    # The first column names the seat's car: the node "robot" (docs/RECORDING.md, "Data write").
+    if list(df.columns) != ["name"] + HEADER:
+        fail(f"header {list(df.columns)} != {['name'] + HEADER}")
+    if set(df["name"]) != {"robot"}:
+        fail(f"name column holds {sorted(set(df['name']))}, expected only 'robot'")
+    df = df.drop(columns=["name"])
     for name in df.columns:
         if name not in UNITLESS and not name.endswith(UNIT_SUFFIXES):
             fail(f"column {name} names no unit")

@@ -114,6 +114,9 @@ TEST_CASE("scenario: the headway stimulus fires at the same sim time in two lock
   // The values that fired it: a time headway just below 1.5 s, the lead car ahead.
   CHECK(a.firings[0].detail.find("\"quantity\":\"time_headway\"") != std::string::npos);
   CHECK(a.firings[0].detail.find("\"ahead\":" + std::to_string(VehicleId("lead", 0))) != std::string::npos);
+  // Their readable names beside the ids: the seat's car by its node name, the traffic car by node and index.
+  CHECK(a.firings[0].detail.find("\"entity_name\":\"driver\"") != std::string::npos);
+  CHECK(a.firings[0].detail.find("\"ahead_name\":\"lead:0\"") != std::string::npos);
   const auto at = a.firings[0].detail.find("\"value\":");
   REQUIRE(at != std::string::npos);
   const double thw = std::atof(a.firings[0].detail.c_str() + at + 8);
@@ -127,6 +130,7 @@ TEST_CASE("scenario: the headway stimulus fires at the same sim time in two lock
     if (e.kind == protocol::LoggedEvent::Kind::kAction && e.text == "brake") {
       ++brake;
       CHECK(e.entity_id == VehicleId("lead", 0));
+      CHECK(e.detail.find("\"target_name\":\"lead:0\"") != std::string::npos);
       CHECK(e.target_node != 0);
       CHECK(e.source == "event:lead_brakes");
       CHECK(e.sim_time_ns == a.firings[0].sim_time_ns);

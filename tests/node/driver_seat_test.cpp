@@ -12,6 +12,7 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -304,6 +305,7 @@ namespace {
 struct Csv {
   std::vector<std::string> header;
   std::map<std::string, std::vector<double>> column;
+  std::vector<std::string> names;  // the "name" column, as text
   size_t rows = 0;
 };
 
@@ -320,8 +322,10 @@ Csv ReadCsv(const std::string& path) {
     for (size_t at; (at = line.find(',', from)) != std::string::npos; from = at + 1) fields.push_back(line.substr(from, at - from));
     fields.push_back(line.substr(from));
     REQUIRE(fields.size() == csv.header.size());
-    for (size_t i = 0; i < fields.size(); ++i)
-      csv.column[csv.header[i]].push_back(fields[i].empty() ? std::nan("") : std::stod(fields[i]));
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (csv.header[i] == "name") csv.names.push_back(fields[i]);
+      else csv.column[csv.header[i]].push_back(fields[i].empty() ? std::nan("") : std::stod(fields[i]));
+    }
     ++csv.rows;
   }
   return csv;
@@ -369,8 +373,12 @@ TEST_CASE("driver seat: data write rows fall on whole multiples of the period, o
   REQUIRE(fields.size() == 2);
   INFO(fields[1]);
   const Csv csv = ReadCsv(csv_path);
-  REQUIRE(csv.header.size() == data::kColumnCount);
-  CHECK(csv.header.front() == "sim_time_s");
+  // The seat's own car by its readable name in every row: the node "seat" drives it.
+  REQUIRE(csv.header.size() == data::kColumnCount + 1);
+  CHECK(csv.header.front() == "name");
+  CHECK(csv.header[1] == "sim_time_s");
+  REQUIRE(csv.names.size() == csv.rows);
+  CHECK(std::all_of(csv.names.begin(), csv.names.end(), [](const std::string& n) { return n == "seat"; }));
   CHECK(csv.header.back() == "ttc_s");
   // Rows at 5.00, 5.02, ..., 7.00: the first at the dynamics start (5.000 s on the grid), 101 in all.
   const auto& time = csv.column.at("sim_time_s");

@@ -398,6 +398,10 @@ def test_logs(work):
     traffic = {platoon.vehicle_id("traffic", i) for i in range(VEHICLES)}
     check(traffic <= set(df["id"]), "every traffic vehicle is in the log")
     check(set(df.loc[df["id"].isin(traffic), "owner_name"]) == {"traffic"}, "traffic states name their owner")
+    # Readable names: traffic vehicles "traffic:<index>", computed here from the index.
+    for i in range(VEHICLES):
+        got = set(df.loc[df["id"] == platoon.vehicle_id("traffic", i), "name"])
+        check(got == {f"traffic:{i}"}, f"traffic vehicle {i} is named traffic:{i}: {got}")
     mine = df[df["id"] == my_id]
     # Broadcasts (40-60 Hz) outpace the 20 Hz publishing, so nearly every state sent is recorded.
     check(len(mine) >= len(sent) // 2 and set(mine["owner_name"]) == {my_name},
@@ -415,6 +419,8 @@ def test_logs(work):
     check(info.get("name") == "pytest" and info.get("recorder") == "recorder", "the log's session record")
 
     csv = platoon.read_csv(os.path.join(work, "data", "robot.csv"))
+    check(list(csv.columns)[0] == "name" and set(csv["name"]) == {"robot"},
+          "the seat's data write names its car by the driver node's name in a first column")
     check(len(csv) > 10 and csv.attrs["units"]["speed_mps"] == "m/s", f"the seat's data write: {len(csv)} rows")
     t = csv["sim_time_s"].to_numpy()
     check(bool(np.all(np.diff(t) > 0)) and abs(np.median(np.diff(t)) - 1.0 / CSV_RATE_HZ) < 1e-6,

@@ -77,7 +77,8 @@ std::string FileStem(const std::string& name) {
 // file open for each, nor every row in memory).
 struct Output {
   size_t track = 0;
-  std::string name;  // "robot:0", or "" when no node name made its id
+  std::string name;  // readable name: "ego", "robot:0", a session vehicle_names entry; "" when no node made its id
+  std::string ref;   // "<node>:<index>" (attach_to form), or "" when no node made its id
   std::string file;  // "robot_0.csv"
   std::string buffer;
   bool created = false;
@@ -180,8 +181,9 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       ->capture_default_str()
       ->excludes(candump);
   cmd->add_option("--entities", o.entities,
-                  "Only these entities, comma-separated: a name as entities.csv lists it (robot:0), its file stem "
-                  "(robot_0), a node name (all its vehicles) or an entity id (decimal or hex)")
+                  "Only these entities, comma-separated: a name as entities.csv lists it (robot, traffic:3), "
+                  "<node>:<index> (robot:0), its file stem (traffic_3), a node name (all its vehicles) or an entity id "
+                  "(decimal or hex)")
       ->delimiter(',')
       ->excludes(candump);
   cmd->add_option("--variables", o.variables,
@@ -380,7 +382,8 @@ int RunExport(const ExportOptions& o) {
                                           : fmt::format("{} (from {})", session.road.file, session_source);
   }
 
-  // 4. Tracks, and their names: "<node>:<index>" for a node's vehicle, else the hex id.
+  // 4. Tracks, and their names (EntityDisplayName): the session's vehicle_names, a driver's car by its
+  // node name, another node's vehicle "<node>:<index>"; the file by the name, else by the hex id.
   std::vector<data::TrackRemoval> removals;
   removals.reserve(log.removals.size());
   for (const auto& r : log.removals) removals.push_back({r.id, r.sim_ns});
@@ -394,12 +397,16 @@ int RunExport(const ExportOptions& o) {
     for (const auto& n : session.nodes) node_names.push_back(n.name);
   std::sort(node_names.begin(), node_names.end());
   node_names.erase(std::unique(node_names.begin(), node_names.end()), node_names.end());
+  std::vector<NodeNaming> naming;
+  if (have_session) naming = config::SessionNaming(session);
+  for (const auto& n : node_names) naming.push_back(NodeNaming{n, false, {}});  // a node the file does not list
   std::vector<Output> outputs(all.size());
   std::set<std::string> stems;
   for (size_t i = 0; i < all.size(); ++i) {
     Output& out = outputs[i];
     out.track = i;
-    out.name = VehicleName(all[i].id, node_names);
+    out.ref = VehicleName(all[i].id, node_names);
+    out.name = out.ref.empty() ? "" : EntityDisplayName(all[i].id, naming);
     std::string stem = out.name.empty() ? Hex(all[i].id) : FileStem(out.name);
     if (stem == "entities" || stems.count(stem)) stem += "_" + Hex(all[i].id);
     stems.insert(stem);
@@ -417,12 +424,12 @@ int RunExport(const ExportOptions& o) {
       for (size_t i = 0; i < all.size(); ++i) {
         const Output& out = outputs[i];
         const std::string stem = out.file.substr(0, out.file.size() - 4);
-        const bool by_node = !out.name.empty() && out.name.substr(0, out.name.rfind(':')) == want;
+        const bool by_node = !out.ref.empty() && out.ref.substr(0, out.ref.rfind(':')) == want;
         std::string lower = want;
         std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
         const bool by_id = lower == std::to_string(all[i].id) || lower == Hex(all[i].id) ||
                            lower == fmt::format("0x{:x}", all[i].id) || lower == fmt::format("{:x}", all[i].id);
-        if (want == out.name || want == stem || by_node || by_id) {
+        if (want == out.name || want == out.ref || want == stem || by_node || by_id) {
           chosen.insert(i);
           found = true;
         }

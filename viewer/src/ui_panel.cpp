@@ -172,6 +172,22 @@ void DrawNodes(const WorldSnapshot& s) {
   ImGui::EndTable();
 }
 
+std::string EntityLabelOf(const protocol::EntityState& e, const std::vector<NodeNaming>& naming) {
+  char tail[64];
+  std::snprintf(tail, sizeof tail, "  %-10s node %u  %5.1f m/s%s", KindName(e.kind), e.owner_node,
+                e.kinematics.velocity_mps.norm(), e.stale ? "  STALE" : "");
+  std::string name = EntityDisplayName(e.id, naming);
+  if (name.size() < 16) name.resize(16, ' ');
+  return name + tail;
+}
+
+std::vector<NodeNaming> PanelNaming(const std::vector<NodeNaming>& session_naming,
+                                    const std::vector<protocol::NodeInfo>& nodes) {
+  std::vector<NodeNaming> naming = session_naming;
+  for (const auto& n : nodes) naming.push_back(NodeNaming{n.name, n.role == protocol::Role::kDriver, {}});
+  return naming;
+}
+
 void DrawEntities(const WorldSnapshot& s, const std::vector<protocol::EntityState>& entities, UiState& state) {
   if (!ImGui::CollapsingHeader("Entities", ImGuiTreeNodeFlags_DefaultOpen)) return;
   size_t stale = 0;
@@ -179,13 +195,14 @@ void DrawEntities(const WorldSnapshot& s, const std::vector<protocol::EntityStat
   ImGui::Text("%zu entities, %zu stale", entities.size(), stale);
   ImGui::SameLine();
   ImGui::Checkbox("stale only", &state.show_stale_only);
+  const std::vector<NodeNaming> naming = PanelNaming(state.session_naming, s.nodes);
   if (ImGui::BeginListBox("##entities", ImVec2(-FLT_MIN, 6 * ImGui::GetTextLineHeightWithSpacing()))) {
     for (const auto& e : entities) {
       if (state.show_stale_only && !e.stale) continue;
-      char label[96];
-      std::snprintf(label, sizeof label, "%6llu  %-10s node %u  %5.1f m/s%s", static_cast<unsigned long long>(e.id),
-                    KindName(e.kind), e.owner_node, e.kinematics.velocity_mps.norm(), e.stale ? "  STALE" : "");
-      if (ImGui::Selectable(label, state.selected == e.id)) state.selected = e.id;
+      const std::string label = EntityLabelOf(e, naming);
+      ImGui::PushID(static_cast<int>(e.id ^ (e.id >> 32)));
+      if (ImGui::Selectable(label.c_str(), state.selected == e.id)) state.selected = e.id;
+      ImGui::PopID();
     }
     ImGui::EndListBox();
   }
@@ -198,8 +215,8 @@ void DrawEntities(const WorldSnapshot& s, const std::vector<protocol::EntityStat
   const auto& e = *it;
   const auto& k = e.kinematics;
   const Vec3 f = k.pose.orientation * Vec3::UnitX();
-  ImGui::Text("entity %llu (%s), owner node %u%s", static_cast<unsigned long long>(e.id), KindName(e.kind),
-              e.owner_node, e.stale ? ", STALE" : "");
+  ImGui::Text("%s: entity %llu (%s), owner node %u%s", EntityDisplayName(e.id, naming).c_str(),
+              static_cast<unsigned long long>(e.id), KindName(e.kind), e.owner_node, e.stale ? ", STALE" : "");
   ImGui::Text("position  %9.2f %9.2f %6.2f m", k.pose.position_m.x(), k.pose.position_m.y(), k.pose.position_m.z());
   ImGui::Text("heading   %7.2f deg   yaw rate %+.3f rad/s", std::atan2(f.y(), f.x()) * 180.0 / M_PI,
               k.angular_velocity_radps.z());
@@ -312,6 +329,11 @@ UiActions DrawPanel(UiState& state, const WorldSnapshot& snapshot, const std::ve
   }
   ImGui::End();
   return actions;
+}
+
+std::string EntityListLabel(const protocol::EntityState& e, const std::vector<NodeNaming>& session_naming,
+                            const std::vector<protocol::NodeInfo>& nodes) {
+  return EntityLabelOf(e, PanelNaming(session_naming, nodes));
 }
 
 }  // namespace platoon::viewer

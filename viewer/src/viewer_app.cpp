@@ -1,5 +1,6 @@
 #include "platoon/viewer/viewer_app.hpp"
 
+#include "platoon/config/session.hpp"
 #include "platoon/viewer/calibration_board.hpp"
 #include "platoon/viewer/camera_manipulators.hpp"
 #include "platoon/viewer/image.hpp"
@@ -152,6 +153,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
   int exit_code = 0;
   bool quit = false;
   bool served_scene_done = !def.scene_from_server;
+  bool naming_done = false;
   std::vector<protocol::EntityState> boxes = def.boxes, drawn;
   // Calibration boards: the world's where they stand, a camera's on its vehicle every frame.
   auto boards = std::make_unique<CalibrationBoards>(def.calibration_boards);
@@ -200,6 +202,18 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
                    served.environment.size(), served.boxes.size());
         } catch (const config::ConfigError& e) {
           log.warn("the server's session file does not load here, so no road is drawn: {}", e.what());
+        }
+      }
+    }
+    // The vehicles' names of the session file the server sent ([[node]] vehicle_names), once joined.
+    if (!naming_done && snap.joined) {
+      naming_done = true;
+      const auto [naming_text, naming_path] = client.SessionFile();
+      if (!naming_text.empty()) {
+        try {
+          ui.session_naming = config::SessionNaming(config::LoadSessionText(naming_text, naming_path));
+        } catch (const config::ConfigError&) {
+          // Logged above when the scene came from it; the node names still name the vehicles.
         }
       }
     }

@@ -273,6 +273,9 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "traffic, road: a driver node whose car its first vehicle stays ahead of (a study's lead car, held at "
        "lead_gap_m by a spring on the gap; scenario commands still override it)."},
       {S, "node.lead_gap_m", "traffic, road, with lead: bumper-to-bumper distance the lead car keeps ahead, in m."},
+      {S, "node.vehicle_names", "traffic, driver: readable names of the node's vehicles by index (a driver: one), shown by the "
+       "viewer and written in events, exports, the seat's data write and the Python frames; default \"<node>:<index>\", a driver's car "
+       "the node name."},
       {S, "node.start_s_m",
        "driver: start this far along the session road (or the stadium track without [road]); traffic, road: the "
        "first vehicle's start."},

@@ -475,6 +475,13 @@ NodeDef ReadNodeDef(const Table& t) {
     if (t.Has(key) && !(d.role == protocol::Role::kTraffic && d.traffic_model == "road"))
       t.Fail(key, "is for traffic nodes with traffic_model = \"road\" (its first vehicle stays ahead of a driver's car)");
   if (t.Has("lead_gap_m") && d.lead.empty()) t.Fail("lead_gap_m", "needs lead = \"<driver node>\"");
+  if (t.Has("vehicle_names")) {
+    if (d.role != protocol::Role::kTraffic && d.role != protocol::Role::kDriver)
+      t.Fail("vehicle_names", "is for traffic and driver nodes (the names of their vehicles)");
+    d.vehicle_names = t.GetStringArray("vehicle_names", {});
+    for (const auto& v : d.vehicle_names)  // "": the default name for that index
+      if (std::string error = text::CheckName(v); !v.empty() && !error.empty()) t.Fail("vehicle_names", "\"" + v + "\": " + error);
+  }
   if (t.Has("track_center")) {
     const auto c = t.GetDoubleArray("track_center", {}, 2, -1e7, 1e7);
     d.track_center_m = Vec3(c[0], c[1], 0);
@@ -605,10 +612,17 @@ SessionDef ReadSession(const Table& root) {
                         r.file);
     t->RejectUnknownKeys();
   }
-  std::set<std::string> names;
+  std::set<std::string> names, vehicle_names;
   for (const auto& t : root.TableArray("node")) {
     NodeDef n = ReadNodeDef(t);
     if (!names.insert(n.name).second) t.Fail("name", "duplicate node name \"" + n.name + "\"");
+    if (n.role == protocol::Role::kDriver && n.vehicle_names.size() > 1)
+      t.Fail("vehicle_names", "a driver node drives one vehicle: expected one name, got " + std::to_string(n.vehicle_names.size()));
+    if (n.role == protocol::Role::kTraffic && n.vehicle_names.size() > static_cast<size_t>(n.vehicles))
+      t.Fail("vehicle_names", "expected at most vehicles = " + std::to_string(n.vehicles) + " names, got " +
+                                  std::to_string(n.vehicle_names.size()));
+    for (const auto& v : n.vehicle_names)
+      if (!v.empty() && !vehicle_names.insert(v).second) t.Fail("vehicle_names", "duplicate vehicle name \"" + v + "\"");
     s.nodes.push_back(std::move(n));
   }
   s.events = ReadEvents(root);
@@ -619,6 +633,13 @@ SessionDef ReadSession(const Table& root) {
 }
 
 }  // namespace
+
+std::vector<NodeNaming> SessionNaming(const SessionDef& session) {
+  std::vector<NodeNaming> out;
+  for (const auto& n : session.nodes)
+    out.push_back(NodeNaming{n.name, n.role == protocol::Role::kDriver, n.vehicle_names});
+  return out;
+}
 
 clock::ClockDef ReadClockDef(const Table& t) {
   clock::ClockDef d = clock::DefaultClockDef();

@@ -61,12 +61,13 @@ CsvWriter::CsvWriter(CsvWriterDef def, std::shared_ptr<spdlog::logger> log)
     return;
   }
   size_t done = 0;
-  if (const int err = WriteAll(fd_, CsvHeader(def_.columns) + "\n", done); err != 0) {
+  if (const int err = WriteAll(fd_, (def_.name.empty() ? "" : "name,") + CsvHeader(def_.columns) + "\n", done); err != 0) {
     Fail("writing the header of", err);
     return;
   }
   file_bytes_ = done;
   last_write_ns_ = SteadyNs();
+  if (!def_.name.empty()) name_field_ = CsvField(def_.name) + ",";
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -135,6 +136,7 @@ void CsvWriter::Drain(bool final) {
       failed_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
+    buffer_ += name_field_;
     AppendCsvRow(row, def_.columns, buffer_);
     ++buffer_rows_;
   }

@@ -72,6 +72,8 @@ class ScenarioSystem final : public WorldSystem {
   uint64_t LeaderOf(uint64_t id, int64_t sim_ns) const;
   uint32_t OwnerOf(uint64_t id, const std::string& ref) const;
   uint32_t NodeIdByName(const std::string& name) const;
+  // The readable name of entity `id` (EntityDisplayName over the session's and the joined nodes).
+  std::string NameOf(uint64_t id) const;
 
   WorldCore& core_;
   std::vector<config::EventDef> events_;

@@ -7,6 +7,7 @@
 #include "platoon/config/scenario.hpp"
 #include "platoon/config/table.hpp"
 #include "platoon/data/columns.hpp"
+#include "platoon/entity_id.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/transport/security.hpp"
@@ -200,6 +201,9 @@ struct NodeDef {
   /// traffic (road): its first vehicle stays lead_gap_m ahead of this driver node's car (a study's lead car); "": none.
   std::string lead;
   double lead_gap_m = 40.0;          ///< traffic (road) with lead: bumper-to-bumper distance ahead of that car, in m.
+  /// traffic, driver: readable names of the node's vehicles by index (EntityDisplayName); none: "<node>:<index>",
+  /// a driver's car the node name.
+  std::vector<std::string> vehicle_names;
   std::optional<Vec3> track_center_m; ///< traffic (stadium): centre of the track, in m (default: from the node name).
   /// sensor, fusion: the vehicle the sensors sit on: "node" (its first vehicle) or "node:index".
   std::string attach_to;
@@ -422,6 +426,9 @@ SessionDef LoadSessionText(const std::string& text, const std::string& source_na
 /// `platoon check` and `platoon run` both call it (with the role checks of platoon::sensors and
 /// platoon::node), so a session that passes check does not fail at start for a config reason.
 void ValidateSession(const SessionDef& session);
+
+/// How the session's nodes call their vehicles (EntityDisplayName): names, driver seats, vehicle_names.
+std::vector<NodeNaming> SessionNaming(const SessionDef& session);
 
 /// Reads a [clock] table.
 clock::ClockDef ReadClockDef(const Table& t);

@@ -28,6 +28,7 @@ namespace platoon::data {
 struct CsvWriterDef {
   std::string path;                  ///< CSV file; created or truncated, its missing folders created.
   std::vector<Column> columns;       ///< Columns, in file order.
+  std::string name;                  ///< Non-empty: a first column "name" holding it in every row (the vehicle's readable name).
   size_t queue_rows = 4096;          ///< Queue capacity in rows (4.1 s at 1 kHz, 41 s at 100 Hz); each row is 152 bytes.
   double drain_interval_s = 0.01;    ///< The writer thread wakes this often to drain the queue, in s.
   double flush_interval_s = 0.2;     ///< Formatted rows reach the file at least this often, in s (the crash loss).
@@ -77,6 +78,7 @@ class CsvWriter {
   std::string path_;   // absolute
   int fd_ = -1;
   std::string buffer_;               // formatted rows not yet written (writer thread)
+  std::string name_field_;           // the quoted name and its comma before each row ("": no name column)
   uint64_t buffer_rows_ = 0;
   uint64_t file_bytes_ = 0;          // bytes of the header and the whole rows in the file
   int64_t last_write_ns_ = 0;        // steady clock

@@ -4,6 +4,7 @@
 /// table, an entity list and inspector, live plots of the chosen entity's variables, and the camera
 /// mode. Draws into the current ImGui frame; holds no network or scene state of its own.
 
+#include "platoon/entity_id.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/viewer/plot_buffer.hpp"
 #include "platoon/viewer/world_client.hpp"
@@ -11,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace platoon::viewer {
@@ -42,6 +44,8 @@ struct UiState {
   /// The server's reason for refusing the last session button (a start of a running session, no operator
   /// token), shown under the buttons until the next one is pressed; "": none.
   std::string command_error;
+  /// How the session file the server sent names the vehicles (config::SessionNaming); empty: node names only.
+  std::vector<NodeNaming> session_naming;
 };
 
 /// What the user asked for in this frame.
@@ -52,6 +56,11 @@ struct UiActions {
   bool camera_changed = false;             ///< UiState::camera changed.
   bool plot_config_changed = false;        ///< Plot rate or window changed (reconfigure the recorder).
 };
+
+/// The entity list's line for `e`: its readable name (EntityDisplayName over `session_naming`, then the
+/// joined `nodes` of the world), kind, owner node, speed in m/s and STALE when it is.
+std::string EntityListLabel(const protocol::EntityState& e, const std::vector<NodeNaming>& session_naming,
+                            const std::vector<protocol::NodeInfo>& nodes);
 
 /// Draws the panel for one frame. `entities` are the displayed entities (sim time snapshot.sim_time_ns).
 UiActions DrawPanel(UiState& state, const WorldSnapshot& snapshot, const std::vector<protocol::EntityState>& entities,
