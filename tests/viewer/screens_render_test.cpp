@@ -131,10 +131,10 @@ double ScWorstOffLine(const std::vector<std::array<double, 2>>& line, const std:
 // The samples of screen `from` carried through the physical geometry (pixel -> point on that screen ->
 // ray from the eye -> screen `to`) into screen `to`'s pixel frame.
 std::vector<std::array<double, 2>> ScCarry(const std::vector<std::array<double, 2>>& samples, const viewer::ScreenCorners& from,
-                                           const viewer::ScreenCorners& to) {
+                                           const viewer::ScreenCorners& to, const Vec3& eye = kScEye) {
   std::vector<std::array<double, 2>> out;
   for (const auto& p : samples)
-    if (const auto uv = viewer::ScreenPixel(to, kScW, kScH, kScEye, ScOnScreen(from, p[0], p[1]))) out.push_back(*uv);
+    if (const auto uv = viewer::ScreenPixel(to, kScW, kScH, eye, ScOnScreen(from, p[0], p[1]))) out.push_back(*uv);
   return out;
 }
 
@@ -212,6 +212,35 @@ TEST_CASE("screens: a straight pole across two adjacent screens is continuous wi
   CHECK(into_left <= 1.0);
   CHECK(into_centre <= 1.0);
   CHECK(without > 3.0);  // the check can tell a missing bezel compensation
+
+  // The tracked head 5 cm left, 3 cm forward and 2 cm up: every screen's frustum follows, and the pole
+  // stays continuous across the gap as seen from the new eye (carried through the geometry from there).
+  const Vec3 moved = kScEye + Vec3(0.03, 0.05, 0.02);
+  cockpit.eye_in_vehicle = Pose{moved, Quat::Identity()};
+  window.SetCockpit(cockpit);
+  window.RenderScreens(Pose{moved, Quat::Identity()}, {}, {}, &frames);
+  REQUIRE(frames.size() == 3);
+  const auto trim_from = [&](const std::vector<std::array<double, 2>>& samples, const viewer::ScreenCorners& c) {
+    std::vector<std::array<double, 2>> out;
+    for (const auto& p : samples) {
+      bool near_end = false;
+      for (const Vec3& end : {a, b})
+        if (const auto uv = viewer::ScreenPixel(c, kScW, kScH, moved, end)) near_end = near_end || std::abs((*uv)[1] - p[1]) < 12.0;
+      if (!near_end) out.push_back(p);
+    }
+    return out;
+  };
+  const auto left2 = trim_from(ScLineSamples(frames[0]), corners[0]), centre2 = trim_from(ScLineSamples(frames[1]), corners[1]);
+  MESSAGE("head moved: pole in " << left2.size() << " rows on the left screen, " << centre2.size() << " on the centre one");
+  REQUIRE(left2.size() >= 20);
+  REQUIRE(centre2.size() >= 20);
+  const double moved_into_left = ScWorstOffLine(ScCarry(centre2, corners[1], corners[0], moved), left2);
+  // And the view did change: the pole on the centre screen is off its line of the first frame.
+  const double shift = ScWorstOffLine(centre, centre2);
+  MESSAGE("head moved: " << moved_into_left << " px from the line carried from the new eye; the pole moved up to " << shift
+                         << " px on the centre screen");
+  CHECK(moved_into_left <= 1.0);
+  CHECK(shift > 3.0);
 }
 
 TEST_CASE("screens: moving the tracked head 10 cm sideways moves near and far objects by what the geometry gives within 1 px") {
