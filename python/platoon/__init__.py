@@ -18,11 +18,11 @@ import os
 
 from . import _platoon
 from ._platoon import KIND_NAMES, PROTOCOL_VERSION, Refused, free_ports, vehicle_id
-from .logs import drive_metrics, read_csv, read_log, read_log_events, read_log_info
+from .logs import drive_metrics, entity_names, read_csv, read_log, read_log_events, read_log_info
 from .clouds import CLOUD_DTYPE, Cloud, read_clouds, read_stream, xyz
 
 __all__ = ["Session", "Refused", "ParamError", "KIND_NAMES", "PROTOCOL_VERSION", "DEFAULT_SERVER", "free_ports",
-           "vehicle_id", "resolve_server", "read_log", "read_log_events", "read_log_info", "read_csv", "drive_metrics", "read_clouds", "read_stream", "Cloud", "CLOUD_DTYPE", "xyz", "to_toml",
+           "vehicle_id", "resolve_server", "read_log", "read_log_events", "read_log_info", "entity_names", "read_csv", "drive_metrics", "read_clouds", "read_stream", "Cloud", "CLOUD_DTYPE", "xyz", "to_toml",
            "from_toml"]
 
 #: The server refused a parameter request (the message is its reason); the same class as Refused.

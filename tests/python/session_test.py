@@ -402,6 +402,15 @@ def test_logs(work):
     for i in range(VEHICLES):
         got = set(df.loc[df["id"] == platoon.vehicle_id("traffic", i), "name"])
         check(got == {f"traffic:{i}"}, f"traffic vehicle {i} is named traffic:{i}: {got}")
+    robot_rows = df[df["id"] == platoon.vehicle_id("robot", 0)]
+    check(len(robot_rows) > 0 and set(robot_rows["name"]) == {"robot"}, "the driver seat's car is named by its node")
+    named = platoon.entity_names(
+        [platoon.vehicle_id("robot", 0), platoon.vehicle_id("traffic", 1), platoon.vehicle_id("traffic", 2), 0xabcdef],
+        ["traffic"], '[[node]]\nname = "robot"\nrole = "driver"\n[[node]]\nname = "traffic"\nrole = "traffic"\n'
+        'vehicle_names = ["", "lead"]\n')
+    check(named == {platoon.vehicle_id("robot", 0): "robot", platoon.vehicle_id("traffic", 1): "lead",
+                    platoon.vehicle_id("traffic", 2): "traffic:2", 0xabcdef: "#0000000000abcdef"},
+          f"entity_names: session names, seat by node, node:index, hex fallback: {named}")
     mine = df[df["id"] == my_id]
     # Broadcasts (40-60 Hz) outpace the 20 Hz publishing, so nearly every state sent is recorded.
     check(len(mine) >= len(sent) // 2 and set(mine["owner_name"]) == {my_name},
