@@ -137,8 +137,10 @@ std::vector<SeatScreen> ThreeScreens() {
 // The seat window at the driver's eye (1.2 m up, in the right lane at 25 m/s), with `vehicles` around it;
 // with `three_screens`, on the three monitors of ThreeScreens (the own car and mirrors on the centre one).
 Stats RunSeat(const road::Road& road, int vehicles, int frames, int warmup, const std::vector<road::EnvObject>& environment,
-              bool cockpit, bool mirrors, bool three_screens = false) {
-  SceneGraph scene;
+              bool cockpit, bool mirrors, bool three_screens = false, bool lod = true) {
+  SceneDef scene_def = DefaultSceneDef();
+  if (!lod) scene_def.far_model_below_px = 0.0;  // every vehicle in full at any distance
+  SceneGraph scene(scene_def);
   scene.SetRoads(road::RoadNetwork({road.Def()}));
   scene.SetEnvironment(environment);
   SeatWindowDef def = DefaultSeatWindowDef();
@@ -194,6 +196,9 @@ int main(int argc, char** argv) {
   app.add_option("--frames", frames, "Frames measured per scene")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--warmup", warmup, "Frames rendered first and not measured")->check(CLI::Range(0, 10000))->capture_default_str();
   app.add_option("--vehicles", vehicles, "Vehicles in the loaded scene")->check(CLI::Range(1, 100000))->capture_default_str();
+  bool no_lod_baseline = false;
+  app.add_flag("--no-lod", no_lod_baseline,
+               "Also run the seat with cockpit and mirrors with every vehicle's full model at any distance (no far model)");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -247,6 +252,12 @@ int main(int argc, char** argv) {
     Print("seat + cockpit+mirrors", seat_mirrors);
     Print("seat as before again", seat2);
     Print("3 screens+cockpit+mirr", seat3);
+    if (no_lod_baseline) {
+      const Stats seat_no_lod = RunSeat(road, vehicles, frames, warmup, rural, true, true, false, false);
+      const Stats seat_lod = RunSeat(road, vehicles, frames, warmup, rural, true, true, false, true);
+      Print("cockpit+mirrors no LOD", seat_no_lod);
+      Print("cockpit+mirrors LOD", seat_lod);
+    }
   } catch (const WindowError& e) {
     std::fprintf(stderr, "viewer_bench: seat window: %s\n", e.what());
     return 1;

@@ -4,7 +4,10 @@
 
 #include <doctest/doctest.h>
 #include <osg/Drawable>
+#include <osg/CullingSet>
+#include <osg/LOD>
 #include <osg/NodeVisitor>
+#include <osg/Viewport>
 
 #include <algorithm>
 #include <cmath>
@@ -108,6 +111,26 @@ TEST_CASE("vehicle model: every class's parts and wheels stay inside the entity 
     // Wheels: four for road vehicles, two for two-wheelers, none for people and objects.
     const size_t wheels = wheels_expected(c.shape);
     CHECK(m.wheels.size() == wheels);
+    // The far model: inside the box as well, no wheels, every lamp of the full model, few solids.
+    const VehicleModel far = BuildFarVehicleModel(m);
+    CHECK(far.wheels.empty());
+    if (wheels == 4) {
+      REQUIRE(!far.parts.empty());
+      size_t far_lamps = 0, full_lamps = 0, far_solids = 0;
+      for (const Solid& s : far.parts) {
+        (IsLamp(s.role) ? far_lamps : far_solids) += 1;
+        for (const Vec3& p : s.corner_m) {
+          CHECK((p.array() >= whole.min_m.array() - eps).all());
+          CHECK((p.array() <= whole.max_m.array() + eps).all());
+        }
+      }
+      for (const Solid& s : m.parts) full_lamps += IsLamp(s.role) ? 1 : 0;
+      CHECK(far_lamps == full_lamps);
+      CHECK(far_solids <= 5);  // up to 3 hull solids and one box per axle
+      CHECK(far_solids < m.parts.size() - full_lamps);
+    } else {
+      CHECK(far.parts.empty());  // two-wheelers, people and blocks are drawn in full at any size
+    }
     auto count = [&](PartRole r) { return std::count_if(m.parts.begin(), m.parts.end(), [&](const Solid& s) { return s.role == r; }); };
     // Lamps: road vehicles have two of each (reverse included), motorcycles one head and one tail lamp
     // and four turn lamps, bicycles a front and a rear lamp.
@@ -175,7 +198,9 @@ size_t CountDrawables(osg::Node* root) {
 
 TEST_CASE("scene: a vehicle is three drawables and a pedestrian one so that 200 vehicles stay cheap") {
   using scene_test_detail::CountDrawables;
-  SceneGraph scene;
+  SceneDef def = DefaultSceneDef();
+  def.far_model_below_px = 0.0;  // full models only; the far model's drawables are counted below
+  SceneGraph scene(def);
   const size_t empty = CountDrawables(scene.Root());
   std::vector<protocol::EntityState> cars;
   for (uint64_t id = 1; id <= 200; ++id) cars.push_back(Car(id, 10.0 * static_cast<double>(id)));
@@ -187,4 +212,54 @@ TEST_CASE("scene: a vehicle is three drawables and a pedestrian one so that 200 
   person.box_size_m = Vec3(0.5, 0.6, 1.75);
   scene.Update({person});
   CHECK(CountDrawables(scene.Root()) - empty == 1);
+}
+
+namespace scene_test_detail {
+// Finds the osg::LOD nodes under a node.
+struct LodFinder : osg::NodeVisitor {
+  LodFinder() : osg::NodeVisitor(osg::NodeVisitor::TRAVERSE_ALL_CHILDREN) {}
+  std::vector<osg::LOD*> lods;
+  void apply(osg::LOD& lod) override {
+    lods.push_back(&lod);
+    traverse(lod);
+  }
+};
+}  // namespace scene_test_detail
+
+TEST_CASE("scene: a distant car switches to a far model of two drawables when about 20 to 30 px tall in a 70 deg 1280 px view") {
+  using scene_test_detail::CountDrawables;
+  SceneGraph scene;
+  const size_t empty = CountDrawables(scene.Root());
+  const protocol::EntityState car = Car(1, 0.0);
+  scene.Update({car});
+  // Full model (3 drawables) and far model (its parts and its lamps) under one LOD.
+  CHECK(CountDrawables(scene.Root()) - empty == 5);
+  scene_test_detail::LodFinder finder;
+  scene.Root()->accept(finder);
+  REQUIRE(finder.lods.size() == 1);
+  osg::LOD& lod = *finder.lods.front();
+  CHECK(lod.getRangeMode() == osg::LOD::PIXEL_SIZE_ON_SCREEN);
+  REQUIRE(lod.getNumChildren() == 2);
+  CHECK(CountDrawables(lod.getChild(0)) == 3);
+  CHECK(CountDrawables(lod.getChild(1)) == 2);
+  const float px = static_cast<float>(scene.Def().far_model_below_px);
+  CHECK(lod.getMinRange(0) == px);
+  CHECK(lod.getMaxRange(1) == px);
+  // Where OSG switches: its pixel size of the model's bounding sphere at distance d straight ahead in a
+  // 1280 x 720 view 70 deg wide is radius / (d * k) with k from CullingSet::computePixelSizeVector.
+  const double hfov = 70.0 * M_PI / 180.0;
+  const double vfov_deg = 2.0 * std::atan(std::tan(0.5 * hfov) * 720.0 / 1280.0) * 180.0 / M_PI;
+  const osg::Matrixd proj = osg::Matrixd::perspective(vfov_deg, 1280.0 / 720.0, 1.0, 10000.0);
+  osg::ref_ptr<osg::Viewport> vp = new osg::Viewport(0, 0, 1280, 720);
+  const osg::Vec4 psv = osg::CullingSet::computePixelSizeVector(*vp, proj, osg::Matrixd::identity());
+  const double radius = lod.getBound().radius();
+  CHECK(radius == doctest::Approx(0.5 * car.box_size_m.norm()).epsilon(0.1));
+  // pixel size(d) = radius / (psv . (0, 0, -d, 1)), solved for pixel size == px.
+  const double d_switch = (radius / px - psv.w()) / -psv.z();
+  // The car's height in pixels there, by the pinhole: focal length 640 / tan(35 deg) px.
+  const double focal_px = 640.0 / std::tan(0.5 * hfov);
+  const double height_px = focal_px * car.box_size_m.z() / d_switch;
+  INFO("switch at " << d_switch << " m, car " << height_px << " px tall");
+  CHECK(height_px >= 18.0);
+  CHECK(height_px <= 32.0);
 }

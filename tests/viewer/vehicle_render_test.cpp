@@ -400,3 +400,52 @@ TEST_CASE("vehicle render: the class line-up shows every class with its lamps") 
   if (const char* dir = std::getenv("PLATOON_SCREENSHOT_DIR"))
     CHECK(WritePng(img, std::string(dir) + "/vehicle_classes.png").empty());
 }
+
+TEST_CASE("vehicle render: a distant car is drawn as its far model and its brake lamps still light") {
+  // The seat's typical view: 1280 x 720, 70 deg wide; a car 90 m ahead, seen from behind at eye height.
+  const PinholeCamera cam = CameraFromFov(1280, 720, 70.0 * M_PI / 180.0);
+  OffscreenRenderer renderer(cam.width_px, cam.height_px);
+  SceneGraph scene;
+  SceneDef full_def = DefaultSceneDef();
+  full_def.far_model_below_px = 0.0;
+  SceneGraph full_scene(full_def);
+  protocol::EntityState car = Entity(31, protocol::EntityKind::kCar, Vec3(4.5, 1.8, 1.5), Vec3(90.0, 0.0, 0.0), 0.0);
+  car.lights.headlights = true;
+  Pose eye;
+  eye.position_m = Vec3(0.0, 0.0, 1.2);
+  // Bright red: a lit brake lamp (1.0, 0.06, 0.06), not the dim tail lamp (0.62) nor the paint.
+  auto bright_red = [](const Image& img) {
+    size_t n = 0;
+    for (uint32_t j = 0; j < img.height; ++j)
+      for (uint32_t i = 0; i < img.width; ++i) {
+        const Pixel p = img.At(i, j);
+        n += p[0] > 200 && p[1] < 80 && p[2] < 80;
+      }
+    return n;
+  };
+  for (SceneGraph* s : {&scene, &full_scene}) s->SetEntityColour(car.id, Rgb{0.5f, 0.5f, 0.5f});
+  renderer.SetScene(full_scene.Root(), full_scene.SkyColour());
+  full_scene.Update({car});
+  const Image full_img = renderer.Render(eye, cam);
+  renderer.SetScene(scene.Root(), scene.SkyColour());
+  scene.Update({car});
+  const Image far_off = renderer.Render(eye, cam);
+  car.lights.brake = true;
+  scene.Update({car});
+  const Image far_on = renderer.Render(eye, cam);
+  // The far model is what is drawn: the image differs from the full model's somewhere, yet covers about
+  // the same pixels (it is the same silhouette within the same box).
+  const Mask changed = Difference(far_off, full_img);
+  SceneGraph empty_scene;
+  renderer.SetScene(empty_scene.Root(), empty_scene.SkyColour());
+  const Image none = renderer.Render(eye, cam);
+  const size_t full_px = Difference(full_img, none).Count(), far_px = Difference(far_off, none).Count();
+  const size_t brake_off = bright_red(far_off), brake_on = bright_red(far_on);
+  MESSAGE("car 90 m ahead: full model " << full_px << " px, far model " << far_px << " px, differing " << changed.Count()
+                                        << " px; bright red px: brake off " << brake_off << ", on " << brake_on);
+  CHECK(changed.Count() > 0);
+  REQUIRE(full_px > 50);
+  CHECK(static_cast<double>(far_px) == doctest::Approx(static_cast<double>(full_px)).epsilon(0.35));
+  CHECK(brake_off == 0);
+  CHECK(brake_on >= 2);
+}

@@ -6,6 +6,7 @@
 #include <osg/Light>
 #include <osg/LightModel>
 #include <osg/LightSource>
+#include <osg/LOD>
 #include <osg/Material>
 #include <osg/Point>
 #include <osg/BufferObject>
@@ -271,16 +272,21 @@ struct SceneGraph::ModelTemplate {
   VehicleModel model;
   osg::ref_ptr<osg::Geometry> parts, lamps;  // lamps: null when the model has none
   std::vector<PartRole> part_roles, lamp_roles;
+  // The far model (BuildFarVehicleModel): null far_parts when the shape has none or the LOD is off.
+  osg::ref_ptr<osg::Geometry> far_parts, far_lamps;
+  std::vector<PartRole> far_part_roles, far_lamp_roles;
   osg::ref_ptr<osg::Vec3Array> bar_v, bar_n;  // wheel light bars about their wheel's centre
   osg::ref_ptr<osg::DrawElementsUInt> bar_idx;
 };
 
 // One entity's model: pose transform and one geode of at most three drawables: the static parts with
-// per-vertex colours, the lamps and the light bars that show the wheels turning.
+// per-vertex colours, the lamps and the light bars that show the wheels turning. With a far model, an
+// osg::LOD between them picks by pixel size: the full geode or the far one (far parts and far lamps).
 struct SceneGraph::Model {
   osg::ref_ptr<osg::MatrixTransform> root;
   std::shared_ptr<const ModelTemplate> tmpl;
   osg::ref_ptr<osg::Geometry> parts, lamps, spokes;
+  osg::ref_ptr<osg::Geometry> far_parts, far_lamps;  // null without a far model
   protocol::EntityKind kind = protocol::EntityKind::kUnknown;
   Vec3 size_m = Vec3::Zero();
   double wheel_radius_m = 0.0;
@@ -458,24 +464,31 @@ std::shared_ptr<const SceneGraph::ModelTemplate> SceneGraph::TemplateFor(protoco
     g.setNormalArray(n, osg::Array::BIND_PER_VERTEX);
     g.addPrimitiveSet(idx);
   };
-  {
-    osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array, n = new osg::Vec3Array;
-    osg::ref_ptr<osg::DrawElementsUInt> idx = new osg::DrawElementsUInt(GL_TRIANGLES);
-    for (const Solid& part : t->model.parts)
-      if (!IsLamp(part.role)) AddSolid(part, *v, *n, *idx, t->part_roles);
-    for (const WheelSpec& w : t->model.wheels) AddTyre(w, *v, *n, *idx, t->part_roles);
-    t->parts = new osg::Geometry;
-    fill(*t->parts, v, n, idx);
-  }
-  {
-    osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array, n = new osg::Vec3Array;
-    osg::ref_ptr<osg::DrawElementsUInt> idx = new osg::DrawElementsUInt(GL_TRIANGLES);
-    for (const Solid& part : t->model.parts)
-      if (IsLamp(part.role)) AddSolid(part, *v, *n, *idx, t->lamp_roles);
-    if (!v->empty()) {
-      t->lamps = new osg::Geometry;
-      fill(*t->lamps, v, n, idx);
+  // The static parts (with tyres) and the lamps of `model` as two geometries (lamps null if none).
+  auto build = [&](const VehicleModel& model, osg::ref_ptr<osg::Geometry>& parts, std::vector<PartRole>& part_roles,
+                   osg::ref_ptr<osg::Geometry>& lamps, std::vector<PartRole>& lamp_roles) {
+    {
+      osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array, n = new osg::Vec3Array;
+      osg::ref_ptr<osg::DrawElementsUInt> idx = new osg::DrawElementsUInt(GL_TRIANGLES);
+      for (const Solid& part : model.parts)
+        if (!IsLamp(part.role)) AddSolid(part, *v, *n, *idx, part_roles);
+      for (const WheelSpec& w : model.wheels) AddTyre(w, *v, *n, *idx, part_roles);
+      parts = new osg::Geometry;
+      fill(*parts, v, n, idx);
     }
+    osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array, n = new osg::Vec3Array;
+    osg::ref_ptr<osg::DrawElementsUInt> idx = new osg::DrawElementsUInt(GL_TRIANGLES);
+    for (const Solid& part : model.parts)
+      if (IsLamp(part.role)) AddSolid(part, *v, *n, *idx, lamp_roles);
+    if (!v->empty()) {
+      lamps = new osg::Geometry;
+      fill(*lamps, v, n, idx);
+    }
+  };
+  build(t->model, t->parts, t->part_roles, t->lamps, t->lamp_roles);
+  if (def_.far_model_below_px > 0.0) {
+    const VehicleModel far = BuildFarVehicleModel(t->model);
+    if (!far.parts.empty()) build(far, t->far_parts, t->far_part_roles, t->far_lamps, t->far_lamp_roles);
   }
   t->bar_v = new osg::Vec3Array;
   t->bar_n = new osg::Vec3Array;
@@ -542,7 +555,28 @@ std::unique_ptr<SceneGraph::Model> SceneGraph::MakeModel(const protocol::EntityS
     m->spokes->addPrimitiveSet(idx);
     geode->addDrawable(m->spokes);
   }
-  m->root->addChild(geode);
+  if (t.far_parts) {
+    osg::ref_ptr<osg::Geode> far_geode = new osg::Geode;
+    m->far_parts = ShareGeometry(*t.far_parts, t.far_part_roles.size());
+    PaintParts(*m->far_parts, t.far_part_roles, ColourOf(e.id));
+    far_geode->addDrawable(m->far_parts);
+    if (t.far_lamps) {
+      m->far_lamps = ShareGeometry(*t.far_lamps, t.far_lamp_roles.size());
+      m->far_lamps->setStateSet(lamp_state_.get());
+      PaintLamps(*m->far_lamps, t.far_lamp_roles, m->lit);
+      far_geode->addDrawable(m->far_lamps);
+    }
+    // By the pixel size of the model's bounding sphere in the view that draws it, so every camera (seat,
+    // mirror, camera sensor) switches at the same size on its own screen.
+    osg::ref_ptr<osg::LOD> lod = new osg::LOD;
+    lod->setRangeMode(osg::LOD::PIXEL_SIZE_ON_SCREEN);
+    const auto px = static_cast<float>(def_.far_model_below_px);
+    lod->addChild(geode, px, std::numeric_limits<float>::max());
+    lod->addChild(far_geode, 0.0f, px);
+    m->root->addChild(lod);
+  } else {
+    m->root->addChild(geode);
+  }
   m->last_position_m = e.kinematics.pose.position_m;
   return m;
 }
@@ -602,6 +636,7 @@ void SceneGraph::Update(const std::vector<protocol::EntityState>& entities, int6
       if (!(lit == m.lit)) {
         m.lit = lit;
         PaintLamps(*m.lamps, m.tmpl->lamp_roles, lit);
+        if (m.far_lamps) PaintLamps(*m.far_lamps, m.tmpl->far_lamp_roles, lit);
       }
     }
     m.last_position_m = pose.position_m;
@@ -613,6 +648,7 @@ void SceneGraph::SetEntityColour(uint64_t id, const Rgb& colour) {
   const auto it = models_.find(id);
   if (it == models_.end()) return;
   PaintParts(*it->second->parts, it->second->tmpl->part_roles, colour);
+  if (it->second->far_parts) PaintParts(*it->second->far_parts, it->second->tmpl->far_part_roles, colour);
 }
 
 void SceneGraph::ClearEntityColour(uint64_t id) {
@@ -620,6 +656,7 @@ void SceneGraph::ClearEntityColour(uint64_t id) {
   const auto it = models_.find(id);
   if (it == models_.end()) return;
   PaintParts(*it->second->parts, it->second->tmpl->part_roles, EntityColour(id));
+  if (it->second->far_parts) PaintParts(*it->second->far_parts, it->second->tmpl->far_part_roles, EntityColour(id));
 }
 
 std::optional<double> SceneGraph::WheelAngle(uint64_t id) const {

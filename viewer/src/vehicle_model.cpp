@@ -240,6 +240,7 @@ VehicleModel BuildVehicleModel(protocol::EntityKind kind, const Vec3& size, cons
       const Solid cabin = Frustum(x0 + 0.12 * L, x1 - 0.30 * L, x0 + 0.22 * L, x1 - 0.42 * L, 0.0, hw - 0.03 * W,
                                   hw - 0.1 * W, belt, H, R::kBody);
       m.parts = {lower, cabin};
+      m.hull_parts = m.parts.size();
       for (int side = 0; side < 2; ++side) {
         m.parts.push_back(Panel(cabin, 1, side, 0.08, 0.92, 0.12, 0.85, glass, R::kGlass));
         m.parts.push_back(Panel(cabin, 1, side, 0.47, 0.53, 0.1, 0.88, 2 * glass, R::kBody));
@@ -256,6 +257,7 @@ VehicleModel BuildVehicleModel(protocol::EntityKind kind, const Vec3& size, cons
       const Solid lower = Box(x0 + d, x1 - d, -hw, hw, c, belt, R::kBody);
       const Solid upper = Frustum(x0 + d, x1 - 0.14 * L, x0 + d, x1 - 0.3 * L, 0.0, hw, hw - 0.04 * W, belt, H, R::kBody);
       m.parts = {lower, upper};
+      m.hull_parts = m.parts.size();
       for (int side = 0; side < 2; ++side) {
         m.parts.push_back(Panel(upper, 1, side, 0.74, 0.96, 0.1, 0.8, glass, R::kGlass));
         m.parts.push_back(Panel(lower, 0, side, 0.02, 0.98, 0.0, 0.3, 0.5 * d, R::kTrim));
@@ -278,6 +280,7 @@ VehicleModel BuildVehicleModel(protocol::EntityKind kind, const Vec3& size, cons
                                       cab_top, R::kBody);
       m.parts = {cab_lower, cab_upper};
       m.parts.push_back(Box(x0 + d, cab_back - 0.05 * cab_len, -hw, hw, floor, H, R::kCargo));
+      m.hull_parts = m.parts.size();
       m.parts.push_back(Box(x0 + d, cab_back, -0.7 * hw, 0.7 * hw, c, floor, R::kTrim));
       m.parts.push_back(Panel(cab_upper, 0, 1, 0.05, 0.95, 0.1, 0.88, glass, R::kGlass));
       m.parts.push_back(Panel(cab_lower, 0, 1, 0.02, 0.98, 0.0, 0.35, 0.5 * d, R::kTrim));
@@ -300,6 +303,7 @@ VehicleModel BuildVehicleModel(protocol::EntityKind kind, const Vec3& size, cons
       // One long box with a band of side windows, a deep windscreen, a rear window and a door.
       const Solid body = Box(x0 + d, x1 - d, -hw, hw, c, H, R::kBody);
       m.parts = {body};
+      m.hull_parts = m.parts.size();
       for (int side = 0; side < 2; ++side) m.parts.push_back(Panel(body, 1, side, 0.04, 0.88, 0.5, 0.88, glass, R::kGlass));
       m.parts.push_back(Panel(body, 1, 0, 0.9, 0.97, 0.03, 0.88, glass, R::kGlass));  // door, right side
       m.parts.push_back(Panel(body, 0, 1, 0.04, 0.96, 0.35, 0.92, glass, R::kGlass));
@@ -360,6 +364,36 @@ VehicleModel BuildVehicleModel(protocol::EntityKind kind, const Vec3& size, cons
     case VehicleShape::kBlock: m.parts.push_back(BoxSolid(whole, R::kBody)); break;
   }
   return m;
+}
+
+VehicleModel BuildFarVehicleModel(const VehicleModel& full) {
+  VehicleModel far;
+  far.shape = full.shape;
+  if (full.hull_parts == 0) return far;
+  far.parts.assign(full.parts.begin(), full.parts.begin() + static_cast<std::ptrdiff_t>(std::min(full.hull_parts, full.parts.size())));
+  far.hull_parts = far.parts.size();
+  // One dark box per axle (the pair of wheels at one x): tread to tread across, up to the axle.
+  std::vector<WheelSpec> axles;
+  for (const WheelSpec& w : full.wheels) {
+    auto it = std::find_if(axles.begin(), axles.end(), [&](const WheelSpec& a) { return std::abs(a.centre_m.x() - w.centre_m.x()) < 1e-9; });
+    const double y0 = w.centre_m.y() - 0.5 * w.width_m, y1 = w.centre_m.y() + 0.5 * w.width_m;
+    if (it == axles.end()) {
+      axles.push_back(WheelSpec{Vec3(w.centre_m.x(), y0, y1), w.radius_m, 0.0});
+    } else {
+      it->centre_m.y() = std::min(it->centre_m.y(), y0);
+      it->centre_m.z() = std::max(it->centre_m.z(), y1);
+      it->radius_m = std::max(it->radius_m, w.radius_m);
+    }
+  }
+  for (const WheelSpec& a : axles) {
+    LocalBox b;
+    b.min_m = Vec3(a.centre_m.x() - a.radius_m, a.centre_m.y(), 0.0);
+    b.max_m = Vec3(a.centre_m.x() + a.radius_m, a.centre_m.z(), a.radius_m);
+    far.parts.push_back(BoxSolid(b, PartRole::kTyre));
+  }
+  for (const Solid& s : full.parts)
+    if (IsLamp(s.role)) far.parts.push_back(s);
+  return far;
 }
 
 Pose BoxCentreInWorld(const Pose& entity_world, const LocalBox& box) {

@@ -47,6 +47,11 @@ struct SceneDef {
   double diffuse = 0.6;                   ///< Sunlight on a surface facing the sun, 0..1.
   Vec3 sun_direction = Vec3(-0.35, -0.25, 1.0);  ///< Direction towards the sun (need not be unit).
   VehicleLayout layout;                   ///< How entity boxes are drawn.
+  /// A vehicle whose bounding sphere's size on screen (osg::LOD PIXEL_SIZE_ON_SCREEN: about 1.15 times its
+  /// diameter in px) is below this in the view drawing it is drawn as its far model
+  /// (BuildFarVehicleModel), in px; 0: never. 90: a 4.5 m car switches about 59 m away in a 1280 px wide,
+  /// 70 deg view, when 23 px tall (docs/WORLD.md).
+  double far_model_below_px = 90.0;
   EnvironmentLooks environment;           ///< How environment objects are drawn (SetEnvironment).
   AtmosphereDef atmosphere;               ///< Sky dome and fog, switched on by SetEnvironment.
 };
