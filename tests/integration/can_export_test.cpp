@@ -450,7 +450,7 @@ TEST_CASE("platoon export: --candump errors for a bad mapping an unknown or ambi
   };
   says(CanExport({"--help"}), 0, "platoon export drive.mcap --candump drive.log --can-map");
   // Options.
-  says(CanExport({log}), 2, "expected --csv DIR (a CSV per entity) or --candump FILE");
+  says(CanExport({log}), 2, "expected --csv DIR (a CSV per entity), --candump FILE --can-map MAP.toml (one vehicle's CAN frames) or --pcd/--ply DIR --stream ID");
   says(CanExport({log, "--candump", out}), 2, "--candump requires --can-map");
   says(CanExport({log, "--csv", dir.Path() + "/csv", "--candump", out, "--can-map", map_path}), 2, "excludes");
   says(CanExport({log, "--candump", out, "--can-map", map_path, "--rate", "10"}), 2, "excludes");
