@@ -391,8 +391,16 @@ VehicleModel BuildFarVehicleModel(const VehicleModel& full) {
     b.max_m = Vec3(a.centre_m.x() + a.radius_m, a.centre_m.z(), a.radius_m);
     far.parts.push_back(BoxSolid(b, PartRole::kTyre));
   }
-  for (const Solid& s : full.parts)
-    if (IsLamp(s.role)) far.parts.push_back(s);
+  // Lamps flattened onto their outer end face (front lamps at their largest x, rear ones at their
+  // smallest): the side faces vanish (AddSolid skips faces shrunk to a line), 8 vertices a lamp, not 24.
+  for (Solid s : full.parts) {
+    if (!IsLamp(s.role)) continue;
+    double lo = s.corner_m[0].x(), hi = lo, mid = 0.0;
+    for (const Vec3& p : s.corner_m) lo = std::min(lo, p.x()), hi = std::max(hi, p.x()), mid += p.x() / 8.0;
+    const double face = mid > 0.0 ? hi : lo;
+    for (Vec3& p : s.corner_m) p.x() = face;
+    far.parts.push_back(s);
+  }
   return far;
 }
 

@@ -110,8 +110,8 @@ struct VehicleModel {
 /// The low-poly model of an entity of `kind` with box `box_size_m`, scaled to the box.
 VehicleModel BuildVehicleModel(protocol::EntityKind kind, const Vec3& box_size_m, const VehicleLayout& layout);
 /// The far model of `full` (drawn when it covers few pixels): its hull parts (1-3 solids) in its parts'
-/// colours, one dark box per axle where the wheels are (z from 0 to the wheel radius) and all its lamps,
-/// no wheels; everything inside the entity box. Empty parts when full.hull_parts is 0 (two-wheelers,
+/// colours, one dark box per axle where the wheels are (z from 0 to the wheel radius) and all its lamps
+/// flattened onto their outer end faces, no wheels; everything inside the entity box. Empty parts when full.hull_parts is 0 (two-wheelers,
 /// pedestrians and blocks have no far model).
 VehicleModel BuildFarVehicleModel(const VehicleModel& full);
 /// Bounding box of the model's parts of `role`; an empty box at the origin if there are none.
