@@ -4,6 +4,7 @@
 // Floor, same run: a plain ZeroMQ PUB -> N SUB processes echo of the same payload size (one hop).
 // With --kill, one node is killed -9 half-way and every other node's world-state gap histogram shows
 // whether anybody waited for it.
+#include "percentile.hpp"
 #include "platoon/process/child.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/transport/channel.hpp"
@@ -38,6 +39,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 using platoon::bench::CpuSeconds;
+using platoon::bench::Percentile;
 using platoon::bench::Summary;
 using platoon::bench::Field;
 
@@ -45,12 +47,6 @@ int64_t MonoNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())))];
 }
 
 // --echo-sub mode: subscribe, print "ready" on the first message, then latencies until "stop".

@@ -8,6 +8,7 @@
 // Floor, same run and same process: one PUB -> N SUB sockets polled the same way, at 60 Hz, with a
 // payload as large as the mean world-state broadcast of the platoon run; and, as a diagnostic, the same at
 // the platoon run's broadcast rate.
+#include "percentile.hpp"
 #include "platoon/clock/oscillator.hpp"
 #include "platoon/dead_reckoning.hpp"
 #include "platoon/entity_id.hpp"
@@ -51,6 +52,7 @@ namespace protocol = platoon::protocol;
 namespace {
 
 using platoon::bench::CpuSeconds;
+using platoon::bench::Percentile;
 
 int64_t MonoNs() {
   timespec ts{};
@@ -63,12 +65,6 @@ double SelfCpuSeconds() {
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())))];
 }
 
 struct Options {

@@ -9,6 +9,7 @@
 // step every frame is the same image. Baseline in the same run: the frame time (render + swap + readback).
 // Excluded: the display's scan-out and the panel (Xvfb has none), the USB device's own latency.
 // Needs an X display: run under xvfb-run (Mesa llvmpipe renders on the CPU).
+#include "percentile.hpp"
 #include "platoon/road/road_network.hpp"
 #include "platoon/vehicle/single_track.hpp"
 #include "platoon/viewer/image.hpp"
@@ -33,13 +34,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace seat_latency_bench_detail {
 
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+using platoon::bench::Percentile;
 
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())) - 1));
-  return v[i];
-}
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 // A straight road with its markings, so that a yaw moves edges across the image.
 road::Road MakeRoad() {

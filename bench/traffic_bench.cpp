@@ -6,6 +6,7 @@
 // same run) and the states handed to the runtime. With --session N: a real session over loopback, each
 // node's CPU, update latency and view error (its displayed remote vehicles against their owner's truth,
 // from platoon-node --pose-log on every 20th vehicle).
+#include "percentile.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/node/module.hpp"
@@ -38,16 +39,11 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 using platoon::bench::CpuSeconds;
+using platoon::bench::Percentile;
 using platoon::bench::Summary;
 using platoon::bench::Field;
 
 double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())))];
-}
 
 double Mean(const std::vector<double>& v) {
   double s = 0;

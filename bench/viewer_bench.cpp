@@ -9,6 +9,7 @@
 // renders the scene once more into a texture; and a seat on three 1280 x 720 screens (off-axis frustums,
 // the own car and mirrors on the centre one). Needs an X display: run under xvfb-run (Mesa llvmpipe
 // renders on the CPU).
+#include "percentile.hpp"
 #include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
 #include "platoon/viewer/offscreen_renderer.hpp"
@@ -31,13 +32,9 @@ using namespace platoon::viewer;
 
 namespace {
 
-double NowMs() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+using platoon::bench::Percentile;
 
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())) - 1));
-  return v[i];
-}
+double NowMs() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // A 2 km road, two lanes each way: straight, a long left bend, straight.
 road::Road MakeRoad() {

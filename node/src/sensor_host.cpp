@@ -1,4 +1,5 @@
 #include "platoon/node/sensor_host.hpp"
+#include "platoon/node/camera_pinhole.hpp"
 
 #include "platoon/can/object_frames.hpp"
 #include "platoon/can/transport.hpp"
@@ -101,15 +102,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
     if (has_road_) gl_->scene.SetRoads(road::SessionRoadNetwork(road_));
     if (!environment_.empty()) gl_->scene.SetEnvironment(environment_);
     gl_->scene.Root()->addChild(gl_->boards.Root());
-    const auto k = sensors::Intrinsics(def_);
-    gl_->camera.fx_px = k.fx_px;
-    gl_->camera.fy_px = k.fy_px;
-    gl_->camera.cx_px = k.cx_px;
-    gl_->camera.cy_px = k.cy_px;
-    gl_->camera.width_px = def_.image_width_px;
-    gl_->camera.height_px = def_.image_height_px;
-    gl_->camera.near_m = std::max(0.01, def_.near_clip_m);
-    gl_->camera.far_m = 20000.0;
+    gl_->camera = SensorPinhole(def_);
     gl_->renderer.SetScene(gl_->scene.Root(), gl_->scene.SkyColour());
     log_->info("camera '{}': rendering {} x {} px {} images ({})", id_, def_.image_width_px, def_.image_height_px,
                def_.render, gl_->renderer.GlInfo());
@@ -477,6 +470,20 @@ void SensorHostModule::Summarize(std::vector<std::string>& fields) const {
                         s->points, s->frames ? 1e3 * s->compute_s / static_cast<double>(s->frames) : 0.0, kind_members);
   }
   fields.push_back(fmt::format("\"sensors\":[{}],\"sensor_waits_no_ego\":{}", list, no_ego_steps_));
+}
+
+viewer::PinholeCamera SensorPinhole(const sensors::CameraDef& def) {
+  const sensors::CameraIntrinsics k = sensors::Intrinsics(def);
+  viewer::PinholeCamera cam;
+  cam.fx_px = k.fx_px;
+  cam.fy_px = k.fy_px;
+  cam.cx_px = k.cx_px;
+  cam.cy_px = k.cy_px;
+  cam.width_px = def.image_width_px;
+  cam.height_px = def.image_height_px;
+  cam.near_m = std::max(0.01, def.near_clip_m);
+  cam.far_m = 20000.0;
+  return cam;
 }
 
 }  // namespace platoon::node

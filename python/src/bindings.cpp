@@ -686,6 +686,31 @@ py::dict ReadLogJson(const std::string& path) {
   return d;
 }
 
+// Reads the log at `path` without the GIL and hands every decoded message of its data streams to
+// on(stream id, chosen, message): each message of `stream` (chosen), and of the others until `streams`
+// holds their id. Undecodable messages of `stream` count in `unreadable`; the log's problems go to
+// `problems`.
+template <typename StreamMap, typename On>
+void ScanDataStreams(const std::string& path, const std::string& stream, const StreamMap& streams, uint64_t& unreadable,
+                     std::vector<std::string>& problems, On on) {
+  py::gil_scoped_release release;
+  const std::string topic = session_log::DataTopic(stream);
+  const auto result = session_log::Read(path, [&](const session_log::Entry& entry) {
+    if (!entry.topic.starts_with(session_log::kDataTopicPrefix)) return;
+    const std::string id(entry.topic.substr(session_log::kDataTopicPrefix.size()));
+    const bool chosen = entry.topic == topic;
+    if (!chosen && streams.contains(id)) return;
+    const auto decoded =
+        protocol::Decode(std::string_view(reinterpret_cast<const char*>(entry.data.data()), entry.data.size()));
+    if (!decoded.message) {
+      unreadable += chosen;
+      return;
+    }
+    on(id, chosen, *decoded.message);
+  });
+  for (const auto& p : result.problems) problems.push_back(p.message);
+}
+
 /// The recorded clouds (PointCloud or FusedCloud) of data stream `stream` with sim time in [from_ns, to_ns],
 /// in log order: per cloud stamp_ns, entity_id, fused, mount pose (position m, orientation w x y z; identity
 /// for a fused cloud, which is in the vehicle frame) and point_count; `points` all their point records
@@ -701,51 +726,36 @@ py::dict ReadLogClouds(const std::string& path, const std::string& stream, int64
   std::map<std::string, bool> streams;
   std::vector<std::string> problems;
   uint64_t unreadable = 0;
-  {
-    py::gil_scoped_release release;
-    const std::string topic = session_log::DataTopic(stream);
-    const auto result = session_log::Read(path, [&](const session_log::Entry& entry) {
-      if (!entry.topic.starts_with(session_log::kDataTopicPrefix)) return;
-      const std::string id(entry.topic.substr(session_log::kDataTopicPrefix.size()));
-      const bool chosen = entry.topic == topic;
-      if (!chosen && streams.contains(id)) return;
-      const auto decoded = protocol::Decode(
-          std::string_view(reinterpret_cast<const char*>(entry.data.data()), entry.data.size()));
-      if (!decoded.message) {
-        unreadable += chosen;
-        return;
-      }
-      const auto* pc = std::get_if<protocol::PointCloud>(&*decoded.message);
-      const auto* fc = std::get_if<protocol::FusedCloud>(&*decoded.message);
-      streams.try_emplace(id, pc || fc);
-      if (!chosen || !(pc || fc)) return;
-      const int64_t stamp = pc ? pc->header.stamp_ns : fc->reference_ns;
-      if (stamp < from_ns || stamp > to_ns) return;
-      const std::string& blob = pc ? pc->points : fc->points;
-      const uint32_t n = pc ? pc->point_count : fc->point_count;
-      const uint16_t stride = pc ? pc->point_stride : fc->point_stride;
-      if (!PointRecordsFit(blob, n, stride)) {
-        ++unreadable;
-        return;
-      }
-      // Records of a wider stride are cut to the record's 36 bytes.
-      if (stride == point_record::kStride) {
-        points.append(blob.data(), static_cast<size_t>(n) * stride);
-      } else {
-        for (uint32_t i = 0; i < n; ++i) points.append(blob.data() + static_cast<size_t>(i) * stride, point_record::kStride);
-      }
-      stamps.push_back(stamp);
-      entities.push_back(pc ? pc->header.entity_id : fc->entity_id);
-      fused.push_back(fc != nullptr);
-      counts.push_back(n);
-      const bool sensor_frame = pc && !pc->vehicle_frame;
-      const Vec3 p = sensor_frame ? pc->header.mount_position_m : Vec3::Zero();
-      const Quat q = sensor_frame ? pc->header.mount_orientation : Quat::Identity();
-      positions.insert(positions.end(), {p.x(), p.y(), p.z()});
-      orientations.insert(orientations.end(), {q.w(), q.x(), q.y(), q.z()});
-    });
-    for (const auto& p : result.problems) problems.push_back(p.message);
-  }
+  ScanDataStreams(path, stream, streams, unreadable, problems, [&](const std::string& id, bool chosen, const protocol::Message& m) {
+    const auto* pc = std::get_if<protocol::PointCloud>(&m);
+    const auto* fc = std::get_if<protocol::FusedCloud>(&m);
+    streams.try_emplace(id, pc || fc);
+    if (!chosen || !(pc || fc)) return;
+    const int64_t stamp = pc ? pc->header.stamp_ns : fc->reference_ns;
+    if (stamp < from_ns || stamp > to_ns) return;
+    const std::string& blob = pc ? pc->points : fc->points;
+    const uint32_t n = pc ? pc->point_count : fc->point_count;
+    const uint16_t stride = pc ? pc->point_stride : fc->point_stride;
+    if (!PointRecordsFit(blob, n, stride)) {
+      ++unreadable;
+      return;
+    }
+    // Records of a wider stride are cut to the record's 36 bytes.
+    if (stride == point_record::kStride) {
+      points.append(blob.data(), static_cast<size_t>(n) * stride);
+    } else {
+      for (uint32_t i = 0; i < n; ++i) points.append(blob.data() + static_cast<size_t>(i) * stride, point_record::kStride);
+    }
+    stamps.push_back(stamp);
+    entities.push_back(pc ? pc->header.entity_id : fc->entity_id);
+    fused.push_back(fc != nullptr);
+    counts.push_back(n);
+    const bool sensor_frame = pc && !pc->vehicle_frame;
+    const Vec3 p = sensor_frame ? pc->header.mount_position_m : Vec3::Zero();
+    const Quat q = sensor_frame ? pc->header.mount_orientation : Quat::Identity();
+    positions.insert(positions.end(), {p.x(), p.y(), p.z()});
+    orientations.insert(orientations.end(), {q.w(), q.x(), q.y(), q.z()});
+  });
   if (unreadable > 0) problems.push_back(std::to_string(unreadable) + " messages of " + stream + " are no readable cloud");
   py::dict d;
   d["stamp_ns"] = Column(stamps);
@@ -775,64 +785,48 @@ py::dict ReadLogSensor(const std::string& path, const std::string& stream, int64
   std::vector<std::string> problems;
   std::string kind;
   uint64_t unreadable = 0;
-  {
-    py::gil_scoped_release release;
-    const std::string topic = session_log::DataTopic(stream);
-    const auto result = session_log::Read(path, [&](const session_log::Entry& entry) {
-      if (!entry.topic.starts_with(session_log::kDataTopicPrefix)) return;
-      const std::string id(entry.topic.substr(session_log::kDataTopicPrefix.size()));
-      const bool chosen = entry.topic == topic;
-      if (!chosen && streams.contains(id)) return;
-      const auto decoded = protocol::Decode(
-          std::string_view(reinterpret_cast<const char*>(entry.data.data()), entry.data.size()));
-      if (!decoded.message) {
-        unreadable += chosen;
-        return;
-      }
-      const protocol::Message& m = *decoded.message;
-      std::string k = std::holds_alternative<protocol::FusedCloud>(m) ? "fused" : "";
-      std::visit([&](const auto& msg) {
-        if constexpr (requires { msg.header.kind; }) k = std::string(protocol::StreamKindName(msg.header.kind));
-      }, m);
-      streams.try_emplace(id, k);
-      if (!chosen) return;
-      if (kind.empty()) kind = k;
-      auto row = [&](int64_t stamp, uint64_t entity, std::initializer_list<std::pair<const char*, double>> values) {
-        stamps.push_back(stamp);
-        ids.push_back(entity);
-        for (const auto& [name, v] : values) cols[name].push_back(v);
-      };
-      auto in_window = [&](const protocol::SensorHeader& h) { return h.stamp_ns >= from_ns && h.stamp_ns <= to_ns; };
-      if (const auto* r = std::get_if<protocol::RadarScan>(&m)) {
-        if (!in_window(r->header)) return;
-        for (const auto& d : r->detections)
-          row(r->header.stamp_ns, d.entity_id,
-              {{"range", d.range_m}, {"azimuth", d.azimuth_rad}, {"range_rate", d.range_rate_mps}, {"rcs_dbsm", d.rcs_dbsm},
-               {"object_class", d.object_class}, {"false_positive", d.false_positive}, {"length", d.length_m},
-               {"width", d.width_m}, {"orientation", d.orientation_rad}, {"x", d.x_m}, {"y", d.y_m}});
-      } else if (const auto* o = std::get_if<protocol::ObjectList>(&m)) {
-        if (!in_window(o->header)) return;
-        for (const auto& d : o->objects)
-          row(o->header.stamp_ns, d.track_id,
-              {{"object_class", d.object_class}, {"truth_class", d.truth_class}, {"x", d.position_m.x()},
-               {"y", d.position_m.y()}, {"z", d.position_m.z()}, {"vx", d.velocity_mps.x()}, {"vy", d.velocity_mps.y()},
-               {"vz", d.velocity_mps.z()}, {"length", d.size_m.x()}, {"width", d.size_m.y()}, {"height", d.size_m.z()}});
-      } else if (const auto* i = std::get_if<protocol::ImuMeasurement>(&m)) {
-        if (!in_window(i->header)) return;
-        row(i->header.stamp_ns, i->header.entity_id,
-            {{"wx", i->angular_velocity_radps.x()}, {"wy", i->angular_velocity_radps.y()},
-             {"wz", i->angular_velocity_radps.z()}, {"ax", i->acceleration_mps2.x()}, {"ay", i->acceleration_mps2.y()},
-             {"az", i->acceleration_mps2.z()}});
-      } else if (const auto* g = std::get_if<protocol::GnssMeasurement>(&m)) {
-        if (!in_window(g->header)) return;
-        row(g->header.stamp_ns, g->header.entity_id,
-            {{"latitude", g->latitude_deg}, {"longitude", g->longitude_deg}, {"altitude", g->altitude_m},
-             {"ve", g->velocity_enu_mps.x()}, {"vn", g->velocity_enu_mps.y()}, {"vu", g->velocity_enu_mps.z()},
-             {"horizontal_sigma", g->horizontal_sigma_m}, {"vertical_sigma", g->vertical_sigma_m}});
-      }
-    });
-    for (const auto& p : result.problems) problems.push_back(p.message);
-  }
+  ScanDataStreams(path, stream, streams, unreadable, problems, [&](const std::string& id, bool chosen, const protocol::Message& m) {
+    std::string k = std::holds_alternative<protocol::FusedCloud>(m) ? "fused" : "";
+    std::visit([&](const auto& msg) {
+      if constexpr (requires { msg.header.kind; }) k = std::string(protocol::StreamKindName(msg.header.kind));
+    }, m);
+    streams.try_emplace(id, k);
+    if (!chosen) return;
+    if (kind.empty()) kind = k;
+    auto row = [&](int64_t stamp, uint64_t entity, std::initializer_list<std::pair<const char*, double>> values) {
+      stamps.push_back(stamp);
+      ids.push_back(entity);
+      for (const auto& [name, v] : values) cols[name].push_back(v);
+    };
+    auto in_window = [&](const protocol::SensorHeader& h) { return h.stamp_ns >= from_ns && h.stamp_ns <= to_ns; };
+    if (const auto* r = std::get_if<protocol::RadarScan>(&m)) {
+      if (!in_window(r->header)) return;
+      for (const auto& d : r->detections)
+        row(r->header.stamp_ns, d.entity_id,
+            {{"range", d.range_m}, {"azimuth", d.azimuth_rad}, {"range_rate", d.range_rate_mps}, {"rcs_dbsm", d.rcs_dbsm},
+             {"object_class", d.object_class}, {"false_positive", d.false_positive}, {"length", d.length_m},
+             {"width", d.width_m}, {"orientation", d.orientation_rad}, {"x", d.x_m}, {"y", d.y_m}});
+    } else if (const auto* o = std::get_if<protocol::ObjectList>(&m)) {
+      if (!in_window(o->header)) return;
+      for (const auto& d : o->objects)
+        row(o->header.stamp_ns, d.track_id,
+            {{"object_class", d.object_class}, {"truth_class", d.truth_class}, {"x", d.position_m.x()},
+             {"y", d.position_m.y()}, {"z", d.position_m.z()}, {"vx", d.velocity_mps.x()}, {"vy", d.velocity_mps.y()},
+             {"vz", d.velocity_mps.z()}, {"length", d.size_m.x()}, {"width", d.size_m.y()}, {"height", d.size_m.z()}});
+    } else if (const auto* i = std::get_if<protocol::ImuMeasurement>(&m)) {
+      if (!in_window(i->header)) return;
+      row(i->header.stamp_ns, i->header.entity_id,
+          {{"wx", i->angular_velocity_radps.x()}, {"wy", i->angular_velocity_radps.y()},
+           {"wz", i->angular_velocity_radps.z()}, {"ax", i->acceleration_mps2.x()}, {"ay", i->acceleration_mps2.y()},
+           {"az", i->acceleration_mps2.z()}});
+    } else if (const auto* g = std::get_if<protocol::GnssMeasurement>(&m)) {
+      if (!in_window(g->header)) return;
+      row(g->header.stamp_ns, g->header.entity_id,
+          {{"latitude", g->latitude_deg}, {"longitude", g->longitude_deg}, {"altitude", g->altitude_m},
+           {"ve", g->velocity_enu_mps.x()}, {"vn", g->velocity_enu_mps.y()}, {"vu", g->velocity_enu_mps.z()},
+           {"horizontal_sigma", g->horizontal_sigma_m}, {"vertical_sigma", g->vertical_sigma_m}});
+    }
+  });
   if (unreadable > 0) problems.push_back(std::to_string(unreadable) + " messages of " + stream + " could not be decoded");
   py::dict columns;
   for (const auto& [name, v] : cols) columns[py::str(name)] = Column(v);

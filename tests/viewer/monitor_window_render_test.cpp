@@ -3,6 +3,7 @@
 // back buffer, equals the camera sensor's rendered frame pixel for pixel. Needs an X display: part of
 // platoon_render_tests, which ctest runs under xvfb-run -s "-screen 0 1280x1024x24" (tests/CMakeLists.txt).
 #include "../support/camera_context.hpp"
+#include "platoon/node/camera_pinhole.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/node/sensor_host.hpp"
 #include "platoon/road/session_road.hpp"
@@ -48,19 +49,6 @@ sensors::CameraDef MonitorTestCamera() {
   return def;
 }
 
-// The camera's intrinsics as the sensor host hands them to the renderer.
-viewer::PinholeCamera MonitorPinhole(const sensors::CameraDef& def) {
-  const sensors::CameraIntrinsics k = sensors::Intrinsics(def);
-  viewer::PinholeCamera cam;
-  cam.fx_px = k.fx_px;
-  cam.fy_px = k.fy_px;
-  cam.cx_px = k.cx_px;
-  cam.cy_px = k.cy_px;
-  cam.width_px = def.image_width_px;
-  cam.height_px = def.image_height_px;
-  cam.near_m = def.near_clip_m;
-  return cam;
-}
 
 protocol::EntityState MonitorCar(uint64_t id, const Vec3& position, double yaw_rad) {
   protocol::EntityState e;
@@ -86,7 +74,7 @@ struct MonitorScene {
   viewer::Image Render(double x_m, double car_ahead_m) {
     scene.Update({MonitorCar(11, Vec3(x_m + car_ahead_m, -1.5, 0), 0.2), MonitorCar(12, Vec3(x_m + 30, 2.0, 0), -0.1)});
     const Pose vehicle{Vec3(x_m, 0, 0), Quat::Identity()};
-    return renderer.Render(sensors::SensorPoseInWorld(vehicle, def.mounting), MonitorPinhole(def));
+    return renderer.Render(sensors::SensorPoseInWorld(vehicle, def.mounting), node::SensorPinhole(def));
   }
 };
 

@@ -1,6 +1,7 @@
 // Offscreen rendering (viewer/src/offscreen_renderer.cpp, scene.cpp, pinhole_camera.cpp) checked against
 // the camera sensor's pinhole model (sensors/src/camera.cpp). Needs an X display: ctest runs this
 // executable under xvfb-run (tests/CMakeLists.txt, render_tests).
+#include "platoon/node/camera_pinhole.hpp"
 #include "platoon/sensors/camera.hpp"
 #include "platoon/sensors/mounting.hpp"
 #include "platoon/sensors/scene.hpp"
@@ -70,19 +71,6 @@ protocol::EntityState Car(uint64_t id, const Vec3& position, double yaw) {
   return e;
 }
 
-// The camera sensor's intrinsics as a rendering camera.
-PinholeCamera FromSensor(const sensors::CameraDef& def) {
-  const sensors::CameraIntrinsics k = sensors::Intrinsics(def);
-  PinholeCamera cam;
-  cam.fx_px = k.fx_px;
-  cam.fy_px = k.fy_px;
-  cam.cx_px = k.cx_px;
-  cam.cy_px = k.cy_px;
-  cam.width_px = def.image_width_px;
-  cam.height_px = def.image_height_px;
-  cam.near_m = def.near_clip_m;
-  return cam;
-}
 
 // Pinhole projection of a world point the way the camera sensor does it (sensors::BodyToOptical,
 // sensors::ProjectOptical), with intrinsics taken from `cam`.
@@ -213,7 +201,7 @@ TEST_CASE("render: the camera sensor's ROI of a partly occluded vehicle encloses
   sensors::CameraDef def = sensors::DefaultCameraDef();
   def.image_width_px = 960;
   def.image_height_px = 540;
-  const PinholeCamera cam = FromSensor(def);
+  const PinholeCamera cam = node::SensorPinhole(def);
   Pose ego;
   const Pose camera = sensors::SensorPoseInWorld(ego, def.mounting);
   OffscreenRenderer renderer(cam.width_px, cam.height_px);

@@ -1,6 +1,7 @@
 // The entity models of every class drawn offscreen (viewer/src/scene.cpp, vehicle_model.cpp): each class
 // inside the camera sensor's ROI of its box and shaped like its class, and the lamps (reverse, tail,
 // brake) in their places and colours. Needs an X display: run under xvfb-run (tests/CMakeLists.txt).
+#include "platoon/node/camera_pinhole.hpp"
 #include "platoon/sensors/camera.hpp"
 #include "platoon/viewer/image.hpp"
 #include "platoon/viewer/offscreen_renderer.hpp"
@@ -41,18 +42,6 @@ sensors::CameraDef SensorDef(uint32_t w, uint32_t h) {
   def.image_width_px = w;
   def.image_height_px = h;
   return def;
-}
-PinholeCamera RenderCamera(const sensors::CameraDef& def) {
-  const sensors::CameraIntrinsics k = sensors::Intrinsics(def);
-  PinholeCamera cam;
-  cam.fx_px = k.fx_px;
-  cam.fy_px = k.fy_px;
-  cam.cx_px = k.cx_px;
-  cam.cy_px = k.cy_px;
-  cam.width_px = def.image_width_px;
-  cam.height_px = def.image_height_px;
-  cam.near_m = def.near_clip_m;
-  return cam;
 }
 
 // The ROI the camera sensor reports for an unoccluded entity (its whole box, vehicle_model.hpp).
@@ -121,7 +110,7 @@ using namespace vehicle_render_test_detail;
 TEST_CASE("vehicle render: every class draws inside its ROI and shows its class's shape from the side") {
   using K = protocol::EntityKind;
   const sensors::CameraDef def = SensorDef(960, 540);
-  const PinholeCamera cam = RenderCamera(def);
+  const PinholeCamera cam = node::SensorPinhole(def);
   OffscreenRenderer renderer(cam.width_px, cam.height_px);
   struct Case {
     const char* name;
@@ -242,7 +231,7 @@ TEST_CASE("vehicle render: every class draws inside its ROI and shows its class'
 
 TEST_CASE("vehicle render: a pedestrian seen from the front has two legs and a head narrower than the shoulders") {
   const sensors::CameraDef def = SensorDef(640, 480);
-  const PinholeCamera cam = RenderCamera(def);
+  const PinholeCamera cam = node::SensorPinhole(def);
   OffscreenRenderer renderer(cam.width_px, cam.height_px);
   SceneGraph scene;
   renderer.SetScene(scene.Root(), scene.SkyColour());
@@ -276,7 +265,7 @@ TEST_CASE("vehicle render: a pedestrian seen from the front has two legs and a h
 
 TEST_CASE("vehicle render: reverse lamps light white at the rear only when reversing and tail lamps glow dim then bright red") {
   const sensors::CameraDef def = SensorDef(640, 480);
-  const PinholeCamera cam = RenderCamera(def);
+  const PinholeCamera cam = node::SensorPinhole(def);
   OffscreenRenderer renderer(cam.width_px, cam.height_px);
   SceneGraph scene;
   renderer.SetScene(scene.Root(), scene.SkyColour());
