@@ -17,6 +17,7 @@
 #include "platoon/vehicle/bullet_vehicle.hpp"
 #include "platoon/vehicle/driver_models.hpp"
 #include "platoon/vehicle/fmu.hpp"
+#include "platoon/vehicle/lane_keeping.hpp"
 #include "platoon/viewer/calibration_board.hpp"
 #include "platoon/viewer/scene.hpp"
 #include "platoon/viewer/seat_audio.hpp"
@@ -1231,24 +1232,25 @@ vehicle::VehicleInput DriverSeatModule::ModelInput(int64_t sim_ns) const {
     accel = vehicle::IdmAccel(idm, v, std::max(gap_now, 0.01), v - lead_now);
   }
   else accel = vehicle::IdmAccel(idm, v, std::numeric_limits<double>::infinity(), 0);
+  // Lane keeping of its start lane (docs/VEHICLES.md, "Lane keeping"): where the CG is on the road, and no
+  // faster than the curves ahead allow.
+  vehicle::LaneKeepingDef keeping = vehicle::DefaultLaneKeepingDef();
+  keeping.max_lateral_accel_mps2 = model_def_.lateral_accel_mps2;
+  road::RoadCoord at;
+  if (model_road_) {
+    at = model_road_->Project(Vec3(state_.x_m, state_.y_m, 0));
+    accel = std::min(accel, vehicle::CurveAccelMps2(keeping, v, vehicle::CurveSpeedLimitMps(keeping, *model_road_, model_lane_, at, v)));
+  }
   // Pedals from the force the acceleration needs against drag and rolling resistance.
   const double force = def_.mass_kg * accel + 0.5 * def_.air_density_kgm3 * def_.drag_area_m2 * v * v +
                        def_.rolling_resistance * def_.mass_kg * 9.80665;
   if (force >= 0) in.throttle = std::clamp(force / std::max(vehicle::MaxDriveForceN(def_, v), 1.0), 0.0, 1.0);
   else in.brake = std::clamp(-force / (def_.max_brake_torque_nm / def_.wheel_radius_m), 0.0, 1.0);
   if (v < 0.05 && accel < 0) in.brake = std::max(in.brake, 0.3);  // hold at rest
-  // Lane keeping: pure pursuit of the lane centre a look-ahead ahead of the rear axle.
+  // Steering: curvature feed-forward and feedback on the lateral and course errors.
   if (model_road_) {
-    const Vec3 forward(std::cos(state_.yaw_rad), std::sin(state_.yaw_rad), 0);
-    const Vec3 rear = Vec3(state_.x_m, state_.y_m, 0) - def_.cg_to_rear_m * forward;
-    const double s = model_road_->Project(rear).s_m;
-    const double ld = vehicle::LookaheadM(vehicle::DefaultPurePursuitDef(), std::abs(v));
-    const double along = model_lane_ < 0 ? ld : -ld;  // left lanes run against s
-    const Vec3 goal = model_road_->LaneCenter(std::clamp(s + along, 0.0, model_road_->Length()), model_lane_);
-    const Vec3 d = goal - rear;
-    const double gx = std::cos(state_.yaw_rad) * d.x() + std::sin(state_.yaw_rad) * d.y();
-    const double gy = -std::sin(state_.yaw_rad) * d.x() + std::cos(state_.yaw_rad) * d.y();
-    const double steer_rad = vehicle::PurePursuitSteerRad(gx, gy, def_.WheelbaseM());
+    const double steer_rad =
+        vehicle::LaneKeepingSteerRad(keeping, def_, state_, vehicle::LaneErrorsOf(keeping, *model_road_, model_lane_, at, state_));
     in.steer = std::clamp(steer_rad / def_.max_steer_rad, -1.0, 1.0);
   }
   return in;

@@ -232,8 +232,8 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "\"scripted:<file>\" (an input script, found next to the session file; docs/INPUTS.md), \"model:follow\" (the "
        "driver model) or \"stream\" (a UDP control stream)."},
       {S, "node.driver_model",
-       "driver, input = \"model:follow\": IDM car following and pure-pursuit lane keeping with a reaction time, so a "
-       "seat drives without a person."},
+       "driver, input = \"model:follow\": IDM car following with a reaction time, lane keeping (curvature feed-forward "
+       "and feedback on lateral and course errors) and slowing for curves, so a seat drives without a person."},
       {S, "node.stream_port",
        "driver, input = \"stream\": UDP port of the control stream (docs/PROTOCOL.md, \"External streams\"); "
        "required for that input.",
@@ -393,6 +393,7 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.driver_model.max_accel_mps2", "Largest acceleration it asks for."},
       {S, "node.driver_model.comfort_decel_mps2", "Comfortable deceleration (IDM b)."},
       {S, "node.driver_model.reaction_time_s", "It sees the vehicle ahead as it was this long ago."},
+      {S, "node.driver_model.lateral_accel_mps2", "Lateral acceleration it accepts in curves: it slows to sqrt(a / curvature) before each."},
       {S, "node.controller.speed_limit_mps", "Speed limiter: the throttle is capped near this speed; 0 no limiter."},
       {S, "node.controller.limiter_gain_per_mps",
        "Speed limiter: the throttle cap falls by this per m/s of approach to the limit."},

@@ -142,6 +142,7 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
       dm.max_accel_mps2 = m->GetDouble("max_accel_mps2", dm.max_accel_mps2, 0.1, 10);
       dm.comfort_decel_mps2 = m->GetDouble("comfort_decel_mps2", dm.comfort_decel_mps2, 0.1, 10);
       dm.reaction_time_s = m->GetDouble("reaction_time_s", dm.reaction_time_s, 0, 5);
+      dm.lateral_accel_mps2 = m->GetDouble("lateral_accel_mps2", dm.lateral_accel_mps2, 0.5, 9);
       m->RejectUnknownKeys();
     }
   } else if (t.Has("driver_model")) {

@@ -116,6 +116,7 @@ struct DriverModelDef {
   double max_accel_mps2 = 2.0;       ///< Largest acceleration it asks for, in m/s^2.
   double comfort_decel_mps2 = 3.0;   ///< Comfortable deceleration, in m/s^2 (IDM b).
   double reaction_time_s = 0.8;      ///< It sees the vehicle ahead as it was this long ago, in s. Typical 0.5..1.5.
+  double lateral_accel_mps2 = 3.0;   ///< Lateral acceleration it accepts in curves (curve speed sqrt(a / |kappa|)), in m/s^2. Typical 2..4.
 };
 
 /// The controller layer between whoever drives (a person, a script, a model) and the vehicle model
