@@ -624,6 +624,7 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
     std::vector<NodeNaming> naming = config::SessionNaming(session);
     naming.push_back(NodeNaming{node.name, true, node.vehicle_names});  // a node the file does not list
     write_def.name = EntityDisplayName(id_, naming);  // the first column, "ego" for the node "ego"
+    write_def.markers = true;  // the last column: the session's markers in each row's period (OnEvent)
     writer_ = std::make_unique<data::CsvWriter>(std::move(write_def), log_);
     if (writer_->Ok())
       log_->info("data write: {} columns at {:g} Hz of sim time to {}", w.columns.size(), w.rate_hz, writer_->Stats().path);
@@ -1257,6 +1258,8 @@ vehicle::VehicleInput DriverSeatModule::ModelInput(int64_t sim_ns) const {
 }
 
 void DriverSeatModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) {
+  // Every marker of the session (ctl, seat keys, scenario marker actions, CAN) goes to the data write's marker column.
+  if (event.kind == protocol::LoggedEvent::Kind::kMarker && writer_) writer_->AddMarker(event.sim_time_ns, event.text);
   if (event.kind != protocol::LoggedEvent::Kind::kMessage) return;
   if (event.target_node != 0 && event.target_node != context.NodeId()) return;
   ++messages_;
@@ -1368,9 +1371,10 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
     fields.push_back(fmt::format(
         "\"data_write_rows\":{},\"data_write_dropped\":{},\"data_write_failed\":{},\"data_write_samples\":{},\"data_write_missed\":{},"
         "\"data_write_rate_hz\":{:g},\"data_write_sample_mean_us\":{:.2f},\"data_write_sample_max_us\":{:.1f},"
-        "\"data_write_path\":{},\"data_write_error\":{}",
+        "\"data_write_markers\":{},\"data_write_markers_late\":{},\"data_write_path\":{},\"data_write_error\":{}",
         w.rows_written, w.rows_dropped, w.rows_failed, samples_, samples_missed_, 1e9 / static_cast<double>(sample_period_ns_),
-        samples_ ? sample_wall_sum_us_ / static_cast<double>(samples_) : 0.0, sample_wall_max_us_, session_log::JsonQuote(w.path),
+        samples_ ? sample_wall_sum_us_ / static_cast<double>(samples_) : 0.0, sample_wall_max_us_, w.markers_written, w.markers_late,
+        session_log::JsonQuote(w.path),
         session_log::JsonQuote(w.error)));
   }
 }

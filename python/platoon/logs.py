@@ -142,9 +142,13 @@ def read_log_info(path):
 def read_csv(path):
     """A data-write CSV (docs/RECORDING.md, "Data write") as a pandas DataFrame. The header names carry
     their units ("speed_mps"); DataFrame.attrs["units"] maps each column to its unit ("m/s"; "" for
-    road_id, lane and the first column, name: the seat's car by its readable name)."""
+    road_id, lane and the first column, name: the seat's car by its readable name). The last column,
+    marker, is text: the session's markers in the row's period joined by " | ", "" in a row without any;
+    df[df.marker != ""] lists the rows that hold one."""
     import pandas as pd
-    df = pd.read_csv(path)
+    df = pd.read_csv(path, dtype={"marker": str})
+    if "marker" in df.columns:
+        df["marker"] = df["marker"].fillna("").astype(str)
     units = {}
     for c in df.columns:
         units[c] = ""

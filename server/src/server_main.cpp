@@ -4,6 +4,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/log/logging.hpp"
 #include "platoon/process/memory.hpp"
+#include "platoon/server/marker_publisher.hpp"
 #include "platoon/server/scenario_system.hpp"
 #include "platoon/server/start_when_joined.hpp"
 #include "platoon/server/sync_server.hpp"
@@ -168,6 +169,17 @@ int main(int argc, char** argv) {
     log->critical("cannot bind on {} (ports {}-{}): {}", session.server.bind_address, session.server.control_port,
                   session.server.state_port, e.what());
     return 1;
+  }
+  // [markers] publish: every logged event out to external recorders (docs/PROTOCOL.md "Marker stream").
+  if (!session.markers_publish.empty()) {
+    try {
+      server.Core().AddSystem(std::make_shared<platoon::server::MarkerPublisher>(server.Core(), session.markers_publish,
+                                                                                 session.step.lockstep, log),
+                              platoon::server::system_priority::kRecorder);
+    } catch (const zmq::error_t& e) {
+      log->critical("[markers] publish: cannot bind {}: {}", session.markers_publish, e.what());
+      return 1;
+    }
   }
   log->info("session '{}' listening on {}: control {}, time {}, world {}, state {}", session.name,
             session.server.bind_address, ports.control, ports.time, ports.world, ports.state);

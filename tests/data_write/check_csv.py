@@ -83,11 +83,14 @@ def main():
 
     # Columns, in order, each with its unit.
     # The first column names the seat's car: the node "robot" (docs/RECORDING.md, "Data write").
-    if list(df.columns) != ["name"] + HEADER:
-        fail(f"header {list(df.columns)} != {['name'] + HEADER}")
+    # The last column holds the session's markers in each row's period (none in this session: all empty).
+    if list(df.columns) != ["name"] + HEADER + ["marker"]:
+        fail(f"header {list(df.columns)} != {['name'] + HEADER + ['marker']}")
+    if df["marker"].notna().any():
+        fail(f"marker column holds {sorted(set(df['marker'].dropna()))}, expected only empty fields (no marker set)")
     if set(df["name"]) != {"robot"}:
         fail(f"name column holds {sorted(set(df['name']))}, expected only 'robot'")
-    df = df.drop(columns=["name"])
+    df = df.drop(columns=["name", "marker"])
     for name in df.columns:
         if name not in UNITLESS and not name.endswith(UNIT_SUFFIXES):
             fail(f"column {name} names no unit")

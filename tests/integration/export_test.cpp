@@ -388,7 +388,8 @@ TEST_CASE("platoon export: a recorded drive agrees with the driver seat's own da
   REQUIRE_MESSAGE(status == std::optional<int>(0), run_log.substr(run_log.size() > 6000 ? run_log.size() - 6000 : 0));
   CheckNoErrorLines(run.Lines());
 
-  const Run r = Export({dir.Path() + "/drive.mcap", "--csv", dir.Path() + "/out", "--rate", "100", "--entities", "robot"});
+  // --markers: the data write's last column is the marker column, in the same convention.
+  const Run r = Export({dir.Path() + "/drive.mcap", "--csv", dir.Path() + "/out", "--rate", "100", "--entities", "robot", "--markers"});
   REQUIRE_MESSAGE(r.status == 0, r.output);
   Csv seat = ReadCsv(dir.Path() + "/data/robot.csv");
   // The seat writes its car's name first (the node "robot"); the export names the file by it instead.
@@ -409,6 +410,7 @@ TEST_CASE("platoon export: a recorded drive agrees with the driver seat's own da
     if (it == at.end()) continue;
     const size_t j = it->second;
     ++common;
+    CHECK(seat.rows[i].back() == exported.rows[j].back());  // the same markers in the row
     const double a = seat.Num(i, "lane_offset_m"), b = exported.Num(j, "lane_offset_m");
     INFO("sim time " << seat.rows[i][0] << " s");
     REQUIRE(std::isfinite(a));

@@ -306,6 +306,7 @@ struct Csv {
   std::vector<std::string> header;
   std::map<std::string, std::vector<double>> column;
   std::vector<std::string> names;  // the "name" column, as text
+  std::vector<std::string> markers;  // the "marker" column, as text (no commas in these tests)
   size_t rows = 0;
 };
 
@@ -324,6 +325,7 @@ Csv ReadCsv(const std::string& path) {
     REQUIRE(fields.size() == csv.header.size());
     for (size_t i = 0; i < fields.size(); ++i) {
       if (csv.header[i] == "name") csv.names.push_back(fields[i]);
+      else if (csv.header[i] == "marker") csv.markers.push_back(fields[i]);
       else csv.column[csv.header[i]].push_back(fields[i].empty() ? std::nan("") : std::stod(fields[i]));
     }
     ++csv.rows;
@@ -365,7 +367,17 @@ TEST_CASE("driver seat: data write rows fall on whole multiples of the period, o
   }
   for (int i = 0; i < 20; ++i) seat.Step(StepInfo{t, 0}, context);
   t -= 30'000'000;
-  for (; t < 7'000'000'000; t += 1'000'000) seat.Step(StepInfo{t, 0}, context);
+  // A session marker at sim 6.51 s arrives with the world 40 ms later: the data write holds its row for it.
+  protocol::LoggedEvent marker;
+  marker.kind = protocol::LoggedEvent::Kind::kMarker;
+  marker.sim_time_ns = 6'510'000'000;
+  marker.text = "lead brakes";
+  marker.sequence = 1;
+  for (bool sent = false; t < 7'000'000'000; t += 1'000'000) {
+    if (t >= 6'550'000'000 && !sent) seat.OnEvent(marker, context);
+    sent = t >= 6'550'000'000;
+    seat.Step(StepInfo{t, 0}, context);
+  }
   seat.Step(StepInfo{7'000'000'000, 0}, context);
 
   std::vector<std::string> fields;
@@ -374,12 +386,19 @@ TEST_CASE("driver seat: data write rows fall on whole multiples of the period, o
   INFO(fields[1]);
   const Csv csv = ReadCsv(csv_path);
   // The seat's own car by its readable name in every row: the node "seat" drives it.
-  REQUIRE(csv.header.size() == data::kColumnCount + 1);
+  REQUIRE(csv.header.size() == data::kColumnCount + 2);
   CHECK(csv.header.front() == "name");
   CHECK(csv.header[1] == "sim_time_s");
   REQUIRE(csv.names.size() == csv.rows);
   CHECK(std::all_of(csv.names.begin(), csv.names.end(), [](const std::string& n) { return n == "seat"; }));
-  CHECK(csv.header.back() == "ttc_s");
+  CHECK(csv.header[data::kColumnCount] == "ttc_s");
+  // The last column: the marker in the one row whose period (6.50, 6.52] s holds its sim time.
+  CHECK(csv.header.back() == "marker");
+  REQUIRE(csv.markers.size() == csv.rows);
+  for (size_t k = 0; k < csv.rows; ++k) {
+    const bool holds = csv.column.at("sim_time_s")[k] == doctest::Approx(6.52).epsilon(1e-12);
+    CHECK_MESSAGE(csv.markers[k] == (holds ? "lead brakes" : ""), "row " << k);
+  }
   // Rows at 5.00, 5.02, ..., 7.00: the first at the dynamics start (5.000 s on the grid), 101 in all.
   const auto& time = csv.column.at("sim_time_s");
   REQUIRE(csv.rows == 101);
@@ -387,6 +406,7 @@ TEST_CASE("driver seat: data write rows fall on whole multiples of the period, o
   CHECK(seat.SamplesTaken() == 101);
   CHECK(fields[1].find("\"data_write_rows\":101,\"data_write_dropped\":0,\"data_write_failed\":0,\"data_write_samples\":101,"
                        "\"data_write_missed\":0,\"data_write_rate_hz\":50,") == 0);
+  CHECK(fields[1].find("\"data_write_markers\":1,\"data_write_markers_late\":0,") != std::string::npos);
   CHECK(fields[1].find("\"data_write_path\":\"" + csv_path + "\",\"data_write_error\":\"\"") != std::string::npos);
   CHECK(fields[0].find("\"driver_step_mean_us\":") != std::string::npos);
 

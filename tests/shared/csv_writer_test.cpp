@@ -219,3 +219,116 @@ TEST_CASE("csv writer: a folder that cannot be made names the folder, the file a
         std::string::npos);
   CHECK(w.Stats().rows_failed == 1);
 }
+
+namespace csv_writer_marker_detail {
+
+// The fields of one CSV line, quotes undone ("" inside a quoted field is one quote).
+std::vector<std::string> SplitCsvLine(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+// The lines of a file without their newlines.
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+}  // namespace csv_writer_marker_detail
+
+TEST_CASE("csv writer: a marker at a known sim time appears in exactly one row, the first at or after it") {
+  using namespace csv_writer_marker_detail;
+  TempDir dir;
+  std::ostringstream log;
+  const std::string path = dir.Path() + "/markers.csv";
+  CsvWriterDef def = DefaultCsvWriterDef(path, {Column::kSimTime, Column::kX});
+  def.name = "ego";
+  def.markers = true;
+  CsvWriter w(def, LogTo(log));
+  REQUIRE(w.Ok());
+  // Markers (ns) on, between and before the 10 ms rows; two at one instant with CSV's special characters.
+  const int64_t period_ns = 10'000'000;
+  const int rows = 500;
+  const std::vector<std::pair<int64_t, std::string>> markers = {
+      {2'000'000'000, "brake"}, {2'004'100'000, "key:space"}, {3'333'000'000, "a, b"}, {3'333'000'000, "say \"go\""},
+      {-1'000'000'000, "before"}, {4'990'000'000, "last row"}};
+  for (const auto& [ns, text] : markers) w.AddMarker(ns, text);
+  for (int k = 0; k < rows; ++k) REQUIRE(w.Push(RowAt(static_cast<double>(k * period_ns) * 1e-9)));
+  w.Close();
+  CHECK(w.Stats().markers_written == markers.size());
+  CHECK(w.Stats().markers_late == 0);
+
+  const std::vector<std::string> lines = Lines(ReadAll(path));
+  REQUIRE(lines.size() == rows + 1);
+  CHECK(lines[0] == "name,sim_time_s,x_m,marker");
+  // Each marker is in the row k = ceil(t / period) (the first row for one before the data), once in the file.
+  for (const auto& [ns, text] : markers) {
+    const int64_t expected_row = ns <= 0 ? 0 : (ns + period_ns - 1) / period_ns;
+    int found = 0;
+    for (int k = 0; k < rows; ++k) {
+      const std::vector<std::string> f = SplitCsvLine(lines[static_cast<size_t>(k) + 1]);
+      REQUIRE(f.size() == 4);
+      std::vector<std::string> in_row;
+      for (size_t at = 0, next; at <= f[3].size() && !f[3].empty(); at = next + 3) {
+        next = f[3].find(" | ", at);
+        if (next == std::string::npos) next = f[3].size();
+        in_row.push_back(f[3].substr(at, next - at));
+      }
+      if (std::count(in_row.begin(), in_row.end(), text) > 0) {
+        ++found;
+        CHECK_MESSAGE(k == expected_row, text << " in row " << k << ", expected " << expected_row);
+      }
+    }
+    CHECK_MESSAGE(found == 1, text << " found in " << found << " rows");
+  }
+  // Same-time markers keep their order, joined by " | ", the field quoted with its quotes doubled.
+  CHECK(lines[335] == "ego,3.340000,1.2346,\"a, b | say \"\"go\"\"\"");
+  CHECK(SplitCsvLine(lines[2]).back().empty());
+  CHECK(log.str().empty());
+}
+
+TEST_CASE("csv writer: a marker that comes after its row was written is counted late and warned once") {
+  TempDir dir;
+  std::ostringstream log;
+  const std::string path = dir.Path() + "/late.csv";
+  CsvWriterDef def = DefaultCsvWriterDef(path, {Column::kSimTime});
+  def.markers = true;
+  def.marker_hold_s = 0.05;
+  def.flush_interval_s = 0;
+  def.drain_interval_s = 0.001;
+  CsvWriter w(def, LogTo(log));
+  REQUIRE(w.Ok());
+  for (int k = 0; k < 100; ++k) REQUIRE(w.Push(RowAt(k * 0.01)));
+  // The rows older than the hold (0.00 .. 0.94 s) reach the file; then markers at 0.5 s are late.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (w.Stats().rows_written < 95 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(w.Stats().rows_written >= 95);
+  w.AddMarker(500'000'000, "late one");
+  w.AddMarker(500'000'000, "late two");
+  w.AddMarker(985'000'000, "in time");  // row 0.99 s is still held
+  w.Close();
+  CHECK(w.Stats().markers_late == 2);
+  CHECK(w.Stats().markers_written == 1);
+  const std::string text = ReadAll(path);
+  CHECK(text.find("late one") == std::string::npos);
+  CHECK(text.find("0.990000,in time\n") != std::string::npos);
+  CHECK(Count(log.str(), '\n') == 1);
+  CHECK(log.str().find("warning data write: the marker \"late one\" at sim 0.500 s") == 0);
+}

@@ -674,6 +674,10 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "(docs/ROADS.md)."},
       {R, "road.id", "Road id, unique in the file; [road] road_id and the links name it.", "required"},
       {R, "road.start_x_m", "x (east) of the reference line's start, in the world frame."},
+      {S, "markers", "The marker stream for external recorders (EEG, eye tracking; docs/PROTOCOL.md \"Marker stream\")."},
+      {S, "markers.publish",
+       "ZeroMQ endpoint the server publishes every marker and session event on, one JSON message each with its "
+       "sim and wall time, e.g. \"tcp://127.0.0.1:5560\"; \"\": off."},
       {R, "road.start_y_m", "y (north) of the reference line's start."},
       {R, "road.start_heading_deg", "Heading at the start, counter-clockwise from +x."},
       {R, "road.start_height_m", "Height of the start."},

@@ -639,6 +639,16 @@ std::vector<NodeNaming> SessionNaming(const SessionDef& session) {
   std::vector<NodeNaming> out;
   for (const auto& n : session.nodes)
     out.push_back(NodeNaming{n.name, n.role == protocol::Role::kDriver, n.vehicle_names});
+  if (auto t = root.Sub("markers")) {
+    // The marker stream's endpoint: "tcp://HOST:PORT" (a port, or * for any) or "ipc://PATH".
+    s.markers_publish = t->GetString("publish", s.markers_publish);
+    const std::string& e = s.markers_publish;
+    const auto colon = e.rfind(':');
+    const bool tcp = e.rfind("tcp://", 0) == 0 && colon > 6 && colon + 1 < e.size();
+    if (!e.empty() && !tcp && !(e.rfind("ipc://", 0) == 0 && e.size() > 6))
+      t->Fail("publish", "expected a ZeroMQ endpoint \"tcp://HOST:PORT\" or \"ipc://PATH\", got \"" + e + "\"");
+    t->RejectUnknownKeys();
+  }
   return out;
 }
 

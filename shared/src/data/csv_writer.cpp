@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -30,6 +32,9 @@ int WriteAll(int fd, const std::string& bytes, size_t& done) {
   }
   return 0;
 }
+
+// The sim time of a row, in ns.
+int64_t RowNs(const MetricsRow& row) { return static_cast<int64_t>(std::llround(row[Column::kSimTime] * 1e9)); }
 
 }  // namespace
 
@@ -61,7 +66,7 @@ CsvWriter::CsvWriter(CsvWriterDef def, std::shared_ptr<spdlog::logger> log)
     return;
   }
   size_t done = 0;
-  if (const int err = WriteAll(fd_, (def_.name.empty() ? "" : "name,") + CsvHeader(def_.columns) + "\n", done); err != 0) {
+  if (const int err = WriteAll(fd_, (def_.name.empty() ? "" : "name,") + CsvHeader(def_.columns) + (def_.markers ? ",marker" : "") + "\n", done); err != 0) {
     Fail("writing the header of", err);
     return;
   }
@@ -86,6 +91,12 @@ bool CsvWriter::Push(const MetricsRow& row) {
   return true;
 }
 
+void CsvWriter::AddMarker(int64_t sim_ns, std::string text) {
+  if (!def_.markers) return;
+  std::lock_guard lock(marker_mutex_);
+  incoming_markers_.emplace_back(sim_ns, std::move(text));
+}
+
 void CsvWriter::Close() {
   if (closed_) return;
   closed_ = true;
@@ -107,6 +118,8 @@ CsvWriterStats CsvWriter::Stats() const {
   s.rows_written = written_.load();
   s.rows_dropped = dropped_.load();
   s.rows_failed = failed_.load();
+  s.markers_written = markers_written_.load();
+  s.markers_late = markers_late_.load();
   s.path = path_;
   std::lock_guard lock(mutex_);
   s.error = error_;
@@ -129,20 +142,67 @@ void CsvWriter::Run() {
 }
 
 void CsvWriter::Drain(bool final) {
-  // Format everything queued; after an error the rows are only counted.
+  // Format everything queued (with markers: what is older than the hold); after an error the rows are only counted.
   MetricsRow row;
   while (queue_.TryPop(row)) {
     if (failed_state_.load(std::memory_order_relaxed)) {
       failed_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    buffer_ += name_field_;
-    AppendCsvRow(row, def_.columns, buffer_);
-    ++buffer_rows_;
+    if (def_.markers) held_.push_back(row);
+    else FormatRow(row);
+  }
+  if (def_.markers) {
+    // The markers that came in since, merged by sim time (stable: same-time markers keep their order).
+    {
+      std::lock_guard lock(marker_mutex_);
+      for (auto& m : incoming_markers_) {
+        if (m.first <= last_row_ns_) {
+          if (markers_late_.fetch_add(1, std::memory_order_relaxed) == 0 && log_)
+            log_->warn("data write: the marker \"{}\" at sim {:.3f} s came after its row was written (more than "
+                       "marker_hold_s = {:g} s late) and is not in {}; later ones are counted in the summary",
+                       m.second, static_cast<double>(m.first) * 1e-9, def_.marker_hold_s, path_);
+          continue;
+        }
+        const auto at = std::upper_bound(marker_list_.begin(), marker_list_.end(), m.first,
+                                         [](int64_t t, const auto& e) { return t < e.first; });
+        marker_list_.insert(at, std::move(m));
+      }
+      incoming_markers_.clear();
+    }
+    // A row is formatted once the newest row is marker_hold_s of sim time past it, or at the end.
+    const int64_t hold_ns = static_cast<int64_t>(std::llround(std::max(0.0, def_.marker_hold_s) * 1e9));
+    const int64_t newest_ns = held_.empty() ? 0 : RowNs(held_.back());
+    while (!held_.empty() && (final || RowNs(held_.front()) <= newest_ns - hold_ns)) {
+      if (failed_state_.load(std::memory_order_relaxed)) failed_.fetch_add(1, std::memory_order_relaxed);
+      else FormatRow(held_.front());
+      held_.pop_front();
+    }
   }
   // Write in large pieces, but at least every flush interval, so a crash loses little.
   const bool due = SteadyNs() - last_write_ns_ >= static_cast<int64_t>(def_.flush_interval_s * 1e9);
   if (!buffer_.empty() && (final || due || buffer_.size() >= kWriteBytes)) WriteBuffer();
+}
+
+void CsvWriter::FormatRow(const MetricsRow& row) {
+  buffer_ += name_field_;
+  AppendCsvRow(row, def_.columns, buffer_);
+  ++buffer_rows_;
+  if (!def_.markers) return;
+  // The markers in (previous row, this row]: the row's newline becomes the marker column's separator.
+  const int64_t t = RowNs(row);
+  std::string text;
+  size_t taken = 0;
+  for (; taken < marker_list_.size() && marker_list_[taken].first <= t; ++taken) {
+    if (!text.empty()) text += " | ";
+    text += marker_list_[taken].second;
+  }
+  marker_list_.erase(marker_list_.begin(), marker_list_.begin() + static_cast<std::ptrdiff_t>(taken));
+  markers_written_.fetch_add(taken, std::memory_order_relaxed);
+  last_row_ns_ = std::max(last_row_ns_, t);
+  buffer_.back() = ',';
+  buffer_ += CsvField(text);
+  buffer_ += '\n';
 }
 
 void CsvWriter::WriteBuffer() {

@@ -389,6 +389,9 @@ struct SessionDef {
 
   /// The node named `name`, or nullptr.
   const NodeDef* FindNode(const std::string& name) const;
+  /// [markers] publish: the ZeroMQ endpoint the server publishes the session's markers and events on for
+  /// external recorders, e.g. "tcp://127.0.0.1:5560" (docs/PROTOCOL.md "Marker stream"); "": off.
+  std::string markers_publish;
 };
 
 /// Whether `address` binds this PC's loopback only ("127.x.y.z", "::1", "localhost").
