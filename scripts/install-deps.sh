@@ -48,6 +48,9 @@ PACKAGES=(
   # tests only: ctest "cloud_export_pcl" has PCL's pcl_pcd2ply read the PCD files `platoon export --pcd` writes
   # (an independent PCD reader) and compares its PLY with the recorded points
   pcl-tools
+  # msgpack-cxx (header-only; depends on libboost-dev): the eye tracker's gaze in, Pupil Core's network API packs
+  # each gaze sample with msgpack (node/input pupil_gaze.cpp, docs/INPUTS.md "Eye tracker")
+  libmsgpack-cxx-dev
 )
 
 missing=()
