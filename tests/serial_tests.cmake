@@ -50,3 +50,11 @@ set_tests_properties("netns lab: four lidar hosts, fusion, ego and server as sep
 # between two processes; a generous timeout under the sanitizers' slowdown.
 set_tests_properties("can seat: an ECU process keeps the car on configs/roads/ring.toml within 0.3 m lateral RMS over UDP and the seat brakes to a stop when it falls silent"
                      PROPERTIES TIMEOUT 300)
+
+# platoon study end to end (tests/integration/study_test.cpp): 24 lock-step blocks of `platoon run` one after
+# the other, and an operator's flow of four blocks; well within a minute each on two idle cores, a generous
+# timeout beside other tests and under the sanitizers.
+set_tests_properties(
+    "study: 4 participants x 3 blocks in a Latin square run unattended in lock-step with complete folders every marker and the same summary twice"
+    "study: the operator starts a block with study ctl next then repeats it and aborts the next with a reason in study_log.csv"
+    PROPERTIES TIMEOUT 300)

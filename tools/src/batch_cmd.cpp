@@ -133,6 +133,7 @@ struct Plan {
   double rate_hz = 100;
   std::vector<Variant> vary;
   std::vector<Variator> random;
+  std::string title;             // first comment line of a run's session file ("": "platoon batch: run N of PLAN")
 };
 
 std::string ReadText(const fs::path& p) {
@@ -512,7 +513,8 @@ std::string RunSessionText(const Plan& p, const RunSpec& run, const std::vector<
     for (int k = 0; k < 4; ++k) server->insert_or_assign(keys[k], static_cast<int64_t>(ports[k]));
   }
   std::ostringstream os;
-  os << "# platoon batch: run " << run.number << " of " << p.file << " (base " << p.session.string() << ")\n";
+  if (p.title.empty()) os << "# platoon batch: run " << run.number << " of " << p.file << " (base " << p.session.string() << ")\n";
+  else os << "# " << p.title << " (base " << p.session.string() << ")\n";
   for (const auto& [path, value] : run.values) os << "#   " << path << " = " << ScalarText(value) << "\n";
   os << root << "\n";
   return os.str();
@@ -530,8 +532,9 @@ config::SessionDef CheckRunSession(const RunSpec& run, const std::string& text,
     std::string values;
     for (size_t k = 0; k < run.values.size(); ++k)
       values += fmt::format("\n  {} = {} ({})", run.values[k].first, ScalarText(run.values[k].second), run.wheres[k]);
-    throw UsageError(fmt::format("run {}: the varied session is refused: {}{}", run.number, e.what(),
-                                 values.empty() ? "" : "\n  the run's values:" + values));
+    throw UsageError(fmt::format("{}: {}{}", run.number > 0 ? fmt::format("run {}: the varied session is refused", run.number)
+                                                             : std::string("the session with these values is refused"),
+                                 e.what(), values.empty() ? "" : "\n  the run's values:" + values));
   }
 }
 
@@ -799,6 +802,33 @@ void PumpActive(Active& a) {
   }
 }
 
+/// Starts `run` of `p` in `dir` (emptied first): its session file written there and checked as platoon check
+/// does, then `platoon run session.toml --lockstep` as a child in that folder. Throws on what stops it.
+std::unique_ptr<Active> StartRun(const Plan& p, const RunSpec& run, const fs::path& dir, const std::vector<uint16_t>& ports,
+                                 const SessionValidator& validate, const std::string& self) {
+  auto a = std::make_unique<Active>();
+  a->run = &run;
+  a->dir = dir;
+  fs::remove_all(a->dir);
+  fs::create_directories(a->dir);
+  const std::string text = RunSessionText(p, run, ports);
+  const std::string file = (a->dir / "session.toml").string();
+  a->session = CheckRunSession(run, text, file, validate);
+  WriteFileAtomic(file, text);
+  a->log.open(a->dir / "run.log", std::ios::trunc);
+  const std::string command = "cd " + ShellQuote(a->dir.string()) + " && exec " + ShellQuote(self) +
+                              " run session.toml --lockstep --duration " + fmt::format("{}", p.duration_s);
+  a->child.emplace(process::Child::Spawn({"/bin/sh", "-c", command}));
+  a->start = std::chrono::steady_clock::now();
+  return a;
+}
+
+/// The run's SUMMARY lines into DIR/summary.jsonl.
+void WriteSummaryLines(const Active& a) {
+  std::ofstream summary(a.dir / "summary.jsonl", std::ios::trunc);
+  for (const auto& l : a.summary) summary << l << "\n";
+}
+
 /// Progress on stderr: a bar with the ETA redrawn on a terminal, one line per run otherwise.
 class BatchProgress {
  public:
@@ -839,10 +869,7 @@ class BatchProgress {
 std::string FinishRun(const Plan& p, Active& a, int status, const std::string& header, double& sim_s) {
   PumpActive(a);
   a.log.flush();
-  {
-    std::ofstream summary(a.dir / "summary.jsonl", std::ios::trunc);
-    for (const auto& l : a.summary) summary << l << "\n";
-  }
+  WriteSummaryLines(a);
   if (status != 0) return fmt::format("platoon run exited with status {} (see {})", status, (a.dir / "run.log").string());
   std::map<std::string, std::string> out;
   try {
@@ -1019,27 +1046,16 @@ int RunBatch(const BatchOptions& o, const SessionValidator& validate) {
     while (!interrupted && active.size() < static_cast<size_t>(jobs) && next < runs_left.size() &&
            (o.stop_after == 0 || started < o.stop_after)) {
       const RunSpec& run = *runs_left[next++];
-      auto a = std::make_unique<Active>();
-      a->run = &run;
-      a->dir = out / RunDirName(run.number);
+      std::unique_ptr<Active> a;
       try {
-        fs::remove_all(a->dir);
-        fs::create_directories(a->dir);
-        const std::string text = RunSessionText(
-            plan, run, o.port_base != 0 ? RunPorts(o.port_base, run.number) : transport::FreeLoopbackPorts(kPortsPerRun));
-        const std::string file = (a->dir / "session.toml").string();
-        a->session = CheckRunSession(run, text, file, validate);
-        WriteFileAtomic(file, text);
-        a->log.open(a->dir / "run.log", std::ios::trunc);
-        const std::string command = "cd " + ShellQuote(a->dir.string()) + " && exec " + ShellQuote(self) +
-                                    " run session.toml --lockstep --duration " + fmt::format("{}", plan.duration_s);
-        a->child.emplace(process::Child::Spawn({"/bin/sh", "-c", command}));
+        a = StartRun(plan, run, out / RunDirName(run.number),
+                     o.port_base != 0 ? RunPorts(o.port_base, run.number) : transport::FreeLoopbackPorts(kPortsPerRun),
+                     validate, self);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "%s: run %d: %s\n", kMe, run.number, e.what());
         failed.push_back(run.number);
         continue;
       }
-      a->start = std::chrono::steady_clock::now();
       ++started;
       active.push_back(std::move(a));
     }
@@ -1114,6 +1130,77 @@ int RunBatch(const BatchOptions& o, const SessionValidator& validate) {
     return 1;
   }
   return collect(false);
+}
+
+namespace {
+
+// A lock-step run as a one-run plan: the base session, no variation lists, the run's values.
+std::pair<Plan, RunSpec> LockstepPlan(const LockstepRunDef& def) {
+  Plan p;
+  p.file = def.session_file;
+  p.session = fs::absolute(fs::path(def.session_file)).lexically_normal();
+  p.session_text = ReadText(p.session);
+  p.dir = p.session.parent_path();
+  p.duration_s = def.duration_s;
+  p.timeout_s = def.timeout_s;
+  p.title = def.title;
+  RunSpec run;
+  run.number = 0;  // not a batch run: messages name no run number
+  for (const auto& v : def.values) {
+    run.values.emplace_back(v.path, std::visit([](const auto& x) { return Scalar(x); }, v.value));
+    run.wheres.push_back(v.where);
+  }
+  return {std::move(p), std::move(run)};
+}
+
+}  // namespace
+
+void CheckLockstepRun(const LockstepRunDef& def, const SessionValidator& validate) {
+  const auto [p, run] = LockstepPlan(def);
+  const std::string file = (fs::absolute(fs::path(def.dir)) / "session.toml").string();
+  (void)CheckRunSession(run, RunSessionText(p, run, {}), file, validate);
+}
+
+LockstepRunResult RunLockstep(const LockstepRunDef& def, const SessionValidator& validate, const std::function<bool()>& stop) {
+  LockstepRunResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  try {
+    const auto [p, run] = LockstepPlan(def);
+    const std::string self = (def.bin_dir.empty() ? process::ExecutableDir() : def.bin_dir) + "/platoon";
+    if (!fs::exists(self)) throw std::runtime_error(self + " not found (build the project, or pass --bin-dir)");
+    auto a = StartRun(p, run, fs::absolute(fs::path(def.dir)), transport::FreeLoopbackPorts(kPortsPerRun), validate, self);
+    std::optional<int> status;
+    while (!status) {
+      pollfd fd{a->child->OutputFd(), POLLIN, 0};
+      poll(&fd, fd.fd >= 0 ? 1 : 0, 100);
+      PumpActive(*a);
+      status = a->child->TryWait();
+      if (status) break;
+      const bool stopping = !r.stopped && stop && stop();
+      if (!stopping && wall() <= def.timeout_s) continue;
+      // Asked to stop, or over time: SIGTERM, then SIGKILL after 10 s.
+      r.stopped = stopping;
+      a->child->Signal(SIGTERM);
+      status = a->child->WaitFor(std::chrono::seconds(10));
+      if (!status) {
+        a->child->Signal(SIGKILL);
+        status = a->child->WaitFor(std::chrono::seconds(2)).value_or(137);
+      }
+      if (!stopping) status = 124;
+    }
+    PumpActive(*a);
+    a->log.flush();
+    WriteSummaryLines(*a);
+    r.status = *status;
+    if (r.stopped) r.error = "stopped before its end";
+    else if (r.status == 124) r.error = fmt::format("still running after {:.0f} s of wall time (timeout): stopped", def.timeout_s);
+    else if (r.status != 0) r.error = fmt::format("platoon run exited with status {} (see {})", r.status, (a->dir / "run.log").string());
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  r.wall_s = wall();
+  return r;
 }
 
 }  // namespace platoon::launcher

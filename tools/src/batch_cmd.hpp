@@ -11,6 +11,9 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <variant>
+#include <vector>
 
 namespace platoon::launcher {
 
@@ -36,6 +39,42 @@ using SessionValidator = std::function<void(const config::SessionDef&)>;
 
 /// Adds the `batch` subcommand to `app`.
 CLI::App* AddBatchCommand(CLI::App& app, BatchOptions& options);
+
+/// One session run in lock-step in its own folder, as each batch run is (platoon study runs its blocks so):
+/// the base session with `values` set, relative paths made absolute, driver seats headless, a recorder
+/// writing DIR/session.mcap, the server on free 127.0.0.1 ports; `platoon run --lockstep` started in DIR, its
+/// output in DIR/run.log, its SUMMARY lines in DIR/summary.jsonl. Data writes land under DIR.
+struct LockstepRunDef {
+  std::string session_file;  ///< The base session file.
+  /// Session paths (node.<name>.<key>, event.<name>.<key...>, road.seed) and the values the run sets, with the
+  /// place each value comes from ("study.toml:14: study.block[1].params.road.seed") for messages.
+  struct Value {
+    std::string path;
+    std::variant<int64_t, double, bool, std::string> value;
+    std::string where;
+  };
+  std::vector<Value> values;
+  std::string dir;            ///< The run's folder (created; its contents replaced).
+  std::string title;          ///< The first comment line of DIR/session.toml, e.g. "platoon study: P01 block urban".
+  double duration_s = 60;     ///< Sim time of the run, in s.
+  double timeout_s = 600;     ///< A run still going after this much wall time is stopped (status 124), in s.
+  std::string bin_dir;        ///< Where platoon is ("": this executable's folder).
+};
+
+/// The run's session checked as platoon check does, before anything runs; throws std::runtime_error naming the
+/// session and the places of the values.
+void CheckLockstepRun(const LockstepRunDef& def, const SessionValidator& validate);
+
+/// How a lock-step run ended.
+struct LockstepRunResult {
+  int status = -1;            ///< platoon run's exit status (124: timed out); -1: it never started.
+  bool stopped = false;       ///< `stop` asked it to stop (SIGTERM) before it ended.
+  std::string error;          ///< "" when it ran to the end with status 0, else what went wrong.
+  double wall_s = 0;          ///< Wall time it ran, in s.
+};
+
+/// Runs `def` to its end; `stop` is asked about every 100 ms and true stops the run. Never throws.
+LockstepRunResult RunLockstep(const LockstepRunDef& def, const SessionValidator& validate, const std::function<bool()>& stop);
 
 /// Runs `platoon batch`. Exit codes: 0 done, 1 runs failed or still to do (rerun to resume; --collect:
 /// result files missing), 2 usage error (bad plan, a variation the session loader refuses, bad option),

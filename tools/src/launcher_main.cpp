@@ -19,6 +19,7 @@
 #include "road_cmd.hpp"
 #include "reference_cmd.hpp"
 #include "replay_cmd.hpp"
+#include "study_cmd.hpp"
 #include "validate_cmd.hpp"
 
 #include <CLI/CLI.hpp>
@@ -252,7 +253,8 @@ int main(int argc, char** argv) {
                "  platoon validate drive.mcap --sensor front    a sensor's object list against the recorded ground truth\n"
                "  platoon export drive.mcap --csv out --rate 100\n"
                "                                                the data-write columns of every recorded vehicle, one CSV each\n"
-               "  platoon batch plan.toml                       a session run many times with varied parameters (see platoon batch --help)"};
+               "  platoon batch plan.toml                       a session run many times with varied parameters (see platoon batch --help)\n"
+               "  platoon study study.toml                      participants x blocks, counterbalanced (see platoon study --help)"};
   app.require_subcommand(1);
   std::string session_path, only, server_host, bin_dir;
   double duration_s = 0;
@@ -290,12 +292,15 @@ int main(int argc, char** argv) {
   auto* keys = platoon::launcher::AddKeysCommand(app, keys_options);
   platoon::launcher::RoadOptions road_options;
   auto* road = platoon::launcher::AddRoadCommand(app, road_options);
+  platoon::launcher::StudyOptions study_options;
+  auto* study = platoon::launcher::AddStudyCommand(app, study_options);
   if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
   if (validate->parsed()) return platoon::launcher::RunValidate(validate_options);
   if (export_cmd->parsed()) return platoon::launcher::RunExport(export_options);
   if (replay->parsed()) return platoon::launcher::RunReplay(replay_options);
   if (ctl->parsed()) return platoon::launcher::RunCtl(ctl_options);
   if (batch->parsed()) return platoon::launcher::RunBatch(batch_options, Validate);
+  if (study->parsed()) return platoon::launcher::RunStudy(study_options, Validate);
   if (keys->parsed()) return platoon::launcher::RunKeys(keys_options);
   if (road->parsed()) return platoon::launcher::RunRoad(road_options);
   if (check->parsed() && (reference_options.reference || !reference_options.explain.empty()))
