@@ -220,8 +220,8 @@ TEST_CASE("ros2: a full definition lists each dependency once after its separato
   size_t count = 0;
   for (size_t at = def.find(sep); at != std::string::npos; at = def.find(sep, at + 1)) ++count;
   CHECK(count == 4);  // Header, Time, Quaternion, Vector3
-  for (const char* dep : {"std_msgs/msg/Header", "builtin_interfaces/msg/Time", "geometry_msgs/msg/Quaternion",
-                          "geometry_msgs/msg/Vector3"}) {
+  for (const char* dep : {"std_msgs/Header", "builtin_interfaces/Time", "geometry_msgs/Quaternion",
+                          "geometry_msgs/Vector3"}) {
     const std::string header = sep + dep + "\n";
     CHECK(def.find(header) != std::string::npos);
     CHECK(def.find(header) == def.rfind(header));
@@ -240,9 +240,9 @@ TEST_CASE("ros2: every type a known definition uses is itself defined") {
       const std::string line = def.substr(start, def.find('\n', pos) - start);
       pos = def.find('\n', pos);
       if (line.starts_with("MSG: ")) continue;
-      std::string t = line.substr(0, line.find_first_of(" ["));
+      const std::string t = line.substr(0, line.find_first_of(" ["));
       const std::string full = t.substr(0, t.find('/')) + "/msg/" + t.substr(t.find('/') + 1);
-      CHECK_MESSAGE((full == type || def.find("MSG: " + full + "\n") != std::string::npos), type, " lacks ", full);
+      CHECK_MESSAGE((full == type || def.find("MSG: " + t + "\n") != std::string::npos), type, " lacks ", t);
     }
   }
 }

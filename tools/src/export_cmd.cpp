@@ -7,6 +7,7 @@
 
 #include "can_export.hpp"
 #include "pcd_export.hpp"
+#include "ros2_export.hpp"
 
 #include "progress.hpp"
 
@@ -139,6 +140,13 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       "and DIR/clouds.csv listing them (docs/RECORDING.md, \"Point clouds as PCD and PLY files\").\n\n"
       "  platoon export farm.mcap --pcd clouds --stream lidar_front\n"
       "  platoon export farm.mcap --ply clouds --stream fused --from 5 --to 6\n\n"
+      "With --ros2 DIR: the log as a rosbag2 bag that `ros2 bag play DIR` plays: DIR/<DIR name>_0.mcap (MCAP, ROS 2 "
+      "messages in CDR with their ros2msg definitions) and DIR/metadata.yaml. Topics: /clock, /tf (map -> "
+      "<vehicle>/base_link), /tf_static (each sensor's mount, base_link -> <vehicle>/<sensor>), /<vehicle>/odom, and per "
+      "sensor /<vehicle>/<sensor>/points (PointCloud2 in Autoware's PointXYZIRCAEDT layout), .../imu, .../fix, .../scan "
+      "(radar_msgs/RadarScan); stamps are sim time (docs/RECORDING.md, \"ROS 2\").\n\n"
+      "  platoon export farm.mcap --ros2 farm_bag\n"
+      "  ros2 bag play farm_bag --clock      (on a ROS 2 machine; nodes with use_sim_time:=true)\n\n"
       "Exit codes: 0 written, 1 nothing to export (no entity states, or none in --from/--to), 2 usage error "
       "(missing file, not a session log, bad option, a road or CAN mapping that does not load, an unknown or "
       "ambiguous --vehicle) or a failed write (the lines written before it are kept).");
@@ -161,6 +169,11 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       ->excludes(candump);
   cmd->add_option("--ply", o.ply_dir,
                   "Directory for one binary PLY file per recorded cloud of --stream (with or instead of --pcd)")
+      ->excludes(csv)
+      ->excludes(candump);
+  cmd->add_option("--ros2", o.ros2_dir,
+                  "Directory for the log as a rosbag2 bag (DIR/<DIR name>_0.mcap and DIR/metadata.yaml), created if "
+                  "missing (instead of --csv)")
       ->excludes(csv)
       ->excludes(candump);
   cmd->add_option("--stream", o.stream, "With --pcd or --ply: the point-cloud stream (a lidar's or a fusion's id)");
@@ -248,6 +261,13 @@ int RunExport(const ExportOptions& o) {
   namespace fs = std::filesystem;
   const auto t_start = std::chrono::steady_clock::now();
   if (!o.candump_path.empty()) return RunCanExport(o);
+  if (!o.ros2_dir.empty()) {
+    if (!o.pcd_dir.empty() || !o.ply_dir.empty()) {
+      std::fprintf(stderr, "%s: --ros2 writes a bag on its own: give --pcd/--ply DIR in a second export\n", kMe);
+      return kExitUsage;
+    }
+    return RunRos2Export(o);
+  }
   if (!o.pcd_dir.empty() || !o.ply_dir.empty()) return RunCloudExport(o);
   if (!o.stream.empty()) {
     std::fprintf(stderr, "%s: --stream names the cloud stream of --pcd DIR or --ply DIR, and neither is given\n", kMe);
@@ -255,7 +275,7 @@ int RunExport(const ExportOptions& o) {
   }
   if (o.csv_dir.empty()) {
     std::fprintf(stderr, "%s: expected --csv DIR (a CSV per entity), --candump FILE --can-map MAP.toml (one vehicle's CAN frames) "
-                         "or --pcd/--ply DIR --stream ID (a stream's point clouds)\n", kMe);
+                         "or --pcd/--ply DIR --stream ID (a stream's point clouds) or --ros2 DIR (a rosbag2 bag)\n", kMe);
     return kExitUsage;
   }
   // 1. Options that need no log.

@@ -36,6 +36,7 @@ struct ExportOptions {
   std::string pcd_dir;                 ///< --pcd: every cloud of `stream` as a binary PCD file in this directory.
   std::string ply_dir;                 ///< --ply: every cloud of `stream` as a binary PLY file in this directory.
   std::string stream;                  ///< --stream: the point-cloud stream (lidar or fusion id) --pcd and --ply export.
+  std::string ros2_dir;                ///< --ros2: the log as a rosbag2 bag (MCAP storage) in this directory.
 };
 
 /// Adds the `export` subcommand to `app`, filling `options` when it is parsed.

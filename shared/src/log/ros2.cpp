@@ -130,7 +130,10 @@ std::string FullDefinition(std::string_view type) {
   std::vector<std::string> order;
   Dependencies(std::string(type), seen, order);
   for (const std::string& dep : order) {
-    out += std::string(80, '=') + "\nMSG: " + dep + "\n";
+    // The section is named as the fields name the type ("pkg/Type"), as rosbag2 writes it and as readers
+    // (Foxglove's among them) match fields to sections.
+    const size_t msg = dep.find("/msg/");
+    out += std::string(80, '=') + "\nMSG: " + dep.substr(0, msg) + "/" + dep.substr(msg + 5) + "\n";
     out += OwnDefinition(dep);
   }
   return out;

@@ -29,7 +29,8 @@ inline constexpr std::string_view kMessageEncoding = "cdr";
 inline constexpr std::string_view kProfile = "ros2";
 
 /// The complete "ros2msg" definition of `type` ("sensor_msgs/msg/Imu"): its .msg text first, then every
-/// type it uses (recursively, each once) after a line of 80 '=' and a line "MSG: pkg/msg/Type".
+/// type it uses (recursively, each once) after a line of 80 '=' and a line "MSG: pkg/Type" (the name the
+/// fields use).
 /// Empty for a type platoon does not define.
 std::string FullDefinition(std::string_view type);
 /// The .msg text of one type without its dependencies; empty when unknown.
