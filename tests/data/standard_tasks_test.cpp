@@ -19,25 +19,25 @@ using platoon::data::LateralPoint;
 using platoon::data::LctDef;
 using platoon::data::LctSign;
 
-constexpr double kTwoPi = 2.0 * std::numbers::pi;
+constexpr double StkTwoPi = 2.0 * std::numbers::pi;
 
 // Lane centre from first principles: lane -k spans [-k w, -(k-1) w] right of the reference line.
-double Centre(int lane, double w) { return -(std::abs(lane) - 0.5) * w; }
+double StCentre(int lane, double w) { return -(std::abs(lane) - 0.5) * w; }
 
 // A driver who jumps to the sign's lane exactly at the sign (a step 1 mm long), sampled every `ds` m.
-std::vector<LateralPoint> StepDriver(const LctDef& def, const std::vector<LctSign>& signs, double to_s, double ds) {
+std::vector<LateralPoint> StStepDriver(const LctDef& def, const std::vector<LctSign>& signs, double to_s, double ds) {
   std::vector<LateralPoint> trace;
   int lane = def.start_lane;
   size_t next = 0;
   for (double s = 0; s <= to_s + 1e-9; s += ds) {
     while (next < signs.size() && signs[next].s_m <= s) {
       // The old lane up to the sign, the new one 1 mm after it.
-      trace.push_back({signs[next].s_m, Centre(lane, def.lane_width_m)});
+      trace.push_back({signs[next].s_m, StCentre(lane, def.lane_width_m)});
       lane = signs[next].lane;
-      trace.push_back({signs[next].s_m + 0.001, Centre(lane, def.lane_width_m)});
+      trace.push_back({signs[next].s_m + 0.001, StCentre(lane, def.lane_width_m)});
       ++next;
     }
-    if (trace.empty() || s > trace.back().s_m) trace.push_back({s, Centre(lane, def.lane_width_m)});
+    if (trace.empty() || s > trace.back().s_m) trace.push_back({s, StCentre(lane, def.lane_width_m)});
   }
   return trace;
 }
@@ -101,13 +101,13 @@ TEST_CASE("lane change test: a driver who jumps lanes at each sign scores the ha
   def.change_length_m = 20;
   const std::vector<LctSign> signs{{150, -1}, {300, -3}, {450, -3}, {600, -2}};
   const auto path = data::LctNormativePath(def, signs);
-  const auto trace = StepDriver(def, signs, 750, 0.5);
+  const auto trace = StStepDriver(def, signs, 750, 0.5);
   // By hand: a change of dy starting 10 m before the sign over 20 m, against a jump at the sign, deviates by two
   // triangles of base 10 m and height dy/2: 10 * dy / 2 in all, for each change.
   double area = 0;
   int lane = def.start_lane;
   for (const auto& sign : signs) {
-    const double dy = std::fabs(Centre(sign.lane, def.lane_width_m) - Centre(lane, def.lane_width_m));
+    const double dy = std::fabs(StCentre(sign.lane, def.lane_width_m) - StCentre(lane, def.lane_width_m));
     area += 2 * 0.5 * 10.0 * (dy / 2);
     lane = sign.lane;
   }
@@ -123,7 +123,7 @@ TEST_CASE("lane change test: a sine weave about the lane centre scores 2 a over 
   const double a = 0.4, wavelength = 120;
   std::vector<LateralPoint> trace;
   for (double s = 0; s <= 10 * wavelength + 1e-9; s += 0.5)
-    trace.push_back({s, Centre(def.start_lane, def.lane_width_m) + a * std::sin(kTwoPi * s / wavelength)});
+    trace.push_back({s, StCentre(def.start_lane, def.lane_width_m) + a * std::sin(StkTwoPi * s / wavelength)});
   const auto score = data::ScoreLct(trace, path, 0, 10 * wavelength);
   CHECK(score.mean_deviation_m == doctest::Approx(2 * a / std::numbers::pi).epsilon(0.01));
   // A scored stretch the trace does not cover gives NaN.
@@ -211,9 +211,9 @@ TEST_CASE("car following: a synthetic follower with known gain and delay gives t
   std::vector<data::SpeedPair> samples;
   for (int i = 0; i <= 40000; ++i) {  // 400 s at 100 Hz: ten 40 s segments
     const double t = 100.0 + i * 0.01;
-    const double lead = v0 + amp * std::sin(kTwoPi * def.frequency_hz * t);
-    const double follower = v0 - 1 + gain * amp * std::sin(kTwoPi * def.frequency_hz * (t - delay)) +
-                            0.2 * std::sin(kTwoPi * 0.173 * t) + noise(rng);
+    const double lead = v0 + amp * std::sin(StkTwoPi * def.frequency_hz * t);
+    const double follower = v0 - 1 + gain * amp * std::sin(StkTwoPi * def.frequency_hz * (t - delay)) +
+                            0.2 * std::sin(StkTwoPi * 0.173 * t) + noise(rng);
     samples.push_back({t, lead, follower});
   }
   const auto score = data::ScoreCarFollowing(def, samples);
@@ -236,7 +236,7 @@ TEST_CASE("car following: a follower that ignores the lead has low coherence") {
   for (int i = 0; i <= 80000; ++i) {
     const double t = i * 0.01;
     v += 0.005 * (20 - v) + 0.05 * noise(rng);
-    samples.push_back({t, 20 + 2 * std::sin(kTwoPi * def.frequency_hz * t), v});
+    samples.push_back({t, 20 + 2 * std::sin(StkTwoPi * def.frequency_hz * t), v});
   }
   const auto score = data::ScoreCarFollowing(def, samples);
   CHECK(score.segments == 20);

@@ -20,6 +20,7 @@
 #include "reference_cmd.hpp"
 #include "replay_cmd.hpp"
 #include "study_cmd.hpp"
+#include "task_cmd.hpp"
 #include "validate_cmd.hpp"
 
 #include <CLI/CLI.hpp>
@@ -292,6 +293,8 @@ int main(int argc, char** argv) {
   auto* keys = platoon::launcher::AddKeysCommand(app, keys_options);
   platoon::launcher::RoadOptions road_options;
   auto* road = platoon::launcher::AddRoadCommand(app, road_options);
+  platoon::launcher::TaskOptions task_options;
+  auto* task = platoon::launcher::AddTaskCommand(app, task_options);
   platoon::launcher::StudyOptions study_options;
   auto* study = platoon::launcher::AddStudyCommand(app, study_options);
   if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
@@ -303,6 +306,7 @@ int main(int argc, char** argv) {
   if (study->parsed()) return platoon::launcher::RunStudy(study_options, Validate);
   if (keys->parsed()) return platoon::launcher::RunKeys(keys_options);
   if (road->parsed()) return platoon::launcher::RunRoad(road_options);
+  if (task->parsed()) return platoon::launcher::RunTask(task_options);
   if (check->parsed() && (reference_options.reference || !reference_options.explain.empty()))
     return platoon::launcher::RunReference(reference_options);
   if (check->parsed() && session_path.empty()) {
