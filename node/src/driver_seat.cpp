@@ -20,6 +20,7 @@
 #include "platoon/vehicle/lane_keeping.hpp"
 #include "platoon/viewer/calibration_board.hpp"
 #include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/screen_frustum.hpp"
 #include "platoon/viewer/seat_audio.hpp"
 #include "platoon/viewer/seat_window.hpp"
 #include "platoon/viewer/viewer_app.hpp"
@@ -140,6 +141,24 @@ std::vector<viewer::MirrorDef> SeatMirrors(const std::vector<config::SeatMirrorD
     if (t.screen) it->screen = *t.screen;
   }
   return mirrors;
+}
+
+// The main screen's view in the vehicle frame, for the eye tracker: the [[node.screen]] marked main (its
+// off-axis frustum from the rest eye), else the seat window's symmetric view_hfov_deg frustum.
+input::GazeView SeatGazeView(const config::NodeDef& node) {
+  for (const auto& screen : node.screen) {
+    if (!screen.main) continue;
+    const viewer::ScreenCorners corners{screen.lower_left_m, screen.lower_right_m, screen.upper_left_m};
+    const viewer::ScreenFrustum f = viewer::OffAxisFrustum(corners, node.eye_m, 0.1);
+    return input::GazeViewOf(node.eye_m, f.orientation, f.left_m, f.right_m, f.bottom_m, f.top_m, f.near_m);
+  }
+  input::GazeView v;
+  v.eye_m = node.eye_m;
+  v.right = std::tan(0.5 * node.view_hfov_deg * M_PI / 180.0);
+  v.left = -v.right;
+  v.top = v.right * static_cast<double>(node.view_height_px) / static_cast<double>(node.view_width_px);
+  v.bottom = -v.top;
+  return v;
 }
 
 // --- The seat thread: SDL, GL and OSG live here only ---
@@ -629,6 +648,21 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
     if (writer_->Ok())
       log_->info("data write: {} columns at {:g} Hz of sim time to {}", w.columns.size(), w.rate_hz, writer_->Stats().path);
   }
+  // The eye tracker: Pupil's gaze through the main screen's view onto vehicles and mirrors (docs/INPUTS.md "Eye tracker").
+  if (!node.gaze.empty()) {
+    GazeRecorderDef g;
+    g.pupil.remote = node.gaze;
+    g.path = node.gaze_path;
+    g.min_confidence = node.gaze_min_confidence;
+    g.view_in_vehicle = SeatGazeView(node);
+    // Mirror insets: the window's rectangles (left, top, right, bottom; y down) as gaze rectangles (y up).
+    if (node.mirrors)
+      for (const auto& m : SeatMirrors(node.mirror)) g.mirrors.push_back({m.name, m.screen[0], 1 - m.screen[3], m.screen[2], 1 - m.screen[1]});
+    gaze_naming_ = config::SessionNaming(session);
+    gaze_naming_.push_back(NodeNaming{node.name, true, node.vehicle_names});
+    log_->info("gaze: Pupil Remote {}, samples to {}", node.gaze, node.gaze_path);
+    gaze_ = std::make_unique<GazeRecorder>(std::move(g), log_);
+  }
   log_->info("driver vehicle {} starts at ({:.1f}, {:.1f}) m heading {:.1f} deg; dynamics every {} ms{}", id_,
              start.position_m.x(), start.position_m.y(), state_.yaw_rad * 180.0 / M_PI, kDriverStepNs / 1'000'000,
              seat_ && seat_->HasWindow() ? "" : ", no window");
@@ -748,6 +782,20 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
   // The runtime's send policy decides what goes out; the seat gets every step.
   const protocol::EntityState truth = Truth();
   context.Publish(truth);
+  // Gaze samples that came in: stamped with this step's sim time, mapped among the displayed vehicles.
+  if (gaze_ && gaze_->Pending()) {
+    gaze_boxes_.clear();
+    for (const auto& r : context.RemoteEntities(info.sim_ns)) {
+      if (r.state.id == id_) continue;
+      input::GazeBox b;
+      b.id = r.state.id;
+      b.orientation = r.displayed.orientation;
+      b.centre_m = r.displayed.position_m + r.displayed.orientation * BoxCentreInBody(r.state.box_size_m);
+      b.half_extents_m = 0.5 * r.state.box_size_m;
+      gaze_boxes_.push_back(b);
+    }
+    gaze_->Step(info.sim_ns, truth.kinematics.pose, gaze_boxes_, [this](uint64_t id) { return EntityDisplayName(id, gaze_naming_); });
+  }
   if (seat_) seat_->SetOwn(truth, input_);
   if (seat_) seat_->SetTyreSlip(AxleSlipRad(def_, state_));
 
@@ -1364,6 +1412,14 @@ void DriverSeatModule::Summarize(std::vector<std::string>& fields) const {
                                  "\"can_param_updates\":{},\"can_param_refused\":{}",
                                  session_log::JsonQuote(can_bus_->Name()), c.sent, c.received, c.rejected, c.send_errors,
                                  c.rx_frames, c.rx_ignored, c.rx_clamped, c.timeouts, c.param_updates, c.param_refused));
+  }
+  if (gaze_) {
+    gaze_->Close();
+    const GazeRecorderStats g = gaze_->Stats();
+    fields.push_back(fmt::format("\"gaze_samples\":{},\"gaze_on_entity\":{},\"gaze_on_mirror\":{},\"gaze_on_nothing\":{},"
+                                 "\"gaze_low_confidence\":{},\"gaze_dropped\":{},\"gaze_rows\":{},\"gaze_malformed\":{}",
+                                 g.samples, g.on_entity, g.on_mirror, g.on_nothing, g.low_confidence, g.dropped, g.rows_written,
+                                 g.malformed));
   }
   if (writer_) {
     writer_->Close();  // the last Step is done: write what is queued, so the counts are final

@@ -235,6 +235,13 @@ TEST_CASE("study: 4 participants x 3 blocks in a Latin square run unattended in 
     }
   }
   CHECK(rows_of.size() == 12);
+  // One CSV per participant: the long CSV's header and that participant's rows.
+  for (int p = 1; p <= 4; ++p) {
+    const auto own = FileLines(fmt::format("{}/P0{}/P0{}.csv", a, p, p));
+    REQUIRE(own.size() == 1 + 3 * 501);
+    CHECK(own[0] == long_rows[0]);
+    for (size_t i = 1; i < own.size(); ++i) CHECK(Fields(own[i])[0] == fmt::format("P0{}", p));
+  }
   for (const auto& [key, folder] : folder_of) {
     CHECK(rows_of[folder] == 501);
     auto want = marker_texts[folder], got = markers_of[folder];

@@ -6,6 +6,11 @@
 #include "platoon/node/driver_seat.hpp"
 #include "platoon/node/traffic.hpp"
 #include "platoon/road/session_road.hpp"
+#include "platoon/entity_id.hpp"
+
+#define MSGPACK_NO_BOOST
+#include <msgpack.hpp>
+#include <zmq.hpp>
 
 #include <doctest/doctest.h>
 #include <signal.h>
@@ -13,6 +18,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
+#include <random>
+#include <thread>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -465,4 +473,131 @@ TEST_CASE("driver seat: platoon check and platoon run refuse a bad [node.data_wr
     CHECK(AnyLineContains(c.Lines(), says));
     CHECK_FALSE(AnyLineContains(c.Lines(), "listening on"));
   }
+}
+
+namespace driver_seat_gaze_detail {
+
+// One Pupil gaze datum, packed as Pupil Capture sends it.
+std::string PackPupilGaze(double x, double y, double confidence, double timestamp_s) {
+  msgpack::sbuffer buffer;
+  msgpack::packer<msgpack::sbuffer> p(buffer);
+  p.pack_map(3);
+  p.pack(std::string("norm_pos"));
+  p.pack_array(2);
+  p.pack(x);
+  p.pack(y);
+  p.pack(std::string("confidence"));
+  p.pack(confidence);
+  p.pack(std::string("timestamp"));
+  p.pack(timestamp_s);
+  return std::string(buffer.data(), buffer.size());
+}
+
+}  // namespace driver_seat_gaze_detail
+
+TEST_CASE("driver seat: gaze from a synthetic Pupil Capture is written on the sim clock and mapped to the car looked at") {
+  using namespace driver_seat_gaze_detail;
+  TempDir dir;
+  // A braking seat (it stays where it starts) with the eye tracker on; a car stands 25 m ahead, 1 m right.
+  config::SessionDef session = DriverSession(dir, "time_s, steer, throttle, brake\n0.0, 0.0, 0.0, 1.0\n");
+  config::NodeDef node = session.nodes[0];
+
+  // The synthetic Pupil Capture: Pupil Remote (REP) and the backbone (XPUB, it sees the subscription).
+  zmq::context_t zctx;
+  zmq::socket_t remote(zctx, zmq::socket_type::rep), backbone(zctx, zmq::socket_type::xpub);
+  remote.set(zmq::sockopt::linger, 0);
+  backbone.set(zmq::sockopt::linger, 0);
+  remote.bind("tcp://127.0.0.1:*");
+  backbone.bind("tcp://127.0.0.1:*");
+  const std::string backbone_endpoint = backbone.get(zmq::sockopt::last_endpoint);
+  const std::string backbone_port = backbone_endpoint.substr(backbone_endpoint.rfind(':') + 1);
+  node.gaze = remote.get(zmq::sockopt::last_endpoint);
+  node.gaze_path = dir.Path() + "/gaze/seat_gaze.csv";
+  DriverSeatModule seat(session, node, QuietLog());
+  FakeContext context;
+  seat.Step(StepInfo{0, 0}, context);
+  REQUIRE(!context.published.empty());
+  const Pose own = context.published.back().kinematics.pose;
+  RemoteEntity car;
+  car.state.id = VehicleId("other", 0);
+  car.state.kind = protocol::EntityKind::kCar;
+  car.displayed = Pose{own.position_m + own.orientation * Vec3(25, -1, 0), own.orientation};
+  car.state.kinematics.pose = car.displayed;
+  context.remote.push_back(car);
+
+  // Where the car's box centre is in the seat window's symmetric 70 deg, 1280 x 720 view from the eye
+  // (a pinhole projection written out here): x right, y up, 0..1.
+  const Vec3 centre = Vec3(25, -1, 0) + BoxCentreInBody(car.state.box_size_m) - node.eye_m;
+  const double half_w = std::tan(0.5 * node.view_hfov_deg * M_PI / 180.0);
+  const double half_h = half_w * node.view_height_px / node.view_width_px;
+  const double gx = 0.5 + 0.5 * (-centre.y() / centre.x()) / half_w, gy = 0.5 + 0.5 * (centre.z() / centre.x()) / half_h;
+  // 200 samples at the car, 10 at the interior mirror's inset (top centre), 10 with low confidence.
+  const int kCar = 200, kMirror = 10, kLow = 10;
+  std::atomic<bool> streamed{false};
+  std::thread pupil([&] {
+    zmq::message_t request;
+    remote.set(zmq::sockopt::rcvtimeo, 10000);
+    if (!remote.recv(request) || request.to_string() != "SUB_PORT") return;
+    remote.send(zmq::buffer(backbone_port), zmq::send_flags::none);
+    backbone.set(zmq::sockopt::rcvtimeo, 10000);
+    zmq::message_t sub;
+    if (!backbone.recv(sub)) return;
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> jitter(0.0, 0.005);
+    for (int k = 0; k < kCar + kMirror + kLow; ++k) {
+      const bool mirror = k >= kCar && k < kCar + kMirror, low = k >= kCar + kMirror;
+      const std::string payload = mirror ? PackPupilGaze(0.5, 0.92, 0.9, k * 0.005)
+                                         : PackPupilGaze(gx + jitter(rng), gy + jitter(rng), low ? 0.3 : 0.9, k * 0.005);
+      backbone.send(zmq::str_buffer("gaze.3d.01."), zmq::send_flags::sndmore);
+      backbone.send(zmq::buffer(payload), zmq::send_flags::none);
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+    streamed = true;
+  });
+  // The seat steps on 1 ms of sim time per ms of wall time until every sample was taken (deadline 20 s).
+  int64_t t = 1'000'000;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::vector<std::string> fields;
+  while (std::chrono::steady_clock::now() < deadline) {
+    seat.Step(StepInfo{t, 1'000'000}, context);
+    t += 1'000'000;
+    if (streamed && !seat.GazePending()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  pupil.join();
+  const int64_t last_ns = t - 1'000'000;
+  seat.Summarize(fields);
+  REQUIRE(streamed.load());
+
+  std::ifstream f(node.gaze_path);
+  std::string line;
+  REQUIRE(std::getline(f, line));
+  CHECK(line == GazeRecorder::Header());
+  int rows = 0, on_car = 0, on_mirror = 0, low = 0;
+  double last_sim = -1;
+  const std::string car_name = EntityDisplayName(car.state.id, config::SessionNaming(session));
+  while (std::getline(f, line)) {
+    ++rows;
+    std::vector<std::string> c;
+    std::stringstream s(line);
+    for (std::string v; std::getline(s, v, ',');) c.push_back(v);
+    if (line.back() == ',') c.emplace_back();
+    REQUIRE(c.size() == 9);
+    // Sim times on the seat's 1 ms steps, never going back, within the drive.
+    const double sim = std::stod(c[0]);
+    CHECK(sim >= last_sim);
+    CHECK(sim <= NsToS(last_ns) + 1e-9);
+    last_sim = sim;
+    on_car += c[5] == "entity" && c[6] == car_name && c[7] == std::to_string(car.state.id);
+    on_mirror += c[5] == "mirror" && c[6] == "interior";
+    low += c[5] == "low_confidence";
+  }
+  MESSAGE("gaze rows " << rows << ": on the car " << on_car << " of " << kCar << ", on the interior mirror " << on_mirror
+                       << ", low confidence " << low << "; car at norm_pos (" << gx << ", " << gy << ")");
+  CHECK(rows == kCar + kMirror + kLow);
+  CHECK(on_car >= 0.95 * kCar);
+  CHECK(on_mirror == kMirror);
+  CHECK(low == kLow);
+  REQUIRE(fields.size() >= 2);
+  CHECK(fields.back().find("\"gaze_samples\":" + std::to_string(kCar + kMirror + kLow) + ",") != std::string::npos);
 }

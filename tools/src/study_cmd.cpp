@@ -341,6 +341,7 @@ int RunCollect(const StudyOptions& o) {
   std::string long_csv = "participant,block,condition,order";
   for (const auto& c : columns) long_csv += "," + data::CsvField(c);
   long_csv += ",marker\n";
+  std::map<std::string, std::string> per_participant;  // participant -> its rows of the long CSV
   std::string summary = "participant,block,condition,order,status,name,file,event_marker,event_s," + data::DriveMetricsCsvHeader() + "\n";
   size_t rows_total = 0, markers_total = 0;
   for (const auto& b : blocks) {
@@ -410,6 +411,7 @@ int RunCollect(const StudyOptions& o) {
           line += "," + (at[c] >= 0 && static_cast<size_t>(at[c]) < row.size() ? data::CsvField(row[static_cast<size_t>(at[c])]) : std::string());
         line += "," + data::CsvField(marker[r]) + "\n";
         long_csv += line;
+        per_participant[b.plan->participant] += line;
         if (!marker[r].empty()) markers_total += 1 + static_cast<size_t>(std::count(marker[r].begin(), marker[r].end(), '|'));
         data::MetricsRow m;
         for (size_t i = 0; i < row.size() && i < metric_col.size(); ++i)
@@ -424,12 +426,16 @@ int RunCollect(const StudyOptions& o) {
   try {
     WriteAtomic(out / "study_long.csv", long_csv);
     WriteAtomic(out / "summary.csv", summary);
+    // One CSV per participant: that participant's rows of the long CSV, in its block order.
+    const std::string header = long_csv.substr(0, long_csv.find('\n') + 1);
+    for (const auto& [participant, rows] : per_participant)
+      WriteAtomic(out / participant / (participant + ".csv"), header + rows);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s collect: %s\n", kMe, e.what());
     return 1;
   }
-  std::printf("%s collect: %zu blocks (%zu without data), %zu rows, %zu markers -> %s, %s\n", kMe, plan.size(), missing,
-              rows_total, markers_total, (out / "study_long.csv").c_str(), (out / "summary.csv").c_str());
+  std::printf("%s collect: %zu blocks (%zu without data), %zu rows, %zu markers -> %s, %s, <participant>/<participant>.csv\n",
+              kMe, plan.size(), missing, rows_total, markers_total, (out / "study_long.csv").c_str(), (out / "summary.csv").c_str());
   return missing == 0 ? 0 : 1;
 }
 
@@ -468,11 +474,11 @@ CLI::App* AddStudyCommand(CLI::App& app, StudyOptions& o) {
       "one row per block run. Without --unattended the study waits before each block: Enter (or `platoon study ctl "
       "OUT next`) starts it, `r` repeats the last block, `a REASON` aborts (the reason goes into study_log.csv); "
       "`a REASON` while a block runs stops it.\n\n"
-      "  platoon study examples/study/braking.toml --unattended         every participant and block, no pauses\n"
-      "  platoon study braking.toml --participant P03                    one participant, the operator starts each block\n"
-      "  platoon study braking.toml --participant P03 --repeat urban     that block again (old folder kept as -old1)\n"
-      "  platoon study braking.toml --participant P03 --from urban       from that block on in P03's order\n"
-      "  platoon study braking.toml --show                               the counterbalanced plan; nothing runs\n"
+      "  platoon study examples/study/braking_study.toml --unattended   every participant and block, no pauses\n"
+      "  platoon study braking_study.toml --participant P02              one participant, the operator starts each block\n"
+      "  platoon study braking_study.toml --participant P02 --repeat short_gap   that block again (old folder kept as -old1)\n"
+      "  platoon study braking_study.toml --participant P02 --from short_gap     from that block on in P02's order\n"
+      "  platoon study braking_study.toml --show                         the counterbalanced plan; nothing runs\n"
       "  platoon study ctl studies/braking next                          start the next block of a waiting study\n"
       "  platoon study collect studies/braking                           study_long.csv and summary.csv\n\n"
       "Exit codes: 0 done, 1 a block failed or was aborted, 2 usage error (bad study file, unknown participant or "
@@ -489,7 +495,8 @@ CLI::App* AddStudyCommand(CLI::App& app, StudyOptions& o) {
   cmd->add_flag("--show", o.show, "Print the plan (participant, order, block, condition, folder) as CSV and exit");
   cmd->add_option("--bin-dir", o.bin_dir, "Where platoon is (default: next to this executable)");
   o.collect = cmd->add_subcommand("collect", "Merge a study's block data writes: OUT/study_long.csv (participant, block, condition, order, "
-                                             "the data-write columns, marker) and OUT/summary.csv (drive metrics per participant x block x seat)");
+                                             "the data-write columns, marker), OUT/<participant>/<participant>.csv (one participant's rows) "
+                                             "and OUT/summary.csv (drive metrics per participant x block x seat)");
   o.collect->add_option("out", o.collect_dir, "The study's output folder")->required();
   o.ctl = cmd->add_subcommand("ctl", "Tell a study waiting in OUT what to do: next (start the next block), repeat (the last block "
                                      "again), abort REASON");
@@ -525,9 +532,10 @@ int RunStudy(const StudyOptions& o, const SessionValidator& validate) {
       if (!name->empty() && std::none_of(study.blocks.begin(), study.blocks.end(), [&](const auto& b) { return b.name == *name; }))
         throw UsageError(fmt::format("\"{}\": not a block of {} (its blocks: {})", *name, o.study_path, names));
     for (const auto& b : study.blocks) {
-      PlannedBlock probe{study.participants.front(), 1, &b, study.participants.front() + "/" + config::StudyBlockFolder(1, b.name)};
+      // Checked once per block, as the first participant's run of it (the session does not depend on who drives).
+      const auto probe = std::find_if(plan.begin(), plan.end(), [&](const PlannedBlock& x) { return x.block == &b; });
       try {
-        CheckLockstepRun(RunDefOf(study, probe, out, bin_dir), validate);
+        CheckLockstepRun(RunDefOf(study, *probe, out, bin_dir), validate);
       } catch (const std::exception& e) {
         throw UsageError(fmt::format("{}: block {} (session {}): {}", b.where, b.name, b.session, e.what()));
       }

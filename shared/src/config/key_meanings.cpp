@@ -256,6 +256,11 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "driver, input = \"can\": without a command frame for this long (sim time) the vehicle brakes to a stop."},
       {S, "node.head_tracking_timeout_s",
        "driver: without a head pose for this long the eye returns to its rest point."},
+      {S, "node.gaze",
+       "driver: Pupil Core's Pupil Remote endpoint; the seat subscribes to its gaze, stamps each sample on the synced "
+       "clock, maps it to the vehicle or mirror looked at and writes gaze_path (docs/INPUTS.md, \"Eye tracker\")."},
+      {S, "node.gaze_path", "driver, with gaze: the gaze CSV, one row per sample; {node} is the node name."},
+      {S, "node.gaze_min_confidence", "driver, with gaze: samples below this Pupil confidence are written unmapped."},
       {S, "node.force_feedback",
        "driver, input = \"sdl\": force feedback on the wheel when it has a constant-force motor (else one info "
        "line); false: never (docs/INPUTS.md, \"Force feedback\")."},
@@ -667,6 +672,10 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "security.clients", "Folder of the authorised clients' public keys (<name>.key)."},
       {S, "security.key", "This PC's client secret key file: the default of its nodes, `platoon ctl` and the viewer."},
       {S, "security.operators", "Client key names allowed to control the session, set parameters and add markers."},
+      {S, "markers", "The marker stream for external recorders (EEG, eye tracking; docs/PROTOCOL.md \"Marker stream\")."},
+      {S, "markers.publish",
+       "ZeroMQ endpoint the server publishes every marker and session event on, one JSON message each with its "
+       "sim and wall time, e.g. \"tcp://127.0.0.1:5560\"; \"\": off."},
       {S, "security.open_status",
        "Status, list and get reads are open to every authenticated client; false: to operators only."},
       {R, "road",
@@ -674,10 +683,6 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "(docs/ROADS.md)."},
       {R, "road.id", "Road id, unique in the file; [road] road_id and the links name it.", "required"},
       {R, "road.start_x_m", "x (east) of the reference line's start, in the world frame."},
-      {S, "markers", "The marker stream for external recorders (EEG, eye tracking; docs/PROTOCOL.md \"Marker stream\")."},
-      {S, "markers.publish",
-       "ZeroMQ endpoint the server publishes every marker and session event on, one JSON message each with its "
-       "sim and wall time, e.g. \"tcp://127.0.0.1:5560\"; \"\": off."},
       {R, "road.start_y_m", "y (north) of the reference line's start."},
       {R, "road.start_heading_deg", "Heading at the start, counter-clockwise from +x."},
       {R, "road.start_height_m", "Height of the start."},

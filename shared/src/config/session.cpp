@@ -121,7 +121,7 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
                                "stream_address", "stream_timeout_s", "head_tracking_timeout_s",
                                "can_bus", "can_map", "can_timeout_s",
                                "sound", "sound_volume", "sound_engine", "sound_tyres", "sound_wind", "sound_indicator",
-                               "engine_cylinders"};
+                               "engine_cylinders", "gaze", "gaze_path", "gaze_min_confidence"};
   const std::string start_keys = "start_s_m start_lane start_speed_mps";
   if (!driver)
     for (const char* key : driver_keys)
@@ -168,6 +168,15 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
   d.stream_address = t.GetString("stream_address", d.stream_address);
   d.stream_timeout_s = t.GetDouble("stream_timeout_s", d.stream_timeout_s, 0.01, 10);
   d.head_tracking_timeout_s = t.GetDouble("head_tracking_timeout_s", d.head_tracking_timeout_s, 0.01, 10);
+  // The eye tracker (docs/INPUTS.md "Eye tracker"): Pupil Remote's endpoint, the gaze CSV, the confidence floor.
+  d.gaze = t.GetString("gaze", d.gaze);
+  if (!d.gaze.empty() && (d.gaze.rfind("tcp://", 0) != 0 || d.gaze.rfind(':') <= 6))
+    t.Fail("gaze", "expected Pupil Remote's endpoint \"tcp://HOST:PORT\" (Pupil Capture's default tcp://127.0.0.1:50020), got \"" +
+                       d.gaze + "\"");
+  d.gaze_path = t.GetString("gaze_path", d.gaze_path);
+  if (d.gaze_path.empty()) t.Fail("gaze_path", "expected a file path (\"data/{node}_gaze.csv\"), got \"\"");
+  for (size_t at; (at = d.gaze_path.find("{node}")) != std::string::npos;) d.gaze_path.replace(at, 6, d.name);
+  d.gaze_min_confidence = t.GetDouble("gaze_min_confidence", d.gaze_min_confidence, 0, 1);
   // CAN (docs/CAN.md): a bus and a mapping file make the seat send its signals; input = "can" also drives it.
   d.can_bus = t.GetString("can_bus", "");
   d.can_map = t.GetString("can_map", "");
@@ -626,6 +635,16 @@ SessionDef ReadSession(const Table& root) {
       if (!v.empty() && !vehicle_names.insert(v).second) t.Fail("vehicle_names", "duplicate vehicle name \"" + v + "\"");
     s.nodes.push_back(std::move(n));
   }
+  if (auto t = root.Sub("markers")) {
+    // The marker stream's endpoint: "tcp://HOST:PORT" (a port, or * for any) or "ipc://PATH".
+    s.markers_publish = t->GetString("publish", s.markers_publish);
+    const std::string& e = s.markers_publish;
+    const auto colon = e.rfind(':');
+    const bool tcp = e.rfind("tcp://", 0) == 0 && colon > 6 && colon + 1 < e.size();
+    if (!e.empty() && !tcp && !(e.rfind("ipc://", 0) == 0 && e.size() > 6))
+      t->Fail("publish", "expected a ZeroMQ endpoint \"tcp://HOST:PORT\" or \"ipc://PATH\", got \"" + e + "\"");
+    t->RejectUnknownKeys();
+  }
   s.events = ReadEvents(root);
   if (auto t = root.Sub("security")) s.security = ReadSecurityDef(*t);
   else s.security.where = s.file + ": security";
@@ -639,16 +658,6 @@ std::vector<NodeNaming> SessionNaming(const SessionDef& session) {
   std::vector<NodeNaming> out;
   for (const auto& n : session.nodes)
     out.push_back(NodeNaming{n.name, n.role == protocol::Role::kDriver, n.vehicle_names});
-  if (auto t = root.Sub("markers")) {
-    // The marker stream's endpoint: "tcp://HOST:PORT" (a port, or * for any) or "ipc://PATH".
-    s.markers_publish = t->GetString("publish", s.markers_publish);
-    const std::string& e = s.markers_publish;
-    const auto colon = e.rfind(':');
-    const bool tcp = e.rfind("tcp://", 0) == 0 && colon > 6 && colon + 1 < e.size();
-    if (!e.empty() && !tcp && !(e.rfind("ipc://", 0) == 0 && e.size() > 6))
-      t->Fail("publish", "expected a ZeroMQ endpoint \"tcp://HOST:PORT\" or \"ipc://PATH\", got \"" + e + "\"");
-    t->RejectUnknownKeys();
-  }
   return out;
 }
 

@@ -18,6 +18,8 @@
 #include "platoon/data/vehicle_metrics.hpp"
 #include "platoon/node/module.hpp"
 #include "platoon/node/force_feedback.hpp"
+#include "platoon/entity_id.hpp"
+#include "platoon/node/gaze_recorder.hpp"
 #include "platoon/road/road_network.hpp"
 #include "platoon/vehicle/controller.hpp"
 #include "platoon/vehicle/single_track.hpp"
@@ -110,6 +112,8 @@ class DriverSeatModule final : public Module {
   void OnSeatKey(const std::string& key);
   /// Key markers sent so far.
   uint64_t KeyMarkers() const { return key_markers_; }
+  /// Gaze samples received and not yet taken by a Step (false without node.gaze).
+  bool GazePending() const { return gaze_ && gaze_->Pending(); }
 
   /// Force feedback (docs/INPUTS.md, "Force feedback"): `device` plays the wheel torque from now on, with
   /// `now_ns` the clock (steady ns) that times the dynamics' feed, the world states and each update; nullptr
@@ -228,6 +232,10 @@ class DriverSeatModule final : public Module {
 
   // Data write ([node.data_write]): the writer, what it samples, and the cost of a sample on this thread.
   std::unique_ptr<data::CsvWriter> writer_;
+  // The eye tracker (node.gaze): its recorder, the boxes of the step, the names of the session's vehicles.
+  std::unique_ptr<GazeRecorder> gaze_;
+  std::vector<input::GazeBox> gaze_boxes_;
+  std::vector<NodeNaming> gaze_naming_;
   int64_t sample_period_ns_ = 0;
   int64_t last_sample_ns_ = INT64_MIN;
   road::RoadNetwork roads_;

@@ -250,6 +250,9 @@ struct NodeDef {
   std::string stream_address = "127.0.0.1";  ///< driver: IPv4 address the stream sockets bind ("0.0.0.0": every interface).
   double stream_timeout_s = 0.2;     ///< driver: without a control datagram for this long the vehicle brakes to a stop, in s.
   double head_tracking_timeout_s = 0.5;  ///< driver: without a pose for this long the eye returns to its rest point, in s.
+  std::string gaze;                      ///< driver: Pupil Remote's endpoint of an eye tracker ("tcp://127.0.0.1:50020"); "": none.
+  std::string gaze_path = "data/{node}_gaze.csv";  ///< driver: the gaze CSV ({node} replaced when read).
+  double gaze_min_confidence = 0.6;      ///< driver: gaze samples below this Pupil confidence are not mapped (0..1).
   /// driver: the CAN bus the seat sends its vehicle signals on and, with input = "can", takes its commands
   /// from (docs/CAN.md): "udp:LOCAL:PORT>PEER:PORT", "socketcan:can0" or "candump:in.log>out.log"; "": none.
   std::string can_bus;
@@ -386,12 +389,12 @@ struct SessionDef {
   std::vector<NodeDef> nodes;
   std::vector<EventDef> events;      ///< Scenario events ([[event]]), evaluated by the server.
   SecurityDef security;              ///< Keys and roles ([security]).
-
-  /// The node named `name`, or nullptr.
-  const NodeDef* FindNode(const std::string& name) const;
   /// [markers] publish: the ZeroMQ endpoint the server publishes the session's markers and events on for
   /// external recorders, e.g. "tcp://127.0.0.1:5560" (docs/PROTOCOL.md "Marker stream"); "": off.
   std::string markers_publish;
+
+  /// The node named `name`, or nullptr.
+  const NodeDef* FindNode(const std::string& name) const;
 };
 
 /// Whether `address` binds this PC's loopback only ("127.x.y.z", "::1", "localhost").
