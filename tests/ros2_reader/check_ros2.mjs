@@ -140,6 +140,7 @@ let staticTransforms = [];
 let pointsChecked = 0;
 const cloudIndex = {};
 let messages = 0;
+const lastDetections = {};
 for await (const record of reader.readMessages({ validateCrcs: true })) {
   const channel = reader.channelsById.get(record.channelId);
   const topic = channel.topic;
@@ -160,6 +161,7 @@ for await (const record of reader.readMessages({ validateCrcs: true })) {
     if (topic === "/tf_static") staticTransforms = msg.transforms;
     else for (const t of msg.transforms) lastTransforms[t.child_frame_id] = t;
   }
+  if (msg.detections) lastDetections[topic] = msg.detections;
   if (msg.fields) {
     const k = (cloudIndex[topic] = (cloudIndex[topic] ?? -1) + 1);
     pointsChecked += checkCloud(topic, msg, expect.clouds[topic]?.[k]);
@@ -186,6 +188,16 @@ check(byChild(staticTransforms.map(asMount)) === byChild(expect.mounts),
 for (const [frame, pose] of Object.entries(expect.poses)) {
   const t = lastTransforms[frame];
   check(t && JSON.stringify(asMount(t)) === JSON.stringify(pose), `/tf ${frame}: ${t && JSON.stringify(asMount(t))}, expected ${JSON.stringify(pose)}`);
+}
+
+// Object lists: the last message's detections (class, box centre, size, track id; the hypothesis pose = centre).
+for (const [topic, objects] of Object.entries(expect.objects ?? {})) {
+  const got = (lastDetections[topic] ?? []).map((d) => [d.results[0]?.hypothesis.class_id,
+    [d.bbox.center.position.x, d.bbox.center.position.y, d.bbox.center.position.z],
+    [d.bbox.size.x, d.bbox.size.y, d.bbox.size.z], d.id]);
+  check(JSON.stringify(got) === JSON.stringify(objects), `${topic}: detections ${JSON.stringify(got)}, expected ${JSON.stringify(objects)}`);
+  for (const d of lastDetections[topic] ?? [])
+    check(JSON.stringify(d.results[0].pose.pose.position) === JSON.stringify(d.bbox.center.position), `${topic}: hypothesis pose is not the box centre`);
 }
 
 // metadata.yaml's counts and types against the file.

@@ -44,6 +44,7 @@ struct Expect {
   std::string poses;    // JSON object: frame -> last pose
   std::string clouds;   // JSON object: topic -> array of clouds (arrays of points)
   std::string frames;   // JSON object: topic -> frame_id
+  std::string objects;  // JSON object: topic -> the last message's detections
 };
 
 void Add(Expect& e, const std::string& topic, const std::string& type, int64_t stamp) {
@@ -114,7 +115,7 @@ void PrintExpect(const Expect& e) {
     first = false;
   }
   out += "},\"mounts\":" + e.mounts + ",\"poses\":{" + e.poses + "},\"clouds\":{" + e.clouds + "},\"frames\":{" +
-         e.frames + "}}";
+         e.frames + "},\"objects\":{" + e.objects + "}}";
   std::printf("%s\n", out.c_str());
 }
 
@@ -222,6 +223,7 @@ int Drivers(session_log::Writer& w, const std::string& session_path) {
   const Pose radar_mount{Vec3(3.75, 0.0, 0.5), Quat(Eigen::AngleAxisd(0.0625, Vec3::UnitY()))};
   e.mounts = "[" + MountJson("robot/base_link", "robot/gnss", gnss_mount) + "," +
              MountJson("robot/base_link", "robot/imu", imu_mount) + "," +
+             MountJson("robot/base_link", "robot/objects_front", radar_mount) + "," +
              MountJson("robot/base_link", "robot/radar_front", radar_mount) + "]";
   bool first_pose = true;
   int64_t first_t = -1;
@@ -278,12 +280,26 @@ int Drivers(session_log::Writer& w, const std::string& session_path) {
       rs.detections = {d, d};
       ok = ok && Put(w, rs, "radar_front", t);
       if (t >= 0) Add(e, "/robot/radar_front/scan", "radar_msgs/msg/RadarScan", t);
+      protocol::ObjectList ol;
+      ol.header = Header("objects_front", protocol::StreamKind::kObjects, robot, t, radar_mount, static_cast<uint64_t>(k + 10));
+      protocol::DetectedObject car, ghost;
+      car.track_id = 77, car.object_class = 1, car.truth_class = 1;
+      car.position_m = Vec3(20.0 + k, -1.5, 0.75), car.size_m = Vec3(4.5, 1.8, 1.5);
+      ghost.track_id = 0, ghost.object_class = 5, ghost.position_m = Vec3(8.0, 2.0, 0.875), ghost.size_m = Vec3(0.5, 0.5, 1.75);
+      ol.objects = {car, ghost};
+      ok = ok && Put(w, ol, "objects_front", t);
+      if (t >= 0) {
+        Add(e, "/robot/objects_front/objects", "vision_msgs/msg/Detection3DArray", t);
+        // [class, centre, size, id] as vision_msgs carries them: classes by name, the track id as text.
+        e.objects = "\"/robot/objects_front/objects\":[[\"car\",[" + Num(car.position_m.x()) + ",-1.5,0.75],[4.5,1.8,1.5],\"77\"],"
+                    "[\"pedestrian\",[8,2,0.875],[0.5,0.5,1.75],\"\"]]";
+      }
     }
   }
   e.topics["/tf_static"] = {"tf2_msgs/msg/TFMessage", {first_t}};
   e.clouds = "";
   e.frames = "\"/robot/imu/imu\":\"robot/imu\",\"/robot/gnss/fix\":\"robot/gnss\",\"/robot/radar_front/scan\":"
-             "\"robot/radar_front\",\"/wheel/odom\":\"map\"";
+             "\"robot/radar_front\",\"/robot/objects_front/objects\":\"robot/objects_front\",\"/wheel/odom\":\"map\"";
   ok = ok && w.Close().Ok();
   if (!ok) return 1;
   PrintExpect(e);

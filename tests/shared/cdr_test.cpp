@@ -255,3 +255,25 @@ TEST_CASE("ros2: the offered qos profile of a latched topic is transient local w
   CHECK(normal.find("  durability: 2\n") != std::string::npos);
   CHECK(normal.find("  reliability: 1\n") != std::string::npos);
 }
+
+TEST_CASE("ros2: a detection array repeats the header per detection and ends each with its id") {
+  const ros2::Detection d{"car", 1.0, platoon::Vec3(20, -1.5, 0.75), platoon::Vec3(4.5, 1.8, 1.5), "77"};
+  const Bytes p = PayloadOf(ros2::EncodeDetection3DArray(5, "r", std::vector<ros2::Detection>{d}));
+  // Array header: time 0..7, "r" 8..13; count at 16; the detection's header: time 20..27, "r" 28..33.
+  CHECK(LeAt(p, 16, 4) == 1u);
+  CHECK(LeAt(p, 24, 4) == 5u);  // nanosec of the detection's own stamp
+  CHECK(StringAt(p, 28).first == "r");
+  CHECK(LeAt(p, 36, 4) == 1u);  // one hypothesis
+  const auto [cls, after] = StringAt(p, 40);
+  CHECK(cls == "car");
+  const size_t score = Align(after, 8);
+  CHECK(F64At(p, score) == 1.0);
+  CHECK(F64At(p, score + 8) == 20.0);                     // hypothesis pose: the centre
+  const size_t bbox = score + 8 + 7 * 8 + 36 * 8;
+  CHECK(F64At(p, bbox) == 20.0);                          // bbox centre
+  CHECK(F64At(p, bbox + 16) == 0.75);
+  CHECK(F64At(p, bbox + 7 * 8) == 4.5);                   // size
+  CHECK(F64At(p, bbox + 9 * 8) == 1.5);
+  CHECK(StringAt(p, bbox + 10 * 8).first == "77");
+  CHECK(p.size() == bbox + 10 * 8 + 4 + 3);
+}

@@ -144,7 +144,7 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
       "messages in CDR with their ros2msg definitions) and DIR/metadata.yaml. Topics: /clock, /tf (map -> "
       "<vehicle>/base_link), /tf_static (each sensor's mount, base_link -> <vehicle>/<sensor>), /<vehicle>/odom, and per "
       "sensor /<vehicle>/<sensor>/points (PointCloud2 in Autoware's PointXYZIRCAEDT layout), .../imu, .../fix, .../scan "
-      "(radar_msgs/RadarScan); stamps are sim time (docs/RECORDING.md, \"ROS 2\").\n\n"
+      "(radar_msgs/RadarScan), .../objects (vision_msgs/Detection3DArray); stamps are sim time (docs/RECORDING.md, \"ROS 2\").\n\n"
       "  platoon export farm.mcap --ros2 farm_bag\n"
       "  ros2 bag play farm_bag --clock      (on a ROS 2 machine; nodes with use_sim_time:=true)\n\n"
       "Exit codes: 0 written, 1 nothing to export (no entity states, or none in --from/--to), 2 usage error "

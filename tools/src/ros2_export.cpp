@@ -4,7 +4,8 @@
 //     mount, the first and last sim times;
 //  2. the messages, converted as they come: /clock and /tf (map -> <vehicle>/base_link) and
 //     /<vehicle>/odom from each world state, /tf_static (base_link -> each sensor's frame) once at the
-//     start, the sensor streams (PointCloud2 in Autoware's PointXYZIRCAEDT, Imu, NavSatFix, RadarScan).
+//     start, the sensor streams (PointCloud2 in Autoware's PointXYZIRCAEDT, Imu, NavSatFix, RadarScan,
+//     Detection3DArray).
 // Then DIR/metadata.yaml as rosbag2 writes it (version 5), so `ros2 bag info/play DIR` accept the folder.
 #include "ros2_export.hpp"
 
@@ -156,6 +157,7 @@ std::string_view TopicLeaf(protocol::StreamKind kind) {
     case protocol::StreamKind::kImu: return "imu";
     case protocol::StreamKind::kGnss: return "fix";
     case protocol::StreamKind::kRadar: return "scan";
+    case protocol::StreamKind::kObjects: return "objects";
     default: return "";
   }
 }
@@ -167,8 +169,16 @@ std::string_view TopicType(protocol::StreamKind kind) {
     case protocol::StreamKind::kImu: return "sensor_msgs/msg/Imu";
     case protocol::StreamKind::kGnss: return "sensor_msgs/msg/NavSatFix";
     case protocol::StreamKind::kRadar: return "radar_msgs/msg/RadarScan";
+    case protocol::StreamKind::kObjects: return "vision_msgs/msg/Detection3DArray";
     default: return "";
   }
+}
+
+// The reported class of an object list entry (0 unclassified, 1 car, 2 truck, 3 motorbike, 4 bicycle,
+// 5 pedestrian), as a vision_msgs class id.
+std::string_view ObjectClassName(uint8_t c) {
+  constexpr std::string_view kNames[] = {"unclassified", "car", "truck", "motorbike", "bicycle", "pedestrian"};
+  return c < std::size(kNames) ? kNames[c] : kNames[0];
 }
 
 }  // namespace
@@ -387,6 +397,13 @@ int RunRos2Export(const ExportOptions& o) {
             for (const auto& r : m.detections)
               returns.push_back({r.range_m, r.azimuth_rad, 0.0f, r.range_rate_mps, r.rcs_dbsm});
             put(s.topic, s.type, false, log_ns, ros2::EncodeRadarScan(stamp, s.frame, returns));
+          } else if constexpr (std::is_same_v<M, protocol::ObjectList>) {
+            std::vector<ros2::Detection> detections;
+            detections.reserve(m.objects.size());
+            for (const auto& ob : m.objects)
+              detections.push_back({std::string(ObjectClassName(ob.object_class)), 1.0, ob.position_m, ob.size_m,
+                                    ob.track_id ? std::to_string(ob.track_id) : std::string()});
+            put(s.topic, s.type, false, log_ns, ros2::EncodeDetection3DArray(stamp, s.frame, detections));
           }
         },
         *d.message);

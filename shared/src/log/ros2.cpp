@@ -58,6 +58,14 @@ const std::map<std::string, std::string, std::less<>>& Definitions() {
       {"radar_msgs/msg/RadarReturn",
        "float32 range\nfloat32 azimuth\nfloat32 elevation\nfloat32 doppler_velocity\nfloat32 amplitude\n"},
       {"radar_msgs/msg/RadarScan", "std_msgs/Header header\nradar_msgs/RadarReturn[] returns\n"},
+      {"vision_msgs/msg/ObjectHypothesis", "string class_id\nfloat64 score\n"},
+      {"vision_msgs/msg/ObjectHypothesisWithPose",
+       "vision_msgs/ObjectHypothesis hypothesis\ngeometry_msgs/PoseWithCovariance pose\n"},
+      {"vision_msgs/msg/BoundingBox3D", "geometry_msgs/Pose center\ngeometry_msgs/Vector3 size\n"},
+      {"vision_msgs/msg/Detection3D",
+       "std_msgs/Header header\nvision_msgs/ObjectHypothesisWithPose[] results\nvision_msgs/BoundingBox3D bbox\n"
+       "string id\n"},
+      {"vision_msgs/msg/Detection3DArray", "std_msgs/Header header\nvision_msgs/Detection3D[] detections\n"},
   };
   return defs;
 }
@@ -296,6 +304,27 @@ std::vector<uint8_t> EncodeRadarScan(int64_t stamp_ns, std::string_view frame_id
     w.F32(r.elevation_rad);
     w.F32(r.doppler_velocity_mps);
     w.F32(r.amplitude);
+  }
+  return w.Take();
+}
+
+std::vector<uint8_t> EncodeDetection3DArray(int64_t stamp_ns, std::string_view frame_id,
+                                            std::span<const Detection> detections) {
+  cdr::Writer w(64 + detections.size() * 760);
+  PutHeader(w, stamp_ns, frame_id);
+  w.SequenceLength(detections.size());
+  for (const Detection& d : detections) {
+    PutHeader(w, stamp_ns, frame_id);
+    w.SequenceLength(1);  // one hypothesis: the reported class
+    w.String(d.class_id);
+    w.F64(d.score);
+    PutVec3(w, d.centre_m);
+    PutQuat(w, Quat::Identity());
+    PutZeros<36>(w);
+    PutVec3(w, d.centre_m);  // bbox centre
+    PutQuat(w, Quat::Identity());
+    PutVec3(w, d.size_m);
+    w.String(d.id);
   }
   return w.Take();
 }

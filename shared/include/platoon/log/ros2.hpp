@@ -3,8 +3,8 @@
 /// written out from the ROS 2 interface documentation, in rosbag2's "ros2msg" schema form, and CDR
 /// encoders (platoon/log/cdr.hpp) of the messages platoon exports: builtin_interfaces/Time,
 /// std_msgs/Header, sensor_msgs/PointCloud2 in Autoware's PointXYZIRCAEDT layout, sensor_msgs/Imu,
-/// sensor_msgs/NavSatFix, tf2_msgs/TFMessage, nav_msgs/Odometry, rosgraph_msgs/Clock and
-/// radar_msgs/RadarScan.
+/// sensor_msgs/NavSatFix, tf2_msgs/TFMessage, nav_msgs/Odometry, rosgraph_msgs/Clock,
+/// radar_msgs/RadarScan and vision_msgs/Detection3DArray.
 ///
 /// Frames follow REP 103 (x forward, y left, z up; right-handed) and REP 105: "map" is the world,
 /// "<vehicle>/base_link" a vehicle (platoon's vehicle frame: rear-axle centre), "<vehicle>/<sensor id>"
@@ -126,5 +126,18 @@ struct RadarReturn {
 };
 /// radar_msgs/msg/RadarScan of `returns`.
 std::vector<uint8_t> EncodeRadarScan(int64_t stamp_ns, std::string_view frame_id, std::span<const RadarReturn> returns);
+
+/// One vision_msgs/msg/Detection3D (vision_msgs 4, ROS 2 Humble and later).
+struct Detection {
+  std::string class_id;       ///< The reported class ("car", "pedestrian", ...).
+  double score = 1.0;         ///< Its probability; platoon's object lists report one class: 1.
+  Vec3 centre_m = Vec3::Zero();  ///< Box centre (the object's reference point) in the header frame, in m.
+  Vec3 size_m = Vec3::Zero(); ///< Length, width, height, in m.
+  std::string id;             ///< Track id ("" for a false positive).
+};
+/// vision_msgs/msg/Detection3DArray of `detections`: each with the array's header, one hypothesis whose
+/// pose is the centre, and an axis-aligned box in the header frame (platoon's objects carry no heading).
+std::vector<uint8_t> EncodeDetection3DArray(int64_t stamp_ns, std::string_view frame_id,
+                                            std::span<const Detection> detections);
 
 }  // namespace platoon::ros2
