@@ -24,10 +24,13 @@ RoadTrafficModule::RoadTrafficModule(const config::SessionDef& session, const co
   def.vehicles = node.vehicles;
   def.idm.desired_speed_mps = std::max(1.0, node.speed_mps);
   def.lane_changes = node.lane_changes;
+  lead_ = !node.lead.empty();
   if (!node.lead.empty()) {
     def.lead_of_id = VehicleId(node.lead, 0);
     def.lead_gap_m = node.lead_gap_m;
+    def.lead_follows_lane = node.lead_follows_lane;
   }
+  def.vehicle_lanes = node.vehicle_lanes;
   const uint64_t h = VehicleId(node.name, 0) >> 16;
   def.seed = h;
   // Several traffic nodes on one road start at different places.
@@ -124,6 +127,13 @@ void RoadTrafficModule::Params(config::ParamRegistry& registry, const std::strin
                     [t] { return t->TimeHeadway(); }, [t](double v) { t->SetTimeHeadway(v); });
   registry.AddInt(prefix + "vehicles", "", b::kVehicles, "Vehicles of this traffic (fixed at start)",
                   [t] { return static_cast<int64_t>(t->Cars().size()); });
+  if (lead_) {
+    // The lead car (lead = "<driver>"): its gap, and whether it holds it (0 releases it to drive like the others).
+    registry.AddFloat(prefix + "lead_gap_m", "m", config::Range{1, 1000}, "Gap the lead car keeps ahead of the driver it leads",
+                      [t] { return t->LeadGap(); }, [t](double v) { t->SetLeadGap(std::clamp(v, 1.0, 1000.0)); });
+    registry.AddBool(prefix + "lead_hold", "Whether the lead car holds its gap; false releases it to drive on like the others",
+                     [t] { return t->LeadHold(); }, [t](bool v) { t->SetLeadHold(v); });
+  }
 }
 
 namespace {

@@ -50,12 +50,31 @@ void RoadTraffic::Place() {
     cars_.push_back(c);
   }
   next_index_ = static_cast<uint32_t>(n);
+  // Fixed lanes (vehicle_lanes): every vehicle's lane first, then each lane's vehicles evenly spaced along it,
+  // lanes staggered as above.
+  if (!def_.vehicle_lanes.empty()) {
+    std::map<int, std::vector<size_t>> in_lane;
+    for (size_t i = 0; i < cars_.size(); ++i) {
+      const int fixed = i < def_.vehicle_lanes.size() ? def_.vehicle_lanes[i] : 0;
+      if (fixed != 0 && std::find(lanes_.begin(), lanes_.end(), fixed) != lanes_.end())
+        cars_[i].lane = cars_[i].target_lane = fixed;
+      in_lane[cars_[i].lane].push_back(i);
+    }
+    for (const auto& [lane, members] : in_lane) {
+      const double lane_spacing = length_m_ / static_cast<double>(members.size());
+      const auto k = static_cast<double>(std::find(lanes_.begin(), lanes_.end(), lane) - lanes_.begin());
+      for (size_t j = 0; j < members.size(); ++j) {
+        const double s = static_cast<double>(j) * lane_spacing + 0.5 * spacing * k / static_cast<double>(lanes_.size());
+        cars_[members[j]].s_m = std::fmod(s + def_.start_offset_m + 2 * length_m_, length_m_) + base_s;
+      }
+    }
+  }
   // A placed first vehicle (a lead car): everybody moves with it, so the spacing stays as it was.
   if (def_.first_s_m >= 0 && !cars_.empty()) {
     const double shift = def_.first_s_m + base_s - cars_[0].s_m;
     for (auto& c : cars_)
       c.s_m = endless_ ? base_s + std::fmod(c.s_m - base_s + shift + 2 * length_m_, length_m_) : Wrap(c.s_m + shift);
-    if (std::find(lanes_.begin(), lanes_.end(), def_.first_lane) != lanes_.end())
+    if (std::find(lanes_.begin(), lanes_.end(), def_.first_lane) != lanes_.end() && !FixedLane(cars_[0]))
       cars_[0].lane = cars_[0].target_lane = def_.first_lane;
     if (def_.first_speed_mps >= 0) {
       cars_[0].desired_speed_mps = std::max(def_.first_speed_mps, 0.1);
@@ -515,9 +534,64 @@ double RoadTraffic::Accel(const TrafficCar& car, const Neighbour& leader) const 
   return IdmAccel(idm, car.speed_mps, leader.gap_m, car.speed_mps - AsCar(leader.car).speed_mps);
 }
 
+bool RoadTraffic::FixedLane(const TrafficCar& car) const {
+  return car.index < def_.vehicle_lanes.size() && def_.vehicle_lanes[car.index] != 0;
+}
+
+const ExternalCar* RoadTraffic::LedCar() const {
+  if (def_.lead_of_id == 0) return nullptr;
+  for (const ExternalCar& e : external_)
+    if (e.id == def_.lead_of_id) return &e;
+  return nullptr;
+}
+
+void RoadTraffic::PlaceLead() {
+  const ExternalCar* led = LedCar();
+  if (!led || cars_.empty() || cars_[0].index != 0) return;
+  // lead_gap_m ahead of it in its lane, if no other vehicle is within a length and a jam gap of that place.
+  const double s = Wrap(led->s_m + def_.vehicle_length_m + def_.lead_gap_m);
+  const double clear_m = def_.vehicle_length_m + def_.idm.min_gap_m;
+  for (size_t j = 1; j < cars_.size(); ++j)
+    if (Occupies(cars_[j], led->lane) && std::min(Ahead(cars_[j].s_m - s), Ahead(s - cars_[j].s_m)) < clear_m) return;
+  for (const ExternalCar& e : external_)
+    if (&e != led && e.lane == led->lane && std::min(Ahead(e.s_m - s), Ahead(s - e.s_m)) < clear_m) return;
+  TrafficCar& c = cars_[0];
+  c.s_m = s;
+  c.lane = c.target_lane = led->lane;
+  c.lane_change_progress = 0;
+  c.speed_mps = led->speed_mps;
+  lead_placed_ = true;
+  index_dirty_ = true;
+}
+
+void RoadTraffic::FollowLedLane(double dt_s) {
+  const ExternalCar* led = LedCar();
+  if (!led || cars_.empty() || cars_[0].index != 0 || !def_.lead_follows_lane || FixedLane(cars_[0])) return;
+  TrafficCar& c = cars_[0];
+  if (led->lane == c.lane) {
+    led_elsewhere_s_ = 0;
+    return;
+  }
+  led_elsewhere_s_ += dt_s;
+  if (c.target_lane != c.lane || commands_.count(0) || led_elsewhere_s_ < def_.lead_lane_delay_s) return;
+  // One lane toward it, when the target lane has half a second of room (at least the jam gap) both ways.
+  const auto at = std::find(lanes_.begin(), lanes_.end(), c.lane) - lanes_.begin();
+  const auto to = std::find(lanes_.begin(), lanes_.end(), led->lane) - lanes_.begin();
+  if (at >= static_cast<long>(lanes_.size()) || to >= static_cast<long>(lanes_.size())) return;
+  const int target = lanes_[static_cast<size_t>(at + (to > at ? 1 : -1))];
+  const double room_m = std::max(def_.idm.min_gap_m, 0.5 * c.speed_mps);
+  const Neighbour ahead = Leader(target, c.s_m, 0);
+  const Neighbour behind = Follower(target, c.s_m, 0);
+  if ((ahead.car != -1 && ahead.gap_m < room_m) || (behind.car != -1 && behind.gap_m < room_m)) return;
+  c.target_lane = target;
+  c.lane_change_progress = 0;
+  c.cooldown_s = def_.lane_change_cooldown_s;
+  index_dirty_ = true;
+}
+
 void RoadTraffic::ConsiderLaneChange(size_t i) {
   TrafficCar& c = cars_[i];
-  if (!def_.lane_changes || c.lane != c.target_lane || c.cooldown_s > 0) return;
+  if (!def_.lane_changes || FixedLane(c) || c.lane != c.target_lane || c.cooldown_s > 0) return;
   const auto me = static_cast<int>(i);
   const auto at = std::find(lanes_.begin(), lanes_.end(), c.lane) - lanes_.begin();
   for (int dir : {+1, -1}) {  // +1: toward the outer (right) lane, -1: toward the inner (left) lane
@@ -564,6 +638,11 @@ void RoadTraffic::ConsiderLaneChange(size_t i) {
 }
 
 void RoadTraffic::Step(double dt_s) {
+  // The lead car: put in front of the vehicle it leads once, then into its lane when it changes lanes.
+  if (def_.lead_of_id != 0 && lead_hold_) {
+    if (!lead_placed_ && def_.lead_places_itself && def_.first_s_m < 0) PlaceLead();
+    FollowLedLane(dt_s);
+  }
   // Accelerations first, from one consistent snapshot of positions (a parallel update).
   index_dirty_ = true;
   std::vector<double> accel(cars_.size());
@@ -577,7 +656,7 @@ void RoadTraffic::Step(double dt_s) {
       if (other.car != -1 && (lead.car == -1 || other.gap_m < lead.gap_m)) lead = other;
     }
     accel[i] = Accel(c, lead);
-    if (c.index == 0 && def_.lead_of_id != 0)
+    if (c.index == 0 && def_.lead_of_id != 0 && lead_hold_)
       if (const auto keep = LeadKeepingAccel(c)) {
         // Never closer to its own leader than IDM allows, whatever speed the gap asks for.
         IdmDef idm = def_.idm;

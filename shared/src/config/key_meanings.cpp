@@ -276,8 +276,15 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "study's lead car must (scenario change_lane actions still move it)."},
       {S, "node.lead",
        "traffic, road: a driver node whose car its first vehicle stays ahead of (a study's lead car, held at "
-       "lead_gap_m by a spring on the gap; scenario commands still override it)."},
+       "lead_gap_m by a spring on the gap; scenario commands still override it). Without start_s_m it puts itself "
+       "lead_gap_m ahead of that car in its lane at the first step; the live parameter lead_hold = 0 releases it."},
       {S, "node.lead_gap_m", "traffic, road, with lead: bumper-to-bumper distance the lead car keeps ahead, in m."},
+      {S, "node.lead_follows_lane",
+       "traffic, road, with lead: the lead car moves into the driver's lane (a lane at a time, when there is room) "
+       "once the driver has been in another lane for 2 s; false: it keeps its own lane."},
+      {S, "node.vehicle_lanes",
+       "traffic, road: a lane per vehicle index (-1 the first right of the reference line; 0 free) that the vehicle "
+       "starts in and never leaves on its own; each lane's vehicles are spaced evenly along it."},
       {S, "node.vehicle_names", "traffic, driver: readable names of the node's vehicles by index (a driver: one), shown by the "
        "viewer and written in events, exports, the seat's data write and the Python frames; default \"<node>:<index>\", a driver's car "
        "the node name."},

@@ -485,6 +485,20 @@ NodeDef ReadNodeDef(const Table& t) {
     if (t.Has(key) && !(d.role == protocol::Role::kTraffic && d.traffic_model == "road"))
       t.Fail(key, "is for traffic nodes with traffic_model = \"road\" (its first vehicle stays ahead of a driver's car)");
   if (t.Has("lead_gap_m") && d.lead.empty()) t.Fail("lead_gap_m", "needs lead = \"<driver node>\"");
+  d.lead_follows_lane = t.GetBool("lead_follows_lane", d.lead_follows_lane);
+  if (t.Has("lead_follows_lane") && d.lead.empty()) t.Fail("lead_follows_lane", "needs lead = \"<driver node>\"");
+  const std::vector<double> vehicle_lanes = t.GetDoubleArray("vehicle_lanes", {}, 0, -8, 0);
+  if (t.Has("vehicle_lanes")) {
+    if (!(d.role == protocol::Role::kTraffic && d.traffic_model == "road"))
+      t.Fail("vehicle_lanes", "is for traffic nodes with traffic_model = \"road\" (a fixed lane per vehicle)");
+    for (double lane : vehicle_lanes) {
+      if (lane != std::floor(lane))
+        t.Fail("vehicle_lanes", fmt::format("expected whole lanes -8..-1 (right of the reference line) or 0 (free), got {}", lane));
+      d.vehicle_lanes.push_back(static_cast<int>(lane));
+    }
+    if (static_cast<int>(d.vehicle_lanes.size()) > d.vehicles)
+      t.Fail("vehicle_lanes", fmt::format("has {} lanes for {} vehicles", d.vehicle_lanes.size(), d.vehicles));
+  }
   if (t.Has("vehicle_names")) {
     if (d.role != protocol::Role::kTraffic && d.role != protocol::Role::kDriver)
       t.Fail("vehicle_names", "is for traffic and driver nodes (the names of their vehicles)");
@@ -863,6 +877,16 @@ void ValidateSession(const SessionDef& session) {
                           "), got \"" + n.lead + "\"");
       }
     }
+  // Fixed lanes of road traffic: driving lanes of the session road.
+  for (const auto& n : session.nodes) {
+    if (n.vehicle_lanes.empty() || !session.has_road) continue;
+    const int right = session.road.endless ? static_cast<int>(road::SessionEndlessRoadDef(session.road).generator.layout.lane_widths_right_m.size())
+                                           : road::SessionRoad(session.road).LanesRight();
+    for (int lane : n.vehicle_lanes)
+      if (lane < -right)
+        throw ConfigError(n.where + ".vehicle_lanes: lane " + std::to_string(lane) + " is not a driving lane of the road (it has " +
+                          std::to_string(right) + " lanes right of the reference line, -1.." + std::to_string(-right) + ")");
+  }
   // Routes after the road, which a route along a lane loads.
   for (const auto& n : session.nodes)
     if (n.role == protocol::Role::kTraffic && n.traffic_model == "route") CheckRoute(session, n);

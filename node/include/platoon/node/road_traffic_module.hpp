@@ -53,6 +53,7 @@ class RoadTrafficModule final : public Module {
   static constexpr double kRemoteWindowM = 60.0;  // half-width of that search, in m of s
   vehicle::TrafficCheck worst_;
   size_t max_external_ = 0;
+  bool lead_ = false;  // a lead car (lead = "<driver>"): its live parameters
   int64_t next_check_ns_ = 0;
   uint64_t actions_done_ = 0, actions_refused_ = 0;  // scenario actions carried out / not (no such vehicle, bad lane)
 };

@@ -202,6 +202,9 @@ struct NodeDef {
   /// traffic (road): its first vehicle stays lead_gap_m ahead of this driver node's car (a study's lead car); "": none.
   std::string lead;
   double lead_gap_m = 40.0;          ///< traffic (road) with lead: bumper-to-bumper distance ahead of that car, in m.
+  bool lead_follows_lane = true;     ///< traffic (road) with lead: the lead car moves into that car's lane when it changes lanes.
+  /// traffic (road): per vehicle index, a lane it starts in and never leaves on its own (0: free); driving lanes only.
+  std::vector<int> vehicle_lanes;
   /// traffic, driver: readable names of the node's vehicles by index (EntityDisplayName); none: "<node>:<index>",
   /// a driver's car the node name.
   std::vector<std::string> vehicle_names;

@@ -33,6 +33,18 @@ struct RoadTrafficDef {
   /// own leader than IDM allows; scenario commands override it. 0: none.
   uint64_t lead_of_id = 0;
   double lead_gap_m = 40.0;          ///< Bumper-to-bumper distance it keeps ahead of that vehicle, in m. Typical 20..80.
+  /// With lead_of_id: the first vehicle moves into that vehicle's lane once it has driven there for
+  /// lead_lane_delay_s (one lane at a time, when the target lane has room), so it stays the vehicle ahead of it;
+  /// false, or a fixed vehicle_lanes[0]: it keeps its own lane.
+  bool lead_follows_lane = true;
+  double lead_lane_delay_s = 2.0;    ///< How long the followed vehicle must be in another lane before the lead moves, in s.
+  /// With lead_of_id and first_s_m < 0: at the first Step that sees that vehicle, the first vehicle is put
+  /// lead_gap_m ahead of it in its lane at its speed (when that place is free), instead of closing in from
+  /// wherever it was placed.
+  bool lead_places_itself = true;
+  /// Per vehicle index: a lane it starts in and never leaves on its own (MOBIL never moves it; a scenario's
+  /// change_lane still does); 0 or beyond the list: placed as usual and free. Lanes are driving lanes.
+  std::vector<int> vehicle_lanes;
   double vehicle_length_m = 4.5;     ///< Length of every vehicle, in m.
   double vehicle_width_m = 1.8;      ///< Width of every vehicle, in m.
   uint64_t seed = 1;                 ///< Random seed (desired speeds, initial placement).
@@ -191,6 +203,14 @@ class RoadTraffic {
   /// Speed limit that caps every desired speed, in m/s (0: none). Starts at the road's.
   void SetSpeedLimit(double mps);
   double SpeedLimit() const { return speed_limit_mps_; }
+  /// The lead car's gap ahead of the vehicle it leads (lead_of_id), in m.
+  void SetLeadGap(double m) { def_.lead_gap_m = m; }
+  double LeadGap() const { return def_.lead_gap_m; }
+  /// Whether the lead car holds its gap (true at start); false releases it to drive like the others.
+  void SetLeadHold(bool hold) { lead_hold_ = hold; }
+  bool LeadHold() const { return lead_hold_; }
+  /// Whether the lead car has been put in front of the vehicle it leads (lead_places_itself).
+  bool LeadPlaced() const { return lead_placed_; }
   /// IDM safe time headway T, in s.
   void SetTimeHeadway(double s) { def_.idm.time_headway_s = s; }
   double TimeHeadway() const { return def_.idm.time_headway_s; }
@@ -229,6 +249,11 @@ class RoadTraffic {
   std::optional<double> LeadKeepingAccel(const TrafficCar& car) const;
   double Ahead(double ds) const;  // distance ahead: wrapped on a periodic road, infinity when behind on an endless one
   void Place();
+  // Lead car (lead_of_id): its placement in front of the led vehicle, and its move into that vehicle's lane.
+  const ExternalCar* LedCar() const;
+  void PlaceLead();
+  void FollowLedLane(double dt_s);
+  bool FixedLane(const TrafficCar& car) const;
   double Uniform(double lo, double hi);
   double Accel(const TrafficCar& car, const Neighbour& leader) const;
   void ConsiderLaneChange(size_t i);
@@ -249,6 +274,9 @@ class RoadTraffic {
   std::vector<double> spread_;  // per vehicle: its desired speed / the mean desired speed
   const road::EndlessRoad* endless_ = nullptr;  // set on an endless road (road_ is then its layout)
   std::mt19937_64 spawn_rng_;                   // endless spawns: position, lane, speed spread
+  bool lead_hold_ = true;                       // the lead car holds its gap (live parameter)
+  bool lead_placed_ = false;                    // PlaceLead has put it in front of the led vehicle
+  double led_elsewhere_s_ = 0;                  // how long the led vehicle has been in another lane, in s
 };
 
 }  // namespace platoon::vehicle
