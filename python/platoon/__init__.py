@@ -20,10 +20,11 @@ from . import _platoon
 from ._platoon import KIND_NAMES, PROTOCOL_VERSION, Refused, free_ports, vehicle_id
 from .logs import drive_metrics, entity_names, read_csv, read_log, read_log_events, read_log_info
 from .clouds import CLOUD_DTYPE, Cloud, read_clouds, read_stream, xyz
+from .tasks import score_car_following, score_drt, score_lct
 
 __all__ = ["Session", "Refused", "ParamError", "KIND_NAMES", "PROTOCOL_VERSION", "DEFAULT_SERVER", "free_ports",
            "vehicle_id", "resolve_server", "read_log", "read_log_events", "read_log_info", "entity_names", "read_csv", "drive_metrics", "read_clouds", "read_stream", "Cloud", "CLOUD_DTYPE", "xyz", "to_toml",
-           "from_toml"]
+           "from_toml", "score_lct", "score_drt", "score_car_following"]
 
 #: The server refused a parameter request (the message is its reason); the same class as Refused.
 ParamError = Refused

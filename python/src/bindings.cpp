@@ -4,6 +4,7 @@
 // session_log::Read. Everything that waits releases the GIL; the client is guarded by one mutex.
 #include "platoon/clock/oscillator.hpp"
 #include "platoon/data/drive_metrics.hpp"
+#include "platoon/data/standard_tasks.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/log/session_log.hpp"
 #include "platoon/point_record.hpp"
@@ -867,6 +868,92 @@ py::dict FindServerFor(const std::string& session_name) {
 namespace platoon::python {
 namespace {
 
+// The standard tasks' scores (platoon/data/standard_tasks.hpp, docs/TASKS.md) as dicts; arguments as lists.
+py::dict ScoreLctOfTrace(const std::vector<double>& s_m, const std::vector<double>& lateral_m,
+                         const std::vector<std::pair<double, int>>& signs, double lane_width_m, double onset_before_sign_m,
+                         double change_length_m, int start_lane, double from_s_m, double to_s_m) {
+  if (s_m.size() != lateral_m.size())
+    throw py::value_error("score_lct: s_m has " + std::to_string(s_m.size()) + " values, lateral_m " +
+                          std::to_string(lateral_m.size()));
+  data::LctDef def;
+  def.lane_width_m = lane_width_m;
+  def.onset_before_sign_m = onset_before_sign_m;
+  def.change_length_m = change_length_m;
+  def.start_lane = start_lane;
+  std::vector<data::LctSign> sign_list;
+  for (const auto& [s, lane] : signs) sign_list.push_back({s, lane});
+  std::vector<data::LateralPoint> trace;
+  for (size_t i = 0; i < s_m.size(); ++i) trace.push_back({s_m[i], lateral_m[i]});
+  std::vector<data::LateralPoint> path;
+  try {
+    path = data::LctNormativePath(def, sign_list);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(std::string("score_lct: ") + e.what());
+  }
+  const auto score = data::ScoreLct(trace, path, from_s_m, to_s_m);
+  py::dict out;
+  out["mean_deviation_m"] = score.mean_deviation_m;
+  out["length_m"] = score.length_m;
+  out["samples"] = score.samples;
+  out["signs"] = sign_list.size();
+  return out;
+}
+
+py::dict ScoreDrtOfTimes(std::vector<double> onsets, std::vector<double> responses) {
+  std::sort(onsets.begin(), onsets.end());
+  std::sort(responses.begin(), responses.end());
+  const auto score = data::ScoreDrt(data::DefaultDrtDef(), onsets, responses);
+  py::dict out;
+  out["stimuli"] = score.trials.size();
+  out["hits"] = score.hits;
+  out["misses"] = score.misses;
+  out["hit_rate"] = score.hit_rate;
+  out["mean_rt_s"] = score.mean_rt_s;
+  out["median_rt_s"] = score.median_rt_s;
+  out["premature"] = score.premature;
+  out["extra"] = score.extra;
+  py::list trials;
+  for (const auto& t : score.trials) {
+    py::dict d;
+    d["onset_s"] = t.onset_s;
+    d["hit"] = t.hit;
+    d["response_time_s"] = t.response_time_s;
+    d["premature"] = t.premature;
+    trials.append(d);
+  }
+  out["trials"] = trials;
+  return out;
+}
+
+py::dict ScoreCarFollowingOfSpeeds(const std::vector<double>& t_s, const std::vector<double>& lead_mps,
+                                   const std::vector<double>& follower_mps, double frequency_hz, uint32_t periods) {
+  if (t_s.size() != lead_mps.size() || t_s.size() != follower_mps.size())
+    throw py::value_error("score_car_following: expected t, lead and follower of one length, got " + std::to_string(t_s.size()) +
+                          ", " + std::to_string(lead_mps.size()) + ", " + std::to_string(follower_mps.size()));
+  data::CarFollowingDef def;
+  def.frequency_hz = frequency_hz;
+  def.periods_per_segment = periods;
+  if (const auto e = data::ValidateCarFollowingDef(def); !e.empty()) throw py::value_error("score_car_following: " + e);
+  std::vector<data::SpeedPair> samples;
+  for (size_t i = 0; i < t_s.size(); ++i) samples.push_back({t_s[i], lead_mps[i], follower_mps[i]});
+  const auto score = data::ScoreCarFollowing(def, samples);
+  py::dict out;
+  out["gain"] = score.gain;
+  out["delay_s"] = score.delay_s;
+  out["phase_rad"] = score.phase_rad;
+  out["coherence"] = score.coherence;
+  out["segments"] = score.segments;
+  out["lead_amplitude_mps"] = score.lead_amplitude_mps;
+  out["follower_amplitude_mps"] = score.follower_amplitude_mps;
+  return out;
+}
+
+}  // namespace
+}  // namespace platoon::python
+
+namespace platoon::python {
+namespace {
+
 // data::DriveMetricsAccumulator over columns named as the data write names them ("speed" or its CSV header
 // "speed_mps"), every column as long as sim_time; `settings` as DriveMetricsDef's fields. A dict of the metrics.
 py::dict DriveMetricsOfColumns(const py::dict& columns, const py::dict& settings) {
@@ -1002,6 +1089,13 @@ PYBIND11_MODULE(_platoon, m) {
         "The radar, object-list, IMU or GNSS messages of one data stream as columns (docs/RECORDING.md)");
   m.def("drive_metrics_of_columns", &pp::DriveMetricsOfColumns, py::arg("columns"), py::arg("settings"),
         "data::DriveMetricsAccumulator over data-write columns (docs/RECORDING.md, \"Driving metrics\")");
+  m.def("score_lct_of_trace", &pp::ScoreLctOfTrace, py::arg("s_m"), py::arg("lateral_m"), py::arg("signs"),
+        py::arg("lane_width_m"), py::arg("onset_before_sign_m"), py::arg("change_length_m"), py::arg("start_lane"),
+        py::arg("from_s_m"), py::arg("to_s_m"), "data::ScoreLct against data::LctNormativePath (docs/TASKS.md)");
+  m.def("score_drt_of_times", &pp::ScoreDrtOfTimes, py::arg("onsets"), py::arg("responses"),
+        "data::ScoreDrt with the ISO 17488 windows (docs/TASKS.md)");
+  m.def("score_car_following_of_speeds", &pp::ScoreCarFollowingOfSpeeds, py::arg("t_s"), py::arg("lead_mps"),
+        py::arg("follower_mps"), py::arg("frequency_hz"), py::arg("periods"), "data::ScoreCarFollowing (docs/TASKS.md)");
   m.def("vehicle_id", &platoon::VehicleId, py::arg("node_name"), py::arg("index"),
         "Session-wide id of a node's vehicle: FNV-1a(node name) << 16 | index");
   m.def("free_ports", &platoon::transport::FreeLoopbackPorts, py::arg("count"),
