@@ -1,0 +1,115 @@
+// `platoon export --ros2` throughput (docs/BENCHMARKS.md, "ROS 2 export"): writes a session log of N
+// traffic vehicles over S s of sim time at R world states per second (every state keyframed, as a
+// recorder logs them), then times, in the same run, `platoon export LOG --ros2 DIR` against the
+// baseline `platoon export LOG --csv DIR --rate R` of the same log (the existing export of every entity).
+// Prints wall time, the multiple of real time (sim seconds per wall second) and output sizes.
+//   ros2_export_bench [--vehicles 2000] [--seconds 60] [--rate 10] [--work DIR] [--bin-dir DIR]
+#include "platoon/entity_id.hpp"
+#include "platoon/log/session_log.hpp"
+#include "platoon/process/child.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+using namespace platoon;
+
+namespace ros2_export_bench_detail {
+
+uint64_t DirBytes(const std::filesystem::path& dir) {
+  uint64_t n = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) n += e.file_size();
+  return n;
+}
+
+double TimeCommand(const std::string& cmd) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = std::system(cmd.c_str());
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rc != 0) {
+    std::fprintf(stderr, "ros2_export_bench: '%s' failed (%d)\n", cmd.c_str(), rc);
+    std::exit(1);
+  }
+  return s;
+}
+
+}  // namespace ros2_export_bench_detail
+
+int main(int argc, char** argv) {
+  using namespace ros2_export_bench_detail;
+  int vehicles = 2000;
+  double seconds = 60, rate_hz = 10;
+  std::string work = (std::filesystem::temp_directory_path() / "ros2_export_bench").string();
+  std::string bin_dir = process::ExecutableDir();
+  CLI::App app{"platoon export --ros2 throughput against the CSV export of the same log"};
+  app.add_option("--vehicles", vehicles, "Traffic vehicles in every world state")->check(CLI::Range(1, 65535));
+  app.add_option("--seconds", seconds, "Sim time recorded, in s")->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--rate", rate_hz, "World states per sim second, in Hz")->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--work", work, "Folder for the log and the outputs (removed first)");
+  app.add_option("--bin-dir", bin_dir, "Where the platoon binary is (default: next to this)");
+  CLI11_PARSE(app, argc, argv);
+  namespace fs = std::filesystem;
+  fs::remove_all(work);
+  fs::create_directories(work);
+
+  // The log: one node "traffic" with `vehicles` cars driving along x in lanes 3.5 m apart.
+  const std::string log = (fs::path(work) / "traffic.mcap").string();
+  std::string error;
+  auto w = session_log::Writer::Open(log, &error);
+  if (!w) {
+    std::fprintf(stderr, "ros2_export_bench: %s\n", error.c_str());
+    return 1;
+  }
+  bool ok = w->WriteJson(session_log::kSessionTopic, "", "", session_log::SessionInfoJson({"bench", "", "", "rec"}), 0, 0).Ok();
+  const int states = static_cast<int>(std::lround(seconds * rate_hz));
+  protocol::NodeInfo node;
+  node.node_id = 1;
+  node.name = "traffic";
+  for (int k = 0; k <= states && ok; ++k) {
+    const int64_t t = static_cast<int64_t>(std::llround(k * 1e9 / rate_hz));
+    protocol::WorldState ws;
+    ws.sequence = static_cast<uint64_t>(k + 1);
+    ws.sim_time_ns = ws.server_time_ns = t;
+    ws.phase = protocol::SessionPhase::kRunning;
+    ws.nodes = {node};
+    ws.entities.reserve(static_cast<size_t>(vehicles));
+    for (int i = 0; i < vehicles; ++i) {
+      protocol::EntityState s;
+      s.id = VehicleId("traffic", static_cast<uint32_t>(i));
+      s.owner_node = 1;
+      s.kind = protocol::EntityKind::kCar;
+      s.kinematics.stamp_ns = t;
+      s.kinematics.pose.position_m = Vec3(20.0 * (i / 8) + 25.0 * NsToS(t), 3.5 * (i % 8), 0.0);
+      s.kinematics.velocity_mps = Vec3(25.0, 0.0, 0.0);
+      ws.entities.push_back(s);
+    }
+    ok = w->WriteWorld(ws).Ok() && (k % 10 != 0 || w->Flush().Ok());
+  }
+  ok = ok && w->Close().Ok();
+  if (!ok) {
+    std::fprintf(stderr, "ros2_export_bench: writing %s: %s\n", log.c_str(), w->Error().c_str());
+    return 1;
+  }
+  const double log_mb = static_cast<double>(fs::file_size(log)) / 1e6;
+
+  // The same log through both exports, the baseline first.
+  const std::string platoon = bin_dir + "/platoon";
+  const std::string csv_dir = (fs::path(work) / "csv").string(), bag_dir = (fs::path(work) / "bag").string();
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%g", rate_hz);
+  const double csv_s = TimeCommand(platoon + " export " + log + " --csv " + csv_dir + " --rate " + rate + " 2>/dev/null");
+  const double ros2_s = TimeCommand(platoon + " export " + log + " --ros2 " + bag_dir + " 2>/dev/null");
+  const double csv_mb = static_cast<double>(DirBytes(csv_dir)) / 1e6, bag_mb = static_cast<double>(DirBytes(bag_dir)) / 1e6;
+  std::printf("log: %d vehicles x %.0f s at %g Hz (%d world states), %.1f MB\n", vehicles, seconds, rate_hz, states + 1, log_mb);
+  std::printf("%-28s %10s %14s %10s\n", "export", "wall s", "x real time", "out MB");
+  std::printf("%-28s %10.2f %14.1f %10.1f\n", "--csv (baseline)", csv_s, seconds / csv_s, csv_mb);
+  std::printf("%-28s %10.2f %14.1f %10.1f\n", "--ros2", ros2_s, seconds / ros2_s, bag_mb);
+  fs::remove_all(work);
+  return 0;
+}
