@@ -45,4 +45,13 @@ if [ "$rc" -ne 2 ] || ! grep -q "bad.mcap" "$work/bad.err"; then
   echo "FAIL: export of a file that is no log: exit $rc, stderr: $(cat "$work/bad.err")" >&2
   exit 1
 fi
+# Nothing in --from/--to: exit 1 and no bag file left behind.
+set +e
+"$platoon" export "$work/drivers.mcap" --ros2 "$work/empty_bag" --from 100 --to 200 2> "$work/empty.err"
+rc=$?
+set -e
+if [ "$rc" -ne 1 ] || [ -e "$work/empty_bag/empty_bag_0.mcap" ]; then
+  echo "FAIL: export of an empty window: exit $rc, stderr: $(cat "$work/empty.err")" >&2
+  exit 1
+fi
 echo "PASS"

@@ -417,8 +417,9 @@ int RunRos2Export(const ExportOptions& o) {
     return kExitUsage;
   }
   if (bag.Messages() == 0) {
-    std::fprintf(stderr, "%s: %s has no world state or sensor message%s: the bag %s is empty\n", kMe,
-                 o.log_path.c_str(), o.from_s > -9e9 || o.to_s < 9e9 ? " within --from/--to" : "", mcap_path.c_str());
+    fs::remove(mcap_path, ec);
+    std::fprintf(stderr, "%s: %s has no world state or sensor message%s: no bag written\n", kMe,
+                 o.log_path.c_str(), o.from_s > -9e9 || o.to_s < 9e9 ? " within --from/--to" : "");
     return kExitNothing;
   }
   const std::string yaml_path = (fs::path(o.ros2_dir) / "metadata.yaml").string();
