@@ -280,6 +280,7 @@ TEST_CASE("study: the operator starts a block with study ctl next then repeats i
   text.replace(text.find("participants = 4"), 16, "participants = [\"ann\"]");
   text.replace(text.find("order = \"latin\""), 15, "order = \"fixed\"");
   text.replace(text.find("duration_s = 5"), 14, "duration_s = 2");
+  text.replace(text.find("name = \"gap\""), 12, "name = \"gap\"\nduration_s = 600");  // long enough to be stopped
   const std::string study = dir.Write("study.toml", text);
   const std::string out = dir.Path() + "/o";
   auto ctl = [&](const std::vector<std::string>& words) {
@@ -317,6 +318,22 @@ TEST_CASE("study: the operator starts a block with study ctl next then repeats i
   CHECK(aborted[9] == "aborted");
   CHECK(aborted[10] == "participant felt unwell");
   CHECK_FALSE(fs::exists(out + "/ann/02_hard"));
+  // 4. `abort REASON` while a block runs stops it: its row is aborted with the reason, its folder not done.
+  auto c2 = process::Child::Spawn({BinDir() + "/platoon", "study", study, "--out", out, "--block", "gap"});
+  REQUIRE(c2.WaitForLine("next: ann block 3/3 \"gap\"", 20s));
+  REQUIRE(ctl({"next"}) == 0);
+  REQUIRE(c2.WaitForLine("\"gap\" (condition gap 15 m) running", 20s));
+  REQUIRE(ctl({"abort", "sensor", "fell", "off"}) == 0);
+  CHECK(RunToExit(c2, 30s) == std::optional<int>(1));
+  const auto log2 = FileLines(out + "/study_log.csv");
+  REQUIRE(log2.size() == 5);
+  const auto stopped = Fields(log2[4]);
+  CHECK(stopped[1] == "gap");
+  CHECK(stopped[9] == "aborted");
+  CHECK(stopped[10] == "sensor fell off");
+  CHECK(stopped[8] == "");  // no sim seconds for a block stopped early
+  CHECK(fs::exists(out + "/ann/03_gap/session.toml"));
+  CHECK_FALSE(fs::exists(out + "/ann/03_gap/block.ok"));
   // A bad word is refused.
   CHECK(ctl({"jump"}) == 2);
 }
