@@ -395,6 +395,12 @@ int EventsDrt(const TaskOptions& o) {
         "do = [ {{ action = \"message\", text = \"{}\", seat = \"{}\", duration_s = {:g} }},\n"
         "       {{ action = \"mark\", text = \"{}\" }} ]\n",
         i + 1, onsets[i], o.stimulus_text, o.driver, o.stimulus_s, o.stimulus);
+  // The stimulus ends at the response: a blank message (0.1 s, the shortest) replaces it at the press's next step.
+  text += fmt::format(
+      "\n# A press of space ends the stimulus shown: a blank message replaces it.\n"
+      "[[event]]\nname = \"drt_response\"\nwhen = {{ key = \"space\", seat = \"{}\" }}\nrepeat = true\n"
+      "do = [ {{ action = \"message\", text = \" \", seat = \"{}\", duration_s = 0.1 }} ]\n",
+      o.driver, o.driver);
   WriteOut(o.out_path, text);
   return 0;
 }
