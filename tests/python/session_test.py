@@ -434,10 +434,14 @@ def test_logs(work):
     t = csv["sim_time_s"].to_numpy()
     check(bool(np.all(np.diff(t) > 0)) and abs(np.median(np.diff(t)) - 1.0 / CSV_RATE_HZ) < 1e-6,
           f"data-write rows every {1000 / CSV_RATE_HZ:g} ms of sim time")
-    # The marker set above, in the marker column of exactly the row whose period (previous row, row] holds its sim time.
+    # The marker the session set, in the marker column of exactly the row whose period (previous row, row]
+    # holds its sim time (as the log's event entry has it).
+    logged = events[(events["type"] == "marker") & (events["text"] == "python test marker")]
+    check(len(logged) == 1, f"the log holds the marker once ({len(logged)})")
+    mark_s = float(logged["sim_time_ns"].iloc[0]) * 1e-9
     rows = [i for i, m in enumerate(csv["marker"]) if "python test marker" in m.split(" | ")]
-    check(len(rows) == 1 and t[rows[0]] >= ev["sim_time"] - 1e-6 and (rows[0] == 0 or t[rows[0] - 1] < ev["sim_time"] - 1e-6),
-          f"the marker at sim {ev['sim_time']:.3f} s is in the data write's marker column, in rows {[float(t[i]) for i in rows]}")
+    check(len(rows) == 1 and t[rows[0]] >= mark_s - 1e-9 and (rows[0] == 0 or t[rows[0] - 1] < mark_s - 1e-9),
+          f"the marker at sim {mark_s:.3f} s is in the data write's marker column, in rows {[float(t[i]) for i in rows]}")
 
     # Driving metrics of that drive (a scripted lane change) against pandas computing the same definitions.
     m = platoon.drive_metrics(csv)
