@@ -46,9 +46,6 @@ std::pair<std::string, size_t> StringAt(const Bytes& p, size_t at) {
 }
 size_t Align(size_t at, size_t n) { return (at + n - 1) / n * n; }
 
-}  // namespace cdr_test_detail
-
-using namespace cdr_test_detail;
 namespace cdr = platoon::cdr;
 namespace ros2 = platoon::ros2;
 
@@ -277,3 +274,5 @@ TEST_CASE("ros2: a detection array repeats the header per detection and ends eac
   CHECK(StringAt(p, bbox + 10 * 8).first == "77");
   CHECK(p.size() == bbox + 10 * 8 + 4 + 3);
 }
+
+}  // namespace cdr_test_detail
