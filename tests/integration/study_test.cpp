@@ -271,6 +271,27 @@ TEST_CASE("study: 4 participants x 3 blocks in a Latin square run unattended in 
   const Ran again = Study({study, "--unattended", "--out", a});
   CHECK(again.status == 0);
   CHECK(again.output.find("nothing to run") != std::string::npos);
+
+  // --from: P02's second block and the ones after it run again, the old folders kept; --repeat: one block again.
+  const std::string second_of_p2 = Fields(plan[5])[2], third_of_p2 = Fields(plan[6])[2];
+  const Ran from = Study({study, "--unattended", "--out", a, "--participant", "P02", "--from", second_of_p2});
+  REQUIRE_MESSAGE(from.status == 0, from.output);
+  CHECK(fs::exists(a + "/" + folder_of.at({"P02", second_of_p2}) + "-old1/block.ok"));
+  CHECK(fs::exists(a + "/" + folder_of.at({"P02", third_of_p2}) + "-old1/block.ok"));
+  CHECK(fs::exists(a + "/" + folder_of.at({"P02", third_of_p2}) + "/block.ok"));
+  CHECK_FALSE(fs::exists(a + "/" + Fields(plan[4])[7] + "-old1"));  // P02's first block stays
+  const Ran repeat = Study({study, "--unattended", "--out", a, "--participant", "P01", "--repeat", "mild"});
+  REQUIRE_MESSAGE(repeat.status == 0, repeat.output);
+  CHECK(fs::exists(a + "/" + folder_of.at({"P01", "mild"}) + "-old1/block.ok"));
+  const auto log_after = FileLines(a + "/study_log.csv");
+  REQUIRE(log_after.size() == 13 + 3);
+  CHECK(Fields(log_after[13])[1] == second_of_p2);
+  CHECK(Fields(log_after[14])[1] == third_of_p2);
+  CHECK(Fields(log_after[15])[0] == "P01");
+  CHECK(Fields(log_after[15])[1] == "mild");
+  const Ran done_block = Study({study, "--unattended", "--out", a, "--participant", "P01", "--block", "mild"});
+  CHECK(done_block.status == 2);
+  CHECK(done_block.output.find("--repeat mild") != std::string::npos);
 }
 
 TEST_CASE("study: the operator starts a block with study ctl next then repeats it and aborts the next with a reason in study_log.csv") {
