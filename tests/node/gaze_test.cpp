@@ -1,6 +1,7 @@
 // The eye tracker's gaze (node/input/src/gaze_target.cpp, pupil_gaze.cpp): the ray from the eye through a
 // gaze point, the box or mirror it meets, Pupil's msgpack datum, and a synthetic Pupil Capture streaming
 // gaze at a known vehicle through Pupil Remote and the IPC backbone.
+#include "platoon/config/session.hpp"
 #include "platoon/input/gaze_target.hpp"
 #include "platoon/input/pupil_gaze.hpp"
 #include "platoon/transport/channel.hpp"
@@ -223,4 +224,24 @@ TEST_CASE("gaze: Pupil Remote that does not answer is a clear error naming the e
   PupilGazeClient client(def);
   const std::string error = client.Connect();
   CHECK(error.rfind("gaze: no reply from Pupil Remote at " + def.remote + " within ", 0) == 0);
+}
+
+TEST_CASE("gaze: the seat's gaze keys are checked with file line and key") {
+  auto error_of = [](const std::string& node_keys) -> std::string {
+    try {
+      config::LoadSessionText("[[node]]\nname = \"seat\"\n" + node_keys, "lab.toml");
+    } catch (const config::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(error_of("role = \"driver\"\ngaze = \"tcp://127.0.0.1:50020\"\n").empty());
+  const std::string bare = error_of("role = \"driver\"\ngaze = \"127.0.0.1:50020\"\n");
+  CHECK(bare.find("lab.toml:4") == 0);
+  CHECK(bare.find("expected Pupil Remote's endpoint \"tcp://HOST:PORT\"") != std::string::npos);
+  CHECK(error_of("role = \"traffic\"\ngaze = \"tcp://127.0.0.1:50020\"\n").find("is a driver key") != std::string::npos);
+  CHECK(error_of("role = \"driver\"\ngaze_min_confidence = 1.5\n").find("gaze_min_confidence") != std::string::npos);
+  // {node} in gaze_path is the node's name.
+  const config::SessionDef s = config::LoadSessionText("[[node]]\nname = \"seat\"\nrole = \"driver\"\n", "lab.toml");
+  CHECK(s.nodes.at(0).gaze_path == "data/seat_gaze.csv");
 }

@@ -1,5 +1,6 @@
 // The marker stream (server/src/marker_publisher.cpp): every entry of the session's event log reaches a
 // ZeroMQ subscriber as one JSON message, in order, with its sim time and a wall stamp.
+#include "platoon/config/session.hpp"
 #include "platoon/server/marker_publisher.hpp"
 
 #include <doctest/doctest.h>
@@ -136,4 +137,22 @@ TEST_CASE("marker stream: one message is a JSON object with the kind first and t
         "\"entity_id\":77,\"detail\":{\"gap_m\":20}}");
   e.detail.clear();
   CHECK(server::MarkerStreamJson(e, 0, 0).find("detail") == std::string::npos);
+}
+
+TEST_CASE("marker stream: a publish value that is no ZeroMQ endpoint is refused with file line and key") {
+  auto error_of = [](const std::string& text) -> std::string {
+    try {
+      config::LoadSessionText(text, "lab.toml");
+    } catch (const config::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(error_of("[markers]\npublish = \"tcp://127.0.0.1:5560\"\n").empty());
+  CHECK(error_of("[markers]\npublish = \"ipc:///tmp/platoon-markers\"\n").empty());
+  const std::string udp = error_of("[markers]\npublish = \"udp://127.0.0.1:5560\"\n");
+  CHECK(udp.find("lab.toml:2") == 0);
+  CHECK(udp.find("expected a ZeroMQ endpoint \"tcp://HOST:PORT\" or \"ipc://PATH\", got \"udp://127.0.0.1:5560\"") != std::string::npos);
+  CHECK(error_of("[markers]\npublish = \"tcp://127.0.0.1\"\n").find("expected a ZeroMQ endpoint") != std::string::npos);
+  CHECK(error_of("[markers]\nport = 5560\n").find("unknown key") != std::string::npos);
 }
