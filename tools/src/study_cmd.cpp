@@ -686,7 +686,12 @@ int RunStudy(const StudyOptions& o, const SessionValidator& validate) {
     std::string status = "ok";
     if (result.stopped) status = "aborted";
     else if (!result.error.empty()) status = "failed";
-    const std::string reason = result.stopped ? abort_reason : result.error;
+    std::string reason = result.stopped ? abort_reason : result.error;
+    // Ctrl-C on the terminal reaches platoon run too: a block that ended under it was interrupted, not failed.
+    if (status == "failed" && g_study_signal.load()) {
+      status = "aborted";
+      reason = g_study_signal.load() == SIGINT ? "interrupted (Ctrl-C)" : "interrupted (SIGTERM)";
+    }
     if (status == "ok") {
       sim_total += b.block->duration_s;
       WriteAtomic(out / b.folder / kDoneFile, fmt::format("{}\n", b.block->duration_s));
