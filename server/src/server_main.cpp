@@ -8,6 +8,7 @@
 #include "platoon/server/scenario_system.hpp"
 #include "platoon/server/start_when_joined.hpp"
 #include "platoon/server/sync_server.hpp"
+#include "platoon/server/variators.hpp"
 #include "platoon/session/discovery.hpp"
 #include "platoon/session/operator_token.hpp"
 #include "platoon/session/world_hash.hpp"
@@ -162,6 +163,9 @@ int main(int argc, char** argv) {
   // Scenario events ([[event]]): evaluated on the merged world before each grant / at each poll.
   if (platoon::server::InstallScenario(server.Core(), log))
     log->info("scenario: {} event(s)", session.events.size());
+  // Variators ([[variator]]): parameter values set before each grant / at each poll.
+  if (platoon::server::InstallVariators(server.Core(), log))
+    log->info("variators: {}", session.variators.size());
   platoon::server::BoundPorts ports;
   try {
     ports = server.Bind();

@@ -660,6 +660,7 @@ SessionDef ReadSession(const Table& root) {
     t->RejectUnknownKeys();
   }
   s.events = ReadEvents(root);
+  s.variators = ReadVariators(root);
   if (auto t = root.Sub("security")) s.security = ReadSecurityDef(*t);
   else s.security.where = s.file + ": security";
   root.RejectUnknownKeys();
@@ -855,6 +856,7 @@ void ValidateSession(const SessionDef& session) {
     if (n.role == protocol::Role::kRecorder) CheckRecorderPath(session, n);
   }
   ValidateEvents(session);
+  ValidateVariators(session);
   ValidateSecurity(session);
   CheckBoardCameras(session);
   // The road every road user loads at start: a missing or unreadable file, a bad value in it and a

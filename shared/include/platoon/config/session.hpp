@@ -5,6 +5,7 @@
 
 #include "platoon/clock/slewed_clock.hpp"
 #include "platoon/config/scenario.hpp"
+#include "platoon/config/variators.hpp"
 #include "platoon/config/table.hpp"
 #include "platoon/data/columns.hpp"
 #include "platoon/entity_id.hpp"
@@ -391,6 +392,7 @@ struct SessionDef {
   SceneDef scene;                    ///< Static sensor scene ([scene]).
   std::vector<NodeDef> nodes;
   std::vector<EventDef> events;      ///< Scenario events ([[event]]), evaluated by the server.
+  std::vector<VariatorDef> variators;  ///< Variators during a run ([[variator]]), applied by the server.
   SecurityDef security;              ///< Keys and roles ([security]).
   /// [markers] publish: the ZeroMQ endpoint the server publishes the session's markers and events on for
   /// external recorders, e.g. "tcp://127.0.0.1:5560" (docs/PROTOCOL.md "Marker stream"); "": off.
