@@ -37,6 +37,18 @@
 #include <variant>
 
 namespace platoon::launcher {
+
+void WriteFileAtomic(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path tmp = path.string() + ".part";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, path);
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -766,16 +778,6 @@ std::string CompleteRow(const fs::path& dir, const std::string& header) {
   return FieldCount(row) == FieldCount(header) ? row : "";
 }
 
-void WriteFileAtomic(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".part";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Running.

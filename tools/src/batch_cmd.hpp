@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <utility>
@@ -75,6 +76,10 @@ struct LockstepRunResult {
 
 /// Runs `def` to its end; `stop` is asked about every 100 ms and true stops the run. Never throws.
 LockstepRunResult RunLockstep(const LockstepRunDef& def, const SessionValidator& validate, const std::function<bool()>& stop);
+
+/// Writes `text` to `path` through `path`.part and a rename, so a reader never sees half a file; throws
+/// std::runtime_error naming the file when it cannot be written.
+void WriteFileAtomic(const std::filesystem::path& path, const std::string& text);
 
 /// Runs `platoon batch`. Exit codes: 0 done, 1 runs failed or still to do (rerun to resume; --collect:
 /// result files missing), 2 usage error (bad plan, a variation the session loader refuses, bad option),

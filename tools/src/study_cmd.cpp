@@ -55,16 +55,6 @@ std::string ReadAll(const fs::path& p) {
   return ss.str();
 }
 
-void WriteAtomic(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".part";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
 
 std::string UtcNow() {
   const auto now = std::chrono::system_clock::now();
@@ -424,12 +414,12 @@ int RunCollect(const StudyOptions& o) {
     }
   }
   try {
-    WriteAtomic(out / "study_long.csv", long_csv);
-    WriteAtomic(out / "summary.csv", summary);
+    WriteFileAtomic(out / "study_long.csv", long_csv);
+    WriteFileAtomic(out / "summary.csv", summary);
     // One CSV per participant: that participant's rows of the long CSV, in its block order.
     const std::string header = long_csv.substr(0, long_csv.find('\n') + 1);
     for (const auto& [participant, rows] : per_participant)
-      WriteAtomic(out / participant / (participant + ".csv"), header + rows);
+      WriteFileAtomic(out / participant / (participant + ".csv"), header + rows);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s collect: %s\n", kMe, e.what());
     return 1;
@@ -454,7 +444,7 @@ int RunCtl(const StudyOptions& o) {
     return kExitUsage;
   }
   try {
-    WriteAtomic(out / kControlFile, (word.kind == OperatorWord::kStart ? std::string("next") : line) + "\n");
+    WriteFileAtomic(out / kControlFile, (word.kind == OperatorWord::kStart ? std::string("next") : line) + "\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s ctl: %s\n", kMe, e.what());
     return 1;
@@ -564,8 +554,8 @@ int RunStudy(const StudyOptions& o, const SessionValidator& validate) {
     return kExitUsage;
   }
   fs::remove(out / kControlFile, ec);  // a word left from an earlier study run is not for this one
-  WriteAtomic(out / "study.toml", study_text);
-  WriteAtomic(out / "plan.csv", plan_csv);
+  WriteFileAtomic(out / "study.toml", study_text);
+  WriteFileAtomic(out / "plan.csv", plan_csv);
   std::printf("%s: plan of %zu participant(s) x %zu block(s) in %s\n", kMe, study.participants.size(), study.blocks.size(),
               (out / "plan.csv").c_str());
 
@@ -605,7 +595,7 @@ int RunStudy(const StudyOptions& o, const SessionValidator& validate) {
   std::signal(SIGPIPE, SIG_IGN);
   OperatorInput input(out / kControlFile);
   const fs::path log_path = out / "study_log.csv";
-  if (!fs::exists(log_path)) WriteAtomic(log_path, std::string(kLogHeader) + "\n");
+  if (!fs::exists(log_path)) WriteFileAtomic(log_path, std::string(kLogHeader) + "\n");
   auto log_row = [&](const PlannedBlock& b, const std::string& start, const std::string& end, double wall_s, const std::string& sim_s,
                      const std::string& status, const std::string& reason) {
     std::ofstream log(log_path, std::ios::app);
@@ -694,7 +684,7 @@ int RunStudy(const StudyOptions& o, const SessionValidator& validate) {
     }
     if (status == "ok") {
       sim_total += b.block->duration_s;
-      WriteAtomic(out / b.folder / kDoneFile, fmt::format("{}\n", b.block->duration_s));
+      WriteFileAtomic(out / b.folder / kDoneFile, fmt::format("{}\n", b.block->duration_s));
     }
     log_row(b, start, end, result.wall_s, status == "ok" ? fmt::format("{}", b.block->duration_s) : "", status, reason);
     const double per_block = wall_total / static_cast<double>(ran);
