@@ -309,6 +309,13 @@ TEST_CASE("study: the operator starts a block with study ctl next then repeats i
     args.insert(args.end(), words.begin(), words.end());
     return Study(args, 20s).status;
   };
+  // The same word through `platoon ctl study OUT ...`.
+  auto platoon_ctl = [&](const std::vector<std::string>& words) {
+    std::vector<std::string> argv = {BinDir() + "/platoon", "ctl", "study", out};
+    argv.insert(argv.end(), words.begin(), words.end());
+    auto p = process::Child::Spawn(argv);
+    return RunToExit(p, 20s).value_or(-1);
+  };
 
   auto c = process::Child::Spawn({BinDir() + "/platoon", "study", study, "--out", out});
   // 1. It waits before the first block; `next` starts it.
@@ -318,7 +325,7 @@ TEST_CASE("study: the operator starts a block with study ctl next then repeats i
   REQUIRE(c.WaitForLine("\"mild\" (condition decel 3) ok", 60s));
   // 2. `repeat` runs the last block again, the first folder kept as 01_mild-old1.
   REQUIRE(c.WaitForLine("next: ann block 2/3 \"hard\"", 20s));
-  REQUIRE(ctl({"repeat"}) == 0);
+  REQUIRE(platoon_ctl({"repeat"}) == 0);
   REQUIRE(c.WaitForLine("next: ann block 1/3 \"mild\"", 20s));
   REQUIRE(ctl({"next"}) == 0);
   REQUIRE(c.WaitForLine("\"mild\" (condition decel 3) ok", 60s));
@@ -355,8 +362,11 @@ TEST_CASE("study: the operator starts a block with study ctl next then repeats i
   CHECK(stopped[8] == "");  // no sim seconds for a block stopped early
   CHECK(fs::exists(out + "/ann/03_gap/session.toml"));
   CHECK_FALSE(fs::exists(out + "/ann/03_gap/block.ok"));
-  // A bad word is refused.
+  // A bad word is refused, and a folder that holds no study.
   CHECK(ctl({"jump"}) == 2);
+  CHECK(platoon_ctl({"jump"}) == 2);
+  auto none = process::Child::Spawn({BinDir() + "/platoon", "ctl", "study", dir.Path(), "next"});
+  CHECK(RunToExit(none, 20s) == std::optional<int>(2));
 }
 
 TEST_CASE("study: bad study files and options are usage errors that name the place") {

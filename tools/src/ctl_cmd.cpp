@@ -3,6 +3,8 @@
 // lock-step waits for, sends one command or request, waits for the server's answer and leaves.
 #include "ctl_cmd.hpp"
 
+#include "study_cmd.hpp"
+
 #include "platoon/clock/oscillator.hpp"
 #include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
@@ -487,6 +489,7 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
       "  platoon ctl mark \"braking starts\"                   a marker on the synced clock, in the event log\n"
       "  platoon ctl events --after 12                       logged events (markers, parameter changes, ...)\n"
       "  platoon ctl events --follow --json                  one JSON line per event as it is logged\n"
+      "  platoon ctl study studies/braking next              start the next block of a waiting study\n"
       "The server: --server, else --config's, else --session's, else $PLATOON_SERVER (HOST:PORT), else the one\n"
       "session `platoon run` started on this machine (several: choose with --session or --server), else\n"
       "127.0.0.1:7400. docs/EXPERIMENTS.md, \"Finding the server\".\n"
@@ -549,6 +552,12 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
   command(ctl, "pause", "Pause a running session; waits until it is paused", CtlCommand::kPause);
   command(ctl, "resume", "Resume a paused session; waits until it runs", CtlCommand::kResume);
   command(ctl, "stop", "Stop the session; waits until it is stopped", CtlCommand::kStop);
+  auto* study = command(ctl, "study",
+                        "A study waiting for its operator (platoon study, docs/STUDIES.md): next starts the next block, "
+                        "repeat runs the last one again, abort REASON ends the study; needs no server",
+                        CtlCommand::kStudy);
+  study->add_option("out", o.study_dir, "The study's output folder")->required();
+  study->add_option("word", o.study_words, "next | repeat | abort REASON...")->required();
   command(ctl, "seek", "A replay: move sim time to S seconds (the phase stays)", CtlCommand::kSeek)
       ->add_option("S", o.seek_s, "Target sim time, in s")
       ->required()
@@ -584,6 +593,8 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlOptions& o) {
 }
 
 int RunCtl(const CtlOptions& o) {
+  // A study waiting between blocks is told through its folder, not the server.
+  if (o.command == CtlCommand::kStudy) return SendStudyWord(o.study_dir, o.study_words);
   if (o.command == CtlCommand::kRestart && o.reason.empty()) {
     std::fprintf(stderr,
                  "%s restart: --reason TEXT is required: say why the session begins again (the server logs it), "

@@ -4,13 +4,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace platoon::launcher {
 
 /// The command `platoon ctl` was given.
 enum class CtlCommand : uint8_t {
   kNone, kStatus, kStart, kPause, kResume, kStop, kSeek, kSpeed, kParamList, kParamGet, kParamSet, kMark, kEvents,
-  kRestart
+  kRestart, kStudy
 };
 
 /// Options of `platoon ctl`.
@@ -32,6 +33,8 @@ struct CtlOptions {
   std::string path;         ///< param get/set: parameter path, e.g. "server.broadcast_hz".
   std::string value;        ///< param set: TOML literal, e.g. 30 or "text".
   std::string mark_text;    ///< mark: the marker's text (1..1024 bytes).
+  std::string study_dir;    ///< study: the output folder of the study waiting for its operator.
+  std::vector<std::string> study_words;  ///< study: next | repeat | abort REASON...
   uint64_t after = 0;       ///< events: only events with a sequence above this.
   bool follow = false;      ///< events: keep printing new events until interrupted.
 };

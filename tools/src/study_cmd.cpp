@@ -429,15 +429,16 @@ int RunCollect(const StudyOptions& o) {
   return missing == 0 ? 0 : 1;
 }
 
-// `platoon study ctl OUT next|repeat|abort REASON`: the word for the study waiting in OUT.
-int RunCtl(const StudyOptions& o) {
-  const fs::path out = fs::absolute(o.ctl_dir);
+}  // namespace
+
+int SendStudyWord(const std::string& out_dir, const std::vector<std::string>& words) {
+  const fs::path out = fs::absolute(out_dir);
   if (!fs::exists(out / "plan.csv")) {
     std::fprintf(stderr, "%s ctl: %s holds no study (no plan.csv)\n", kMe, out.c_str());
     return kExitUsage;
   }
   std::string line;
-  for (const auto& w : o.ctl_words) line += (line.empty() ? "" : " ") + w;
+  for (const auto& w : words) line += (line.empty() ? "" : " ") + w;
   const auto word = ParseWord(line);
   if (word.kind == OperatorWord::kUnknown || line.find('\n') != std::string::npos) {
     std::fprintf(stderr, "%s ctl: expected next, repeat or abort REASON, got \"%s\"\n", kMe, line.c_str());
@@ -452,8 +453,6 @@ int RunCtl(const StudyOptions& o) {
   std::printf("%s ctl: \"%s\" sent to the study in %s\n", kMe, line.c_str(), out.c_str());
   return 0;
 }
-
-}  // namespace
 
 CLI::App* AddStudyCommand(CLI::App& app, StudyOptions& o) {
   auto* cmd = app.add_subcommand(
@@ -497,7 +496,7 @@ CLI::App* AddStudyCommand(CLI::App& app, StudyOptions& o) {
 
 int RunStudy(const StudyOptions& o, const SessionValidator& validate) {
   if (o.collect && o.collect->parsed()) return RunCollect(o);
-  if (o.ctl && o.ctl->parsed()) return RunCtl(o);
+  if (o.ctl && o.ctl->parsed()) return SendStudyWord(o.ctl_dir, o.ctl_words);
   if (o.study_path.empty()) {
     std::fprintf(stderr, "%s: expected a study file (platoon study STUDY.toml), or collect OUT, or ctl OUT WORD\n", kMe);
     return kExitUsage;

@@ -32,6 +32,11 @@ struct StudyOptions {
   CLI::App* ctl = nullptr;      ///< The ctl subcommand.
 };
 
+/// `platoon study ctl OUT WORD...` and `platoon ctl study OUT WORD...`: hands next, repeat or abort REASON to the
+/// study waiting in OUT. Exit codes: 0 handed over, 1 the word could not be written, 2 OUT holds no study or the
+/// word is none of those.
+int SendStudyWord(const std::string& out_dir, const std::vector<std::string>& words);
+
 /// Adds the `study` subcommand (with `collect` and `ctl`) to `app`.
 CLI::App* AddStudyCommand(CLI::App& app, StudyOptions& options);
 
