@@ -558,10 +558,16 @@ TEST_CASE("driver seat: gaze from a synthetic Pupil Capture is written on the si
   int64_t t = 1'000'000;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   std::vector<std::string> fields;
+  // The last messages may still be on their way through the socket when the sender is done, so the seat
+  // steps on for 500 ms of wall time after that before an empty queue ends the drive.
+  std::optional<std::chrono::steady_clock::time_point> streamed_at;
   while (std::chrono::steady_clock::now() < deadline) {
     seat.Step(StepInfo{t, 1'000'000}, context);
     t += 1'000'000;
-    if (streamed && !seat.GazePending()) break;
+    if (streamed && !streamed_at) streamed_at = std::chrono::steady_clock::now();
+    if (streamed_at && std::chrono::steady_clock::now() - *streamed_at > std::chrono::milliseconds(500) &&
+        !seat.GazePending())
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   pupil.join();
