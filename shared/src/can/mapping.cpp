@@ -48,8 +48,9 @@ std::optional<Variable> VariableByName(std::string_view name) {
 }
 
 std::array<double, 4> WheelSpeeds(double vx_mps, double vy_mps, double yaw_rate_radps, double steer_rad, double cg_to_front_m,
-                                  double cg_to_rear_m, double track_m) {
-  // Velocity of the point (px, py) of the body (CG frame): (vx - r py, vy + r px).
+                                  [[maybe_unused]] double cg_to_rear_m, double track_m) {
+  // The rear wheels roll along the body x axis: their lateral velocity (vy - r b) turns no wheel, so the
+  // distance b from the CG to the rear axle does not enter. Velocity of the point (px, py) of the body (CG frame): (vx - r py, vy + r px).
   const double half = track_m / 2;
   const double left_vx = vx_mps - yaw_rate_radps * half, right_vx = vx_mps + yaw_rate_radps * half;
   const double front_vy = vy_mps + yaw_rate_radps * cg_to_front_m;
