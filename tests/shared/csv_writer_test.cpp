@@ -222,8 +222,9 @@ TEST_CASE("csv writer: a folder that cannot be made names the folder, the file a
 
 namespace csv_writer_marker_detail {
 
-// The fields of one CSV line, quotes undone ("" inside a quoted field is one quote).
-std::vector<std::string> SplitCsvLine(const std::string& line) {
+// The fields of one CSV line, quotes undone ("" inside a quoted field is one quote): the test's own
+// reader, independent of data::SplitCsvLine.
+std::vector<std::string> FieldsOf(const std::string& line) {
   std::vector<std::string> fields(1);
   bool quoted = false;
   for (size_t i = 0; i < line.size(); ++i) {
@@ -282,7 +283,7 @@ TEST_CASE("csv writer: a marker at a known sim time appears in exactly one row, 
     const int64_t expected_row = ns <= 0 ? 0 : (ns + period_ns - 1) / period_ns;
     int found = 0;
     for (int k = 0; k < rows; ++k) {
-      const std::vector<std::string> f = SplitCsvLine(lines[static_cast<size_t>(k) + 1]);
+      const std::vector<std::string> f = FieldsOf(lines[static_cast<size_t>(k) + 1]);
       REQUIRE(f.size() == 4);
       std::vector<std::string> in_row;
       for (size_t at = 0, next; at <= f[3].size() && !f[3].empty(); at = next + 3) {
@@ -299,7 +300,7 @@ TEST_CASE("csv writer: a marker at a known sim time appears in exactly one row, 
   }
   // Same-time markers keep their order, joined by " | ", the field quoted with its quotes doubled.
   CHECK(lines[335] == "ego,3.340000,1.2346,\"a, b | say \"\"go\"\"\"");
-  CHECK(SplitCsvLine(lines[2]).back().empty());
+  CHECK(FieldsOf(lines[2]).back().empty());
   CHECK(log.str().empty());
 }
 
@@ -331,4 +332,21 @@ TEST_CASE("csv writer: a marker that comes after its row was written is counted 
   CHECK(text.find("0.990000,in time\n") != std::string::npos);
   CHECK(Count(log.str(), '\n') == 1);
   CHECK(log.str().find("warning data write: the marker \"late one\" at sim 0.500 s") == 0);
+}
+
+TEST_CASE("csv split: quoted commas doubled quotes empty fields and carriage returns come apart as written") {
+  using V = std::vector<std::string>;
+  CHECK(platoon::data::SplitCsvLine("") == V{""});
+  CHECK(platoon::data::SplitCsvLine("a,b") == V{"a", "b"});
+  CHECK(platoon::data::SplitCsvLine("a,\"b,c\",\"d\"\"e\",") == V{"a", "b,c", "d\"e", ""});
+  CHECK(platoon::data::SplitCsvLine(",,") == V{"", "", ""});
+  CHECK(platoon::data::SplitCsvLine("x,1.5\r") == V{"x", "1.5"});
+  CHECK(platoon::data::SplitCsvLine("\"line\nbreak\",\"\"") == V{"line\nbreak", ""});
+  // What CsvField writes reads back as it was.
+  for (const std::string& field : {std::string("plain"), std::string("a,b"), std::string("say \"hi\""), std::string("")}) {
+    const auto back = platoon::data::SplitCsvLine(platoon::data::CsvField(field) + "," + platoon::data::CsvField(field));
+    REQUIRE(back.size() == 2);
+    CHECK(back[0] == field);
+    CHECK(back[1] == field);
+  }
 }

@@ -66,26 +66,6 @@ std::string UtcNow() {
   return buf;
 }
 
-// Splits one CSV line into fields (quotes respected, doubled quotes unescaped).
-std::vector<std::string> CsvFields(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else out.back() += c;
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else if (c != '\r') {
-      out.back() += c;
-    }
-  }
-  return out;
-}
 
 std::string Join(const std::vector<std::string>& fields) {
   std::string s;
@@ -231,7 +211,7 @@ std::vector<PlanRow> ReadPlanCsv(const fs::path& path) {
   std::vector<PlanRow> rows;
   for (int n = 2; std::getline(in, line); ++n) {
     if (line.empty()) continue;
-    const auto f = CsvFields(line);
+    const auto f = data::SplitCsvLine(line);
     if (f.size() != 8) throw UsageError(fmt::format("{}:{}: expected 8 fields, got {}", path.string(), n, f.size()));
     rows.push_back({f[0], f[1], f[2], f[3], f[6], f[7]});
   }
@@ -245,7 +225,7 @@ std::map<std::pair<std::string, std::string>, std::string> LastStatus(const fs::
   std::string line;
   if (!in || !std::getline(in, line)) return status;
   while (std::getline(in, line)) {
-    const auto f = CsvFields(line);
+    const auto f = data::SplitCsvLine(line);
     if (f.size() == 11) status[{f[0], f[1]}] = f[9];
   }
   return status;
@@ -274,10 +254,10 @@ std::vector<DataFile> ReadBlockData(const fs::path& dir) {
     if (!std::getline(in, line)) continue;
     DataFile d;
     d.path = fs::relative(f, dir).string();
-    d.header = CsvFields(line);
+    d.header = data::SplitCsvLine(line);
     if (std::find(d.header.begin(), d.header.end(), "sim_time_s") == d.header.end()) continue;  // not a data write
     while (std::getline(in, line))
-      if (!line.empty()) d.rows.push_back(CsvFields(line));
+      if (!line.empty()) d.rows.push_back(data::SplitCsvLine(line));
     out.push_back(std::move(d));
   }
   return out;

@@ -32,31 +32,7 @@ struct TaskError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One CSV line split into fields (RFC 4180 quotes: a quoted field may hold commas, doubled quotes).
-std::vector<std::string> SplitCsvLine(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else if (c != '\r') {
-      out.back() += c;
-    }
-  }
-  return out;
-}
+using data::SplitCsvLine;
 
 // A CSV read whole: its header's columns by name and the rows' fields.
 struct CsvTable {

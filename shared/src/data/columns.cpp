@@ -31,6 +31,12 @@ constexpr std::array<ColumnInfo, kColumnCount> kColumns = {{
     {Column::kHeadway, "headway", "headway_m", "m", "bumper-to-bumper distance along the lane to the vehicle ahead in the same lane; empty when none within range", 3},
     {Column::kTimeHeadway, "time_headway", "time_headway_s", "s", "headway / own speed; empty without a leader or at standstill", 3},
     {Column::kTtc, "ttc", "ttc_s", "s", "headway / closing speed while closing on the leader; empty otherwise", 3},
+    {Column::kNextSignType, "next_sign_type", "next_sign_type", "-", "class of the next sign ahead for the vehicle's direction (docs/WORLD.md \"Signs\": 0 speed_limit, 1 end_of_limit, ...); empty when none within range", 0},
+    {Column::kNextSignValue, "next_sign_value", "next_sign_value", "-", "number on that sign: a speed in the sign country's unit (km/h, mph), a direction sign's km; 0 none", 0},
+    {Column::kNextSignDistance, "next_sign_distance", "next_sign_distance_m", "m", "along-road distance from the reference point's foot point ahead to that sign", 2},
+    {Column::kLastSignType, "last_sign_type", "last_sign_type", "-", "class of the last sign passed for the vehicle's direction; empty when none within range", 0},
+    {Column::kLastSignValue, "last_sign_value", "last_sign_value", "-", "number on that sign", 0},
+    {Column::kLastSignDistance, "last_sign_distance", "last_sign_distance_m", "m", "along-road distance back to that sign", 2},
 }};
 
 constexpr bool InColumnOrder() {
@@ -107,6 +113,31 @@ std::string CsvField(const std::string& text) {
   std::string quoted = "\"";
   for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   return quoted + "\"";
+}
+
+std::vector<std::string> SplitCsvLine(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back() += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace platoon::data

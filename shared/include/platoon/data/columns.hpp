@@ -37,6 +37,12 @@ enum class Column : uint8_t {
   kHeadway,      ///< Bumper-to-bumper distance to the vehicle ahead in the same lane, m.
   kTimeHeadway,  ///< Headway / own speed, s.
   kTtc,          ///< Time to collision: headway / closing speed while closing, s.
+  kNextSignType,      ///< Class of the next sign ahead for the vehicle's direction (road::SignType number).
+  kNextSignValue,     ///< Its number (speed in the country's unit, km for direction signs; 0 none).
+  kNextSignDistance,  ///< Along-road distance to it, m.
+  kLastSignType,      ///< Class of the last sign passed (road::SignType number).
+  kLastSignValue,     ///< Its number.
+  kLastSignDistance,  ///< Along-road distance back to it, m.
   kCount
 };
 
@@ -84,5 +90,8 @@ std::string CsvHeader(std::span<const Column> columns);
 void AppendCsvRow(const MetricsRow& row, std::span<const Column> columns, std::string& out);
 /// `text` as one CSV field: as it is, or quoted (quotes doubled) when it holds a comma, a quote or a line break.
 std::string CsvField(const std::string& text);
+/// One CSV line (without its newline) split into fields, the reverse of CsvField: a quoted field may hold
+/// commas, doubled quotes stand for one; a carriage return outside quotes is dropped. "" gives one empty field.
+std::vector<std::string> SplitCsvLine(const std::string& line);
 
 }  // namespace platoon::data
