@@ -58,3 +58,8 @@ set_tests_properties(
     "study: 4 participants x 3 blocks in a Latin square run unattended in lock-step with complete folders every marker and the same summary twice"
     "study: the operator starts a block with study ctl next then repeats it and aborts the next with a reason in study_log.csv"
     PROPERTIES TIMEOUT 300)
+
+# A 450 MB log written and read by a child process whose peak RSS is the claim: alone, so that its disk and
+# page-cache traffic neither slows nor is slowed by a neighbour (it takes about 10 s on two cores).
+set_tests_properties("log reader: a 450 MB log is read whole and sought to its middle with peak RSS under 200 MB"
+                     PROPERTIES RUN_SERIAL TRUE)

@@ -12,6 +12,19 @@
 //                                  places where a channel's sequence number did not go up by one.
 import { open, readFile } from "node:fs/promises";
 import { McapIndexedReader, McapStreamReader } from "@mcap/core";
+import { decompress as zstdDecompress } from "fzstd";
+import lz4 from "lz4js";
+
+// Chunk decompression for both readers, from independent npm packages (pinned in package-lock.json):
+// fzstd (a Zstandard decoder) and lz4js (LZ4 frames). Each must give exactly the size the chunk names.
+const decompressHandlers = {
+  zstd: (buffer, decompressedSize) => exact("zstd", zstdDecompress(buffer), decompressedSize),
+  lz4: (buffer, decompressedSize) => exact("lz4", Uint8Array.from(lz4.decompress(buffer, Number(decompressedSize))), decompressedSize),
+};
+function exact(name, bytes, size) {
+  if (BigInt(bytes.length) !== BigInt(size)) throw new Error(`${name}: decompressed ${bytes.length} bytes, the chunk says ${size}`);
+  return bytes;
+}
 
 function sorted(counts) {
   return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -33,7 +46,7 @@ async function readIndexed(path) {
         return buffer;
       },
     };
-    const reader = await McapIndexedReader.Initialize({ readable });
+    const reader = await McapIndexedReader.Initialize({ readable, decompressHandlers });
     const counts = {};
     let messages = 0;
     for await (const message of reader.readMessages({ validateCrcs: true })) {
@@ -60,7 +73,7 @@ async function readIndexed(path) {
 }
 
 function readStream(bytes, partial, window) {
-  const reader = new McapStreamReader({ validateCrcs: true });
+  const reader = new McapStreamReader({ validateCrcs: true, decompressHandlers });
   reader.append(bytes);
   const topics = new Map();
   const counts = {};

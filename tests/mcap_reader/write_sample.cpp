@@ -2,6 +2,7 @@
 // 100 ms chunks) and prints the writer's own counts as JSON, for check.sh to compare with an
 // independent reader.
 //   mcap_selftest OUT.mcap             a closed file; prints {"channels":{topic:count},"messages":N}
+//   ... --compression zstd|lz4         chunks compressed so (default: none)
 //   mcap_selftest OUT.mcap --unclosed  stops without Close, as a kill -9 would; prints
 //                                      {"must_recover":K,"written":N}: K messages are older than
 //                                      100 ms before the last one and must be readable.
@@ -17,18 +18,30 @@
 namespace mcap = platoon::mcap;
 
 int main(int argc, char** argv) {
-  if (argc < 2 || (argc == 3 && std::strcmp(argv[2], "--unclosed") != 0) || argc > 3) {
-    std::fprintf(stderr, "usage: mcap_selftest OUT.mcap [--unclosed]\n");
+  bool unclosed = false;
+  mcap::WriterDef def = mcap::DefaultWriterDef();
+  bool usage = argc < 2;
+  for (int i = 2; i < argc && !usage; ++i) {
+    if (std::strcmp(argv[i], "--unclosed") == 0) {
+      unclosed = true;
+    } else if (std::strcmp(argv[i], "--compression") == 0 && i + 1 < argc &&
+               mcap::CompressionSupported(argv[i + 1])) {
+      def.compression = argv[++i];
+    } else {
+      usage = true;
+    }
+  }
+  if (usage) {
+    std::fprintf(stderr, "usage: mcap_selftest OUT.mcap [--unclosed] [--compression zstd|lz4]\n");
     return 2;
   }
-  const bool unclosed = argc == 3;
   std::string error;
   auto sink = mcap::FileSink::Open(argv[1], &error);
   if (!sink) {
     std::fprintf(stderr, "mcap_selftest: %s\n", error.c_str());
     return 1;
   }
-  mcap::Writer w(*sink);
+  mcap::Writer w(*sink, def);
   auto check = [](const mcap::Status& s) {
     if (!s.Ok()) {
       std::fprintf(stderr, "mcap_selftest: %s\n", s.error.c_str());

@@ -372,6 +372,9 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "recorder: also write the Foxglove channels (/foxglove/scene, /foxglove/tf, /foxglove/cloud/<id>)."},
       {S, "node.foxglove_hz", "recorder: /foxglove/tf messages per sim second (Foxglove interpolates between them)."},
       {S, "node.foxglove_cloud_hz", "recorder: /foxglove/cloud/<id> messages per sim second and stream."},
+      {S, "node.compression",
+       "recorder: how chunks are compressed: \"zstd\" (smallest; the default), \"lz4\" (fastest) or \"none\"; every "
+       "platoon reader and MCAP tool reads all three (docs/RECORDING.md, \"Compression\")."},
       {S, "node.vehicle_model",
        "driver, traffic route: \"single_track\", \"bullet\" (driver only: 3D ground contact and a reverse gear; "
        "starts at rest; docs/BULLET_VEHICLE.md) or \"fmu\" (an FMI 2.0 co-simulation FMU, the key fmu; one instance "

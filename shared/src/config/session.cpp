@@ -317,7 +317,7 @@ void ReadDriverKeys(const Table& t, NodeDef& d) {
 
 // The recorder role's keys (docs/RECORDING.md), refused on any other role like the driver keys.
 void ReadRecorderKeys(const Table& t, NodeDef& d) {
-  const char* recorder_keys[] = {"path", "overwrite", "streams", "foxglove", "foxglove_hz", "foxglove_cloud_hz"};
+  const char* recorder_keys[] = {"path", "overwrite", "streams", "foxglove", "foxglove_hz", "foxglove_cloud_hz", "compression"};
   if (d.role != protocol::Role::kRecorder) {
     for (const char* key : recorder_keys)
       if (t.Has(key)) t.Fail(key, "is a recorder key: it needs role = \"recorder\", got \"" +
@@ -347,6 +347,7 @@ void ReadRecorderKeys(const Table& t, NodeDef& d) {
       t.Fail("streams", "\"*\" (every stream of the session) stands alone, got it with other ids");
     if (!seen.insert(id).second) t.Fail("streams", "\"" + id + "\" is listed twice");
   }
+  r.compression = t.GetString("compression", r.compression, {"zstd", "lz4", "none"});
   r.foxglove = t.GetBool("foxglove", r.foxglove);
   r.foxglove_hz = t.GetDouble("foxglove_hz", r.foxglove_hz, 0.1, 100);
   r.foxglove_cloud_hz = t.GetDouble("foxglove_cloud_hz", r.foxglove_cloud_hz, 0.1, 100);

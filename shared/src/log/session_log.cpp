@@ -132,6 +132,16 @@ std::unique_ptr<Writer> Writer::Open(const std::string& path, std::string* error
 
 Writer::Writer(mcap::Sink& sink) : writer_(sink) {}
 
+Writer::Writer(mcap::Sink& sink, const mcap::WriterDef& def) : writer_(sink, def) {}
+
+std::unique_ptr<Writer> Writer::Open(const std::string& path, std::string* error, const mcap::WriterDef& def) {
+  auto sink = mcap::FileSink::Open(path, error);
+  if (!sink) return nullptr;
+  auto writer = std::make_unique<Writer>(*sink, def);
+  writer->file_ = std::move(sink);  // the writer keeps a reference to *sink, which does not move
+  return writer;
+}
+
 uint16_t Writer::SchemaId(std::string_view name, std::string_view encoding, std::string_view text) {
   if (name.empty()) return 0;
   if (auto it = schema_ids_.find(name); it != schema_ids_.end()) return it->second;
@@ -187,6 +197,41 @@ mcap::ReadResult Read(const std::string& path, const std::function<void(const En
     on_entry(Entry{c.topic, c.message_encoding, m.log_time_ns, m.publish_time_ns,
                    std::span<const uint8_t>(m.data.data(), m.data.size())});
   }));
+}
+
+mcap::ReadResult ReadStream(const std::string& path, const ReadOptions& options,
+                            const std::function<void(const Entry&)>& on_entry) {
+  mcap::ReadResult result;
+  std::string error;
+  auto reader = mcap::StreamReader::Open(path, &error);
+  if (!reader) {
+    result.problems.push_back({0, error});
+    return result;
+  }
+  if (!options.topics.empty()) reader->SetTopics(options.topics);
+  reader->Seek(options.from_ns);
+  mcap::Message m;
+  uint64_t reported = 0;
+  while (reader->Next(m)) {
+    if (m.log_time_ns > options.until_ns) break;
+    if (options.progress && reader->BytesRead() != reported) {
+      reported = reader->BytesRead();
+      options.progress(reported, reader->FileSize());
+    }
+    const mcap::Channel* channel = reader->ChannelOf(m.channel_id);
+    if (!channel) continue;
+    on_entry(Entry{channel->topic, channel->message_encoding, m.log_time_ns, m.publish_time_ns,
+                   std::span<const uint8_t>(m.data.data(), m.data.size())});
+  }
+  if (options.progress) options.progress(reader->FileSize(), reader->FileSize());
+  result.summary_found = reader->HasSummary();
+  result.schemas = reader->Schemas();
+  result.channels = reader->Channels();
+  result.statistics = reader->Stats();
+  result.chunk_indexes = reader->Chunks();
+  result.problems = reader->Problems();
+  result.complete = result.summary_found && result.problems.empty();
+  return result;
 }
 
 }  // namespace platoon::session_log

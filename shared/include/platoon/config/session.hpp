@@ -98,6 +98,7 @@ struct RecorderDef {
   bool foxglove = true;              ///< Also write the Foxglove channels (/foxglove/scene, /foxglove/tf, /foxglove/cloud/<id>).
   double foxglove_hz = 10.0;         ///< /foxglove/tf messages per sim second, in Hz (Foxglove interpolates between them). Typical 10..20.
   double foxglove_cloud_hz = 10.0;   ///< /foxglove/cloud/<id> messages per sim second and stream, in Hz: every scan of a 10 Hz lidar. Typical 2..10.
+  std::string compression = "zstd";  ///< Chunk compression: "zstd", "lz4" or "none" (docs/RECORDING.md, "Compression").
   std::string where;                 ///< "file:line: node[i].path" of the path key, for the messages of later checks.
 };
 

@@ -1,13 +1,19 @@
 #pragma once
 /// MCAP container (mcap.dev, major version 0): a writer and a reader written from the specification.
 ///
-/// The writer buffers messages into uncompressed Chunk records, each followed by its MessageIndex
+/// The writer buffers messages into Chunk records (uncompressed, or compressed with zstd or lz4 as the
+/// specification allows), each followed by its MessageIndex
 /// records, and closes a chunk when it reaches a size or spans a stretch of log time, so that a
 /// process killed mid-recording loses at most that stretch. Close() adds DataEnd (data section CRC),
 /// the summary section (Schema, Channel, Statistics, ChunkIndex), SummaryOffset records and the
 /// Footer. The reader returns every message of every intact chunk, of a closed file or of a file cut
 /// by a crash, and names each problem by byte offset. CRC32 is platoon's own table-driven one (the
 /// zlib polynomial); there is no zlib dependency.
+///
+/// Reading never holds a whole file: Read(path) scans it record by record through a FileSource, and
+/// StreamReader reads the summary (or, without one, the chunk headers) and then one chunk at a time,
+/// in log-time order, from any time on, for the channels asked for. Memory is bounded by the largest
+/// chunk, not by the file.
 ///
 /// Neither class is thread-safe: one writer per file, driven from one thread.
 
@@ -19,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace platoon::mcap {
@@ -85,7 +92,13 @@ struct ChunkInfo {
   uint64_t message_start_time_ns = 0;
   uint64_t message_end_time_ns = 0;
   uint64_t message_count = 0;        ///< Reader only: messages it held (ChunkIndex has no count).
+  std::string compression;           ///< "" (none), "zstd" or "lz4".
+  uint64_t records_size = 0;         ///< Bytes of the records uncompressed.
+  std::vector<uint16_t> channels;    ///< Channels in the chunk (summary only; empty = not known).
 };
+
+/// Chunk compressions this build reads and writes: "" (none), "zstd", "lz4".
+bool CompressionSupported(std::string_view compression);
 
 // ---------------------------------------------------------------------------------------------
 // Writer
@@ -147,6 +160,8 @@ struct WriterDef {
   std::string library = "platoon-mcap";     ///< Header library string.
   uint64_t chunk_size_bytes = 1u << 20;     ///< A chunk closes once its records reach this. Typical 1 MiB.
   uint64_t chunk_span_ns = 100'000'000;     ///< A chunk closes once its log times span this. Typical 100 ms.
+  std::string compression;                  ///< Chunk compression: "" (none), "zstd" or "lz4".
+  int compression_level = 1;                ///< zstd level (1 fastest .. 19); lz4 ignores it.
 };
 
 /// The default layout: 1 MiB / 100 ms chunks, profile "x-platoon".
@@ -164,6 +179,9 @@ class Writer {
  public:
   /// The sink must outlive the writer. Nothing is written until the first call.
   explicit Writer(Sink& sink, WriterDef def = DefaultWriterDef());
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
 
   /// Adds a schema (written to the data section at once). Re-adding an identical one is a no-op.
   Status AddSchema(const Schema& schema);
@@ -209,11 +227,14 @@ class Writer {
     std::map<uint16_t, uint64_t> message_index_offsets;  // channel id -> file offset
     uint64_t message_index_length = 0;
     uint64_t records_size = 0;
+    uint64_t compressed_size = 0;
   };
   std::vector<WrittenChunk> written_chunks_;
 
   // The open chunk: its records, time range and per-channel (log time, offset) index.
   std::vector<uint8_t> chunk_;
+  std::vector<uint8_t> compressed_;  // the open chunk compressed, reused between chunks
+  void* zstd_ctx_ = nullptr;         // ZSTD_CCtx, made on the first zstd chunk
   uint64_t chunk_start_ns_ = 0;
   uint64_t chunk_end_ns_ = 0;
   uint64_t chunk_messages_ = 0;
@@ -249,6 +270,51 @@ struct ReadResult {
   std::string ProblemText() const;
 };
 
+/// Random-access bytes the readers read from: a file (pread) or memory.
+class Source {
+ public:
+  virtual ~Source() = default;
+  /// Bytes in the source.
+  virtual uint64_t Size() const = 0;
+  /// Bytes [offset, offset + size), valid until the next Read; an empty span (and Error()) on failure.
+  /// The caller keeps offset + size <= Size().
+  virtual std::span<const uint8_t> Read(uint64_t offset, uint64_t size) = 0;
+  /// Why the last Read failed ("" when none).
+  virtual std::string Error() const = 0;
+};
+
+/// A file read with pread(2) into one reused buffer: memory is the largest single read, not the file.
+class FileSource final : public Source {
+ public:
+  /// Opens `path` for reading; nullptr with `error` set ("log.mcap: cannot open: No such file") on failure.
+  static std::unique_ptr<FileSource> Open(const std::string& path, std::string* error);
+  ~FileSource() override;
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+  uint64_t Size() const override { return size_; }
+  std::span<const uint8_t> Read(uint64_t offset, uint64_t size) override;
+  std::string Error() const override { return error_; }
+
+ private:
+  FileSource(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::vector<uint8_t> buffer_;
+  std::string error_;
+};
+
+/// Bytes in memory (tests, fuzzing); they must outlive the source.
+class MemorySource final : public Source {
+ public:
+  explicit MemorySource(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  uint64_t Size() const override { return bytes_.size(); }
+  std::span<const uint8_t> Read(uint64_t offset, uint64_t size) override { return bytes_.subspan(offset, size); }
+  std::string Error() const override { return {}; }
+
+ private:
+  std::span<const uint8_t> bytes_;
+};
+
 /// Called for each message as the data section is scanned.
 using MessageFn = std::function<void(const Message&)>;
 
@@ -268,5 +334,56 @@ ReadResult Read(const std::string& path, const ChannelMessageFn& on_message);
 /// its CRC checked and its Statistics and ChunkIndex records compared with what the scan found.
 /// Every length is bounds-checked: garbage gives problems, never a crash.
 ReadResult ReadBytes(std::span<const uint8_t> bytes, const MessageFn& on_message = nullptr);
+/// As ReadBytes, from any source: the full check of Read, streaming (memory: the largest record).
+ReadResult ReadSource(Source& source, const MessageFn& on_message = nullptr);
+
+/// Reads a log chunk by chunk, in log-time order, from any time on, for chosen topics. It reads the
+/// summary (ChunkIndex, Statistics, Schema, Channel records); a file without one (cut by a crash, or
+/// written without) is indexed by one pass over the record headers, which reads no message bytes.
+/// Only the chunks a read needs are read, one at a time (several only while their times overlap);
+/// with a summary, chunks holding none of the chosen channels are never read. Damaged chunks are
+/// reported in Problems() and skipped. Not thread-safe.
+class StreamReader {
+ public:
+  /// Opens `path`; nullptr with `error` set when it cannot be opened or is no MCAP file.
+  static std::unique_ptr<StreamReader> Open(const std::string& path, std::string* error);
+  /// Reads from `source` (it must outlive the reader); nullptr with `error` set when it is no MCAP file.
+  static std::unique_ptr<StreamReader> Open(std::unique_ptr<Source> source, std::string* error);
+  ~StreamReader();
+
+  /// True when the footer's summary was read (CRC checked); false: indexed by a forward scan.
+  bool HasSummary() const;
+  /// Schemas known so far (all of them with a summary; else those met so far).
+  const std::map<uint16_t, Schema>& Schemas() const;
+  /// Channels known so far (all of them with a summary; else those met so far).
+  const std::map<uint16_t, Channel>& Channels() const;
+  /// The summary's Statistics, when it has them.
+  const std::optional<Statistics>& Stats() const;
+  /// Every chunk, ordered by start time then file offset.
+  const std::vector<ChunkInfo>& Chunks() const;
+  /// Everything found wrong so far (file offset and text, the path named).
+  const std::vector<Problem>& Problems() const;
+  /// Earliest and latest log time of the log's messages, in ns (from the chunks; 0, 0 when empty).
+  std::pair<uint64_t, uint64_t> TimeRange() const;
+
+  /// Reads only these topics from now on (empty: every topic); rewinds to the last Seek time.
+  void SetTopics(std::vector<std::string> topics);
+  /// The next message Next returns is the first (in log time, then file order) at or after `log_time_ns`.
+  void Seek(uint64_t log_time_ns);
+  /// The next message in log-time order (equal times: file order); false at the end.
+  bool Next(Message& out);
+  /// The channel of a message Next returned.
+  const Channel* ChannelOf(uint16_t channel_id) const;
+  /// Bytes of the file read so far (index, summary and chunks): progress for long reads.
+  uint64_t BytesRead() const;
+  /// Size of the file in bytes.
+  uint64_t FileSize() const;
+
+  struct Impl;
+
+ private:
+  explicit StreamReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace platoon::mcap

@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace platoon::session_log {
 
@@ -64,8 +65,12 @@ class Writer {
  public:
   /// Creates or truncates `path`; nullptr with `error` set on failure.
   static std::unique_ptr<Writer> Open(const std::string& path, std::string* error);
+  /// As Open, with a chunk layout of one's own (compression: [recorder] compression).
+  static std::unique_ptr<Writer> Open(const std::string& path, std::string* error, const mcap::WriterDef& def);
   /// Writes through `sink` (tests: a sink that fails). The sink must outlive the writer.
   explicit Writer(mcap::Sink& sink);
+  /// As above, with a chunk layout of one's own.
+  Writer(mcap::Sink& sink, const mcap::WriterDef& def);
 
   /// One Cap'n Proto Envelope (as encoded on the wire) on `topic`.
   mcap::Status WriteEnvelope(std::string_view topic, std::span<const uint8_t> envelope, int64_t sim_ns,
@@ -115,5 +120,22 @@ struct Entry {
 /// Reads a session log (closed, or cut by a crash: every message before the cut), handing each message
 /// to `on_entry` in file order. The result carries the problems found (none for a closed, intact file).
 mcap::ReadResult Read(const std::string& path, const std::function<void(const Entry&)>& on_entry);
+
+/// What a streaming read of a session log takes.
+struct ReadOptions {
+  std::vector<std::string> topics;  ///< Only these topics (empty: every topic); chunks without them are not read.
+  uint64_t from_ns = 0;             ///< First log time (sim time) handed, in ns.
+  uint64_t until_ns = UINT64_MAX;   ///< Last log time handed, in ns; the read stops after it.
+  /// Called as the read goes on with the bytes read and the file's size (for a progress bar); may be empty.
+  std::function<void(uint64_t bytes_read, uint64_t file_bytes)> progress;
+};
+
+/// Reads a session log with mcap::StreamReader: messages in log-time order (equal times: file order),
+/// one chunk in memory at a time whatever the log's length, using the summary's chunk index (a log
+/// cut by a crash: a forward scan, up to its last complete chunk). The result carries the summary's
+/// statistics and chunk index, the channels and the problems found; `complete` is true for a closed,
+/// intact log. It does not check the data-section CRC or cross-check the summary: Read does.
+mcap::ReadResult ReadStream(const std::string& path, const ReadOptions& options,
+                            const std::function<void(const Entry&)>& on_entry);
 
 }  // namespace platoon::session_log
