@@ -240,7 +240,7 @@ start_lane = 1
   CHECK(r.LanesRight() == 0);
 
   // A broken .xodr named by a session fails with the .xodr's own file:line.
-  WriteText(dir.File("mixed.xodr"), Doc("<geometry s=\"0\" x=\"0\" y=\"0\" hdg=\"0\" length=\"100\"><poly3 a=\"0\" "
+  WriteText(dir.File("mixed.xodr"), Doc("<geometry s=\"0\" x=\"0\" y=\"0\" hdg=\"0\" length=\"100\"><spline a=\"0\" "
                                         "b=\"0\" c=\"0\" d=\"0\"/></geometry>"));
   std::string err;
   try {
@@ -248,7 +248,7 @@ start_lane = 1
   } catch (const config::ConfigError& e) {
     err = e.what();
   }
-  CHECK(Has(err, "mixed.xodr:6: <poly3> geometry is not supported (supported: line, arc, spiral)"));
+  CHECK(Has(err, "mixed.xodr:6: <spline> geometry is not supported (supported: line, arc, spiral, poly3, paramPoly3)"));
 }
 
 TEST_CASE("opendrive: the hand-written spiral fixture imports onto independently computed points") {
@@ -315,8 +315,9 @@ TEST_CASE("opendrive: what the import does not support fails with file:line and 
   CHECK(ErrorOf(Doc("<geometry s=\"+0\" x=\" 1e2 \" y=\"-2.5E-1\" hdg=\"+0.0\" length=\"+100\"><line/></geometry>"))
             .empty());
   const std::string line = "<geometry s=\"0\" x=\"0\" y=\"0\" hdg=\"0\" length=\"100\">";
-  CHECK(Has(ErrorOf(Doc(line + "<paramPoly3 aU=\"0\"/></geometry>")),
-            "x.xodr:6: <paramPoly3> geometry is not supported (supported: line, arc, spiral)"));
+  CHECK(Has(ErrorOf(Doc(line + "<paramPoly3 aU=\"0\"/></geometry>")), "x.xodr:6: <paramPoly3> needs attribute bU"));
+  CHECK(Has(ErrorOf(Doc(line + "<clothoid/></geometry>")),
+            "x.xodr:6: <clothoid> geometry is not supported (supported: line, arc, spiral, poly3, paramPoly3)"));
   CHECK(Has(ErrorOf(Doc("<geometry s=\"0\" x=\"0\" y=\"0\" hdg=\"0\" length=\"1OO\"><line/></geometry>")),
             "x.xodr:6: geometry.length: expected a number in [1e-06, 1e+06], got \"1OO\""));
   CHECK(Has(ErrorOf(Doc("<geometry s=\"0\" x=\"0\" y=\"nan\" hdg=\"0\" length=\"100\"><line/></geometry>")),
@@ -333,46 +334,52 @@ TEST_CASE("opendrive: what the import does not support fails with file:line and 
   CHECK(Has(ErrorOf(Doc("<geometry s=\"0\" x=\"0\" y=\"0\" hdg=\"0\" length=\"50\"><line/></geometry>"
                         "<geometry s=\"60\" x=\"50\" y=\"0\" hdg=\"0\" length=\"50\"><line/></geometry>")),
             "x.xodr:6: geometry.s 60 is not where the previous geometries end (50)"));
+  // Width polynomials and lane types besides driving are read (opendrive_import_test.cpp has their fixtures).
+  CHECK(ErrorOf(Doc(line + "<line/></geometry>",
+                    "<lane id=\"-1\" type=\"driving\"><width sOffset=\"0\" a=\"3.5\" b=\"0.01\" c=\"0\" d=\"0\"/>"
+                    "</lane>")).empty());
+  CHECK(ErrorOf(Doc(line + "<line/></geometry>",
+                    "<lane id=\"-1\" type=\"sidewalk\"><width sOffset=\"0\" a=\"2\" b=\"0\" c=\"0\" d=\"0\"/></lane>"))
+            .empty());
   CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>",
-                        "<lane id=\"-1\" type=\"driving\"><width sOffset=\"0\" a=\"3.5\" b=\"0.01\" c=\"0\" d=\"0\"/>"
-                        "</lane>")),
-            "x.xodr:12: a lane width that changes along the road is not supported"));
-  CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>",
-                        "<lane id=\"-1\" type=\"sidewalk\"><width sOffset=\"0\" a=\"2\" b=\"0\" c=\"0\" d=\"0\"/></lane>")),
-            "x.xodr:12: lane type \"sidewalk\" is not supported (supported: driving)"));
+                        "<lane id=\"-1\" type=\"sidewalks\"><width sOffset=\"0\" a=\"2\" b=\"0\" c=\"0\" d=\"0\"/></lane>")),
+            "x.xodr:12: lane type \"sidewalks\" is not an OpenDRIVE lane type"));
   CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>",
                         "<lane id=\"-1\" type=\"driving\"><width sOffset=\"0\" a=\"3\" b=\"0\" c=\"0\" d=\"0\"/>"
-                        "<roadMark sOffset=\"0\" type=\"curb\"/></lane>")),
-            "x.xodr:12: roadMark type \"curb\" is not supported (supported: none, solid, broken, solid solid, botts "
-            "dots)"));
+                        "<roadMark sOffset=\"0\" type=\"dotted\"/></lane>")),
+            "x.xodr:12: roadMark type \"dotted\" is not an OpenDRIVE road mark type (none, solid, broken, solid solid, "
+            "solid broken, broken solid, broken broken, botts dots, grass, curb, custom, edge)"));
   CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>",
                         "<lane id=\"-2\" type=\"driving\"><width sOffset=\"0\" a=\"3\" b=\"0\" c=\"0\" d=\"0\"/></lane>")),
             "x.xodr:12: lane.id: lane -2 leaves a gap"));
   CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>", "<lane id=\"-1\" type=\"driving\"/>")),
             "x.xodr:12: lane -1 needs a <width>"));
-  CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>", kRightLane, "<elevationProfile><elevation s=\"0\" a=\"1\" b=\"0\" "
-                                                           "c=\"0.001\" d=\"0\"/></elevationProfile>")),
-            "x.xodr:8: a curved elevation (c or d not 0) is not supported"));
-  CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>", kRightLane, "<lateralProfile><superelevation s=\"0\" a=\"0.1\" b=\"0\" "
-                                                           "c=\"0\" d=\"0\"/></lateralProfile>")),
-            "x.xodr:8: <superelevation> in <lateralProfile> is not supported (supported: an empty <lateralProfile>)"));
+  // Curved elevation and superelevation are read.
+  CHECK(ErrorOf(Doc(line + "<line/></geometry>", kRightLane, "<elevationProfile><elevation s=\"0\" a=\"1\" b=\"0\" "
+                                                       "c=\"0.001\" d=\"0\"/></elevationProfile>")).empty());
+  CHECK(ErrorOf(Doc(line + "<line/></geometry>", kRightLane, "<lateralProfile><superelevation s=\"0\" a=\"0.1\" b=\"0\" "
+                                                       "c=\"0\" d=\"0\"/></lateralProfile>")).empty());
   CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>", kRightLane, "<link><successor elementType=\"junction\" elementId=\"4\" "
                                                            "contactPoint=\"start\"/></link>")),
-            "x.xodr:8: successor.elementType \"junction\" is not supported (supported: road)"));
+            "x.xodr:8: successor.elementId: no junction with id 4 in this file"));
+  CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>", kRightLane, "<link><successor elementType=\"station\" elementId=\"4\" "
+                                                           "contactPoint=\"start\"/></link>")),
+            "x.xodr:8: successor.elementType \"station\" is not supported (supported: road, junction)"));
   CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>", kRightLane, "<link><successor elementType=\"road\" elementId=\"4\" "
                                                            "contactPoint=\"start\"/></link>")),
             "x.xodr:8: successor.elementId: no road with id 4 in this file"));
-  CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>", kRightLane, "<surface/>")),
-            "x.xodr:8: <surface> is not supported here (supported: link, type, planView"));
-  // A second lane section.
+  CHECK(ErrorOf(Doc(line + "<line/></geometry>", kRightLane, "<surface/>")).empty());
+  CHECK(Has(ErrorOf(Doc(line + "<line/></geometry>", kRightLane, "<crossSection/>")),
+            "x.xodr:8: <crossSection> is not supported here (supported: link, type, planView"));
+  // A second lane section without lanes.
   std::string two = Doc();
   two.replace(two.find("</laneSection></lanes>"), 22,
               "</laneSection>\n<laneSection s=\"50\"><center><lane id=\"0\"/></center></laneSection></lanes>");
-  CHECK(Has(ErrorOf(two), "x.xodr:15: a second <laneSection> is not supported (supported: one laneSection at s=0"));
+  CHECK(Has(ErrorOf(two), "x.xodr:15: <laneSection> has no lanes besides the centre lane"));
   // Junctions and a road length that disagrees with its geometries.
   std::string junction = Doc();
-  junction.replace(junction.find("</OpenDRIVE>"), 12, "<junction id=\"5\" name=\"j\"/>\n</OpenDRIVE>");
-  CHECK(Has(ErrorOf(junction), "x.xodr:16: <junction> is not supported here (supported: header, road, userData)"));
+  junction.replace(junction.find("</OpenDRIVE>"), 12, "<junctions id=\"5\" name=\"j\"/>\n</OpenDRIVE>");
+  CHECK(Has(ErrorOf(junction), "x.xodr:16: <junctions> is not supported here (supported: header, road, junction"));
   std::string length = Doc();
   length.replace(length.find("length=\"100\" junction"), 12, "length=\"101\"");
   CHECK(Has(ErrorOf(length), "x.xodr:4: road.length 101 differs from its geometries' total 100"));

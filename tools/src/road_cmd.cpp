@@ -68,15 +68,17 @@ int Info(const RoadOptions& o) {
   const road::RoadNetwork net = LoadInput(o.input);
   for (const auto& r : net.Roads()) {
     const auto& d = r.Def();
-    int lines = 0, arcs = 0, spirals = 0;
+    int lines = 0, arcs = 0, spirals = 0, cubics = 0;
     for (const auto& s : d.sections) {
-      if (s.curvature_start_1pm != s.curvature_end_1pm) ++spirals;
+      if (s.kind != road::GeometryKind::kClothoid) ++cubics;  // poly3, paramPoly3
+      else if (s.curvature_start_1pm != s.curvature_end_1pm) ++spirals;
       else if (s.curvature_start_1pm != 0) ++arcs;
       else ++lines;
     }
-    std::printf("road %d: %.3f m, %zu sections (%d lines, %d arcs, %d spirals), start (%.3f, %.3f) heading %.3f deg, "
+    std::printf("road %d: %.3f m, %zu sections (%d lines, %d arcs, %d spirals%s), start (%.3f, %.3f) heading %.3f deg, "
                 "height %.3f m, grade %.4f\n",
-                d.id, r.Length(), d.sections.size(), lines, arcs, spirals, d.start_x_m, d.start_y_m,
+                d.id, r.Length(), d.sections.size(), lines, arcs, spirals,
+                cubics ? (", " + std::to_string(cubics) + " poly3/paramPoly3").c_str() : "", d.start_x_m, d.start_y_m,
                 d.start_heading_rad * 180.0 / std::numbers::pi, d.start_height_m, d.grade);
     std::printf("  lanes: %d left, %d right; widths", r.LanesLeft(), r.LanesRight());
     for (int l = r.LanesLeft(); l >= -r.LanesRight(); --l)
@@ -91,6 +93,13 @@ int Info(const RoadOptions& o) {
   for (const auto& g : net.CheckLinks())
     std::printf("link %d -> %d: gap %.6f m, heading error %.6f rad, height error %.6f m\n", g.road_id,
                 g.successor_id, g.gap_m, g.heading_error_rad, g.height_error_m);
+  // An OpenDRIVE map: what the import read into the road model and what it accepted and ignored.
+  if (road::IsOpenDrivePath(o.input)) {
+    const road::OpenDriveMap map = road::LoadOpenDriveMapFile(o.input);
+    std::printf("OpenDRIVE: %zu road(s), %zu junction(s)\n", map.roads.size(), map.junctions.size());
+    for (const auto& line : map.read) std::printf("  read: %s\n", line.c_str());
+    for (const auto& line : map.ignored) std::printf("  %s\n", line.c_str());
+  }
   return 0;
 }
 

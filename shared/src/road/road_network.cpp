@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <array>
 #include <cstdint>
+#include <string>
 #include <numbers>
 #include <set>
 #include <sstream>
@@ -30,6 +32,24 @@ double WrapPi(double a) {
 }
 
 bool Finite(double v) { return std::isfinite(v); }
+
+// Arc length of v(u) = a + b u + c u^2 + d u^3 from u0 to u1, sqrt(1 + v'^2) by 10-point Gauss-Legendre on
+// panels of at most 1 m (the integrand is smooth; far below 1e-12 m per panel).
+double PolyArcLengthBetween(const std::array<double, 4>& p, double u0, double u1) {
+  const int panels = std::max(1, static_cast<int>(std::ceil(std::abs(u1 - u0))));
+  const double h = (u1 - u0) / panels;
+  double sum = 0.0;
+  for (int k = 0; k < panels; ++k) {
+    const double mid = u0 + (k + 0.5) * h;
+    for (int i = 0; i < 5; ++i)
+      for (double sign : {-1.0, 1.0}) {
+        const double u = mid + sign * 0.5 * h * kGlNode[i];
+        const double dv = p[1] + u * (2 * p[2] + 3 * u * p[3]);
+        sum += kGlWeight[i] * std::sqrt(1 + dv * dv);
+      }
+  }
+  return 0.5 * h * sum;
+}
 
 // Edge of a projection grid cell, in m. A query within a carriageway (|t| up to ~10 m) needs every sample
 // within its nearest sample distance + 2 sample steps (~12 m, see Road::Project); a 20 m cell covers that
@@ -137,6 +157,82 @@ const char* MarkingName(Marking m) {
   return "?";
 }
 
+double EvaluateCubic(const std::vector<CubicPiece>& pieces, double s_m) {
+  if (pieces.empty()) return 0.0;
+  auto it = std::upper_bound(pieces.begin(), pieces.end(), s_m, [](double s, const CubicPiece& p) { return s < p.s_m; });
+  const CubicPiece& p = it == pieces.begin() ? pieces.front() : *std::prev(it);
+  const double ds = s_m - p.s_m;
+  return p.a + ds * (p.b + ds * (p.c + ds * p.d));
+}
+
+double EvaluateCubicSlope(const std::vector<CubicPiece>& pieces, double s_m) {
+  if (pieces.empty()) return 0.0;
+  auto it = std::upper_bound(pieces.begin(), pieces.end(), s_m, [](double s, const CubicPiece& p) { return s < p.s_m; });
+  const CubicPiece& p = it == pieces.begin() ? pieces.front() : *std::prev(it);
+  const double ds = s_m - p.s_m;
+  return p.b + ds * (2.0 * p.c + 3.0 * ds * p.d);
+}
+
+namespace {
+constexpr std::pair<LaneType, const char*> kLaneTypeNames[] = {
+    {LaneType::kDriving, "driving"},       {LaneType::kNone, "none"},
+    {LaneType::kBorder, "border"},         {LaneType::kShoulder, "shoulder"},
+    {LaneType::kSidewalk, "sidewalk"},     {LaneType::kParking, "parking"},
+    {LaneType::kBiking, "biking"},         {LaneType::kMedian, "median"},
+    {LaneType::kRestricted, "restricted"}, {LaneType::kCurb, "curb"},
+    {LaneType::kStop, "stop"},             {LaneType::kEntry, "entry"},
+    {LaneType::kExit, "exit"},             {LaneType::kOnRamp, "onRamp"},
+    {LaneType::kOffRamp, "offRamp"},       {LaneType::kConnectingRamp, "connectingRamp"},
+    {LaneType::kBidirectional, "bidirectional"}, {LaneType::kSpecial1, "special1"},
+    {LaneType::kSpecial2, "special2"},     {LaneType::kSpecial3, "special3"},
+    {LaneType::kRoadWorks, "roadWorks"},   {LaneType::kTram, "tram"},
+    {LaneType::kRail, "rail"},             {LaneType::kBus, "bus"},
+    {LaneType::kTaxi, "taxi"},             {LaneType::kHov, "HOV"},
+    {LaneType::kMwyEntry, "mwyEntry"},     {LaneType::kMwyExit, "mwyExit"},
+    {LaneType::kWalking, "walking"},       {LaneType::kSlipLane, "slipLane"},
+    {LaneType::kShared, "shared"},
+};
+constexpr std::pair<MarkColor, const char*> kMarkColorNames[] = {
+    {MarkColor::kStandard, "standard"}, {MarkColor::kWhite, "white"},   {MarkColor::kYellow, "yellow"},
+    {MarkColor::kBlue, "blue"},         {MarkColor::kGreen, "green"},   {MarkColor::kRed, "red"},
+    {MarkColor::kOrange, "orange"},     {MarkColor::kViolet, "violet"}, {MarkColor::kBlack, "black"},
+};
+}  // namespace
+
+const char* LaneTypeName(LaneType t) {
+  for (const auto& [v, n] : kLaneTypeNames)
+    if (v == t) return n;
+  return "?";
+}
+
+bool ParseLaneType(const std::string& name, LaneType* out) {
+  for (const auto& [v, n] : kLaneTypeNames)
+    if (name == n) {
+      *out = v;
+      return true;
+    }
+  // OpenDRIVE 1.4 spelled the ramps in lower case.
+  if (name == "onramp") { *out = LaneType::kOnRamp; return true; }
+  if (name == "offramp") { *out = LaneType::kOffRamp; return true; }
+  if (name == "connectingramp") { *out = LaneType::kConnectingRamp; return true; }
+  return false;
+}
+
+const char* MarkColorName(MarkColor c) {
+  for (const auto& [v, n] : kMarkColorNames)
+    if (v == c) return n;
+  return "?";
+}
+
+Marking MarkingOfRoadMark(const std::string& type) {
+  if (type == "solid" || type == "edge") return Marking::kSolid;
+  if (type == "broken") return Marking::kDashed;
+  if (type == "solid solid" || type == "solid broken" || type == "broken solid" || type == "broken broken")
+    return Marking::kDouble;
+  if (type == "botts dots") return Marking::kBottsDots;
+  return Marking::kNone;
+}
+
 RoadDef DefaultRoadDef() {
   RoadDef d;
   d.sections = {LineSection(100.0)};
@@ -172,6 +268,57 @@ std::string ValidateRoadDef(const RoadDef& d) {
       return os.str();
     }
   }
+  for (size_t i = 0; i < d.sections.size(); ++i) {
+    const auto& s = d.sections[i];
+    for (double v : s.u_poly)
+      if (!Finite(v)) return "sections[" + std::to_string(i) + "].u_poly must be finite";
+    for (double v : s.v_poly)
+      if (!Finite(v)) return "sections[" + std::to_string(i) + "].v_poly must be finite";
+    if (s.kind == GeometryKind::kParamPoly3 && s.u_poly[1] == 0.0 && s.v_poly[1] == 0.0)
+      return "sections[" + std::to_string(i) + "]: a paramPoly3 needs a start tangent (bU, bV not both 0)";
+  }
+  for (const auto* pieces : {&d.elevation, &d.superelevation, &d.lane_offset})
+    for (size_t i = 0; i < pieces->size(); ++i) {
+      const CubicPiece& p = (*pieces)[i];
+      if (!Finite(p.s_m) || !Finite(p.a) || !Finite(p.b) || !Finite(p.c) || !Finite(p.d))
+        return "elevation, superelevation and lane_offset pieces must be finite";
+      if (i > 0 && p.s_m < (*pieces)[i - 1].s_m) return "elevation, superelevation and lane_offset pieces must be sorted by s";
+    }
+  if (!d.lane_sections.empty()) {
+    for (size_t k = 0; k < d.lane_sections.size(); ++k) {
+      const LaneSectionDef& ls = d.lane_sections[k];
+      os << "lane_sections[" << k << "]: ";
+      if (!Finite(ls.s_m) || ls.s_m < 0 || (k > 0 && ls.s_m < d.lane_sections[k - 1].s_m)) {
+        os << "s_m must be >= 0 and not below the previous section's, got " << ls.s_m;
+        return os.str();
+      }
+      if (ls.left.empty() && ls.right.empty()) {
+        os << "a lane section needs at least one lane";
+        return os.str();
+      }
+      for (int side = 0; side < 2; ++side) {
+        const auto& lanes = side == 0 ? ls.left : ls.right;
+        for (size_t i = 0; i < lanes.size(); ++i) {
+          const int want = side == 0 ? static_cast<int>(i) + 1 : -static_cast<int>(i) - 1;
+          if (lanes[i].id != want) {
+            os << "lane " << lanes[i].id << " stands where lane " << want << " belongs";
+            return os.str();
+          }
+          if (lanes[i].width.empty()) {
+            os << "lane " << want << " needs a width";
+            return os.str();
+          }
+          for (const CubicPiece& p : lanes[i].width)
+            if (!Finite(p.s_m) || !Finite(p.a) || !Finite(p.b) || !Finite(p.c) || !Finite(p.d)) {
+              os << "lane " << want << ": width pieces must be finite";
+              return os.str();
+            }
+        }
+      }
+      os.str("");
+    }
+    return {};
+  }
   if (d.lane_widths_left_m.empty() && d.lane_widths_right_m.empty()) return "a road needs at least one lane";
   for (size_t i = 0; i < d.lane_widths_left_m.size(); ++i)
     if (!(d.lane_widths_left_m[i] > 0) || !Finite(d.lane_widths_left_m[i])) {
@@ -193,13 +340,58 @@ std::string ValidateRoadDef(const RoadDef& d) {
 
 Road::Road(RoadDef def) : def_(std::move(def)) {
   assert(ValidateRoadDef(def_).empty());
+  if (HasLaneProfile()) {
+    // The constant layout answers for s = 0: the first section's lanes and marks there.
+    const LaneSectionDef& ls = def_.lane_sections.front();
+    def_.lane_widths_left_m.assign(ls.left.size(), 0.0);
+    def_.lane_widths_right_m.assign(ls.right.size(), 0.0);
+    def_.markings.clear();
+    const int left = static_cast<int>(ls.left.size()), right = static_cast<int>(ls.right.size());
+    for (int b = left; b >= -right; --b) {
+      const RoadMarkDef* m = BoundaryMarkAt(ls.s_m, b);
+      def_.markings.push_back(m ? MarkingOfRoadMark(m->type) : Marking::kNone);
+    }
+  }
   if (def_.markings.empty()) def_.markings = DefaultMarkings(LanesLeft(), LanesRight());
+  bool curves = false;
+  for (const auto& sec : def_.sections) curves = curves || sec.kind != GeometryKind::kClothoid;
+  if (curves) frames_.resize(def_.sections.size());
 
   // Chain the sections: each starts at the previous one's end state (G1), with checkpoints inside
   // so that one Evaluate integrates at most kCheckpointSpacingM or kPanelHeadingRad of heading.
   Checkpoint c{0.0, def_.start_x_m, def_.start_y_m, def_.start_heading_rad, 0.0, 0.0};
   double max_k = 0.0;
-  for (const auto& sec : def_.sections) {
+  for (size_t si = 0; si < def_.sections.size(); ++si) {
+    const auto& sec = def_.sections[si];
+    if (sec.kind != GeometryKind::kClothoid) {
+      // A cubic curve: its local frame puts the curve's start and start tangent on the chain's state.
+      section_start_m_.push_back(c.s_m);
+      CurveFrame& f = frames_[si];
+      const double u0 = sec.kind == GeometryKind::kPoly3 ? 0.0 : sec.u_poly[0];
+      const double v0 = sec.v_poly[0];
+      const double du = sec.kind == GeometryKind::kPoly3 ? 1.0 : sec.u_poly[1];
+      const double dv = sec.v_poly[1];
+      f.heading_rad = c.heading_rad - std::atan2(dv, du);
+      f.x_m = c.x_m - (u0 * std::cos(f.heading_rad) - v0 * std::sin(f.heading_rad));
+      f.y_m = c.y_m - (u0 * std::sin(f.heading_rad) + v0 * std::cos(f.heading_rad));
+      if (sec.kind == GeometryKind::kPoly3) {
+        // Arc length table s(u) over u in [0, length] (the curve is at least as long as its chord along u).
+        const int n = std::max(4, static_cast<int>(std::ceil(sec.length_m / 1.0)));
+        f.u.push_back(0.0);
+        f.s.push_back(0.0);
+        for (int i = 1; i <= n; ++i) {
+          const double u = sec.length_m * i / n;
+          f.u.push_back(u);
+          f.s.push_back(f.s.back() + PolyArcLengthBetween(sec.v_poly, f.u[f.u.size() - 2], u));
+        }
+      }
+      const RoadPoint e = EvaluateCurve(si, c.s_m + sec.length_m);
+      max_k = std::max(max_k, std::abs(EvaluateCurve(si, c.s_m).curvature_1pm));
+      max_k = std::max(max_k, std::abs(e.curvature_1pm));
+      max_k = std::max(max_k, std::abs(EvaluateCurve(si, c.s_m + 0.5 * sec.length_m).curvature_1pm));
+      c = Checkpoint{c.s_m + sec.length_m, e.position_m.x(), e.position_m.y(), e.heading_rad, e.curvature_1pm, 0.0};
+      continue;
+    }
     const double rate = (sec.curvature_end_1pm - sec.curvature_start_1pm) / sec.length_m;
     const double kmax = std::max(std::abs(sec.curvature_start_1pm), std::abs(sec.curvature_end_1pm));
     max_k = std::max(max_k, kmax);
@@ -288,6 +480,11 @@ RoadPoint Road::Integrate(const Checkpoint& c, double s_m) const {
 
 RoadPoint Road::Evaluate(double s_m) const {
   s_m = std::clamp(s_m, 0.0, length_m_);
+  if (!frames_.empty()) {
+    auto sec = std::upper_bound(section_start_m_.begin(), section_start_m_.end(), s_m);
+    const size_t i = static_cast<size_t>(std::distance(section_start_m_.begin(), sec)) - 1;
+    if (def_.sections[i].kind != GeometryKind::kClothoid) return EvaluateCurve(i, s_m);
+  }
   // Last checkpoint at or before s.
   auto it = std::upper_bound(checkpoints_.begin(), checkpoints_.end(), s_m,
                              [](double s, const Checkpoint& c) { return s < c.s_m; });
@@ -300,11 +497,80 @@ double Road::Curvature(double s_m) const {
   auto it = std::upper_bound(section_start_m_.begin(), section_start_m_.end(), s_m);
   const size_t i = static_cast<size_t>(std::distance(section_start_m_.begin(), it)) - 1;
   const auto& sec = def_.sections[i];
+  if (sec.kind != GeometryKind::kClothoid) return EvaluateCurve(i, s_m).curvature_1pm;
   const double u = s_m - section_start_m_[i];
   return sec.curvature_start_1pm + (sec.curvature_end_1pm - sec.curvature_start_1pm) * u / sec.length_m;
 }
 
-double Road::Height(double s_m) const { return def_.start_height_m + def_.grade * std::clamp(s_m, 0.0, length_m_); }
+double Road::Height(double s_m) const {
+  if (!def_.elevation.empty()) return EvaluateCubic(def_.elevation, std::clamp(s_m, 0.0, length_m_));
+  return def_.start_height_m + def_.grade * std::clamp(s_m, 0.0, length_m_);
+}
+
+double Road::Slope(double s_m) const {
+  if (!def_.elevation.empty()) return EvaluateCubicSlope(def_.elevation, std::clamp(s_m, 0.0, length_m_));
+  return def_.grade;
+}
+
+double Road::Roll(double s_m) const { return EvaluateCubic(def_.superelevation, std::clamp(s_m, 0.0, length_m_)); }
+
+Vec3 Road::SurfacePoint(double s_m, double t_m) const {
+  Vec3 p = PointAt(s_m, t_m);
+  p.z() += t_m * std::tan(Roll(s_m));
+  return p;
+}
+
+Vec3 Road::SectionFrame(size_t i) const {
+  if (!frames_.empty() && def_.sections[i].kind != GeometryKind::kClothoid)
+    return Vec3(frames_[i].x_m, frames_[i].y_m, frames_[i].heading_rad);
+  if (i == 0) return Vec3(def_.start_x_m, def_.start_y_m, def_.start_heading_rad);
+  const RoadPoint p = Evaluate(section_start_m_[i]);
+  return Vec3(p.position_m.x(), p.position_m.y(), p.heading_rad);
+}
+
+RoadPoint Road::EvaluateCurve(size_t i, double s_m) const {
+  const SectionDef& sec = def_.sections[i];
+  const CurveFrame& f = frames_[i];
+  const double ds = std::clamp(s_m - section_start_m_[i], 0.0, sec.length_m);
+  const auto& a = sec.u_poly;
+  const auto& b = sec.v_poly;
+  double u, v, u1, v1, u2, v2;  // position and first two derivatives in the curve's parameter
+  if (sec.kind == GeometryKind::kParamPoly3) {
+    const double p = sec.p_normalized ? ds / sec.length_m : ds;
+    u = a[0] + p * (a[1] + p * (a[2] + p * a[3]));
+    v = b[0] + p * (b[1] + p * (b[2] + p * b[3]));
+    u1 = a[1] + p * (2 * a[2] + 3 * p * a[3]);
+    v1 = b[1] + p * (2 * b[2] + 3 * p * b[3]);
+    u2 = 2 * a[2] + 6 * p * a[3];
+    v2 = 2 * b[2] + 6 * p * b[3];
+  } else {
+    // poly3: the u whose arc length from u = 0 is ds (table, then Newton on s(u) - ds).
+    auto it = std::upper_bound(f.s.begin(), f.s.end(), ds);
+    size_t k = std::min(f.s.size() - 2, static_cast<size_t>(std::max<long>(0, it - f.s.begin() - 1)));
+    double uu = f.u[k] + (ds - f.s[k]) / std::max(1e-12, f.s[k + 1] - f.s[k]) * (f.u[k + 1] - f.u[k]);
+    for (int iter = 0; iter < 8; ++iter) {
+      const double slope = b[1] + uu * (2 * b[2] + 3 * uu * b[3]);
+      const double err = f.s[k] + PolyArcLengthBetween(b, f.u[k], uu) - ds;
+      const double step = err / std::sqrt(1 + slope * slope);
+      uu -= step;
+      if (std::abs(step) < 1e-13) break;
+    }
+    u = uu;
+    v = b[0] + uu * (b[1] + uu * (b[2] + uu * b[3]));
+    u1 = 1.0;
+    v1 = b[1] + uu * (2 * b[2] + 3 * uu * b[3]);
+    u2 = 0.0;
+    v2 = 2 * b[2] + 6 * uu * b[3];
+  }
+  const double ch = std::cos(f.heading_rad), sh = std::sin(f.heading_rad);
+  RoadPoint r;
+  r.s_m = s_m;
+  r.position_m = Vec3(f.x_m + u * ch - v * sh, f.y_m + u * sh + v * ch, Height(s_m));
+  r.heading_rad = f.heading_rad + std::atan2(v1, u1);
+  const double n2 = u1 * u1 + v1 * v1;
+  r.curvature_1pm = n2 > 0 ? (u1 * v2 - v1 * u2) / (n2 * std::sqrt(n2)) : 0.0;
+  return r;
+}
 
 Vec3 Road::PointAt(double s_m, double t_m) const {
   const RoadPoint p = Evaluate(s_m);
@@ -312,12 +578,14 @@ Vec3 Road::PointAt(double s_m, double t_m) const {
 }
 
 double Road::LaneWidth(int lane) const {
+  if (HasLaneProfile()) return LaneWidthAt(0.0, lane);
   assert(lane != 0 && lane <= LanesLeft() && -lane <= LanesRight());
   return lane > 0 ? def_.lane_widths_left_m[static_cast<size_t>(lane - 1)]
                   : def_.lane_widths_right_m[static_cast<size_t>(-lane - 1)];
 }
 
 double Road::BoundaryOffset(int b) const {
+  if (HasLaneProfile()) return BoundaryOffsetAt(0.0, b);
   assert(b <= LanesLeft() && -b <= LanesRight());
   double t = 0.0;
   for (int i = 1; i <= std::abs(b); ++i) t += LaneWidth(b > 0 ? i : -i);
@@ -336,6 +604,7 @@ double Road::LaneCenterOffset(int lane) const {
 }
 
 int Road::LaneAt(double t_m) const {
+  if (HasLaneProfile()) return LaneAt(0.0, t_m);
   // On the reference line itself: the left lane when there is one.
   const bool left = t_m > 0 || (t_m == 0 && LanesLeft() > 0);
   if (left) {
@@ -344,6 +613,94 @@ int Road::LaneAt(double t_m) const {
   } else {
     for (int i = 1; i <= LanesRight(); ++i)
       if (t_m >= BoundaryOffset(-i)) return -i;
+  }
+  return 0;
+}
+
+size_t Road::LaneSectionAt(double s_m) const {
+  const auto& ls = def_.lane_sections;
+  if (ls.empty()) return 0;
+  auto it = std::upper_bound(ls.begin(), ls.end(), s_m, [](double s, const LaneSectionDef& l) { return s < l.s_m; });
+  return it == ls.begin() ? 0 : static_cast<size_t>(std::distance(ls.begin(), it)) - 1;
+}
+
+int Road::LanesLeftAt(double s_m) const {
+  return HasLaneProfile() ? static_cast<int>(def_.lane_sections[LaneSectionAt(s_m)].left.size()) : LanesLeft();
+}
+
+int Road::LanesRightAt(double s_m) const {
+  return HasLaneProfile() ? static_cast<int>(def_.lane_sections[LaneSectionAt(s_m)].right.size()) : LanesRight();
+}
+
+double Road::LaneOffsetAt(double s_m) const { return EvaluateCubic(def_.lane_offset, s_m); }
+
+double Road::BoundaryOffsetAt(double s_m, int b) const {
+  if (!HasLaneProfile()) return BoundaryOffset(b) + LaneOffsetAt(s_m);
+  const LaneSectionDef& ls = def_.lane_sections[LaneSectionAt(s_m)];
+  const auto& lanes = b > 0 ? ls.left : ls.right;
+  assert(static_cast<size_t>(std::abs(b)) <= lanes.size());
+  const double ds = s_m - ls.s_m;
+  // Outwards from the lane offset line: a width adds to the inner boundary, a border places the outer one at
+  // its t from the reference line (signed, as OpenDRIVE's border records give it).
+  const double sign = b >= 0 ? 1.0 : -1.0;
+  double t = LaneOffsetAt(s_m);
+  for (int i = 0; i < std::abs(b); ++i) {
+    const LaneDef& l = lanes[static_cast<size_t>(i)];
+    const double w = EvaluateCubic(l.width, ds);
+    t = l.border ? w : t + sign * w;
+  }
+  return t;
+}
+
+double Road::LaneWidthAt(double s_m, int lane) const {
+  assert(lane != 0);
+  const int inner = lane > 0 ? lane - 1 : lane + 1;
+  return std::abs(BoundaryOffsetAt(s_m, lane) - BoundaryOffsetAt(s_m, inner));
+}
+
+double Road::LaneCenterOffsetAt(double s_m, int lane) const {
+  assert(lane != 0);
+  const int inner = lane > 0 ? lane - 1 : lane + 1;
+  return 0.5 * (BoundaryOffsetAt(s_m, inner) + BoundaryOffsetAt(s_m, lane));
+}
+
+LaneType Road::LaneTypeAt(double s_m, int lane) const {
+  if (!HasLaneProfile()) return LaneType::kDriving;
+  const LaneSectionDef& ls = def_.lane_sections[LaneSectionAt(s_m)];
+  const auto& lanes = lane > 0 ? ls.left : ls.right;
+  const size_t i = static_cast<size_t>(std::abs(lane)) - 1;
+  assert(lane != 0 && i < lanes.size());
+  return lanes[i].type;
+}
+
+const RoadMarkDef* Road::BoundaryMarkAt(double s_m, int b) const {
+  if (!HasLaneProfile()) return nullptr;
+  const LaneSectionDef& ls = def_.lane_sections[LaneSectionAt(s_m)];
+  const std::vector<RoadMarkDef>* marks = &ls.center_marks;
+  if (b != 0) {
+    const auto& lanes = b > 0 ? ls.left : ls.right;
+    const size_t i = static_cast<size_t>(std::abs(b)) - 1;
+    assert(i < lanes.size());
+    marks = &lanes[i].marks;
+  }
+  const double ds = s_m - ls.s_m;
+  const RoadMarkDef* found = nullptr;
+  for (const RoadMarkDef& m : *marks)
+    if (m.s_offset_m <= ds + 1e-9) found = &m;
+  return found;
+}
+
+int Road::LaneAt(double s_m, double t_m) const {
+  if (!HasLaneProfile()) return LaneAt(t_m - LaneOffsetAt(s_m));
+  const double t0 = LaneOffsetAt(s_m);
+  // On the lane offset line itself: the left lane when there is one.
+  const bool left = t_m > t0 || (t_m == t0 && LanesLeftAt(s_m) > 0);
+  if (left) {
+    for (int i = 1; i <= LanesLeftAt(s_m); ++i)
+      if (t_m <= BoundaryOffsetAt(s_m, i)) return i;
+  } else {
+    for (int i = 1; i <= LanesRightAt(s_m); ++i)
+      if (t_m >= BoundaryOffsetAt(s_m, -i)) return -i;
   }
   return 0;
 }
@@ -397,7 +754,7 @@ RoadCoord Road::Finish(double s_m, double d2, double x, double y) const {
   r.road_id = def_.id;
   r.s_m = s_m;
   r.t_m = -(x - rp.position_m.x()) * std::sin(rp.heading_rad) + (y - rp.position_m.y()) * std::cos(rp.heading_rad);
-  r.lane = LaneAt(r.t_m);
+  r.lane = HasLaneProfile() || !def_.lane_offset.empty() ? LaneAt(s_m, r.t_m) : LaneAt(r.t_m);
   r.distance_m = std::sqrt(d2);
   return r;
 }
@@ -621,12 +978,14 @@ std::vector<LinkGap> RoadNetwork::CheckLinks() const {
   for (const auto& r : roads_) {
     const Road* next = r.Def().successor_id >= 0 ? Find(r.Def().successor_id) : nullptr;
     if (!next) continue;
-    const RoadPoint end = r.Evaluate(r.Length()), start = next->Evaluate(0.0);
+    const bool reversed = r.Def().successor_contact == ContactPoint::kEnd;
+    const RoadPoint end = r.Evaluate(r.Length()), start = next->Evaluate(reversed ? next->Length() : 0.0);
     LinkGap g;
     g.road_id = r.Id();
     g.successor_id = next->Id();
     g.gap_m = (end.position_m - start.position_m).head<2>().norm();
-    g.heading_error_rad = WrapPi(start.heading_rad - end.heading_rad);
+    // A successor met at its end runs the other way.
+    g.heading_error_rad = WrapPi(start.heading_rad + (reversed ? std::numbers::pi : 0.0) - end.heading_rad);
     g.height_error_m = start.position_m.z() - end.position_m.z();
     out.push_back(g);
   }

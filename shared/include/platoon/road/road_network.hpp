@@ -12,8 +12,10 @@
 /// b < 0 the right side of lane b, b = 0 the reference line.
 
 #include "platoon/geometry.hpp"
+#include "platoon/road/road_profile.hpp"
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,6 +33,10 @@ struct SectionDef {
   double length_m = 100.0;            ///< Horizontal length of the section, in m. Typical 10-500.
   double curvature_start_1pm = 0.0;   ///< Curvature at the section's start, in 1/m (+ = turning left). Typical |k| < 0.02.
   double curvature_end_1pm = 0.0;     ///< Curvature at the section's end, in 1/m; equal to the start for lines and arcs.
+  GeometryKind kind = GeometryKind::kClothoid;  ///< How the shape is given; the curvatures hold only for kClothoid.
+  std::array<double, 4> u_poly = {0.0, 1.0, 0.0, 0.0};  ///< kParamPoly3: u(p) = aU + bU p + cU p^2 + dU p^3, in m.
+  std::array<double, 4> v_poly = {0.0, 0.0, 0.0, 0.0};  ///< kPoly3: v(u); kParamPoly3: v(p); coefficients a..d.
+  bool p_normalized = false;          ///< kParamPoly3: pRange "normalized" (p in [0, 1]); else "arcLength" (p in [0, length]).
 };
 
 /// A line section (zero curvature) of `length_m` metres.
@@ -55,7 +61,22 @@ struct RoadDef {
   std::vector<Marking> markings;              ///< One per boundary, from the left edge to the right edge (lanes_left + lanes_right + 1); empty: defaults.
   int successor_id = -1;                      ///< Road whose start follows this road's end; -1: none.
   int predecessor_id = -1;                    ///< Road whose end precedes this road's start; -1: none.
+  ContactPoint successor_contact = ContactPoint::kStart;   ///< Which end of the successor touches this road's end.
+  ContactPoint predecessor_contact = ContactPoint::kEnd;   ///< Which end of the predecessor touches this road's start.
+  int successor_junction_id = -1;             ///< Junction this road's end leads into; -1: none.
+  int predecessor_junction_id = -1;           ///< Junction this road's start comes from; -1: none.
+  int junction_id = -1;                       ///< Junction this road is a connecting road of; -1: an ordinary road.
+  std::vector<CubicPiece> elevation;          ///< Height pieces along s, in m; empty: start_height_m + grade * s.
+  std::vector<CubicPiece> superelevation;     ///< Roll of the cross-section along s, in rad (+ falls to the right).
+  std::vector<CubicPiece> lane_offset;        ///< Shift of the lane centre line from the reference line, in m (+ left).
+  std::vector<LaneSectionDef> lane_sections;  ///< Lanes along s; empty: the constant lane_widths_*_m and markings.
+  std::vector<RoadObjectDef> objects;         ///< Objects along the road (kept for the environment and sensors).
+  std::vector<RoadSignalDef> signals;         ///< Signals along the road (kept for the sign model).
 };
+
+/// The marking drawn for an OpenDRIVE roadMark type: solid, broken, the doubles (solid solid, solid broken, broken
+/// solid, broken broken: kDouble), botts dots, edge (solid); none, curb, grass and custom draw nothing (kNone).
+Marking MarkingOfRoadMark(const std::string& type);
 
 /// A 3.5 m one-lane-each-way road, 100 m straight, id 0, no links.
 RoadDef DefaultRoadDef();
@@ -98,6 +119,10 @@ class Road {
   /// Arc length where section `i` starts, in m.
   double SectionStart(size_t i) const { return section_start_m_[i]; }
 
+  /// Local frame of section `i` as OpenDRIVE writes it (x, y, hdg of its <geometry>): the section's start for
+  /// lines, arcs and spirals; the origin and axis of u for poly3 and paramPoly3, in m and rad.
+  Vec3 SectionFrame(size_t i) const;
+
   /// Reference-line state at `s_m` (clamped to [0, Length()]).
   RoadPoint Evaluate(double s_m) const;
   /// Reference-line point at `s_m`, z = height, in m.
@@ -132,6 +157,39 @@ class Road {
   /// Lane containing lateral offset `t_m`; 0 outside the carriageway.
   int LaneAt(double t_m) const;
 
+  // Lanes along s (a RoadDef with lane_sections; without, each of these is the constant layout above). The
+  // constant accessors above then answer for s = 0.
+  /// True when the road's lanes vary along s (RoadDef::lane_sections given).
+  bool HasLaneProfile() const { return !def_.lane_sections.empty(); }
+  /// Index of the lane section holding `s_m` (0 without a profile).
+  size_t LaneSectionAt(double s_m) const;
+  /// Number of lanes left of the reference line at `s_m`.
+  int LanesLeftAt(double s_m) const;
+  /// Number of lanes right of the reference line at `s_m`.
+  int LanesRightAt(double s_m) const;
+  /// Lateral shift of the lane centre line at `s_m` (laneOffset), in m.
+  double LaneOffsetAt(double s_m) const;
+  /// Width of lane `lane` at `s_m`, in m (0 where a lane opens or closes).
+  double LaneWidthAt(double s_m, int lane) const;
+  /// Lateral offset of boundary `b` at `s_m`, lane offset included, in m.
+  double BoundaryOffsetAt(double s_m, int b) const;
+  /// Lateral offset of the centre of lane `lane` at `s_m`, in m.
+  double LaneCenterOffsetAt(double s_m, int lane) const;
+  /// Type of lane `lane` at `s_m` (kDriving without a profile).
+  LaneType LaneTypeAt(double s_m, int lane) const;
+  /// True when traffic may drive on lane `lane` at `s_m` (its type is driving).
+  bool IsDrivingLane(double s_m, int lane) const { return LaneTypeAt(s_m, lane) == LaneType::kDriving; }
+  /// The road mark in force on boundary `b` at `s_m` (b = 0: the centre lane's), or nullptr when none is written.
+  const RoadMarkDef* BoundaryMarkAt(double s_m, int b) const;
+  /// Lane containing (`s_m`, `t_m`); 0 outside the outermost lanes.
+  int LaneAt(double s_m, double t_m) const;
+  /// Roll of the cross-section at `s_m` (superelevation), in rad; + falls to the right.
+  double Roll(double s_m) const;
+  /// Slope of the reference line's height at `s_m` (dz/ds), in m/m.
+  double Slope(double s_m) const;
+  /// World point on the road surface at (`s_m`, `t_m`): PointAt with z = height + t * tan(roll), in m.
+  Vec3 SurfacePoint(double s_m, double t_m) const;
+
   /// Nearest foot point on the reference line of the horizontal point (x, y) of `p_m` (z ignored):
   /// coarse sampling, then golden-section and Newton refinement of every candidate minimum. A uniform
   /// grid over the samples limits the work to the samples near `p_m`; the result is bit-identical to
@@ -152,6 +210,7 @@ class Road {
     double curvature_rate_1pm2;
   };
   RoadPoint Integrate(const Checkpoint& c, double s_m) const;
+  RoadPoint EvaluateCurve(size_t section, double s_m) const;
   double Distance2(double s_m, double x_m, double y_m) const;
   double SampleDistance2(size_t i, double x_m, double y_m) const;
   double RefineMinimum(size_t i, size_t i0, size_t n, double x_m, double y_m, double* f2) const;
@@ -163,6 +222,13 @@ class Road {
   double length_m_ = 0.0;
   std::vector<double> section_start_m_;
   std::vector<Checkpoint> checkpoints_;
+  // Per section: the local frame of poly3 and paramPoly3 sections (origin and heading), in m and rad; for poly3
+  // also u at the section's end and a table of (u, s) for the arc length inversion.
+  struct CurveFrame {
+    double x_m = 0.0, y_m = 0.0, heading_rad = 0.0;
+    std::vector<double> u, s;
+  };
+  std::vector<CurveFrame> frames_;
   std::vector<double> sample_s_m_;       // coarse samples for projection
   std::vector<double> sample_x_m_, sample_y_m_;
   double sample_step_m_ = 1.0;
