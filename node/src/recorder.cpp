@@ -3,6 +3,7 @@
 #include "platoon/dead_reckoning.hpp"
 #include "platoon/dead_reckoning_kinds.hpp"
 #include "platoon/log/foxglove.hpp"
+#include "platoon/log/ros2.hpp"
 #include "platoon/protocol/codec.hpp"
 
 #include <fcntl.h>
@@ -30,6 +31,13 @@ constexpr int64_t kResolveEveryNs = 1'000'000'000;
 constexpr int kDataPerStep = 2000;
 
 std::span<const uint8_t> Bytes(std::string_view s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+
+// CPU time of the calling thread, in ns: what one kind of channel costs the writer thread.
+int64_t ThreadCpuNs() {
+  timespec cpu{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  return static_cast<int64_t>(cpu.tv_sec) * 1'000'000'000 + cpu.tv_nsec;
+}
 
 double Percentile(std::vector<int64_t> v, double p) {
   if (v.empty()) return 0;
@@ -63,7 +71,10 @@ std::unique_ptr<session_log::Writer> OpenLog(const std::string& path, const conf
     ::close(fd);
   }
   std::string error;
-  auto writer = session_log::Writer::Open(path, &error);
+  // Chunk compression as configured ([recorder] compression; "none" is MCAP's empty string).
+  mcap::WriterDef layout = mcap::DefaultWriterDef();
+  layout.compression = def.compression == "none" ? "" : def.compression;
+  auto writer = session_log::Writer::Open(path, &error, layout);
   if (!writer) throw std::runtime_error("cannot open " + path + " for writing: " + error);
   return writer;
 }
@@ -142,8 +153,10 @@ size_t RecordQueue::PeakBytes() const {
 // ---- RecordingWriter ----------------------------------------------------------------------------
 
 RecordingWriter::RecordingWriter(const config::RecorderDef& def, std::unique_ptr<session_log::Writer> writer,
-                                 std::string path, std::shared_ptr<spdlog::logger> log)
-    : def_(def), writer_(std::move(writer)), path_(std::move(path)), log_(std::move(log)) {}
+                                 std::string path, std::shared_ptr<spdlog::logger> log, std::vector<NodeNaming> naming)
+    : def_(def), writer_(std::move(writer)), path_(std::move(path)), log_(std::move(log)) {
+  if (def_.ros2) ros2_ = std::make_unique<ros2::Converter>(std::move(naming));
+}
 
 void RecordingWriter::Check(const mcap::Status& status) {
   if (status.Ok() || !error_.empty()) return;
@@ -219,7 +232,34 @@ void RecordingWriter::WriteWorld(const RecordItem& item, const protocol::WorldSt
     nodes_.clear();
     for (const auto& n : w.nodes) nodes_[n.node_id] = n;
   }
-  if (def_.foxglove && !Failed()) WriteFoxgloveScene(w);
+  if (def_.foxglove && !Failed()) {
+    const int64_t cpu0 = ThreadCpuNs();
+    WriteFoxgloveScene(w);
+    stats_.foxglove_cpu_ns += ThreadCpuNs() - cpu0;
+  }
+  if (ros2_ && !Failed()) WriteRos2(nullptr, &w);
+}
+
+void RecordingWriter::WriteRos2(const protocol::Message* data, const protocol::WorldState* world) {
+  // The same conversion as `platoon export --ros2`; each channel made with rosbag2's schema, encoding and
+  // QoS metadata on its first message.
+  static const std::map<std::string, std::string> kVolatileQos{{"offered_qos_profiles", ros2::OfferedQosProfiles(false)}};
+  static const std::map<std::string, std::string> kLatchedQos{{"offered_qos_profiles", ros2::OfferedQosProfiles(true)}};
+  const int64_t cpu0 = ThreadCpuNs();
+  ros2_out_.clear();
+  if (world) ros2_->OnWorld(*world, ros2_out_);
+  else ros2_->OnData(*data, ros2_out_);
+  for (const auto& m : ros2_out_) {
+    auto def = ros2_definitions_.find(m.type);
+    if (def == ros2_definitions_.end()) def = ros2_definitions_.emplace(m.type, ros2::FullDefinition(m.type)).first;
+    Check(writer_->WriteEncoded(m.topic, m.type, ros2::kSchemaEncoding, def->second, ros2::kMessageEncoding,
+                                m.latched ? kLatchedQos : kVolatileQos, m.cdr, m.log_ns, 0));
+    if (Failed()) break;
+    ros2_tally_.Add(m);
+    ++stats_.ros2_messages;
+    stats_.ros2_bytes += m.cdr.size();
+  }
+  stats_.ros2_cpu_ns += ThreadCpuNs() - cpu0;
 }
 
 void RecordingWriter::WriteFoxgloveScene(const protocol::WorldState& w) {
@@ -245,8 +285,11 @@ void RecordingWriter::WriteFoxgloveScene(const protocol::WorldState& w) {
     s.pose = dr::Extrapolate(dr::ModelForKind(e.kind), e.kinematics, w.sim_time_ns);
     scene.push_back(std::move(s));
   }
-  Check(writer_->WriteJson(foxglove::kTfTopic, foxglove::kFrameTransforms, foxglove::FrameTransformsSchema(),
-                           foxglove::FrameTransformsJson(scene, w.sim_time_ns), w.sim_time_ns, w.server_time_ns));
+  const std::string tf = foxglove::FrameTransformsJson(scene, w.sim_time_ns);
+  ++stats_.foxglove_messages;
+  stats_.foxglove_bytes += tf.size();
+  Check(writer_->WriteJson(foxglove::kTfTopic, foxglove::kFrameTransforms, foxglove::FrameTransformsSchema(), tf,
+                           w.sim_time_ns, w.server_time_ns));
   // The boxes ride on the transforms (frame-locked), so the scene goes out only when an entity comes,
   // goes or changes its look, and in every new second of sim time (a player that seeks finds one near).
   const bool same = scene.size() == scene_look_.size() &&
@@ -254,8 +297,11 @@ void RecordingWriter::WriteFoxgloveScene(const protocol::WorldState& w) {
                                [](const auto& a, const auto& b) { return a.SameLook(b); });
   if (same && sim / 1'000'000'000 == scene_second_) return;
   scene_second_ = sim / 1'000'000'000;
-  Check(writer_->WriteJson(foxglove::kSceneTopic, foxglove::kSceneUpdate, foxglove::SceneUpdateSchema(),
-                           foxglove::SceneUpdateJson(scene, w.sim_time_ns), w.sim_time_ns, w.server_time_ns));
+  const std::string update = foxglove::SceneUpdateJson(scene, w.sim_time_ns);
+  ++stats_.foxglove_messages;
+  stats_.foxglove_bytes += update.size();
+  Check(writer_->WriteJson(foxglove::kSceneTopic, foxglove::kSceneUpdate, foxglove::SceneUpdateSchema(), update,
+                           w.sim_time_ns, w.server_time_ns));
   scene_look_ = std::move(scene);
 }
 
@@ -274,7 +320,14 @@ void RecordingWriter::WriteData(const RecordItem& item, const protocol::Message&
   Check(writer_->WriteEnvelope(session_log::DataTopic(id), Bytes(item.bytes), stamp_ns, 0));
   if (Failed()) return;
   ++stats_.data_recorded;
-  if (!def_.foxglove) return;
+  if (ros2_) WriteRos2(&m, nullptr);
+  if (!def_.foxglove || Failed()) return;
+  const int64_t cpu0 = ThreadCpuNs();
+  WriteFoxgloveCloud(id, stamp_ns, m);
+  stats_.foxglove_cpu_ns += ThreadCpuNs() - cpu0;
+}
+
+void RecordingWriter::WriteFoxgloveCloud(const std::string& id, int64_t stamp_ns, const protocol::Message& m) {
   // Clouds for Foxglove, thinned to foxglove_cloud_hz of sim time per stream.
   foxglove::CloudView view;
   if (const auto* c = std::get_if<protocol::PointCloud>(&m)) {
@@ -293,8 +346,10 @@ void RecordingWriter::WriteData(const RecordItem& item, const protocol::Message&
   auto [it, fresh] = cloud_slot_.try_emplace(id, slot);
   if (!fresh && it->second == slot) return;
   it->second = slot;
-  Check(writer_->WriteJson(foxglove::CloudTopic(id), foxglove::kPointCloud, foxglove::PointCloudSchema(),
-                           foxglove::PointCloudJson(view), stamp_ns, 0));
+  const std::string cloud = foxglove::PointCloudJson(view);
+  ++stats_.foxglove_messages;
+  stats_.foxglove_bytes += cloud.size();
+  Check(writer_->WriteJson(foxglove::CloudTopic(id), foxglove::kPointCloud, foxglove::PointCloudSchema(), cloud, stamp_ns, 0));
 }
 
 int64_t RecordingWriter::NextFlushNs(int64_t now_ns) const { return next_flush_ns_ < 0 ? now_ns + flush_interval_ns : next_flush_ns_; }
@@ -336,7 +391,7 @@ RecorderModule::RecorderModule(const config::SessionDef& session, const config::
   std::error_code ec;
   const auto config_path = session.file.empty() ? std::string() : std::filesystem::absolute(session.file, ec).string();
   info_ = session_log::SessionInfo{session.name, ReadText(session.file), config_path, node.name};
-  core_ = std::make_unique<RecordingWriter>(def_, std::move(writer), path_, log_);
+  core_ = std::make_unique<RecordingWriter>(def_, std::move(writer), path_, log_, config::SessionNaming(session));
   core_->Begin(info_);
   failed_.store(core_->Failed());
 }
@@ -347,7 +402,9 @@ RecorderModule::RecorderModule(const config::SessionDef& session, const config::
 
 RecorderModule::RecorderModule(const config::SessionDef& session, const config::NodeDef& node,
                                std::shared_ptr<spdlog::logger> log, mcap::Sink& sink)
-    : RecorderModule(session, node, std::move(log), Opened{std::make_unique<session_log::Writer>(sink), sink.Name()}) {}
+    : RecorderModule(session, node, std::move(log), Opened{std::make_unique<session_log::Writer>(sink), sink.Name()}) {
+  to_file_ = false;
+}
 
 RecorderModule::~RecorderModule() { Stop(); }
 
@@ -362,8 +419,8 @@ void RecorderModule::Attach(ModuleContext& context) {
   std::string streams;
   for (const auto& s : def_.streams) streams += (streams.empty() ? "" : ", ") + s;
   if (log_)
-    log_->info("recording to {} (world, events{}{})", path_, streams.empty() ? "" : ", streams " + streams,
-               def_.foxglove ? fmt::format(", Foxglove at {:g} Hz", def_.foxglove_hz) : "");
+    log_->info("recording to {} (world, events{}{}{})", path_, streams.empty() ? "" : ", streams " + streams,
+               def_.foxglove ? fmt::format(", Foxglove at {:g} Hz", def_.foxglove_hz) : "", def_.ros2 ? ", ROS 2" : "");
 }
 
 void RecorderModule::OnWorldBroadcast(std::string_view bytes) {
@@ -439,6 +496,38 @@ void RecorderModule::Stop() {
   if (log_ && !core_->Failed())
     log_->info("recorded {} messages ({:.1f} MB) to {}", core_->Log().Stats().message_count,
                static_cast<double>(core_->Log().BytesWritten()) / 1e6, path_);
+  if (def_.ros2 && to_file_ && !core_->Failed()) WriteRos2Metadata();
+}
+
+void RecorderModule::WriteRos2Metadata() {
+  // rosbag2 reads a bag as a folder with metadata.yaml naming its files; it lists the ROS 2 topics only,
+  // so `ros2 bag play` passes over platoon's own channels in the same file.
+  namespace fs = std::filesystem;
+  const fs::path file(path_);
+  const std::string name = file.filename().string();
+  fs::path yaml = file.parent_path() / "metadata.yaml";
+  std::error_code ec;
+  if (fs::exists(yaml, ec)) {
+    // A folder is one bag: another recording's metadata.yaml stays, and this one goes beside it by name.
+    const std::string text = ReadText(yaml.string());
+    if (text.find("    - " + name + "\n") == std::string::npos) {
+      yaml = file.parent_path() / (file.stem().string() + ".metadata.yaml");
+      if (log_)
+        log_->warn("{} already holds another recording's metadata.yaml; this one is {}: `ros2 bag play` needs it "
+                   "named metadata.yaml in a folder of its own (path = \"recordings/{{session}}-{{time}}/log.mcap\")",
+                   file.parent_path().string(), yaml.string());
+    }
+  }
+  std::ofstream out(yaml, std::ios::binary | std::ios::trunc);
+  out << core_->Ros2Tally().MetadataYaml(name);
+  out.flush();
+  if (!out) {
+    if (log_) log_->error("cannot write {}: {}", yaml.string(), std::strerror(errno));
+    return;
+  }
+  if (log_)
+    log_->info("ROS 2: {} messages on {} topics, {}", core_->Ros2Tally().Messages(), core_->Ros2Tally().Topics().size(),
+               yaml.string());
 }
 
 void RecorderModule::Detach(ModuleContext& context) {
@@ -470,13 +559,16 @@ void RecorderModule::Summarize(std::vector<std::string>& fields) const {
       "\"data_recorded\":{},\"data_ignored\":{},\"undecodable\":{},\"not_written\":{},\"chunks\":{},\"flushes\":{},"
       "\"flush_latency_ms_p50\":{:.2f},\"flush_latency_ms_p99\":{:.2f},\"flush_latency_ms_max\":{:.2f},"
       "\"flush_call_ms_max\":{:.2f},\"queue_peak_bytes\":{},\"wall_s\":{:.2f},\"bytes_per_s\":{:.0f},"
-      "\"writer_cpu_s\":{:.3f},\"process_cpu_s\":{:.3f}}}",
+      "\"writer_cpu_s\":{:.3f},\"process_cpu_s\":{:.3f},\"foxglove_messages\":{},\"foxglove_bytes\":{},"
+      "\"foxglove_cpu_s\":{:.3f},\"ros2_messages\":{},\"ros2_bytes\":{},\"ros2_cpu_s\":{:.3f}}}",
       session_log::JsonQuote(path_), w.Log().BytesWritten(), channels, messages, queue_.Dropped(), queue_.DroppedBytes(),
       session_log::JsonQuote(w.Error()), st.world_recorded, st.world_seq_gaps, st.world_seq_missing, st.world_seq_resets,
       st.data_recorded, st.data_ignored, st.undecodable, st.not_written, w.Log().Stats().chunk_count, st.flushes,
       ms(Percentile(st.flush_latency_ns, 50)), ms(Percentile(st.flush_latency_ns, 99)),
       ms(Percentile(st.flush_latency_ns, 100)), ms(static_cast<double>(flush_call_max_ns_)), queue_.PeakBytes(), wall_s,
-      wall_s > 0 ? static_cast<double>(w.Log().BytesWritten()) / wall_s : 0.0, writer_cpu_s_, process_cpu_s));
+      wall_s > 0 ? static_cast<double>(w.Log().BytesWritten()) / wall_s : 0.0, writer_cpu_s_, process_cpu_s,
+      st.foxglove_messages, st.foxglove_bytes, static_cast<double>(st.foxglove_cpu_ns) * 1e-9, st.ros2_messages,
+      st.ros2_bytes, static_cast<double>(st.ros2_cpu_ns) * 1e-9));
 }
 
 }  // namespace platoon::node

@@ -8,22 +8,10 @@
 set -euo pipefail
 sample=$1 platoon=$2 src=$3 work=$4 session=$5
 
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "SKIPPED: node/npm missing (scripts/install-deps.sh installs nodejs npm)"
-  exit 77
-fi
-mkdir -p "$work"
-# One install at a time, once per lock file.
-exec 9>"$work/.install.lock"
-flock 9
-cp "$src/package.json" "$src/package-lock.json" "$src/check_ros2.mjs" "$work/"
-if ! cmp -s "$work/package-lock.json" "$work/node_modules/.platoon-installed-lock" 2>/dev/null; then
-  if ! (cd "$work" && npm ci --no-audit --no-fund --loglevel=error); then
-    echo "SKIPPED: 'npm ci' failed in $work (no access to the npm registry?)"
-    exit 77
-  fi
-  cp "$work/package-lock.json" "$work/node_modules/.platoon-installed-lock"
-fi
+rc=0
+bash "$src/install.sh" "$src" "$work" || rc=$?
+[ "$rc" -eq 77 ] && exit 77
+[ "$rc" -ne 0 ] && exit "$rc"
 
 for mode in lidar drivers; do
   rm -rf "$work/${mode}_bag"

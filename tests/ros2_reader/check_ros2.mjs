@@ -2,7 +2,10 @@
 // file), @foxglove/rosmsg (the ros2msg definitions) and @foxglove/rosmsg2-serialization (every CDR
 // message), and compares what it finds with what the sample writer says it recorded (EXPECT.json):
 // topics, types, counts, header stamps, /tf_static mounts, last vehicle poses, the clouds' points in
-// Autoware's PointXYZIRCAEDT layout, and metadata.yaml's fields as rosbag2 writes them.
+// Autoware's PointXYZIRCAEDT layout, camera intrinsics and images, radar tracks, and metadata.yaml's fields
+// as rosbag2 writes them. EXPECT.json with "live": true is a session log the recorder wrote with ros2 = true:
+// the file metadata.yaml names ("file"), its platoon channels (capnp, JSON) passed over, /tf_static checked
+// by its last message only ("free_stamps"), mounts within "mount_tolerance".
 //   node check_ros2.mjs BAG_DIR EXPECT.json
 import { open, readFile, stat } from "node:fs/promises";
 import path from "node:path";
@@ -112,17 +115,27 @@ const expect = JSON.parse(await readFile(expectPath, "utf8"));
 // metadata.yaml and the file it names.
 const meta = readMetadata(await readFile(path.join(bagDir, "metadata.yaml"), "utf8"));
 const bagName = path.basename(path.resolve(bagDir));
+const fileName = expect.file ?? `${bagName}_0.mcap`;
 check(meta.top.version === "5", `metadata.yaml: version ${meta.top.version}`);
 check(meta.top.storage_identifier === "mcap", `metadata.yaml: storage_identifier ${meta.top.storage_identifier}`);
-check(meta.files.length >= 1 && meta.files[0] === `${bagName}_0.mcap`, `metadata.yaml: files ${JSON.stringify(meta.files)}`);
-const mcapPath = path.join(bagDir, `${bagName}_0.mcap`);
+check(meta.files.length >= 1 && meta.files[0] === fileName, `metadata.yaml: files ${JSON.stringify(meta.files)}`);
+const mcapPath = path.join(bagDir, fileName);
 await stat(mcapPath);
 
 const file = await open(mcapPath, "r");
 const reader = await indexedReader(file);
-check(reader.header.profile === "ros2", `header profile "${reader.header.profile}"`);
+if (!expect.live) check(reader.header.profile === "ros2", `header profile "${reader.header.profile}"`);
 const decoders = new Map();
+const rosChannels = new Map();
+let platoonChannels = 0;
 for (const [id, channel] of reader.channelsById) {
+  if (expect.live && channel.messageEncoding !== "cdr") {
+    // The session log's own channels beside the ROS 2 ones.
+    check(channel.topic.startsWith("/platoon/") || channel.topic.startsWith("/foxglove/"), `${channel.topic}: neither ROS 2 nor platoon's`);
+    platoonChannels += 1;
+    continue;
+  }
+  rosChannels.set(id, channel);
   const schema = reader.schemasById.get(channel.schemaId);
   check(schema && schema.encoding === "ros2msg", `${channel.topic}: schema encoding ${schema?.encoding}`);
   check(channel.messageEncoding === "cdr", `${channel.topic}: message encoding ${channel.messageEncoding}`);
@@ -141,10 +154,14 @@ let pointsChecked = 0;
 const cloudIndex = {};
 let messages = 0;
 const lastDetections = {};
+const lastTracks = {};
+let cameraInfos = 0, images = 0;
+const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
 for await (const record of reader.readMessages({ validateCrcs: true })) {
   const channel = reader.channelsById.get(record.channelId);
   const topic = channel.topic;
   const dec = decoders.get(record.channelId);
+  if (!dec) continue;
   const msg = dec.readMessage(record.data);
   check(!dec.lastReadHadTrailingBytes(), `${topic}: trailing bytes after a message`);
   messages += 1;
@@ -162,6 +179,31 @@ for await (const record of reader.readMessages({ validateCrcs: true })) {
     else for (const t of msg.transforms) lastTransforms[t.child_frame_id] = t;
   }
   if (msg.detections) lastDetections[topic] = msg.detections;
+  if (msg.tracks) lastTracks[topic] = msg.tracks;
+  const cam = expect.camera_info?.[topic];
+  if (cam) {
+    // [width, height, fx, fy, cx, cy]: K, P and the ideal camera's d, r.
+    const [w, h, fx, fy, cx, cy] = cam;
+    cameraInfos += 1;
+    check(msg.width === w && msg.height === h, `${topic}: ${msg.width}x${msg.height}, expected ${w}x${h}`);
+    const k = [fx, 0, cx, 0, fy, cy, 0, 0, 1], p = [fx, 0, cx, 0, 0, fy, cy, 0, 0, 0, 1, 0];
+    check(k.every((v, i) => near(msg.k[i], v)), `${topic}: k ${JSON.stringify(Array.from(msg.k))}, expected ${JSON.stringify(k)}`);
+    check(p.every((v, i) => near(msg.p[i], v)), `${topic}: p ${JSON.stringify(Array.from(msg.p))}`);
+    check(msg.distortion_model === "plumb_bob" && msg.d.length === 5 && Array.from(msg.d).every((v) => v === 0),
+          `${topic}: distortion ${msg.distortion_model} ${JSON.stringify(Array.from(msg.d))}`);
+    check([1, 0, 0, 0, 1, 0, 0, 0, 1].every((v, i) => msg.r[i] === v), `${topic}: r is not the identity`);
+  }
+  const img = expect.images?.[topic];
+  if (img) {
+    // {encoding|format, width, height, step, sum}: the pixels' (or the file's) byte sum and length.
+    images += 1;
+    let sum = 0;
+    for (const b of msg.data) sum += b;
+    check(sum === img.sum && msg.data.length === img.length, `${topic}: ${msg.data.length} bytes summing to ${sum}, expected ${img.length} / ${img.sum}`);
+    if (img.encoding) check(msg.encoding === img.encoding && msg.width === img.width && msg.height === img.height && msg.step === img.step && msg.is_bigendian === 0,
+                            `${topic}: ${msg.encoding} ${msg.width}x${msg.height} step ${msg.step}`);
+    if (img.format) check(msg.format === img.format, `${topic}: format ${msg.format}, expected ${img.format}`);
+  }
   if (msg.fields) {
     const k = (cloudIndex[topic] = (cloudIndex[topic] ?? -1) + 1);
     pointsChecked += checkCloud(topic, msg, expect.clouds[topic]?.[k]);
@@ -173,6 +215,7 @@ await file.close();
 for (const [topic, e] of Object.entries(expect.topics)) {
   const g = got[topic];
   if (!check(g !== undefined, `topic ${topic} missing`)) continue;
+  if ((expect.free_stamps ?? []).includes(topic)) continue;
   check(g.count === e.stamps.length, `${topic}: ${g.count} messages, expected ${e.stamps.length}`);
   check(JSON.stringify(g.stamps) === JSON.stringify(e.stamps),
         `${topic}: stamps ${JSON.stringify(g.stamps.slice(0, 5))}..., expected ${JSON.stringify(e.stamps.slice(0, 5))}...`);
@@ -183,8 +226,13 @@ const asMount = (t) => ({ parent: t.header.frame_id, child: t.child_frame_id,
   t: [t.transform.translation.x, t.transform.translation.y, t.transform.translation.z],
   q: [t.transform.rotation.x, t.transform.rotation.y, t.transform.rotation.z, t.transform.rotation.w] });
 const byChild = (list) => JSON.stringify([...list].sort((a, b) => (a.child < b.child ? -1 : 1)));
-check(byChild(staticTransforms.map(asMount)) === byChild(expect.mounts),
-      `/tf_static: ${byChild(staticTransforms.map(asMount))}, expected ${byChild(expect.mounts)}`);
+const tol = expect.mount_tolerance ?? 0;
+const sameMount = (a, b) => a.parent === b.parent && a.child === b.child &&
+  a.t.every((v, i) => Math.abs(v - b.t[i]) <= tol) && a.q.every((v, i) => Math.abs(v - b.q[i]) <= tol);
+const gotMounts = [...staticTransforms.map(asMount)].sort((a, b) => (a.child < b.child ? -1 : 1));
+const wantMounts = [...expect.mounts].sort((a, b) => (a.child < b.child ? -1 : 1));
+check(gotMounts.length === wantMounts.length && gotMounts.every((m, i) => sameMount(m, wantMounts[i])),
+      `/tf_static: ${JSON.stringify(gotMounts)}, expected ${JSON.stringify(wantMounts)}`);
 for (const [frame, pose] of Object.entries(expect.poses)) {
   const t = lastTransforms[frame];
   check(t && JSON.stringify(asMount(t)) === JSON.stringify(pose), `/tf ${frame}: ${t && JSON.stringify(asMount(t))}, expected ${JSON.stringify(pose)}`);
@@ -200,11 +248,27 @@ for (const [topic, objects] of Object.entries(expect.objects ?? {})) {
     check(JSON.stringify(d.results[0].pose.pose.position) === JSON.stringify(d.bbox.center.position), `${topic}: hypothesis pose is not the box centre`);
 }
 
-// metadata.yaml's counts and types against the file.
+// Radar tracks: the last message's [uuid as a number, x, y, size x, size y, classification].
+for (const [topic, tracks] of Object.entries(expect.tracks ?? {})) {
+  const gotTracks = (lastTracks[topic] ?? []).map((t) => {
+    let id = 0n;
+    for (let i = 7; i >= 0; i--) id = id * 256n + BigInt(t.uuid.uuid[i]);
+    check(Array.from(t.uuid.uuid).slice(8).every((b) => b === 0), `${topic}: uuid bytes 8..15 not 0`);
+    return [id.toString(), Math.fround(t.position.x), Math.fround(t.position.y), Math.fround(t.size.x), Math.fround(t.size.y), t.classification];
+  });
+  check(JSON.stringify(gotTracks) === JSON.stringify(tracks), `${topic}: tracks ${JSON.stringify(gotTracks)}, expected ${JSON.stringify(tracks)}`);
+}
+if (expect.camera_info) check(cameraInfos > 0, "no CameraInfo message checked");
+if (expect.images) {
+  const want = Object.keys(expect.images).reduce((n, t) => n + (expect.topics[t]?.stamps.length ?? 0), 0);
+  check(images === want, `${images} images checked, expected ${want}`);
+}
+
+// metadata.yaml's counts and types against the file (its ROS 2 channels).
 check(meta.top.message_count === String(messages), `metadata.yaml: message_count ${meta.top.message_count}, file ${messages}`);
-check(meta.topics.length === reader.channelsById.size, `metadata.yaml: ${meta.topics.length} topics, file ${reader.channelsById.size}`);
+check(meta.topics.length === rosChannels.size, `metadata.yaml: ${meta.topics.length} topics, file ${rosChannels.size}`);
 for (const t of meta.topics) {
-  const channel = [...reader.channelsById.values()].find((c) => c.topic === t.name);
+  const channel = [...rosChannels.values()].find((c) => c.topic === t.name);
   if (!check(channel !== undefined, `metadata.yaml: topic ${t.name} not in the file`)) continue;
   check(t.type === reader.schemasById.get(channel.schemaId).name, `metadata.yaml: ${t.name} type ${t.type}`);
   check(t.serialization_format === "cdr", `metadata.yaml: ${t.name} serialization_format ${t.serialization_format}`);
@@ -212,7 +276,8 @@ for (const t of meta.topics) {
   check(t.message_count === String(got[t.name]?.count ?? 0), `metadata.yaml: ${t.name} message_count ${t.message_count}, file ${got[t.name]?.count}`);
 }
 
-const summary = { messages, topics: Object.keys(got).length, points_checked: pointsChecked, mounts: staticTransforms.length };
+const summary = { messages, topics: Object.keys(got).length, points_checked: pointsChecked, mounts: staticTransforms.length,
+  camera_infos: cameraInfos, images, platoon_channels: platoonChannels };
 console.log(JSON.stringify(summary));
 if (problems.length) {
   for (const p of problems.slice(0, 30)) console.error("FAIL:", p);

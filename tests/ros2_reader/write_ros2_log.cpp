@@ -5,7 +5,8 @@
 //                                              over walls of known reflectance on one vehicle, a fused cloud
 //   ros2_log_sample drivers OUT.mcap SESSION   configs/drivers.toml's vehicles (the session file recorded as
 //                                              the recorder does): world states from before the start, IMU,
-//                                              GNSS and radar on the robot
+//                                              GNSS, radar (scan and tracks), objects and a camera (CameraInfo,
+//                                              rgb8 frames as Image, PNG frames as CompressedImage) on the robot
 #include "platoon/entity_id.hpp"
 #include "platoon/log/session_log.hpp"
 #include "platoon/protocol/codec.hpp"
@@ -45,6 +46,7 @@ struct Expect {
   std::string clouds;   // JSON object: topic -> array of clouds (arrays of points)
   std::string frames;   // JSON object: topic -> frame_id
   std::string objects;  // JSON object: topic -> the last message's detections
+  std::string extra;    // more members of the top-level object (",\"key\":value...")
 };
 
 void Add(Expect& e, const std::string& topic, const std::string& type, int64_t stamp) {
@@ -115,7 +117,7 @@ void PrintExpect(const Expect& e) {
     first = false;
   }
   out += "},\"mounts\":" + e.mounts + ",\"poses\":{" + e.poses + "},\"clouds\":{" + e.clouds + "},\"frames\":{" +
-         e.frames + "},\"objects\":{" + e.objects + "}}";
+         e.frames + "},\"objects\":{" + e.objects + "}" + e.extra + "}";
   std::printf("%s\n", out.c_str());
 }
 
@@ -221,7 +223,12 @@ int Drivers(session_log::Writer& w, const std::string& session_path) {
   const Pose imu_mount{Vec3(1.5, 0.0, 0.25), Quat::Identity()};
   const Pose gnss_mount{Vec3(0.5, -0.25, 1.5), Quat(Eigen::AngleAxisd(-0.25, Vec3::UnitZ()))};
   const Pose radar_mount{Vec3(3.75, 0.0, 0.5), Quat(Eigen::AngleAxisd(0.0625, Vec3::UnitY()))};
-  e.mounts = "[" + MountJson("robot/base_link", "robot/gnss", gnss_mount) + "," +
+  const Pose camera_mount{Vec3(1.75, 0.0, 1.25), Quat(Eigen::AngleAxisd(0.125, Vec3::UnitY()))};
+  // REP 103's optical frame (z forward, x right, y down) in the camera's body frame: rpy (-90, 0, -90) deg.
+  const Pose optical{Vec3::Zero(), Quat(0.5, -0.5, 0.5, -0.5)};
+  e.mounts = "[" + MountJson("robot/base_link", "robot/camera", camera_mount) + "," +
+             MountJson("robot/camera", "robot/camera_optical", optical) + "," +
+             MountJson("robot/base_link", "robot/gnss", gnss_mount) + "," +
              MountJson("robot/base_link", "robot/imu", imu_mount) + "," +
              MountJson("robot/base_link", "robot/objects_front", radar_mount) + "," +
              MountJson("robot/base_link", "robot/radar_front", radar_mount) + "]";
@@ -277,9 +284,17 @@ int Drivers(session_log::Writer& w, const std::string& session_path) {
       rs.header = Header("radar_front", protocol::StreamKind::kRadar, robot, t, radar_mount, static_cast<uint64_t>(k + 10));
       protocol::RadarDetection d;
       d.range_m = 25.0f, d.azimuth_rad = 0.125f, d.range_rate_mps = -2.5f, d.rcs_dbsm = 12.0f;
-      rs.detections = {d, d};
+      // The second one follows an object (a car): a track; the first is a false positive: none.
+      protocol::RadarDetection tracked = d;
+      tracked.entity_id = 42, tracked.object_class = 1, tracked.x_m = 24.75f, tracked.y_m = 3.125f;
+      tracked.length_m = 4.5f, tracked.width_m = 1.75f;
+      d.false_positive = true;
+      rs.detections = {d, tracked};
       ok = ok && Put(w, rs, "radar_front", t);
-      if (t >= 0) Add(e, "/robot/radar_front/scan", "radar_msgs/msg/RadarScan", t);
+      if (t >= 0) {
+        Add(e, "/robot/radar_front/scan", "radar_msgs/msg/RadarScan", t);
+        Add(e, "/robot/radar_front/tracks", "radar_msgs/msg/RadarTracks", t);
+      }
       protocol::ObjectList ol;
       ol.header = Header("objects_front", protocol::StreamKind::kObjects, robot, t, radar_mount, static_cast<uint64_t>(k + 10));
       protocol::DetectedObject car, ghost;
@@ -296,10 +311,38 @@ int Drivers(session_log::Writer& w, const std::string& session_path) {
       }
     }
   }
+  // A camera at 20 Hz: intrinsics always, an rgb8 image (4 x 3 px) on even frames, a PNG file on odd ones.
+  std::string rgb, png = "\x89PNG\r\n\x1a\n";
+  for (int i = 0; i < 4 * 3 * 3; ++i) rgb += static_cast<char>(7 * i + 1);
+  for (int i = 0; i < 40; ++i) png += static_cast<char>(200 - i);
+  auto byte_sum = [](const std::string& b) {
+    long sum = 0;
+    for (char c : b) sum += static_cast<unsigned char>(c);
+    return sum;
+  };
+  for (int k = 0; k <= 20; ++k) {
+    const int64_t t = k * 50'000'000 + 10'000'000;
+    protocol::CameraFrame c;
+    c.header = Header("camera", protocol::StreamKind::kCamera, VehicleId("robot", 0), t, camera_mount, static_cast<uint64_t>(k + 1));
+    c.width = 4, c.height = 3, c.fx = 4.5, c.fy = 4.25, c.cx = 2.0, c.cy = 1.5;
+    c.encoding = k % 2 == 0 ? "rgb8" : "png";
+    c.image = k % 2 == 0 ? rgb : png;
+    ok = ok && Put(w, c, "camera", t);
+    Add(e, "/robot/camera/camera_info", "sensor_msgs/msg/CameraInfo", t);
+    Add(e, k % 2 == 0 ? "/robot/camera/image_raw" : "/robot/camera/image_raw/compressed",
+        k % 2 == 0 ? "sensor_msgs/msg/Image" : "sensor_msgs/msg/CompressedImage", t);
+  }
+  e.extra = ",\"mount_tolerance\":1e-15,\"camera_info\":{\"/robot/camera/camera_info\":[4,3,4.5,4.25,2,1.5]},"
+            "\"images\":{\"/robot/camera/image_raw\":{\"encoding\":\"rgb8\",\"width\":4,\"height\":3,\"step\":12,\"length\":36,"
+            "\"sum\":" + std::to_string(byte_sum(rgb)) + "},\"/robot/camera/image_raw/compressed\":{\"format\":\"png\",\"length\":" +
+            std::to_string(png.size()) + ",\"sum\":" + std::to_string(byte_sum(png)) + "}},"
+            "\"tracks\":{\"/robot/radar_front/tracks\":[[\"42\",24.75,3.125,4.5,1.75,32001]]}";
   e.topics["/tf_static"] = {"tf2_msgs/msg/TFMessage", {first_t}};
   e.clouds = "";
   e.frames = "\"/robot/imu/imu\":\"robot/imu\",\"/robot/gnss/fix\":\"robot/gnss\",\"/robot/radar_front/scan\":"
-             "\"robot/radar_front\",\"/robot/objects_front/objects\":\"robot/objects_front\",\"/wheel/odom\":\"map\"";
+             "\"robot/radar_front\",\"/robot/objects_front/objects\":\"robot/objects_front\",\"/wheel/odom\":\"map\","
+             "\"/robot/radar_front/tracks\":\"robot/radar_front\",\"/robot/camera/camera_info\":\"robot/camera_optical\","
+             "\"/robot/camera/image_raw\":\"robot/camera_optical\",\"/robot/camera/image_raw/compressed\":\"robot/camera_optical\"";
   ok = ok && w.Close().Ok();
   if (!ok) return 1;
   PrintExpect(e);

@@ -66,6 +66,23 @@ const std::map<std::string, std::string, std::less<>>& Definitions() {
        "std_msgs/Header header\nvision_msgs/ObjectHypothesisWithPose[] results\nvision_msgs/BoundingBox3D bbox\n"
        "string id\n"},
       {"vision_msgs/msg/Detection3DArray", "std_msgs/Header header\nvision_msgs/Detection3D[] detections\n"},
+      {"unique_identifier_msgs/msg/UUID", "uint8[16] uuid\n"},
+      {"radar_msgs/msg/RadarTrack",
+       "uint16 NO_CLASSIFICATION=0\nuint16 STATIC=1\nuint16 DYNAMIC=2\n"
+       "unique_identifier_msgs/UUID uuid\ngeometry_msgs/Point position\ngeometry_msgs/Vector3 velocity\n"
+       "geometry_msgs/Vector3 acceleration\ngeometry_msgs/Vector3 size\nuint16 classification\n"
+       "float32[6] position_covariance\nfloat32[6] velocity_covariance\nfloat32[6] acceleration_covariance\n"
+       "float32[6] size_covariance\n"},
+      {"radar_msgs/msg/RadarTracks", "std_msgs/Header header\nradar_msgs/RadarTrack[] tracks\n"},
+      {"sensor_msgs/msg/RegionOfInterest",
+       "uint32 x_offset\nuint32 y_offset\nuint32 height\nuint32 width\nbool do_rectify\n"},
+      {"sensor_msgs/msg/CameraInfo",
+       "std_msgs/Header header\nuint32 height\nuint32 width\nstring distortion_model\nfloat64[] d\nfloat64[9] k\n"
+       "float64[9] r\nfloat64[12] p\nuint32 binning_x\nuint32 binning_y\nsensor_msgs/RegionOfInterest roi\n"},
+      {"sensor_msgs/msg/Image",
+       "std_msgs/Header header\nuint32 height\nuint32 width\nstring encoding\nuint8 is_bigendian\nuint32 step\n"
+       "uint8[] data\n"},
+      {"sensor_msgs/msg/CompressedImage", "std_msgs/Header header\nstring format\nuint8[] data\n"},
   };
   return defs;
 }
@@ -327,6 +344,72 @@ std::vector<uint8_t> EncodeDetection3DArray(int64_t stamp_ns, std::string_view f
     w.String(d.id);
   }
   return w.Take();
+}
+
+std::vector<uint8_t> EncodeRadarTracks(int64_t stamp_ns, std::string_view frame_id, std::span<const RadarTrack> tracks) {
+  cdr::Writer w(64 + tracks.size() * 224);
+  PutHeader(w, stamp_ns, frame_id);
+  w.SequenceLength(tracks.size());
+  for (const RadarTrack& t : tracks) {
+    for (int i = 0; i < 16; ++i) w.U8(i < 8 ? static_cast<uint8_t>(t.id >> (8 * i)) : 0);  // uuid
+    PutVec3(w, t.position_m);
+    PutVec3(w, t.velocity_mps);
+    PutVec3(w, Vec3::Zero());  // acceleration: not measured
+    PutVec3(w, t.size_m);
+    w.U16(t.classification);
+    for (int i = 0; i < 24; ++i) w.F32(0.0f);  // four float32[6] covariances: unknown
+  }
+  return w.Take();
+}
+
+std::vector<uint8_t> EncodeCameraInfo(int64_t stamp_ns, std::string_view frame_id, const CameraIntrinsics& k) {
+  cdr::Writer w(512);
+  PutHeader(w, stamp_ns, frame_id);
+  w.U32(k.height_px);
+  w.U32(k.width_px);
+  w.String("plumb_bob");
+  w.SequenceLength(5);  // d: k1 k2 t1 t2 k3 of a camera without distortion
+  for (int i = 0; i < 5; ++i) w.F64(0.0);
+  const double K[9] = {k.fx, 0, k.cx, 0, k.fy, k.cy, 0, 0, 1};
+  for (double v : K) w.F64(v);
+  const double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  for (double v : R) w.F64(v);
+  const double P[12] = {k.fx, 0, k.cx, 0, 0, k.fy, k.cy, 0, 0, 0, 1, 0};
+  for (double v : P) w.F64(v);
+  w.U32(0);  // binning_x
+  w.U32(0);  // binning_y
+  for (int i = 0; i < 4; ++i) w.U32(0);  // roi: the full image
+  w.Bool(false);
+  return w.Take();
+}
+
+std::vector<uint8_t> EncodeImage(int64_t stamp_ns, std::string_view frame_id, uint32_t width_px, uint32_t height_px,
+                                 std::string_view encoding, uint32_t step_bytes, std::span<const uint8_t> data) {
+  cdr::Writer w(data.size() + 128);
+  PutHeader(w, stamp_ns, frame_id);
+  w.U32(height_px);
+  w.U32(width_px);
+  w.String(encoding);
+  w.U8(0);  // is_bigendian
+  w.U32(step_bytes);
+  w.ByteSequence(data);
+  return w.Take();
+}
+
+std::vector<uint8_t> EncodeCompressedImage(int64_t stamp_ns, std::string_view frame_id, std::string_view format,
+                                           std::span<const uint8_t> data) {
+  cdr::Writer w(data.size() + 96);
+  PutHeader(w, stamp_ns, frame_id);
+  w.String(format);
+  w.ByteSequence(data);
+  return w.Take();
+}
+
+Quat OpticalToBody() {
+  // The rotation whose matrix has as columns the optical x (right), y (down) and z (forward) axes in the
+  // body frame, (0, -1, 0), (0, 0, -1), (1, 0, 0): trace 0, so w = 1/2, and x, y, z from the off-diagonal
+  // differences; written with w > 0 (rpy -90, 0, -90 deg), as tf2 tools print it.
+  return Quat(0.5, -0.5, 0.5, -0.5);
 }
 
 }  // namespace platoon::ros2

@@ -153,12 +153,13 @@ uint16_t Writer::SchemaId(std::string_view name, std::string_view encoding, std:
 }
 
 mcap::Status Writer::Write(std::string_view topic, uint16_t schema_id, std::string_view message_encoding,
-                           std::span<const uint8_t> data, int64_t sim_ns, int64_t publish_ns) {
+                           std::span<const uint8_t> data, int64_t sim_ns, int64_t publish_ns,
+                           const std::map<std::string, std::string>* metadata) {
   if (!writer_.Error().empty()) return mcap::Status{writer_.Error()};
   auto it = channel_ids_.find(topic);
   if (it == channel_ids_.end()) {
     const auto id = static_cast<uint16_t>(channel_ids_.size() + 1);
-    mcap::Channel channel{id, schema_id, std::string(topic), std::string(message_encoding), {}};
+    mcap::Channel channel{id, schema_id, std::string(topic), std::string(message_encoding), metadata ? *metadata : std::map<std::string, std::string>{}};
     if (auto s = writer_.AddChannel(channel); !s.Ok()) return s;
     it = channel_ids_.emplace(std::string(topic), id).first;
   }
@@ -187,6 +188,14 @@ mcap::Status Writer::WriteJson(std::string_view topic, std::string_view schema_n
   const uint16_t schema = SchemaId(schema_name, json_schema.empty() ? "" : "jsonschema", json_schema);
   const auto* bytes = reinterpret_cast<const uint8_t*>(json.data());
   return Write(topic, schema, "json", std::span<const uint8_t>(bytes, json.size()), sim_ns, publish_ns);
+}
+
+mcap::Status Writer::WriteEncoded(std::string_view topic, std::string_view schema_name, std::string_view schema_encoding,
+                                   std::string_view schema_text, std::string_view message_encoding,
+                                   const std::map<std::string, std::string>& metadata, std::span<const uint8_t> data,
+                                   int64_t sim_ns, int64_t publish_ns) {
+  const uint16_t schema = SchemaId(schema_name, schema_encoding, schema_text);
+  return Write(topic, schema, message_encoding, data, sim_ns, publish_ns, &metadata);
 }
 
 mcap::Status Writer::Flush() { return writer_.Flush(); }

@@ -2,7 +2,9 @@
 /// The recorder role: writes the session to an MCAP session log (docs/RECORDING.md, "The recorder role").
 /// It records every world-state broadcast as received (raw envelope bytes), the session file once, the
 /// session and node events derived from the world states, the data streams named in its config, and
-/// Foxglove channels (scene, transforms, point clouds) at a modest rate.
+/// Foxglove channels (scene, transforms, point clouds) at a modest rate, and with `ros2 = true` the ROS 2
+/// channels (platoon/log/ros2_bag.hpp: the mapping `platoon export --ros2` uses) and, at the end, a
+/// rosbag2 metadata.yaml beside the file.
 ///
 /// Threads: the network thread hands each world-state broadcast to the world tap, which only copies it
 /// into a bounded RecordQueue; the module step (module thread, or the network thread in lock-step)
@@ -15,6 +17,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/log/foxglove.hpp"
 #include "platoon/log/mcap.hpp"
+#include "platoon/log/ros2_bag.hpp"
 #include "platoon/log/session_events.hpp"
 #include "platoon/log/session_log.hpp"
 #include "platoon/node/module.hpp"
@@ -83,15 +86,22 @@ struct RecorderStats {
   uint64_t not_written = 0;        ///< Messages received after a write error.
   uint64_t flushes = 0;            ///< Flush-timer firings that closed a chunk.
   std::vector<int64_t> flush_latency_ns;  ///< Per flush: receive of the oldest message in it -> in the file, in ns.
+  uint64_t foxglove_messages = 0;  ///< Foxglove (JSON) messages written.
+  uint64_t foxglove_bytes = 0;     ///< Their payload bytes.
+  int64_t foxglove_cpu_ns = 0;     ///< Writer-thread CPU time making and writing them, in ns.
+  uint64_t ros2_messages = 0;      ///< ROS 2 (CDR) messages written.
+  uint64_t ros2_bytes = 0;         ///< Their payload bytes.
+  int64_t ros2_cpu_ns = 0;         ///< Writer-thread CPU time converting and writing them, in ns.
 };
 
 /// The recorder's core, apart from threads and sockets: handed received messages (and the time),
 /// it writes the session log. Tests drive it directly.
 class RecordingWriter {
  public:
-  /// Writes through `writer`; `path` names the file in messages. `def` is the node's RecorderDef.
+  /// Writes through `writer`; `path` names the file in messages. `def` is the node's RecorderDef;
+  /// `naming` how the session names its vehicles (config::SessionNaming), for the ROS 2 frames and topics.
   RecordingWriter(const config::RecorderDef& def, std::unique_ptr<session_log::Writer> writer, std::string path,
-                  std::shared_ptr<spdlog::logger> log);
+                  std::shared_ptr<spdlog::logger> log, std::vector<NodeNaming> naming = {});
 
   /// The /platoon/session message (session name, session file text and path, recorder name), once, first.
   void Begin(const session_log::SessionInfo& info);
@@ -115,6 +125,8 @@ class RecordingWriter {
   const RecorderStats& Stats() const { return stats_; }
   const session_log::Writer& Log() const { return *writer_; }
   const std::string& Path() const { return path_; }
+  /// The ROS 2 channels written so far (ros2 = true; empty otherwise), for metadata.yaml.
+  const ros2::BagTally& Ros2Tally() const { return ros2_tally_; }
   /// Interval of the flush timer, in ns. Default 50 ms: half the 100 ms crash-loss bound.
   int64_t flush_interval_ns = 50'000'000;
 
@@ -122,6 +134,8 @@ class RecordingWriter {
   void WriteWorld(const RecordItem& item, const protocol::WorldState& w);
   void WriteData(const RecordItem& item, const protocol::Message& m);
   void WriteFoxgloveScene(const protocol::WorldState& w);
+  void WriteRos2(const protocol::Message* data, const protocol::WorldState* world);
+  void WriteFoxgloveCloud(const std::string& id, int64_t stamp_ns, const protocol::Message& m);
   void Check(const mcap::Status& status);
 
   config::RecorderDef def_;
@@ -140,6 +154,10 @@ class RecordingWriter {
   int64_t scene_second_ = INT64_MIN;   // sim second of the last scene update
   std::vector<foxglove::SceneEntity> scene_look_;  // what the last scene update showed
   std::map<std::string, int64_t, std::less<>> cloud_slot_;  // stream id -> last Foxglove cloud slot
+  std::unique_ptr<ros2::Converter> ros2_;            // ros2 = true
+  ros2::BagTally ros2_tally_;
+  std::vector<ros2::BagMessage> ros2_out_;
+  std::map<std::string, std::string, std::less<>> ros2_definitions_;  // type -> its full ros2msg text
   int64_t next_flush_ns_ = -1;        // -1: nothing written since the last flush
   int64_t oldest_unflushed_ns_ = -1;  // receive time of the oldest message not yet in the file
 };
@@ -187,6 +205,7 @@ class RecorderModule final : public Module {
   RecorderModule(const config::SessionDef& session, const config::NodeDef& node, std::shared_ptr<spdlog::logger> log,
                  Opened opened);
   void Run();
+  void WriteRos2Metadata();
   static int64_t NowNs();
 
   config::RecorderDef def_;
@@ -198,6 +217,7 @@ class RecorderModule final : public Module {
   std::thread writer_thread_;
   std::atomic<bool> failed_{false};
   bool stopped_ = false;
+  bool to_file_ = true;  // false: writing through a test's sink (no metadata.yaml)
   std::vector<std::string> subscribed_;
   int64_t next_resolve_ns_ = 0;
   int64_t started_ns_ = 0, stopped_ns_ = 0;

@@ -4,7 +4,8 @@
 /// encoders (platoon/log/cdr.hpp) of the messages platoon exports: builtin_interfaces/Time,
 /// std_msgs/Header, sensor_msgs/PointCloud2 in Autoware's PointXYZIRCAEDT layout, sensor_msgs/Imu,
 /// sensor_msgs/NavSatFix, tf2_msgs/TFMessage, nav_msgs/Odometry, rosgraph_msgs/Clock,
-/// radar_msgs/RadarScan and vision_msgs/Detection3DArray.
+/// radar_msgs/RadarScan, radar_msgs/RadarTracks, vision_msgs/Detection3DArray, sensor_msgs/Image,
+/// sensor_msgs/CompressedImage and sensor_msgs/CameraInfo.
 ///
 /// Frames follow REP 103 (x forward, y left, z up; right-handed) and REP 105: "map" is the world,
 /// "<vehicle>/base_link" a vehicle (platoon's vehicle frame: rear-axle centre), "<vehicle>/<sensor id>"
@@ -139,5 +140,36 @@ struct Detection {
 /// pose is the centre, and an axis-aligned box in the header frame (platoon's objects carry no heading).
 std::vector<uint8_t> EncodeDetection3DArray(int64_t stamp_ns, std::string_view frame_id,
                                             std::span<const Detection> detections);
+
+/// One radar_msgs/msg/RadarTrack.
+struct RadarTrack {
+  uint64_t id = 0;                   ///< Track id; the UUID's first 8 bytes hold it little-endian, the rest 0.
+  Vec3 position_m = Vec3::Zero();    ///< Centroid in the header frame, in m.
+  Vec3 velocity_mps = Vec3::Zero();  ///< Velocity in the header frame, in m/s.
+  Vec3 size_m = Vec3::Zero();        ///< Length, width, height, in m.
+  uint16_t classification = 0;       ///< 0 none, 1 static, 2 dynamic; 32000.. vendor classes (Autoware: 32001 car ...).
+};
+/// radar_msgs/msg/RadarTracks of `tracks`: accelerations and every covariance 0 (unknown).
+std::vector<uint8_t> EncodeRadarTracks(int64_t stamp_ns, std::string_view frame_id, std::span<const RadarTrack> tracks);
+
+/// A pinhole camera's intrinsics, in px.
+struct CameraIntrinsics {
+  uint32_t width_px = 0, height_px = 0;  ///< Image size, in px.
+  double fx = 0, fy = 0, cx = 0, cy = 0; ///< Focal lengths and principal point, in px.
+};
+/// sensor_msgs/msg/CameraInfo of an ideal pinhole camera: distortion_model "plumb_bob" with d = 0 (5
+/// zeros), K = [fx 0 cx; 0 fy cy; 0 0 1], R = identity, P = [K | 0], binning 0, an empty ROI. `frame_id`
+/// is the camera's optical frame (z forward, x right, y down).
+std::vector<uint8_t> EncodeCameraInfo(int64_t stamp_ns, std::string_view frame_id, const CameraIntrinsics& k);
+/// sensor_msgs/msg/Image of raw rows: `encoding` ("rgb8"), step = `step_bytes`, little-endian.
+std::vector<uint8_t> EncodeImage(int64_t stamp_ns, std::string_view frame_id, uint32_t width_px, uint32_t height_px,
+                                 std::string_view encoding, uint32_t step_bytes, std::span<const uint8_t> data);
+/// sensor_msgs/msg/CompressedImage: `format` ("png", "jpeg") and the file's bytes.
+std::vector<uint8_t> EncodeCompressedImage(int64_t stamp_ns, std::string_view frame_id, std::string_view format,
+                                           std::span<const uint8_t> data);
+
+/// Rotation from a camera's optical frame (z forward, x right, y down; REP 103's "_optical" frames) to its
+/// body frame (x forward, y left, z up): p_body = q * p_optical.
+Quat OpticalToBody();
 
 }  // namespace platoon::ros2

@@ -81,6 +81,13 @@ class Writer {
   /// "foxglove.SceneUpdate" are recognised by Foxglove by name) and `json_schema` is its text ("" = none).
   mcap::Status WriteJson(std::string_view topic, std::string_view schema_name, std::string_view json_schema,
                          std::string_view json, int64_t sim_ns, int64_t publish_ns);
+  /// One message already encoded as `message_encoding` on `topic`, under the schema `schema_name` of
+  /// `schema_encoding` with text `schema_text`; `metadata` goes into the channel record when the topic's
+  /// first message makes it. ROS 2 channels: "ros2msg", "cdr", offered_qos_profiles (platoon/log/ros2_bag.hpp).
+  mcap::Status WriteEncoded(std::string_view topic, std::string_view schema_name, std::string_view schema_encoding,
+                            std::string_view schema_text, std::string_view message_encoding,
+                            const std::map<std::string, std::string>& metadata, std::span<const uint8_t> data,
+                            int64_t sim_ns, int64_t publish_ns);
   /// Closes the open chunk: everything written so far is in the file. Call on a timer (<= 100 ms).
   mcap::Status Flush();
   /// Writes the summary and footer.
@@ -97,7 +104,8 @@ class Writer {
 
  private:
   mcap::Status Write(std::string_view topic, uint16_t schema_id, std::string_view message_encoding,
-                     std::span<const uint8_t> data, int64_t sim_ns, int64_t publish_ns);
+                     std::span<const uint8_t> data, int64_t sim_ns, int64_t publish_ns,
+                     const std::map<std::string, std::string>* metadata = nullptr);
   uint16_t SchemaId(std::string_view name, std::string_view encoding, std::string_view text);
 
   std::unique_ptr<mcap::FileSink> file_;  // when opened by path
