@@ -10,10 +10,8 @@
 #include "platoon/data/columns.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/protocol/messages.hpp"
-#include "platoon/road/signs.hpp"
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/transport/security.hpp"
-#include "platoon/world/conditions.hpp"
 
 #include <array>
 #include <cstdint>
@@ -394,16 +392,8 @@ struct SessionDef {
   RoadSessionDef road;               ///< The road traffic drives on ([road]).
   bool has_road = false;             ///< Whether the file has a [road] table.
   SceneDef scene;                    ///< Static sensor scene ([scene]).
-  world::WorldConditions conditions; ///< Light and weather at the start ([light], [weather]; docs/WORLD.md).
-  road::SignGeneratorDef sign_generator;  ///< Signs the generator places along the road ([signs]; docs/WORLD.md "Signs").
-  std::vector<road::Sign> signs;     ///< Signs listed in the file ([[sign]]), ids from 1, in file order.
   std::vector<NodeDef> nodes;
   std::vector<EventDef> events;      ///< Scenario events ([[event]]), evaluated by the server.
-  /// [scenario] file: the OpenSCENARIO file whose entities and storyboard became nodes and events ("": none;
-  /// docs/SCENARIOS.md).
-  std::string scenario_file;
-  /// Scenario parameters' starting values (an OpenSCENARIO file's ParameterDeclarations), name -> value text.
-  std::vector<std::pair<std::string, std::string>> scenario_params;
   std::vector<VariatorDef> variators;  ///< Variators during a run ([[variator]]), applied by the server.
   SecurityDef security;              ///< Keys and roles ([security]).
   /// [markers] publish: the ZeroMQ endpoint the server publishes the session's markers and events on for
