@@ -4,7 +4,7 @@
 // Registered RUN_SERIAL in tests/serial_tests.cmake.
 #include "platoon/log/mcap.hpp"
 
-#include "support/session_fixture.hpp"
+#include "../support/session_fixture.hpp"
 
 #include <doctest/doctest.h>
 
