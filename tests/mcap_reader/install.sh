@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the locked @mcap/core (test-only) into WORK, once per lock file; tests that read MCAP files
-# with the independent reader call it first.
+# Installs the locked npm packages of SOURCE_DIR (test-only: @mcap/core here; tests/foxglove_client's
+# too) into WORK, once per lock file, and copies SOURCE_DIR's scripts (*.mjs) there; tests that read with
+# an independent npm reader call it first.
 #   install.sh SOURCE_DIR WORK_DIR
-# Exit 0: WORK_DIR/node_modules has @mcap/core and WORK_DIR/count.mjs is current.
+# Exit 0: WORK_DIR/node_modules holds the locked packages and WORK_DIR/*.mjs are current.
 # Exit 77: node/npm missing or the npm registry unreachable (callers report a skip).
 set -euo pipefail
 src=$1 work=$2
@@ -15,7 +16,7 @@ mkdir -p "$work"
 # Tests run in parallel: one install at a time.
 exec 9>"$work/.install.lock"
 flock 9
-cp "$src/package.json" "$src/package-lock.json" "$src/count.mjs" "$work/"
+cp "$src/package.json" "$src/package-lock.json" "$src"/*.mjs "$work/"
 if ! cmp -s "$work/package-lock.json" "$work/node_modules/.platoon-installed-lock" 2>/dev/null; then
   if ! (cd "$work" && npm ci --no-audit --no-fund --loglevel=error); then
     echo "SKIPPED: 'npm ci' failed in $work (no access to the npm registry?)"

@@ -13,6 +13,7 @@
 #include "platoon/session/discovery.hpp"
 #include "batch_cmd.hpp"
 #include "check_summary.hpp"
+#include "bridge_cmd.hpp"
 #include "ctl_cmd.hpp"
 #include "export_cmd.hpp"
 #include "keys_cmd.hpp"
@@ -251,6 +252,7 @@ int main(int argc, char** argv) {
                "  platoon check --explain control_port          one session key: type, unit, range, default, meaning\n"
                "  platoon replay recordings/drivers.mcap        serve a recorded session to viewers and sensor hosts\n"
                "  platoon ctl status                            nodes and session of a running server (see platoon ctl --help)\n"
+               "  platoon bridge configs/lidar_farm.toml        a running session live in Foxglove at ws://127.0.0.1:8765\n"
                "  platoon validate drive.mcap --sensor front    a sensor's object list against the recorded ground truth\n"
                "  platoon export drive.mcap --csv out --rate 100\n"
                "                                                the data-write columns of every recorded vehicle, one CSV each\n"
@@ -297,6 +299,8 @@ int main(int argc, char** argv) {
   auto* task = platoon::launcher::AddTaskCommand(app, task_options);
   platoon::launcher::StudyOptions study_options;
   auto* study = platoon::launcher::AddStudyCommand(app, study_options);
+  platoon::launcher::BridgeOptions bridge_options;
+  auto* bridge = platoon::launcher::AddBridgeCommand(app, bridge_options);
   if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
   if (validate->parsed()) return platoon::launcher::RunValidate(validate_options);
   if (export_cmd->parsed()) return platoon::launcher::RunExport(export_options);
@@ -307,6 +311,7 @@ int main(int argc, char** argv) {
   if (keys->parsed()) return platoon::launcher::RunKeys(keys_options);
   if (road->parsed()) return platoon::launcher::RunRoad(road_options);
   if (task->parsed()) return platoon::launcher::RunTask(task_options);
+  if (bridge->parsed()) return platoon::launcher::RunBridge(bridge_options);
   if (check->parsed() && (reference_options.reference || !reference_options.explain.empty()))
     return platoon::launcher::RunReference(reference_options);
   if (check->parsed() && session_path.empty()) {

@@ -1,0 +1,263 @@
+// ctest foxglove_live_client, step 2 (check.sh installs the npm packages first): a live session served by
+// `platoon bridge`, read by an independent Foxglove WebSocket client (@foxglove/ws-protocol over ws), every
+// message validated against @foxglove/schemas' JSON schemas with ajv.
+//   node check.mjs PLATOON WORK_DIR
+// Starts `platoon run` (an ego car, one lidar and a fusion node of it, on free loopback ports) and `platoon
+// bridge`, then checks:
+//   1. serverInfo has the parameters, parametersSubscribe and time capabilities; the scene, transforms and
+//      the fused cloud are advertised with their Foxglove schema names;
+//   2. scene, transforms and fused cloud messages validate against foxglove.SceneUpdate, FrameTransforms and
+//      PointCloud; the cloud has the ring, time, intensity and source fields; time messages come;
+//   3. a parameter set through the protocol changes the session (platoon ctl param get reads it) and is
+//      logged with the source "bridge" (platoon ctl events); a refused value gets the server's error text;
+//   4. a second client that stops reading its socket: the first client's transforms (one per world
+//      broadcast) arrive no later than one broadcast period beyond where they came before the stall.
+// Prints one line of figures and "PASS", or "FAIL: why" with exit 1.
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import wsProtocol from "@foxglove/ws-protocol";
+import WebSocket from "ws";
+import Ajv from "ajv";
+import * as schemasModule from "@foxglove/schemas/jsonschema.js";
+
+const [platoon, work] = process.argv.slice(2);
+const schemas = schemasModule.default ?? schemasModule;
+const { FoxgloveClient } = wsProtocol;  // a CommonJS package
+const BROADCAST_HZ = 10;  // the world broadcast rate of the session: one period is 100 ms
+const children = [];
+const deadline = Date.now() + 60_000;
+
+function fail(why) {
+  console.log(`FAIL: ${why}`);
+  for (const c of children) {
+    try { process.kill(c.pid, "SIGINT"); } catch {}
+  }
+  process.exit(1);
+}
+setTimeout(() => fail("the check did not finish within 60 s"), 60_000).unref();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// Waits until `pred()` holds, polling every 20 ms; fails naming `what` after `ms`.
+async function until(pred, ms, what) {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) fail(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+// A process whose output goes to WORK/name.log; `lines` collects its stdout lines.
+function start(name, args) {
+  const log = fs.openSync(path.join(work, `${name}.log`), "w");
+  const child = spawn(platoon, args, { cwd: work, stdio: ["ignore", "pipe", log] });
+  child.lines = [];
+  child.stdout.on("data", (d) => {
+    fs.writeSync(log, d);
+    child.lines.push(...d.toString().split("\n").filter((l) => l));
+  });
+  children.push(child);
+  return child;
+}
+
+function ctl(controlPort, args) {
+  return JSON.parse(execFileSync(platoon, ["ctl", "--server", `127.0.0.1:${controlPort}`, "--json", ...args],
+                                 { encoding: "utf8", timeout: 15_000 }));
+}
+
+// --- the session -----------------------------------------------------------------------------------
+fs.mkdirSync(work, { recursive: true });
+const control = await freePort();
+const [timePort, worldPort, statePort, wsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+const session = `[session]
+name = "foxglove-check"
+server_host = "127.0.0.1"
+[server]
+bind_address = "127.0.0.1"
+control_port = ${control}
+time_port = ${timePort}
+world_port = ${worldPort}
+state_port = ${statePort}
+broadcast_hz = ${BROADCAST_HZ}
+[scene]
+ground = true
+[[scene.box]]
+id = 101
+position = [50.0, 0.0, 0.0]
+size = [0.2, 0.2, 3.0]
+[[node]]
+name = "ego"
+role = "traffic"
+vehicles = 2
+speed_mps = 20
+track_center = [0.0, 0.0]
+[[node]]
+name = "lidar_front"
+role = "sensor"
+attach_to = "ego"
+[[node.sensor]]
+id = "lidar_front"
+type = "lidar"
+preset = "vlp16"
+position = [3.7, 0.0, 1.0]
+rpy_deg = [0.0, 0.0, 0.0]
+[[node]]
+name = "fusion"
+role = "fusion"
+attach_to = "ego"
+[node.fusion]
+sources = ["lidar_front"]
+period_s = 0.1
+`;
+const sessionFile = path.join(work, "session.toml");
+fs.writeFileSync(sessionFile, session);
+const run = start("run", ["run", sessionFile]);
+run.on("exit", (code) => fail(`platoon run exited early (${code}); see ${work}/run.log`));
+
+// The bridge once the fusion node is in the node table (its stream then has a channel from the start).
+await until(() => {
+  try {
+    return ctl(control, ["status"]).nodes.some((n) => n.name === "fusion");
+  } catch { return false; }
+}, 30_000, "the session's fusion node to join");
+const bridge = start("bridge", ["bridge", sessionFile, "--port", String(wsPort), "--send-buffer-mb", "1"]);
+bridge.on("exit", (code) => fail(`platoon bridge exited early (${code}); see ${work}/bridge.log`));
+await until(() => bridge.lines.some((l) => l.includes("served on ws://")), 15_000, "the bridge to listen");
+
+// --- client 1: the independent client ---------------------------------------------------------------
+const ajv = new Ajv({ strict: false, allErrors: true });
+const validators = {
+  "foxglove.SceneUpdate": ajv.compile(schemas.SceneUpdate),
+  "foxglove.FrameTransforms": ajv.compile(schemas.FrameTransforms),
+  "foxglove.PointCloud": ajv.compile(schemas.PointCloud),
+};
+const client = new FoxgloveClient({ ws: new WebSocket(`ws://127.0.0.1:${wsPort}`, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]) });
+let serverInfo = null;
+const channels = new Map();      // id -> channel
+const bySub = new Map();         // subscription id -> channel
+const received = new Map();      // topic -> count of valid messages
+const tfArrivals = [];           // [wall ms, sim ns] of each transforms message
+const times = [];                // time messages (sim ns)
+const statuses = [];
+const paramValues = [];
+let cloudFields = null;
+client.on("error", (e) => fail(`client error: ${e}`));
+client.on("serverInfo", (i) => { serverInfo = i; });
+client.on("status", (s) => statuses.push(s));
+client.on("advertise", (list) => { for (const c of list) channels.set(c.id, c); });
+client.on("time", (t) => times.push(t.timestamp));
+client.on("parameterValues", (v) => paramValues.push(v));
+client.on("message", ({ subscriptionId, timestamp, data }) => {
+  const channel = bySub.get(subscriptionId);
+  if (!channel) fail(`a message for unknown subscription ${subscriptionId}`);
+  const text = new TextDecoder().decode(data);
+  const message = JSON.parse(text);
+  const validate = validators[channel.schemaName];
+  if (!validate(message)) fail(`${channel.topic}: not a valid ${channel.schemaName}: ${ajv.errorsText(validate.errors)}`);
+  if (channel.schemaName === "foxglove.PointCloud") cloudFields = message.fields.map((f) => f.name);
+  if (channel.schemaName === "foxglove.FrameTransforms") tfArrivals.push([performance.now(), timestamp]);
+  received.set(channel.topic, (received.get(channel.topic) ?? 0) + 1);
+});
+
+await until(() => serverInfo && channels.size >= 3, 10_000, "serverInfo and the advertisement of three channels");
+for (const cap of ["parameters", "parametersSubscribe", "time"])
+  if (!serverInfo.capabilities.includes(cap)) fail(`serverInfo lacks the capability ${cap}: ${serverInfo.capabilities}`);
+const topic = (t) => [...channels.values()].find((c) => c.topic === t) ?? fail(`no channel ${t}; advertised: ${[...channels.values()].map((c) => c.topic)}`);
+const scene = topic("/foxglove/scene"), tf = topic("/foxglove/tf"), cloud = topic("/foxglove/cloud/fusion");
+for (const [c, name] of [[scene, "foxglove.SceneUpdate"], [tf, "foxglove.FrameTransforms"], [cloud, "foxglove.PointCloud"]])
+  if (c.schemaName !== name || c.encoding !== "json" || c.schemaEncoding !== "jsonschema") fail(`${c.topic}: ${JSON.stringify({ ...c, schema: undefined })}`);
+for (const c of [scene, tf, cloud]) bySub.set(client.subscribe(c.id), c);
+
+await until(() => (received.get(scene.topic) ?? 0) >= 1 && (received.get(tf.topic) ?? 0) >= 5 &&
+                  (received.get(cloud.topic) ?? 0) >= 2 && times.length >= 5, 15_000,
+            "a scene, five transforms, two fused clouds and five time messages");
+for (const f of ["x", "y", "z", "intensity", "ring", "time", "source"])
+  if (!cloudFields.includes(f)) fail(`the fused cloud has no field ${f}: ${cloudFields}`);
+for (let i = 1; i < times.length; ++i) if (times[i] < times[i - 1]) fail(`time went backwards: ${times[i - 1]} -> ${times[i]}`);
+
+// --- parameters -------------------------------------------------------------------------------------
+const before = ctl(control, ["param", "get", "server.status_interval_s"]).param.value;
+const wanted = Number(before) === 7 ? 8 : 7;
+client.subscribeParameterUpdates(["server.status_interval_s"]);
+client.setParameters([{ name: "server.status_interval_s", value: wanted }], "set-1");
+await until(() => paramValues.some((v) => v.id === "set-1"), 10_000, "the parameterValues answer of the set");
+const answer = paramValues.find((v) => v.id === "set-1").parameters[0];
+if (answer.name !== "server.status_interval_s" || Number(answer.value) !== wanted) fail(`set answered ${JSON.stringify(answer)}`);
+const after = ctl(control, ["param", "get", "server.status_interval_s"]).param.value;
+if (Number(after) !== wanted) fail(`the session's server.status_interval_s is ${after} after the set to ${wanted}`);
+await until(() => ctl(control, ["events"]).events.some((e) => e.kind === "param" && e.source === "bridge" &&
+                                                              e.text === `server.status_interval_s = ${after}`),
+            10_000, "the parameter event with the source bridge in platoon ctl events");
+await until(() => paramValues.some((v) => v.id === undefined && v.parameters.some((p) => Number(p.value) === wanted)),
+            10_000, "the parameter update to the subscribed client");
+// A refused value: the server's own error text comes back as an error status.
+client.setParameters([{ name: "server.status_interval_s", value: -5 }], "set-2");
+await until(() => statuses.some((s) => s.level === 2 && s.message.includes("server.status_interval_s")), 10_000,
+            "the error status of a refused set");
+const refusal = statuses.find((s) => s.level === 2 && s.message.includes("server.status_interval_s")).message;
+let ctlRefusal = "";
+try {
+  execFileSync(platoon, ["ctl", "--server", `127.0.0.1:${control}`, "param", "set", "server.status_interval_s", "-5"],
+               { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], timeout: 15_000 });
+} catch (e) {
+  ctlRefusal = e.stderr.toString().trim().replace(/^platoon ctl param set: /, "");
+}
+if (!ctlRefusal || !refusal.endsWith(ctlRefusal)) fail(`the bridge's refusal "${refusal}" is not ctl's "${ctlRefusal}"`);
+
+// --- a client that stops reading ---------------------------------------------------------------------
+const stalled = new WebSocket(`ws://127.0.0.1:${wsPort}`, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+const stalledChannels = [];
+stalled.on("message", (data, binary) => {
+  if (binary) return;
+  const m = JSON.parse(data.toString());
+  if (m.op === "advertise") stalledChannels.push(...m.channels);
+});
+await until(() => stalledChannels.length >= 3, 10_000, "the second client's advertisement");
+stalled.send(JSON.stringify({ op: "subscribe", subscriptions: stalledChannels.map((c, i) => ({ id: i, channelId: c.id })) }));
+await sleep(300);
+// The offset of arrival (wall) from sim time: constant while transforms arrive as the server broadcasts.
+const offsets = (from, to) => tfArrivals.filter(([w]) => w >= from && w < to).map(([w, ns]) => w - Number(ns) / 1e6);
+const baselineFrom = performance.now() - 2000;
+const stallFrom = performance.now();
+stalled._socket.pause();  // reads nothing more: the kernel buffers fill, then the bridge's
+await sleep(4000);
+const stallTo = performance.now();
+const base = offsets(baselineFrom, stallFrom).sort((a, b) => a - b);
+const during = offsets(stallFrom, stallTo);
+if (base.length < 5 || during.length < 20) fail(`too few transforms: ${base.length} before, ${during.length} during the stall`);
+const baseline = base[Math.floor(base.length / 2)];
+const worst = Math.max(...during) - baseline;
+const period = 1000 / BROADCAST_HZ;
+const gaps = [];
+for (let i = 1; i < tfArrivals.length; ++i) if (tfArrivals[i][0] >= stallFrom) gaps.push(tfArrivals[i][0] - tfArrivals[i - 1][0]);
+if (worst > period) fail(`while a client stalled, a transform came ${worst.toFixed(1)} ms later than before (one period: ${period} ms)`);
+stalled.terminate();
+
+// The bridge dropped frames for the stalled client (it says so when it stops), and no other.
+client.close();
+bridge.removeAllListeners("exit");
+process.kill(bridge.pid, "SIGINT");
+await until(() => bridge.lines.some((l) => l.includes("frames dropped")), 10_000, "the bridge to stop");
+const dropped = Number(/(\d+) frames dropped/.exec(bridge.lines.find((l) => l.includes("frames dropped")))[1]);
+if (!(dropped > 0)) fail("the bridge dropped no frame for the stalled client: was it stalled?");
+run.removeAllListeners("exit");
+process.kill(run.pid, "SIGINT");
+await new Promise((r) => run.on("exit", r));
+
+console.log(`scene ${received.get(scene.topic)}, transforms ${received.get(tf.topic)}, fused clouds ` +
+            `${received.get(cloud.topic)}, time ${times.length}, all valid; parameter set ${before} -> ${after} logged ` +
+            `by bridge, refusal "${refusal}"; stalled client: ${dropped} frames dropped, transforms at most ` +
+            `${worst.toFixed(1)} ms later than before (period ${period} ms), largest gap ${Math.max(...gaps).toFixed(1)} ms`);
+console.log("PASS");
+process.exit(0);
