@@ -7,7 +7,10 @@
 // vsync) from the driver's eye with the rural environment and the same vehicles: as it was before the own
 // car (no cockpit, no mirrors), with the cockpit, and with the cockpit and its three mirrors, each of which
 // renders the scene once more into a texture; and a seat on three 1280 x 720 screens (off-axis frustums,
-// the own car and mirrors on the centre one). Needs an X display: run under xvfb-run (Mesa llvmpipe
+// the own car and mirrors on the centre one). With --conditions instead: the world's conditions
+// (SceneGraph::SetConditions: daylight, night with every vehicle's headlights and the street lights, fog,
+// night in fog, rain) on the urban environment, for the camera (offscreen) and the seat, daylight first and
+// last as the baseline. Needs an X display: run under xvfb-run (Mesa llvmpipe
 // renders on the CPU).
 #include "percentile.hpp"
 #include "platoon/road/environment.hpp"
@@ -24,7 +27,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <optional>
+#include <utility>
 #include <vector>
 
 using namespace platoon;
@@ -77,12 +82,14 @@ struct Stats {
 };
 
 Stats Run(OffscreenRenderer& renderer, const road::Road& road, int vehicles, int frames, int warmup,
-          const std::vector<road::EnvObject>* environment = nullptr, bool fog = true) {
+          const std::vector<road::EnvObject>* environment = nullptr, bool fog = true,
+          const world::WorldConditions* conditions = nullptr) {
   SceneDef def = DefaultSceneDef();
   def.atmosphere.fog = fog;
   SceneGraph scene(def);
   scene.SetRoads(road::RoadNetwork({road.Def()}));
   if (environment) scene.SetEnvironment(*environment);
+  if (conditions) scene.SetConditions(*conditions);
   renderer.SetScene(scene.Root(), scene.SkyColour());
   const PinholeCamera cam = CameraFromFov(1280, 720, 70.0 * M_PI / 180.0);
   Stats st;
@@ -134,12 +141,14 @@ std::vector<SeatScreen> ThreeScreens() {
 // The seat window at the driver's eye (1.2 m up, in the right lane at 25 m/s), with `vehicles` around it;
 // with `three_screens`, on the three monitors of ThreeScreens (the own car and mirrors on the centre one).
 Stats RunSeat(const road::Road& road, int vehicles, int frames, int warmup, const std::vector<road::EnvObject>& environment,
-              bool cockpit, bool mirrors, bool three_screens = false, bool lod = true) {
+              bool cockpit, bool mirrors, bool three_screens = false, bool lod = true,
+              const world::WorldConditions* conditions = nullptr) {
   SceneDef scene_def = DefaultSceneDef();
   if (!lod) scene_def.far_model_below_px = 0.0;  // every vehicle in full at any distance
   SceneGraph scene(scene_def);
   scene.SetRoads(road::RoadNetwork({road.Def()}));
   scene.SetEnvironment(environment);
+  if (conditions) scene.SetConditions(*conditions);
   SeatWindowDef def = DefaultSeatWindowDef();
   def.cockpit = cockpit;
   if (!mirrors) def.mirrors.clear();
@@ -161,6 +170,14 @@ Stats RunSeat(const road::Road& road, int vehicles, int frames, int warmup, cons
     st.rpm = g.rpm;
     const double t0 = NowMs();
     window.PollEvents();
+    if (conditions) {
+      // The own car is not drawn (the cockpit is), but its headlights light the road.
+      protocol::EntityState own;
+      own.id = 1;
+      own.kind = protocol::EntityKind::kCar;
+      own.kinematics.pose = body;
+      scene.SetOwnVehicle(own);
+    }
     scene.Update(Traffic(road, vehicles, 60.0, t_s), st.sim_ns);
     const double t1 = NowMs();
     window.SetCockpit(st);
@@ -196,6 +213,9 @@ int main(int argc, char** argv) {
   bool no_lod_baseline = false;
   app.add_flag("--no-lod", no_lod_baseline,
                "Also run the seat with cockpit and mirrors with every vehicle's full model at any distance (no far model)");
+  bool conditions_only = false;
+  app.add_flag("--conditions", conditions_only,
+               "Only compare the world's conditions (daylight, night lights, fog, night in fog, rain) for the camera and the seat");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -210,6 +230,39 @@ int main(int argc, char** argv) {
     const std::vector<road::EnvObject> urban = road::GenerateEnvironment(road, urban_def);
     std::printf("environment: rural %zu objects, urban %zu objects on the %.0f m road\n", rural.size(), urban.size(),
                 road.Length());
+    if (conditions_only) {
+      // Daylight first and last (the baseline), night with every vehicle's headlights and the street lights
+      // (the nearest 8 of each light each view), fog of 150 m, both, rain; urban environment, all vehicles.
+      world::WorldConditions day, night, fog, night_fog, rain;
+      night.light.sun_elevation_deg = night_fog.light.sun_elevation_deg = -20.0;
+      night.light.headlights = night.light.street_lights = night_fog.light.headlights = night_fog.light.street_lights = true;
+      fog.weather.fog_visibility_m = night_fog.weather.fog_visibility_m = 150.0;
+      rain.weather.rain_mm_h = 10.0;
+      rain.weather.road_wetness = 0.8;
+      const std::pair<const char*, const world::WorldConditions*> cases[] = {
+          {"daylight", &day}, {"night lights", &night}, {"fog 150 m", &fog}, {"night lights + fog", &night_fog}, {"rain 10 mm/h", &rain}, {"daylight again", &day}};
+      std::vector<double> camera_mean, seat_mean;
+      std::printf("camera (offscreen 1280 x 720), urban environment, %d vehicles:\n", vehicles);
+      for (const auto& [name, c] : cases) {
+        const Stats st = Run(renderer, road, vehicles, frames, warmup, &urban, true, c);
+        Print(name, st);
+        camera_mean.push_back(std::accumulate(st.frame_ms.begin(), st.frame_ms.end(), 0.0) / static_cast<double>(st.frame_ms.size()));
+      }
+      renderer_holder.reset();
+      std::printf("seat window (1280 x 720, cockpit and mirrors), urban environment, %d vehicles:\n", vehicles);
+      for (const auto& [name, c] : cases) {
+        const Stats st = RunSeat(road, vehicles, frames, warmup, urban, true, true, false, true, c);
+        Print(name, st);
+        seat_mean.push_back(std::accumulate(st.frame_ms.begin(), st.frame_ms.end(), 0.0) / static_cast<double>(st.frame_ms.size()));
+      }
+      for (const auto& [what, m] : {std::pair{"camera", &camera_mean}, std::pair{"seat", &seat_mean}}) {
+        const double base_ms = 0.5 * ((*m)[0] + (*m)[5]);
+        std::printf("%s: against daylight %.2f ms: night lights %+.1f %%, fog %+.1f %%, night lights + fog %+.1f %%, rain %+.1f %%\n",
+                    what, base_ms, 100.0 * ((*m)[1] / base_ms - 1.0), 100.0 * ((*m)[2] / base_ms - 1.0),
+                    100.0 * ((*m)[3] / base_ms - 1.0), 100.0 * ((*m)[4] / base_ms - 1.0));
+      }
+      return 0;
+    }
     const Stats base = Run(renderer, road, 0, frames, warmup);
     const Stats env_rural = Run(renderer, road, 0, frames, warmup, &rural);
     const Stats env_rural_clear = Run(renderer, road, 0, frames, warmup, &rural, false);

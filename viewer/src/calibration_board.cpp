@@ -3,6 +3,7 @@
 #include "platoon/entity_id.hpp"
 
 #include <osg/Geode>
+#include <osg/Program>
 #include <osg/Geometry>
 #include <osg/StateSet>
 
@@ -79,6 +80,9 @@ osg::ref_ptr<osg::Node> BuildCalibrationBoard(const config::CalibrationBoardDef&
   ss->setMode(GL_FOG, osg::StateAttribute::OFF | osg::StateAttribute::OVERRIDE | osg::StateAttribute::PROTECTED);
   ss->setMode(GL_CULL_FACE, osg::StateAttribute::OFF | osg::StateAttribute::OVERRIDE | osg::StateAttribute::PROTECTED);
   ss->setTextureMode(0, GL_TEXTURE_2D, osg::StateAttribute::OFF | osg::StateAttribute::OVERRIDE | osg::StateAttribute::PROTECTED);
+  // An empty program: the fixed function pipeline, whose light and fog are off above (the scene's shaders
+  // would light and fog it).
+  ss->setAttributeAndModes(new osg::Program, osg::StateAttribute::ON | osg::StateAttribute::OVERRIDE | osg::StateAttribute::PROTECTED);
   return geode;
 }
 

@@ -289,6 +289,8 @@ osg::ref_ptr<osg::Group> BuildEnvironment(const std::vector<road::EnvObject>& ob
   emissive->setColorMode(osg::Material::AMBIENT_AND_DIFFUSE);
   emissive->setEmission(osg::Material::FRONT_AND_BACK, Colour(looks.lamp) * 0.8f);
   glow->setAttributeAndModes(emissive);
+  // The scene's shader (world_shading.cpp, mode 2): lit like the pole by day, glowing while street lights are on.
+  glow->getOrCreateUniform("u_mode", osg::Uniform::INT)->set(2);
   const double t = std::max(looks.tile_m, 1.0);
   std::map<std::pair<long long, long long>, Tile> tiles;
   for (const auto& o : objects)

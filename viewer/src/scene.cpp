@@ -1,5 +1,7 @@
 #include "platoon/viewer/scene.hpp"
 
+#include "world_shading.hpp"
+
 #include <osg/CullFace>
 #include <osg/Geode>
 #include <osg/Geometry>
@@ -11,6 +13,7 @@
 #include <osg/Point>
 #include <osg/BufferObject>
 #include <osg/PolygonOffset>
+#include <osg/Program>
 
 #include <algorithm>
 #include <array>
@@ -324,14 +327,22 @@ SceneGraph::SceneGraph(const SceneDef& def) : def_(def) {
   material->setSpecular(osg::Material::FRONT_AND_BACK, osg::Vec4(0, 0, 0, 1));
   ss->setAttributeAndModes(material);
 
+  // Every surface is shaded per pixel (world_shading.cpp): the fixed light above stays for nodes that
+  // switch the shaders off. Until SetConditions, the SceneDef's sun.
+  sky_colour_ = def_.sky;
+  shading_ = std::make_unique<world_shading::Shading>(*root_, def_.sun_direction, def_.ambient, def_.diffuse);
+
   // Lamps glow in their own colour, whatever the sun.
   lamp_state_ = new osg::StateSet;
   lamp_state_->setMode(GL_LIGHTING, osg::StateAttribute::OFF);
+  world_shading::Shading::SetMode(*lamp_state_, world_shading::kModeUnlit);
 
   ground_group_ = new osg::Group;
   roads_ = new osg::Group;
   entities_ = new osg::Group;
   environment_ = new osg::Group;
+  world_shading::Shading::SetSurface(*ground_group_->getOrCreateStateSet(), world_shading::kSurfaceGround);
+  world_shading::Shading::SetSurface(*roads_->getOrCreateStateSet(), world_shading::kSurfaceRoad);
   root_->addChild(ground_group_);
   root_->addChild(roads_);
   root_->addChild(environment_);
@@ -340,7 +351,11 @@ SceneGraph::SceneGraph(const SceneDef& def) : def_(def) {
   // Sensor data: unlit, drawn with dynamic arrays refilled in place.
   sensors_ = new osg::Group;
   sensors_->getOrCreateStateSet()->setMode(GL_LIGHTING, osg::StateAttribute::OFF | osg::StateAttribute::OVERRIDE);
+  // Fixed function (an empty program): sensor data keeps its colours whatever the light and the fog.
+  sensors_->getOrCreateStateSet()->setAttributeAndModes(new osg::Program, osg::StateAttribute::ON | osg::StateAttribute::OVERRIDE);
+  sensors_->getOrCreateStateSet()->setMode(GL_FOG, osg::StateAttribute::OFF);
   root_->addChild(sensors_);
+  root_->addChild(shading_->Rain());
   auto dynamic_geometry = [](GLenum mode) {
     osg::ref_ptr<osg::Geometry> g = new osg::Geometry;
     g->setDataVariance(osg::Object::DYNAMIC);
@@ -436,12 +451,37 @@ void SceneGraph::SetEnvironment(const std::vector<road::EnvObject>& objects) {
   environment_->removeChildren(0, environment_->getNumChildren());
   environment_->addChild(BuildEnvironment(objects, def_.environment));
   environment_count_ = objects.size();
+  // Street lights shine from just under the top of their box (the lamp head).
+  auto& lamps = shading_->StreetLamps();
+  lamps.clear();
+  for (const auto& o : objects)
+    if (o.kind == road::ObjectKind::kStreetLight) lamps.push_back(o.position_m + Vec3(0, 0, 0.93 * o.size_m.z()));
   if (atmosphere_on_) return;
   atmosphere_on_ = true;
-  root_->insertChild(0, BuildSkyDome(def_.atmosphere));
-  if (def_.atmosphere.fog) ApplyFog(*root_->getOrCreateStateSet(), def_.atmosphere);
-  // Sensor data keeps its colours at any distance.
-  sensors_->getOrCreateStateSet()->setMode(GL_FOG, osg::StateAttribute::OFF);
+  EnsureDome();
+  if (!conditions_set_) sky_colour_ = def_.atmosphere.horizon;
+  // Clear air: a linear fade to the horizon colour hides the ground's edge (the weather's fog comes on top).
+  if (def_.atmosphere.fog) shading_->SetHaze(def_.atmosphere.fog_start_m, def_.atmosphere.fog_end_m);
+}
+
+void SceneGraph::EnsureDome() {
+  if (dome_on_) return;
+  dome_on_ = true;
+  osg::ref_ptr<osg::Node> dome = BuildSkyDome(def_.atmosphere);
+  shading_->ShadeSky(*dome);
+  root_->insertChild(0, dome);
+}
+
+void SceneGraph::SetConditions(const world::WorldConditions& conditions) {
+  look_ = LookOf(conditions);
+  conditions_set_ = true;
+  shading_->SetLook(look_);
+  EnsureDome();
+  // Clear colour (hidden by the dome, but cameras made from SkyColour start with it): the horizon, or the fog.
+  const double t = look_.fog_extinction_1pm > 0.0 ? 1.0 - std::exp(-look_.fog_extinction_1pm * 3000.0) : 0.0;
+  sky_colour_ = Rgb{static_cast<float>(look_.horizon.r + (look_.fog.r - look_.horizon.r) * t),
+                    static_cast<float>(look_.horizon.g + (look_.fog.g - look_.horizon.g) * t),
+                    static_cast<float>(look_.horizon.b + (look_.fog.b - look_.horizon.b) * t)};
 }
 
 Rgb SceneGraph::ColourOf(uint64_t id) const {
@@ -590,6 +630,22 @@ bool SceneGraph::IndicatorLit(int64_t sim_ns) {
 
 void SceneGraph::Update(const std::vector<protocol::EntityState>& entities, int64_t sim_ns) {
   const bool blink_on = IndicatorLit(sim_ns);
+  shading_->SetTime(static_cast<double>(sim_ns) * 1e-9);
+  auto& heads = shading_->Headlights();
+  heads.clear();
+  // A vehicle lights its headlights with the session's (not pedestrians, not static objects): one source
+  // for the pair, at the middle of the box's front, at lamp height.
+  auto is_vehicle = [](protocol::EntityKind k) {
+    return k != protocol::EntityKind::kPedestrian && k != protocol::EntityKind::kStaticObject && k != protocol::EntityKind::kUnknown;
+  };
+  auto add_headlight = [&](const protocol::EntityState& e) {
+    const Pose& pose = e.kinematics.pose;
+    const Vec3 forward = pose.orientation * Vec3::UnitX();
+    const Vec3 front(0.8 * e.box_size_m.x(), 0.0, std::min(0.7, 0.45 * e.box_size_m.z()));
+    heads.push_back(world_shading::Headlight{pose.orientation * front + pose.position_m,
+                                             Vec3(forward.x(), forward.y(), 0.0).normalized(), look_.high_beam});
+  };
+  if (own_ && is_vehicle(own_->kind) && (own_->lights.headlights || look_.headlights)) add_headlight(*own_);
   // Drop models of entities that are gone.
   std::map<uint64_t, const protocol::EntityState*> present;
   for (const auto& e : entities) present[e.id] = &e;
@@ -630,8 +686,11 @@ void SceneGraph::Update(const std::vector<protocol::EntityState>& entities, int6
         m.spokes->dirtyBound();
       }
     }
+    const bool vehicle = is_vehicle(e->kind);
+    const bool head_on = e->lights.headlights || (vehicle && look_.headlights);
+    if (head_on && vehicle) add_headlight(*e);
     if (m.lamps) {
-      const LampsLit lit{e->lights.headlights, e->lights.brake, e->lights.reverse, e->lights.indicator_left && blink_on,
+      const LampsLit lit{head_on, e->lights.brake, e->lights.reverse, e->lights.indicator_left && blink_on,
                          e->lights.indicator_right && blink_on};
       if (!(lit == m.lit)) {
         m.lit = lit;

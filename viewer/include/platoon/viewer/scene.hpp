@@ -13,6 +13,8 @@
 #include "platoon/viewer/environment.hpp"
 #include "platoon/viewer/sensor_data.hpp"
 #include "platoon/viewer/vehicle_model.hpp"
+#include "platoon/viewer/world_look.hpp"
+#include "platoon/world/conditions.hpp"
 
 #include <osg/Geometry>
 #include <osg/Group>
@@ -27,6 +29,10 @@
 #include <vector>
 
 namespace platoon::viewer {
+
+namespace world_shading {
+class Shading;
+}
 
 /// Looks of a scene. Read-only once the scene is built.
 struct SceneDef {
@@ -80,8 +86,9 @@ class SceneGraph {
 
   /// Root node to hand to a viewer or renderer.
   osg::Group* Root() const { return root_.get(); }
-  /// Clear colour of the sky (the horizon colour once the atmosphere is on).
-  const Rgb& SkyColour() const { return atmosphere_on_ ? def_.atmosphere.horizon : def_.sky; }
+  /// Clear colour of the sky (the horizon colour once the atmosphere is on; the conditions' horizon, or
+  /// their fog, once SetConditions was called).
+  const Rgb& SkyColour() const { return sky_colour_; }
   /// The definition this scene was built with.
   const SceneDef& Def() const { return def_; }
 
@@ -91,6 +98,21 @@ class SceneGraph {
   /// road::GenerateEnvironment places them) with BuildEnvironment's subgraph. The first call also
   /// switches on the atmosphere: a sky dome and distance fog (SkyColour becomes the horizon colour).
   void SetEnvironment(const std::vector<road::EnvObject>& objects);
+  /// Lights and weather from now on (world_look.hpp): the sun's direction and colour, sky and ambient from
+  /// its elevation, headlights of the vehicles (lit lamps, and light sources: the kMaxHeadlights vehicles
+  /// with lit headlights nearest each view's eye), the street lights of the environment (the
+  /// kMaxStreetLights nearest each eye), Koschmieder fog by eye distance, rain's dimming, streaks and wet
+  /// road. Also switches on the sky dome. Until the first call the scene has SceneDef's fixed sun.
+  void SetConditions(const world::WorldConditions& conditions);
+  /// The seat's own vehicle (nullopt: none): not drawn (the seat's cockpit is), but its headlights light
+  /// the scene from the next Update on, like every drawn vehicle's.
+  void SetOwnVehicle(const std::optional<protocol::EntityState>& own) { own_ = own; }
+  /// The look of the conditions last set (the defaults' look before any).
+  const WorldLook& Look() const { return look_; }
+  /// Most vehicles whose headlights light the scene in one view (the nearest to its eye).
+  static constexpr int kMaxHeadlights = 8;
+  /// Most street lights that light the scene in one view (the nearest to its eye).
+  static constexpr int kMaxStreetLights = 8;
   /// Number of environment objects drawn now.
   size_t EnvironmentCount() const { return environment_count_; }
   /// Whether the sky dome and fog are on.
@@ -145,6 +167,13 @@ class SceneGraph {
   osg::ref_ptr<osg::Group> environment_;
   size_t environment_count_ = 0;
   bool atmosphere_on_ = false;
+  bool dome_on_ = false;
+  std::optional<protocol::EntityState> own_;
+  bool conditions_set_ = false;
+  Rgb sky_colour_;
+  WorldLook look_;
+  std::unique_ptr<world_shading::Shading> shading_;
+  void EnsureDome();
   osg::ref_ptr<osg::Group> sensors_;
   osg::ref_ptr<osg::Geometry> cloud_, radar_;
   size_t radar_count_ = 0;

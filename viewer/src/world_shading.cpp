@@ -1,0 +1,385 @@
+#include "world_shading.hpp"
+
+#include <osg/BlendFunc>
+#include <osg/Depth>
+#include <osg/Geometry>
+#include <osg/Group>
+#include <osg/Image>
+#include <osg/Texture2D>
+#include <osgUtil/CullVisitor>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+
+namespace platoon::viewer::world_shading {
+namespace {
+
+// Every surface of the scene, per pixel: vertex colour times texture (a white 1 x 1 one unless a node binds
+// its own), sun and ambient, headlights and street lights, wet sheen, then the clear-air haze and the fog.
+// World position from the view's inverse (a per-view uniform: nested cameras such as mirrors have their own).
+constexpr const char* kSceneVertex = R"(#version 120
+uniform mat4 u_view_inverse;
+varying vec3 v_world;
+varying vec3 v_normal;
+varying vec3 v_eye;
+varying vec4 v_colour;
+void main() {
+  vec4 eye = gl_ModelViewMatrix * gl_Vertex;
+  v_eye = eye.xyz / eye.w;
+  v_world = (u_view_inverse * vec4(v_eye, 1.0)).xyz;
+  v_normal = mat3(u_view_inverse) * (gl_NormalMatrix * gl_Normal);
+  v_colour = gl_Color;
+  gl_TexCoord[0] = gl_MultiTexCoord0;
+  gl_Position = ftransform();
+}
+)";
+
+constexpr const char* kSceneFragment = R"(#version 120
+uniform sampler2D u_tex;
+uniform int u_mode;
+uniform int u_surface;
+uniform vec3 u_sun_dir;
+uniform vec3 u_sun_colour;
+uniform vec3 u_ambient;
+uniform vec3 u_horizon;
+uniform vec3 u_fog_colour;
+uniform float u_fog_sigma;
+uniform float u_haze_start;
+uniform float u_haze_end;
+uniform float u_wetness;
+uniform float u_street_on;
+uniform float u_lamp_gain;
+uniform vec3 u_eye_world;
+uniform int u_head_count;
+uniform vec4 u_head_pos[8];
+uniform vec3 u_head_dir[8];
+uniform int u_street_count;
+uniform vec3 u_street_pos[8];
+varying vec3 v_world;
+varying vec3 v_normal;
+varying vec3 v_eye;
+varying vec4 v_colour;
+const vec3 kHeadColour = vec3(1.0, 0.96, 0.88);
+const vec3 kStreetColour = vec3(1.0, 0.84, 0.60);
+
+// Relative luminous intensity of a headlight pair towards unit direction L (lamp frame: fwd, left, up).
+// Low beam: wide (14 deg), hot spot 1.3 deg below the horizontal, cut off above -0.6 deg so it does not
+// dazzle; high beam adds a narrower, brighter lobe on the axis.
+float Beam(vec3 L, vec3 fwd, float high) {
+  float x = dot(L, fwd);
+  if (x <= 0.0) return 0.0;
+  vec3 left = normalize(cross(vec3(0.0, 0.0, 1.0), fwd));
+  float ah = degrees(atan(dot(L, left), x));
+  float av = degrees(atan(L.z, x));
+  float low = exp(-ah * ah / 392.0) * (1.0 - smoothstep(-0.9, -0.3, av)) *
+              (0.04 + exp(-(av + 1.3) * (av + 1.3) / 5.12));
+  float hi = 2.5 * exp(-ah * ah / 162.0) * exp(-av * av / 12.5);
+  return low + high * hi;
+}
+
+void main() {
+  vec4 base = v_colour * texture2D(u_tex, gl_TexCoord[0].st);
+  vec3 colour = base.rgb;
+  if (u_mode != 1) {
+    vec3 n = normalize(v_normal);
+    if (!gl_FrontFacing) n = -n;
+    vec3 v = normalize(u_eye_world - v_world);
+    float wet = u_surface == 1 ? u_wetness : (u_surface == 2 ? 0.4 * u_wetness : 0.0);
+    vec3 albedo = base.rgb * (1.0 - 0.45 * wet);
+    vec3 light = u_ambient + u_sun_colour * max(dot(n, u_sun_dir), 0.0);
+    vec3 spec = vec3(0.0);
+    if (wet > 0.0) {
+      spec += u_sun_colour * pow(max(dot(n, normalize(u_sun_dir + v)), 0.0), 80.0) * 2.0 * wet;
+      spec += u_horizon * pow(1.0 - max(dot(n, v), 0.0), 5.0) * 0.6 * wet;
+    }
+    for (int i = 0; i < 8; ++i) {
+      if (i >= u_head_count || u_lamp_gain <= 0.0) break;
+      vec3 d = v_world - u_head_pos[i].xyz;
+      float dist2 = max(dot(d, d), 1e-4);
+      vec3 L = d * inversesqrt(dist2);
+      float b = Beam(L, u_head_dir[i], u_head_pos[i].w);
+      if (b <= 0.0) continue;
+      float e = 900.0 * u_lamp_gain * b * sqrt(sqrt(max(dot(n, -L), 0.0))) / (dist2 + 1.0);
+      light += kHeadColour * e;
+      if (wet > 0.0) spec += kHeadColour * e * pow(max(dot(n, normalize(v - L)), 0.0), 60.0) * wet;
+    }
+    for (int i = 0; i < 8; ++i) {
+      if (i >= u_street_count || u_lamp_gain <= 0.0) break;
+      vec3 d = v_world - u_street_pos[i];
+      float dist2 = max(dot(d, d), 1e-4);
+      vec3 L = d * inversesqrt(dist2);
+      float e = 30.0 * u_lamp_gain * (0.25 + 0.75 * max(-L.z, 0.0)) * sqrt(max(dot(n, -L), 0.0)) / (dist2 + 1.0);
+      light += kStreetColour * e;
+      if (wet > 0.0) spec += kStreetColour * e * pow(max(dot(n, normalize(v - L)), 0.0), 40.0) * 3.0 * wet;
+    }
+    colour = albedo * light + spec;
+    if (u_mode == 2) colour = mix(colour, vec3(1.0, 0.93, 0.75), u_street_on);
+  }
+  float dist = length(v_eye);
+  if (u_haze_end > u_haze_start)
+    colour = mix(u_horizon, colour, clamp((u_haze_end - dist) / (u_haze_end - u_haze_start), 0.0, 1.0));
+  colour = mix(u_fog_colour, colour, exp(-u_fog_sigma * dist));
+  gl_FragColor = vec4(colour, base.a);
+}
+)";
+
+// The sky dome (its vertices are directions about the eye): horizon-to-zenith gradient, the sun's disc
+// and halo, and the fog layer (300 m deep) over it: looking up at angle e the light crosses 300 / sin e m.
+constexpr const char* kSkyVertex = R"(#version 120
+varying vec3 v_dir;
+void main() {
+  v_dir = gl_Vertex.xyz;
+  gl_Position = ftransform();
+}
+)";
+
+constexpr const char* kSkyFragment = R"(#version 120
+uniform vec3 u_horizon;
+uniform vec3 u_zenith;
+uniform vec3 u_sun_dir;
+uniform vec3 u_fog_colour;
+uniform float u_fog_sigma;
+uniform float u_sun_glow;
+varying vec3 v_dir;
+void main() {
+  vec3 d = normalize(v_dir);
+  vec3 c = mix(u_horizon, u_zenith, pow(max(d.z, 0.0), 0.6));
+  float cs = max(dot(d, u_sun_dir), 0.0);
+  float low = 1.0 - clamp(u_sun_dir.z * 3.0, 0.0, 1.0);
+  c += u_sun_glow * (vec3(1.0, 0.95, 0.85) * 2.0 * smoothstep(0.99985, 0.99992, cs) +
+                     vec3(1.0, 0.9, 0.7) * 0.35 * pow(cs, 64.0) +
+                     vec3(1.0, 0.6, 0.3) * 0.25 * low * pow(cs, 6.0));
+  c = mix(u_fog_colour, c, exp(-u_fog_sigma * 300.0 / max(d.z, 0.015)));
+  gl_FragColor = vec4(c, 1.0);
+}
+)";
+
+// Rain streaks: fixed points in a 40 x 40 x 12 m box that wraps about the eye, falling by u_rain_phase
+// (m, 0..12); texture coordinate x: 0 bottom, 1 top of a streak; y: the streak's rank 0..1 (drawn below
+// the share u_rain_share).
+constexpr const char* kRainVertex = R"(#version 120
+uniform vec3 u_eye_world;
+uniform float u_rain_phase;
+uniform float u_rain_share;
+void main() {
+  vec3 p = gl_Vertex.xyz;
+  vec3 rel;
+  rel.xy = mod(p.xy - u_eye_world.xy, 40.0) - 20.0;
+  rel.z = mod(p.z - u_rain_phase - u_eye_world.z, 12.0) - 4.0;
+  vec3 w = u_eye_world + rel + gl_MultiTexCoord0.x * vec3(0.04, 0.02, 0.55);
+  gl_Position = gl_MultiTexCoord0.y < u_rain_share ? gl_ModelViewProjectionMatrix * vec4(w, 1.0) : vec4(2.0, 2.0, 2.0, 1.0);
+}
+)";
+
+constexpr const char* kRainFragment = R"(#version 120
+uniform vec3 u_ambient;
+uniform vec3 u_sun_colour;
+void main() {
+  vec3 c = clamp(0.15 + 0.8 * (u_ambient + 0.5 * u_sun_colour), 0.0, 1.0);
+  gl_FragColor = vec4(c, 0.3);
+}
+)";
+
+constexpr int kRainStreaks = 4000;
+
+osg::ref_ptr<osg::Program> MakeProgram(const char* name, const char* vertex, const char* fragment) {
+  osg::ref_ptr<osg::Program> p = new osg::Program;
+  p->setName(name);
+  p->addShader(new osg::Shader(osg::Shader::VERTEX, vertex));
+  p->addShader(new osg::Shader(osg::Shader::FRAGMENT, fragment));
+  return p;
+}
+
+osg::Vec3 ToOsg(const Vec3& v) { return osg::Vec3(static_cast<float>(v.x()), static_cast<float>(v.y()), static_cast<float>(v.z())); }
+osg::Vec3 ToOsg(const Rgb& c) { return osg::Vec3(c.r, c.g, c.b); }
+
+void SetVec3(osg::StateSet& ss, const char* name, const osg::Vec3& v) { ss.getOrCreateUniform(name, osg::Uniform::FLOAT_VEC3)->set(v); }
+void SetFloat(osg::StateSet& ss, const char* name, double v) {
+  ss.getOrCreateUniform(name, osg::Uniform::FLOAT)->set(static_cast<float>(v));
+}
+
+// The per-view uniforms: the view's inverse, its eye and the lights it picked.
+osg::ref_ptr<osg::StateSet> MakeViewState() {
+  osg::ref_ptr<osg::StateSet> ss = new osg::StateSet;
+  ss->getOrCreateUniform("u_view_inverse", osg::Uniform::FLOAT_MAT4)->set(osg::Matrixf());
+  ss->getOrCreateUniform("u_eye_world", osg::Uniform::FLOAT_VEC3)->set(osg::Vec3());
+  ss->getOrCreateUniform("u_head_count", osg::Uniform::INT)->set(0);
+  ss->getOrCreateUniform("u_street_count", osg::Uniform::INT)->set(0);
+  ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC4, "u_head_pos", kMaxHeadlights));
+  ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC3, "u_head_dir", kMaxHeadlights));
+  ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC3, "u_street_pos", kMaxStreetLights));
+  return ss;
+}
+
+// Indices of the `n` points nearest `eye` among `count` (by `position(i)`).
+template <typename Position>
+std::vector<size_t> Nearest(size_t count, size_t n, const Vec3& eye, Position position) {
+  std::vector<size_t> idx(count);
+  std::iota(idx.begin(), idx.end(), size_t{0});
+  n = std::min(n, count);
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(n), idx.end(),
+                    [&](size_t a, size_t b) { return (position(a) - eye).squaredNorm() < (position(b) - eye).squaredNorm(); });
+  idx.resize(n);
+  return idx;
+}
+
+}  // namespace
+
+// Before the scene's children are culled for a camera: that camera's view inverse and its nearest lights,
+// pushed as a state set of its own so the draw of every camera uses its own.
+class ViewCallback final : public osg::NodeCallback {
+ public:
+  explicit ViewCallback(Shading* s) : s_(s) {}
+  void operator()(osg::Node* node, osg::NodeVisitor* nv) override {
+    auto* cv = dynamic_cast<osgUtil::CullVisitor*>(nv);
+    if (!cv || !cv->getModelViewMatrix()) {
+      traverse(node, nv);
+      return;
+    }
+    const osg::Matrixd inv = osg::Matrixd::inverse(*cv->getModelViewMatrix());
+    const osg::Vec3d e = inv.getTrans();
+    const Vec3 eye(e.x(), e.y(), e.z());
+    osg::ref_ptr<osg::StateSet> ss = s_->StateFor(cv->getCurrentCamera());
+    ss->getUniform("u_view_inverse")->set(osg::Matrixf(inv));
+    ss->getUniform("u_eye_world")->set(osg::Vec3(e));
+    const auto& heads = s_->heads_;
+    const std::vector<size_t> h =
+        Nearest(heads.size(), kMaxHeadlights, eye, [&](size_t i) -> const Vec3& { return heads[i].position_m; });
+    osg::Uniform* pos = ss->getUniform("u_head_pos");
+    osg::Uniform* dir = ss->getUniform("u_head_dir");
+    for (size_t k = 0; k < h.size(); ++k) {
+      const Headlight& l = heads[h[k]];
+      pos->setElement(static_cast<unsigned>(k), osg::Vec4(ToOsg(l.position_m), l.high_beam ? 1.0f : 0.0f));
+      dir->setElement(static_cast<unsigned>(k), ToOsg(l.forward));
+    }
+    ss->getUniform("u_head_count")->set(static_cast<int>(h.size()));
+    const auto& lamps = s_->lamps_;
+    const std::vector<size_t> s =
+        s_->street_lights_on ? Nearest(lamps.size(), kMaxStreetLights, eye, [&](size_t i) -> const Vec3& { return lamps[i]; })
+                             : std::vector<size_t>{};
+    osg::Uniform* spos = ss->getUniform("u_street_pos");
+    for (size_t k = 0; k < s.size(); ++k) spos->setElement(static_cast<unsigned>(k), ToOsg(lamps[s[k]]));
+    ss->getUniform("u_street_count")->set(static_cast<int>(s.size()));
+    cv->pushStateSet(ss.get());
+    traverse(node, nv);
+    cv->popStateSet();
+  }
+
+ private:
+  Shading* s_;
+};
+
+Shading::Shading(osg::Group& root, const Vec3& sun_direction, double ambient, double diffuse) {
+  root_ss_ = root.getOrCreateStateSet();
+  osg::StateSet& ss = *root_ss_;
+  ss.setAttributeAndModes(MakeProgram("platoon scene", kSceneVertex, kSceneFragment));
+  // A white texel on unit 0: untextured surfaces sample 1; a node that binds its own texture replaces it.
+  osg::ref_ptr<osg::Image> white = new osg::Image;
+  white->allocateImage(1, 1, 1, GL_RGBA, GL_UNSIGNED_BYTE);
+  std::fill(white->data(), white->data() + 4, static_cast<unsigned char>(255));
+  osg::ref_ptr<osg::Texture2D> tex = new osg::Texture2D(white.get());
+  // Nearest texel, repeated: OSG's default GL_CLAMP with linear filtering would blend the black border in.
+  tex->setFilter(osg::Texture::MIN_FILTER, osg::Texture::NEAREST);
+  tex->setFilter(osg::Texture::MAG_FILTER, osg::Texture::NEAREST);
+  tex->setWrap(osg::Texture::WRAP_S, osg::Texture::REPEAT);
+  tex->setWrap(osg::Texture::WRAP_T, osg::Texture::REPEAT);
+  ss.setTextureAttribute(0, tex.get());
+  ss.getOrCreateUniform("u_tex", osg::Uniform::SAMPLER_2D)->set(0);
+  ss.getOrCreateUniform("u_mode", osg::Uniform::INT)->set(kModeLit);
+  ss.getOrCreateUniform("u_surface", osg::Uniform::INT)->set(kSurfaceOther);
+  // Per-view defaults (the cull callback overrides them for every camera).
+  osg::ref_ptr<osg::StateSet> view = MakeViewState();
+  for (const auto& [name, pair] : view->getUniformList()) ss.addUniform(pair.first.get());
+  // The SceneDef's sun until conditions are set.
+  WorldLook look;
+  look.sun_direction = sun_direction.normalized();
+  const auto a = static_cast<float>(ambient), d = static_cast<float>(diffuse);
+  look.ambient = Rgb{a, a, a};
+  look.sun = Rgb{d, d, d};
+  look.sun_glow = 0.0;
+  SetLook(look);
+  SetHaze(0.0, 0.0);
+  SetTime(0.0);
+  root.setCullCallback(new ViewCallback(this));
+
+  // The rain streaks: lines blended over the scene, behind whatever is nearer.
+  osg::ref_ptr<osg::Geometry> g = new osg::Geometry;
+  g->setUseDisplayList(false);
+  g->setUseVertexBufferObjects(true);
+  osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array;
+  osg::ref_ptr<osg::Vec2Array> t = new osg::Vec2Array;
+  uint32_t state = 0x9e3779b9u;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(state >> 8) / static_cast<float>(1u << 24);
+  };
+  for (int i = 0; i < kRainStreaks; ++i) {
+    const osg::Vec3 p(40.0f * next(), 40.0f * next(), 12.0f * next());
+    const float rank = (static_cast<float>(i) + 0.5f) / kRainStreaks;
+    for (float end : {0.0f, 1.0f}) {
+      v->push_back(p);
+      t->push_back(osg::Vec2(end, rank));
+    }
+  }
+  g->setVertexArray(v);
+  g->setTexCoordArray(0, t, osg::Array::BIND_PER_VERTEX);
+  g->addPrimitiveSet(new osg::DrawArrays(GL_LINES, 0, static_cast<GLsizei>(v->size())));
+  g->setCullingActive(false);
+  rain_ = new osg::Geode;
+  rain_->setName("rain");
+  rain_->addDrawable(g);
+  rain_->setCullingActive(false);
+  osg::StateSet* rs = rain_->getOrCreateStateSet();
+  rs->setAttributeAndModes(MakeProgram("platoon rain", kRainVertex, kRainFragment));
+  rs->setAttributeAndModes(new osg::BlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA));
+  rs->setAttributeAndModes(new osg::Depth(osg::Depth::LESS, 0.0, 1.0, false));
+  rs->setRenderingHint(osg::StateSet::TRANSPARENT_BIN);
+  rain_->setNodeMask(0);
+}
+
+void Shading::SetLook(const WorldLook& look) {
+  osg::StateSet& ss = *root_ss_;
+  SetVec3(ss, "u_sun_dir", ToOsg(look.sun_direction.normalized()));
+  SetVec3(ss, "u_sun_colour", ToOsg(look.sun));
+  SetVec3(ss, "u_ambient", ToOsg(look.ambient));
+  SetVec3(ss, "u_horizon", ToOsg(look.horizon));
+  SetVec3(ss, "u_zenith", ToOsg(look.zenith));
+  SetVec3(ss, "u_fog_colour", ToOsg(look.fog));
+  SetFloat(ss, "u_fog_sigma", look.fog_extinction_1pm);
+  SetFloat(ss, "u_sun_glow", look.sun_glow);
+  SetFloat(ss, "u_wetness", look.wetness);
+  SetFloat(ss, "u_street_on", look.street_lights ? 1.0 : 0.0);
+  SetFloat(ss, "u_lamp_gain", look.lamp_gain);
+  SetFloat(ss, "u_rain_share", look.rain_streaks);
+  street_lights_on = look.street_lights;
+  if (rain_) rain_->setNodeMask(look.rain_streaks > 0.0 ? ~0u : 0u);
+}
+
+void Shading::SetHaze(double start_m, double end_m) {
+  SetFloat(*root_ss_, "u_haze_start", start_m);
+  SetFloat(*root_ss_, "u_haze_end", end_m);
+}
+
+void Shading::SetSurface(osg::StateSet& ss, int kind) { ss.getOrCreateUniform("u_surface", osg::Uniform::INT)->set(kind); }
+
+void Shading::SetMode(osg::StateSet& ss, int mode) { ss.getOrCreateUniform("u_mode", osg::Uniform::INT)->set(mode); }
+
+void Shading::ShadeSky(osg::Node& dome) {
+  dome.getOrCreateStateSet()->setAttributeAndModes(MakeProgram("platoon sky", kSkyVertex, kSkyFragment));
+}
+
+void Shading::SetTime(double t_s) {
+  // Drops fall at 8 m/s; the phase wraps at the box's 12 m height.
+  SetFloat(*root_ss_, "u_rain_phase", std::fmod(std::max(0.0, t_s) * 8.0, 12.0));
+}
+
+osg::ref_ptr<osg::StateSet> Shading::StateFor(const void* camera) {
+  auto it = views_.find(camera);
+  if (it != views_.end()) return it->second;
+  if (views_.size() >= 64) views_.clear();
+  return views_.emplace(camera, MakeViewState()).first->second;
+}
+
+}  // namespace platoon::viewer::world_shading
