@@ -641,10 +641,18 @@ TEST_CASE("opendrive: platoon road export and info, with usage errors exiting 2"
   CHECK(testing::AnyLineContains(lines_i, "markings (left edge to right edge) solid double dashed solid"));
 
   // Usage errors: a bad file names its line, a missing -o, no subcommand.
-  WriteText(dir.File("bad.xodr"), Doc("<geometry s=\"0\" x=\"0\" y=\"0\" hdg=\"0\" length=\"100\"><poly3/></geometry>"));
+  WriteText(dir.File("bad.xodr"), Doc("<geometry s=\"0\" x=\"0\" y=\"0\" hdg=\"0\" length=\"100\"><spline/></geometry>"));
   const auto [rc_b, lines_b] = RunPlatoon({"road", "info", dir.File("bad.xodr")});
   CHECK(rc_b == 2);
-  CHECK(testing::AnyLineContains(lines_b, "bad.xodr:6: <poly3> geometry is not supported"));
+  CHECK(testing::AnyLineContains(lines_b, "bad.xodr:6: <spline> geometry is not supported"));
+  // A real map's elements: road info says what the import read and what it accepted and ignored.
+  const auto [rc_c, lines_c] = RunPlatoon({"road", "info", SourcePath("tests/data/opendrive/combined.xodr")});
+  CAPTURE(lines_c);
+  CHECK(rc_c == 0);
+  CHECK(testing::AnyLineContains(lines_c, "OpenDRIVE: 8 road(s), 1 junction(s)"));
+  CHECK(testing::AnyLineContains(lines_c, "read: paramPoly3 x 1"));
+  CHECK(testing::AnyLineContains(lines_c, "<surface> accepted and ignored (1 in the file, first at "));
+  CHECK(testing::AnyLineContains(lines_c, "1 poly3/paramPoly3"));
   CHECK(RunPlatoon({"road", "export", ring}).first == 2);
   CHECK(RunPlatoon({"road"}).first == 2);
   CHECK(RunPlatoon({"road", "export", dir.File("missing.toml"), "-o", out}).first == 2);
