@@ -112,6 +112,11 @@ int64_t ClientModuleContext::StepNs() const {
   return client_.StepNs();
 }
 
+std::optional<world::WorldConditions> ClientModuleContext::Conditions() const {
+  std::lock_guard lock(mutex_);
+  return client_.Conditions();
+}
+
 void ClientModuleContext::TapWorld(WorldTap tap) {
   std::lock_guard lock(mutex_);
   client_.on_world_broadcast = std::move(tap);

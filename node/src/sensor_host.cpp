@@ -215,7 +215,8 @@ KinematicState DisplayedState(const RemoteEntity& remote, dr::Model model, int64
 
 // --- SensorWorld ---
 
-SensorWorld::SensorWorld(const config::SessionDef& session, uint64_t ego_id) : ego_id_(ego_id) {
+SensorWorld::SensorWorld(const config::SessionDef& session, uint64_t ego_id)
+    : ego_id_(ego_id), conditions_(session.conditions) {
   AddStaticScene(session, scene_);
   scene_.Commit();
 }
@@ -418,6 +419,7 @@ void SensorHostModule::Step(const StepInfo& info, ModuleContext& context) {
   }
 }
 
+      if (auto c = context.Conditions()) world_->SetConditions(*c);  // live light and weather (docs/WORLD.md)
 void SensorHostModule::Measure(Sensor& s, int64_t t_ns, ModuleContext& context) {
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<sensors::Measurement> m = s.instance->Measure(*world_, t_ns);

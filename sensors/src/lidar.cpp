@@ -128,6 +128,9 @@ std::string LidarDef::Validate() const {
   if (!(range_resolution_m >= 0.0) || !(range_noise_k >= 0.0)) return "lidar: range noise terms must be >= 0";
   if (materials.empty()) return "lidar.materials must hold at least material 0";
   if (threads < 1 || threads > 64) return "lidar.threads must be in 1..64";
+  if (!(wavelength_nm > 0.0)) return "lidar.wavelength_nm must be > 0";
+  if (!(pulse_duration_s >= 0.0) || !(overlap_range_m >= 0.0)) return "lidar: pulse_duration_s and overlap_range_m must be >= 0";
+  if (!(backscatter_per_m_sr >= 0.0)) return "lidar.backscatter_per_m_sr must be >= 0";
   return {};
 }
 
@@ -262,6 +265,24 @@ double MaxDetectionRangeM(const LidarDef& def, double reflectance, double incide
   return lo;
 }
 
+SoftEcho MeanSoftEcho(const LidarDef& def) {
+  SoftEcho e;
+  if (!(def.backscatter_per_m_sr > 0.0)) return e;
+  constexpr double kLightSpeedMps = 299792458.0;
+  e.range_m = std::max(def.overlap_range_m, def.min_range_m);
+  e.depth_m = 0.5 * kLightSpeedMps * def.pulse_duration_s;
+  const double r = std::max(e.range_m, 1e-3);
+  const double tau = std::exp(-def.extinction_coefficient_per_m * r);
+  e.power_w = def.transmit_power_w * def.optics_efficiency * def.receiver_aperture_area_m2 * def.backscatter_per_m_sr *
+              e.depth_m * tau * tau / (r * r);
+  // The same power from a Lambertian target of reflectance rho_eff = pi beta c tau_p / 2: its sun background (eq. 5).
+  const double rho_eff = kPi * def.backscatter_per_m_sr * e.depth_m;
+  const double p_n = SunPowerW(def, rho_eff, tau) + DarkPowerW(def);
+  e.snr = p_n > 0.0 ? e.power_w / p_n : std::numeric_limits<double>::infinity();
+  e.detection_probability = e.snr > 0.0 ? std::exp(-def.snr_threshold / e.snr) : 0.0;
+  return e;
+}
+
 Pose PoseAtTime(const Pose& start, const Vec3& velocity_mps, const Vec3& angular_velocity_radps, double t_s) {
   // Constant twist: the velocity turns with the body, p(t) = p0 + int_0^t exp([w] s) v ds
   //   = p0 + (I t + (1 - cos th) / |w|^2 [w] + (t - sin th / |w|) / |w|^2 [w]^2) v,  th = |w| t,
@@ -282,6 +303,17 @@ Pose PoseAtTime(const Pose& start, const Vec3& velocity_mps, const Vec3& angular
 }
 
 namespace {
+
+// Uniform draws in [0, 1) for the backscatter of one column, from their own stream (the range noise of the
+// surface echoes stays the same with and without weather).
+struct LidarUniformStream {
+  uint64_t state;
+  double Next() { return static_cast<double>(Mix64(state += 0x9E3779B97F4A7C15ull) >> 11) * 0x1.0p-53; }
+};
+
+LidarUniformStream LidarColumnUniforms(uint64_t scan_seed, int column) {
+  return LidarUniformStream{Mix64(scan_seed ^ 0x6261636b73636174ull ^ Mix64(static_cast<uint64_t>(column) + 7))};
+}
 
 // Standard normal draws from one column's own stream, seeded by (scan seed, column) and independent of
 // which thread casts the column.
@@ -306,6 +338,10 @@ struct ScanSetup {
   // Reflectivity calibration: rho_cal = P_r d^n / (cal_k tau_cal^2), tau_cal = exp(-cal_alpha d).
   double cal_k = 0.0, cal_alpha = 0.0;
   uint64_t noise_seed = 0;
+  // Fog and rain backscatter (docs/WORLD.md "Weather"): per beam, an echo from the air at bs_range_m +
+  // U bs_depth_m with probability bs_p, power u bs_power_w and SNR u bs_snr (u ~ Exp(1), given detection).
+  double bs_p = 0.0, bs_range_m = 0.0, bs_depth_m = 0.0, bs_power_w = 0.0, bs_snr = 0.0;
+  double bs_rho = 0.0;  // calibrated reflectance of a mean soft echo at bs_range_m (scaled by u per echo)
   // Constant twist (as PoseAtTime): R(t) = (I + sin th K + (1 - cos th) K^2) R0 with th = |w| t and
   // K = [w / |w|]x; p(t) = p0 + v t + (1 - cos th) / |w|^2 w x v + (t - sin th / |w|) / |w|^2 w x (w x v).
   Eigen::Matrix3d r0, k1, k2;
@@ -368,6 +404,17 @@ ScanSetup MakeSetup(const Pose& start, const Vec3& velocity_mps, const Vec3& ang
   su.alpha = def.extinction_coefficient_per_m;
   su.cal_k = su.pr_k * n;  // the whole beam on the target
   su.cal_alpha = kReflectivityCalibrationExtinctionPerM;
+  if (def.backscatter_per_m_sr > 0.0) {
+    const SoftEcho e = MeanSoftEcho(def);
+    su.bs_range_m = e.range_m;
+    su.bs_depth_m = e.depth_m;
+    su.bs_power_w = e.power_w;
+    su.bs_snr = e.snr;
+    su.bs_p = e.detection_probability;
+    // A soft echo's calibrated reflectance, taken at the overlap range (its depth changes it by < 1 %).
+    const double r = su.bs_range_m, tau_cal = std::exp(-su.cal_alpha * r);
+    su.bs_rho = su.bs_power_w * (su.d3 ? r * r * r : r * r) / (su.cal_k * tau_cal * tau_cal);
+  }
   for (const LidarMaterial& m : def.materials) {
     su.reflectance.push_back(m.reflectance);
     su.power_reflectance.push_back(m.reflectance * m.retro_gain);
@@ -510,12 +557,14 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
 
     // Every beam yields at most min(n_sub, max_echoes) points: room for all of them (growing
     // geometrically), so that appending never reallocates inside the loops below.
+    const int soft = su.bs_p > 0.0 ? 1 : 0;
     const size_t needed = ws.points.size() + static_cast<size_t>(b1 - b0) * su.channels *
-                                                 static_cast<size_t>(std::min(su.n_sub, def.max_echoes));
+                                                 static_cast<size_t>(std::min(su.n_sub + soft, def.max_echoes));
     if (ws.points.capacity() < needed) ws.points.reserve(std::max(needed, 2 * ws.points.capacity()));
     size_t k = 0;
     for (int c = b0; c < b1; ++c) {
       NormalStream normal = ColumnNormals(su.noise_seed, c);
+      LidarUniformStream uniform = LidarColumnUniforms(su.noise_seed, c);
       const float t = ws.column_time[c - b0];
       const double* central = &ws.central[static_cast<size_t>(c - b0) * su.channels * 3];
       // One echo of beam `ch` at distance d with power p_r and signal-to-noise ratio snr, from the surface
@@ -548,11 +597,57 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
         pt.class_id = tag.class_id;
         return true;
       };
+      // The echo of the air in fog or rain (docs/WORLD.md "Weather"): drawn for every beam, it comes back
+      // when its fluctuating power clears the threshold and no surface lies nearer. Returns its distance
+      // (+inf: none) and fills its power and SNR.
+      auto soft_draw = [&](double* p_r, double* snr) {
+        if (!(su.bs_p > 0.0)) return std::numeric_limits<double>::infinity();
+        const double v = 1.0 - uniform.Next();  // (0, 1]
+        if (!(v < su.bs_p)) return std::numeric_limits<double>::infinity();
+        const double u = -std::log(v);  // the echo's Exp(1) power factor, given that it cleared the threshold
+        *p_r = u * su.bs_power_w;
+        *snr = u * su.bs_snr;
+        return su.bs_range_m + su.bs_depth_m * uniform.Next();
+      };
+      auto emit_soft = [&](int ch, int echo, double d, double p_r, double snr) {
+        LidarPoint& pt = ws.points.emplace_back();
+        pt.x_m = static_cast<float>(central[3 * ch] * d);
+        pt.y_m = static_cast<float>(central[3 * ch + 1] * d);
+        pt.z_m = static_cast<float>(central[3 * ch + 2] * d);
+        pt.intensity_w = static_cast<float>(p_r);
+        pt.snr = static_cast<float>(snr);
+        pt.ring = static_cast<uint16_t>(ch);
+        pt.column = static_cast<uint16_t>(c);
+        pt.time_offset_s = t;
+        pt.echo = static_cast<uint8_t>(echo);
+        pt.reflectivity = ReflectivityValue(p_r / su.bs_power_w * su.bs_rho);
+        pt.return_type = static_cast<uint8_t>(point_record::ReturnType::kOnly);
+        pt.class_id = kWeatherClassId;
+      };
+      // Several echoes of one beam: first, intermediate and last (each was emitted as the only one).
+      auto mark_echoes = [&](size_t beam_first) {
+        const size_t count = ws.points.size() - beam_first;
+        if (count < 2) return;
+        using point_record::ReturnType;
+        for (size_t e = 0; e < count; ++e)
+          ws.points[beam_first + e].return_type = static_cast<uint8_t>(
+              e == 0 ? ReturnType::kFirst : e == count - 1 ? ReturnType::kLast : ReturnType::kIntermediate);
+      };
       if (su.n_sub == 1) {
-        // One ray per beam: its hit is the beam's only echo, its P_sun the beam's background, and the
+        // One ray per beam: its hit is the beam's only surface echo, its P_sun the beam's background, and the
         // signal-to-noise ratio was computed with the ray's physics.
         for (int ch = 0; ch < su.channels; ++ch, ++k) {
-          if (ws.dist[k] == std::numeric_limits<double>::infinity()) continue;
+          double soft_p = 0.0, soft_snr = 0.0;
+          const double soft_d = soft_draw(&soft_p, &soft_snr);
+          const bool hit = ws.dist[k] != std::numeric_limits<double>::infinity();
+          if (soft_d < ws.dist[k]) {
+            const size_t beam_first = ws.points.size();
+            emit_soft(ch, 0, soft_d, soft_p, soft_snr);
+            if (hit && def.max_echoes > 1) emit(ch, 1, ws.dist[k], ws.power[k], ws.snr[k], ws.hits[k >> 4].tag[k & 15]);
+            mark_echoes(beam_first);
+            continue;
+          }
+          if (!hit) continue;
           emit(ch, 0, ws.dist[k], ws.power[k], ws.snr[k], ws.hits[k >> 4].tag[k & 15]);
         }
         continue;
@@ -576,12 +671,16 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
           }
           dist[j] = d, power[j] = ws.power[i], sub_index[j] = s, tag[j] = ws.hits[i >> 4].tag[i & 15];
         }
-        if (n == 0) continue;
+        double soft_p = 0.0, soft_snr = 0.0;
+        const double soft_d = soft_draw(&soft_p, &soft_snr);
+        const bool soft = soft_d < (n > 0 ? dist[0] : std::numeric_limits<double>::infinity());
+        if (n == 0 && !soft) continue;
 
         // Merge sub-ray hits closer than the merge distance into one echo (seed 002 §4.3.2); an echo
         // made of k of n sub-rays carries k/n of the beam power (partial illumination at an edge).
         const size_t beam_first = ws.points.size();
         int echo = 0;
+        if (soft) emit_soft(ch, echo++, soft_d, soft_p, soft_snr);
         for (int b = 0; b < n && echo < def.max_echoes;) {
           int e = b + 1;
           while (e < n && dist[e] - dist[e - 1] < def.echo_merge_distance_m) ++e;
@@ -596,13 +695,7 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
           b = e;
           if (emit(ch, echo, d, p_r, p_r / (p_sun + su.p_dark), tag[label])) ++echo;
         }
-        // Several echoes of one beam: first, intermediate and last (emit marked each as the only one).
-        if (echo > 1) {
-          using point_record::ReturnType;
-          for (int e = 0; e < echo; ++e)
-            ws.points[beam_first + e].return_type = static_cast<uint8_t>(
-                e == 0 ? ReturnType::kFirst : e == echo - 1 ? ReturnType::kLast : ReturnType::kIntermediate);
-        }
+        mark_echoes(beam_first);
       }
     }
   }
@@ -635,7 +728,8 @@ std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_star
   // between them); without it, the whole scan. Each segment is split into `threads` contiguous column
   // ranges whose points are appended in column order, so the output does not depend on the split.
   std::vector<ScanWorkspace> ws(static_cast<size_t>(threads));
-  ws[0].points.reserve(static_cast<size_t>(su.columns) * su.channels);
+  // Room for one surface echo a beam, and one from the air too in fog or rain.
+  ws[0].points.reserve(static_cast<size_t>(su.columns) * su.channels * (su.bs_p > 0.0 ? 2 : 1));
   const int segment_columns = before_block ? kBlockColumns : std::max(su.columns, 1);
   int seg0 = 0, seg1 = 0;
   auto part = [&](int k, int* c0, int* c1) {

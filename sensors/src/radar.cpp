@@ -101,11 +101,28 @@ std::string_view RadarClassName(RadarClass c) {
 double RadarDef::MaxRangeM(double azimuth_rad) const {
   // Eq. 1: full range in the inner sector, linear falloff to the outer edge, nothing beyond.
   const double a = std::abs(azimuth_rad);
-  if (a <= fov_inner_half_angle_rad) return fov_inner_range_m;
-  if (a > fov_outer_half_angle_rad) return 0.0;
-  const double span = fov_outer_half_angle_rad - fov_inner_half_angle_rad;
-  const double u = span > 0.0 ? (a - fov_inner_half_angle_rad) / span : 1.0;
-  return fov_inner_range_m + u * (fov_outer_range_m - fov_inner_range_m);
+  double clear = 0.0;
+  if (a <= fov_inner_half_angle_rad) {
+    clear = fov_inner_range_m;
+  } else if (a <= fov_outer_half_angle_rad) {
+    const double span = fov_outer_half_angle_rad - fov_inner_half_angle_rad;
+    const double u = span > 0.0 ? (a - fov_inner_half_angle_rad) / span : 1.0;
+    clear = fov_inner_range_m + u * (fov_outer_range_m - fov_inner_range_m);
+  }
+  return rain_attenuation_db_per_km > 0.0 ? RainShortenedRangeM(clear, rain_attenuation_db_per_km) : clear;
+}
+
+double RainShortenedRangeM(double clear_range_m, double attenuation_db_per_km) {
+  if (!(clear_range_m > 0.0) || !(attenuation_db_per_km > 0.0)) return std::max(0.0, clear_range_m);
+  // f(R) = 40 log10(R0 / R) - 2 gamma R / 1000 falls monotonically from +inf (R -> 0) to < 0 at R0:
+  // bisection on (0, R0] to a relative 1e-12.
+  const auto f = [&](double r) { return 40.0 * std::log10(clear_range_m / r) - 2e-3 * attenuation_db_per_km * r; };
+  double lo = 0.0, hi = clear_range_m;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * clear_range_m; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (f(mid) > 0.0 ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
 }
 
 bool RadarDef::InFieldOfView(double x_m, double y_m) const {
@@ -127,6 +144,8 @@ std::string RadarDef::Validate() const {
     return "radar: accuracy sigmas must be >= 0";
   if (occlusion_rays < 1) return "radar.occlusion_rays must be >= 1";
   if (!(rate_hz > 0.0)) return "radar.rate_hz must be > 0";
+  if (!(frequency_ghz >= 1.0 && frequency_ghz <= 1000.0)) return "radar.frequency_ghz must be in [1, 1000]";
+  if (!(rain_attenuation_db_per_km >= 0.0)) return "radar.rain_attenuation_db_per_km must be >= 0";
   for (int i = 0; i < kRadarClassCount; ++i) {
     const RadarClassParams& c = classes[i];
     const std::string name(RadarClassName(static_cast<RadarClass>(i + 1)));

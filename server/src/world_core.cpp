@@ -1,5 +1,7 @@
 #include "platoon/server/world_core.hpp"
 
+#include "platoon/config/conditions.hpp"
+
 #include "platoon/dead_reckoning_kinds.hpp"
 #include "platoon/session/operator_token.hpp"
 #include "platoon/text/escape.hpp"
@@ -797,6 +799,8 @@ void WorldCore::RegisterParams() {
   auto& r = params_;
   auto& sv = session_.server;
   r.AddString("session.name", "Session name", [this] { return session_.name; });
+  // Light and weather (light.*, weather.*): every node gets a change with the next broadcast.
+  config::AddConditionParams(r, session_.conditions, [this] { conditions_changed_ = true; });
   r.AddBool("session.lockstep", "Lock-step session ([session] mode)", [this] { return session_.step.lockstep; });
   r.AddInt("session.step", "", kCount, "Lock-step step granted last (0: none yet, or real time)",
            [this] { return static_cast<int64_t>(current_step_); });
@@ -1559,6 +1563,7 @@ std::vector<protocol::LoggedEvent> WorldCore::EventsAfter(uint64_t sequence) con
 
 protocol::WorldState WorldCore::Keyframe(int64_t now) const {
   protocol::WorldState w = Stamped(now, true);
+  w.conditions = session_.conditions;
   w.entities.reserve(entities_.size());
   for (const auto& [id, e] : entities_) w.entities.push_back(e.state);
   for (const auto& [id, n] : nodes_) w.nodes.push_back(n.info);
@@ -1612,6 +1617,12 @@ void WorldCore::Broadcast(protocol::WorldState w, int64_t now) {
   w.sequence = ++world_sequence_;
   w.server_time_ns = now;
   w.sim_rate = anchor_.rate;
+  // Light and weather: on keyframes, on a rolling keyframe's first slice and on the first broadcast after
+  // they changed (a receiver that missed it sees a gap and asks for a snapshot, which carries them).
+  if (conditions_changed_ || w.keyframe || (w.keyframe_parts > 1 && w.keyframe_part == 0)) {
+    w.conditions = session_.conditions;
+    conditions_changed_ = false;
+  }
   ++counters_.world_states_sent;
   for (auto& s : systems_) s.system->PostBroadcast(w, now);
   outgoing_.push_back(Outgoing{Outgoing::Target::kBroadcast, {}, std::move(w)});

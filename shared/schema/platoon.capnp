@@ -249,6 +249,25 @@ struct WorldState {
   compactEntities @13 :List(CompactEntity);  # the entities (version 2): changes, or the full set of a keyframe
   keptEntities @14 :List(UInt64);  # version 3, rolling keyframe slice: live ids of the slice listed by id only
                                    # (unchanged since their state went out within the last keyframe interval)
+  conditions @15 :WorldConditions;  # light and weather: on keyframes and after a change; absent: unchanged
+}
+
+# The session's light ([light], light.*) and weather ([weather], weather.*), docs/WORLD.md.
+struct WorldConditions {
+  timeOfDayH @0 :Float64;       # local solar time, h
+  dayOfYear @1 :Int32;          # 1..366
+  latitudeDeg @2 :Float64;      # latitude of the map, deg
+  sunElevationDeg @3 :Float64;  # deg above the horizon
+  sunAzimuthDeg @4 :Float64;    # deg clockwise from north (+y)
+  sunSetDirectly @5 :Bool;      # the sun angles were given, not computed from time and date
+  headlights @6 :Bool;
+  highBeam @7 :Bool;
+  streetLights @8 :Bool;
+  headlightsAuto @9 :Bool;      # headlights follow the sun until set
+  streetLightsAuto @10 :Bool;   # street lights follow the sun until set
+  fogVisibilityM @11 :Float64;  # meteorological visibility, m; 0: no fog
+  rainMmH @12 :Float64;         # rain rate, mm/h
+  roadWetness @13 :Float64;     # 0 dry .. 1 standing water
 }
 
 # --- session control and parameters (control socket) ---
@@ -440,6 +459,7 @@ struct CameraRoi {
   depthM @6 :Float32;
   occlusionRatio @7 :Float32;
   truncated @8 :Bool;
+  detail @9 :UInt32;            # class detail: a sign's type * 65536 + its value (docs/WORLD.md "Signs"); 0 none
 }
 
 struct CameraFrame {

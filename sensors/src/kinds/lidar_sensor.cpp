@@ -4,6 +4,9 @@
 #include "platoon/sensors/lidar.hpp"
 #include "platoon/sensors/mounting.hpp"
 #include "platoon/sensors/point_cloud.hpp"
+#include "platoon/sensors/weather.hpp"
+
+#include <fmt/format.h>
 
 #include <random>
 
@@ -23,9 +26,12 @@ class LidarSensor final : public SensorInstance {
     const KinematicState mount = MountPointKinematics(vehicle, spec_.mounting);
     // Boxes are posed at each block's own firing time, so moving targets are where the rays meet them.
     const Scene& scene = world.SceneAt(start);
+    // The session's fog, rain and sun now (docs/WORLD.md "Weather").
+    const LidarDef def = LidarInConditions(spec_.lidar, world.Conditions());
     const auto raw = Scan(scene, SensorPoseInWorld(vehicle.pose, spec_.mounting), mount.velocity_mps,
-                          vehicle.angular_velocity_radps, spec_.lidar, rng_,
+                          vehicle.angular_velocity_radps, def, rng_,
                           [&](double t_s) { world.SceneAt(start + SToNs(t_s)); });
+    for (const LidarPoint& p : raw) backscatter_points_ += p.class_id == kWeatherClassId ? 1 : 0;
     protocol::PointCloud msg;
     msg.header.stamp_ns = start;
     msg.duration_ns = duration;
@@ -35,9 +41,14 @@ class LidarSensor final : public SensorInstance {
     return Measurement{std::move(msg), raw.size()};
   }
 
+  void Summarize(std::string& json_members) const override {
+    json_members += fmt::format(",\"backscatter_points\":{}", backscatter_points_);
+  }
+
  private:
   SensorSpec spec_;
   std::mt19937_64 rng_;
+  uint64_t backscatter_points_ = 0;  // echoes from fog or rain (class kWeatherClassId) so far
 };
 
 }  // namespace
@@ -73,6 +84,10 @@ void ReadLidar(const config::Table& t, SensorSpec& s) {
   if (div == "cross") d.divergence_sampling = DivergenceSampling::kCross;
   d.echo_merge_distance_m = t.GetDouble("echo_merge_distance_m", d.echo_merge_distance_m, 0, 100);
   d.max_echoes = static_cast<int>(t.GetInt("max_echoes", d.max_echoes, 1, 8));
+  // Weather (docs/WORLD.md "Weather"): what fog and rain do depends on these.
+  d.wavelength_nm = t.GetDouble("wavelength_nm", d.wavelength_nm, 300, 2000);
+  d.pulse_duration_s = t.GetDouble("pulse_duration_s", d.pulse_duration_s, 0, 1e-6);
+  d.overlap_range_m = t.GetDouble("overlap_range_m", d.overlap_range_m, 0, 100);
   // Execution only: threads per scan (the points are the same for any value).
   d.threads = static_cast<int>(t.GetInt("threads", d.threads, 1, 64));
   if (const std::string why = d.Validate(); !why.empty()) t.Fail("type", "invalid lidar: " + why);

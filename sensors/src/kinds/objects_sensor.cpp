@@ -5,6 +5,7 @@
 #include "platoon/can/transport.hpp"
 #include "platoon/sensors/mounting.hpp"
 #include "platoon/sensors/object_list.hpp"
+#include "platoon/sensors/weather.hpp"
 
 #include <random>
 
@@ -27,7 +28,8 @@ class ObjectsSensor final : public SensorInstance {
                                         to_sensor * (box.position_m - sensor_world.position_m),
                                         to_sensor * e.kinematics.velocity_mps, e.box_size_m});
     }
-    // The error chain: Z_t = M(X_t).
+    // Fog hides what its contrast no longer shows (docs/WORLD.md "Weather"), then the error chain: Z_t = M(X_t).
+    ApplyVisibility(truth, world.Conditions().weather.fog_visibility_m, VisibilityDetectionDef{}, rng_);
     const std::vector<SensedObject> sensed = chain_.Process(truth, rng_);
     protocol::ObjectList msg;
     msg.header.stamp_ns = t_ns;

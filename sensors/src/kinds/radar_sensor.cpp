@@ -3,6 +3,7 @@
 
 #include "platoon/sensors/mounting.hpp"
 #include "platoon/sensors/radar.hpp"
+#include "platoon/sensors/weather.hpp"
 
 #include <random>
 
@@ -32,8 +33,10 @@ class RadarSensor final : public SensorInstance {
     for (const auto& e : world.OthersAt(t_ns))
       targets.push_back(RadarTarget{TruthLabel(e.id), RadarClassOf(e.kind), EntityBoxPose(e.kinematics, e.box_size_m),
                                     e.kinematics.velocity_mps, e.box_size_m});
+    // Rain shortens the range (docs/WORLD.md "Weather").
+    const RadarDef def = RadarInConditions(spec_.radar, world.Conditions());
     const auto objects = sensors::Measure(targets, &scene, SensorPoseInWorld(vehicle.pose, spec_.mounting),
-                                          mount.velocity_mps, spec_.radar, rng_);
+                                          mount.velocity_mps, def, rng_);
     protocol::RadarScan msg;
     msg.header.stamp_ns = t_ns;
     for (const auto& o : objects)
@@ -63,6 +66,7 @@ void ReadRadar(const config::Table& t, SensorSpec& s) {
   d.range_sigma_m = t.GetDouble("range_sigma_m", d.range_sigma_m, 0, 100);
   d.occlusion_rays = static_cast<int>(t.GetInt("occlusion_rays", d.occlusion_rays, 1, 1024));
   d.rate_hz = t.GetDouble("rate_hz", d.rate_hz, 0.1, 1000);
+  d.frequency_ghz = t.GetDouble("frequency_ghz", d.frequency_ghz, 1, 1000);
   if (const std::string why = d.Validate(); !why.empty()) t.Fail("type", "invalid radar: " + why);
   d.mounting = s.mounting;
   s.radar = d;

@@ -3,6 +3,7 @@
 #include "platoon/can/transport.hpp"
 
 #include "platoon/config/params.hpp"
+#include "platoon/config/conditions.hpp"
 
 #include "platoon/road/session_road.hpp"
 #include "platoon/text/name_rule.hpp"
@@ -728,6 +729,9 @@ void CheckAttachTo(const SessionDef& s, const NodeDef& n) {
       char* end = nullptr;
       index = std::strtol(idx.c_str(), &end, 10);
       if (idx.empty() || *end != '\0' || idx.find_first_not_of("0123456789") != std::string::npos || index > 65535)
+  if (auto t = root.Sub("light")) s.conditions.light = ReadLight(*t);
+  else world::UpdateDerived(s.conditions.light);
+  if (auto t = root.Sub("weather")) s.conditions.weather = ReadWeather(*t);
         fail("expected \"<node name>[:<vehicle index 0..65535>]\", got \"" + n.attach_to + "\"");
       name = name.substr(0, colon);
     }

@@ -3,7 +3,9 @@
 
 #include "platoon/config/session.hpp"
 #include "platoon/config/params.hpp"
+#include "platoon/config/conditions.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace platoon::config {
@@ -75,9 +77,17 @@ void ValidateVariators(const SessionDef& session) {
         throw ConfigError(v.where + ".param: \"" + v.param + "\" names no node of this session (nodes: " +
                           (names.empty() ? std::string("none") : names) + ")");
       }
+    } else if (v.param.rfind("light.", 0) == 0 || v.param.rfind("weather.", 0) == 0) {
+      // The world's conditions: one of their live parameters (docs/WORLD.md).
+      const auto& paths = ConditionParamPaths();
+      if (std::find(paths.begin(), paths.end(), v.param) == paths.end()) {
+        std::string names;
+        for (const auto& p : paths) names += (names.empty() ? "" : ", ") + p;
+        throw ConfigError(v.where + ".param: expected one of " + names + ", got \"" + v.param + "\"");
+      }
     } else if (v.param.rfind("server.", 0) != 0 && v.param.rfind("session.", 0) != 0) {
-      throw ConfigError(v.where + ".param: expected a path under node.<name>., server. or session., got \"" + v.param +
-                        "\"");
+      throw ConfigError(v.where + ".param: expected a path under node.<name>., server., session., light. or weather., got \"" +
+                        v.param + "\"");
     }
   }
 }

@@ -198,11 +198,12 @@ void Put(wire::CameraRoi::Builder b, const CameraRoi& c) {
   b.setDepthM(c.depth_m);
   b.setOcclusionRatio(c.occlusion_ratio);
   b.setTruncated(c.truncated);
+  b.setDetail(c.detail);
 }
 
 CameraRoi Get(wire::CameraRoi::Reader r) {
   return CameraRoi{r.getEntityId(), r.getClassId(), r.getUMin(),           r.getVMin(),     r.getUMax(),
-                   r.getVMax(),     r.getDepthM(),  r.getOcclusionRatio(), r.getTruncated()};
+                   r.getVMax(),     r.getDepthM(),  r.getOcclusionRatio(), r.getTruncated(), r.getDetail()};
 }
 
 void Put(wire::FusedSource::Builder b, const FusedSource& f) {
@@ -256,6 +257,49 @@ LoggedEvent Get(wire::LoggedEvent::Reader r) {
   return LoggedEvent{r.getSequence(), r.getSimTimeNs(), CastEnum<LoggedEvent::Kind>(r.getKind()),
                      r.getSource(),   r.getText(),      r.getDetail(),
                      r.getTargetNode(), r.getEntityId()};
+}
+
+void PutConditions(wire::WorldConditions::Builder b, const world::WorldConditions& c) {
+  b.setTimeOfDayH(c.light.time_of_day_h);
+  b.setDayOfYear(c.light.day_of_year);
+  b.setLatitudeDeg(c.light.latitude_deg);
+  b.setSunElevationDeg(c.light.sun_elevation_deg);
+  b.setSunAzimuthDeg(c.light.sun_azimuth_deg);
+  b.setSunSetDirectly(c.light.sun_set_directly);
+  b.setHeadlights(c.light.headlights);
+  b.setHighBeam(c.light.high_beam);
+  b.setStreetLights(c.light.street_lights);
+  b.setHeadlightsAuto(c.light.headlights_auto);
+  b.setStreetLightsAuto(c.light.street_lights_auto);
+  b.setFogVisibilityM(c.weather.fog_visibility_m);
+  b.setRainMmH(c.weather.rain_mm_h);
+  b.setRoadWetness(c.weather.road_wetness);
+}
+
+// Conditions as received; values that are not finite or out of their range are clamped to the nearest
+// allowed one (garbage cannot blind every sensor of a node with a NaN).
+world::WorldConditions GetConditions(wire::WorldConditions::Reader r) {
+  const auto in = [](double v, double lo, double hi, double fallback) {
+    return std::isfinite(v) ? std::clamp(v, lo, hi) : fallback;
+  };
+  world::WorldConditions c;
+  world::LightConditions& l = c.light;
+  l.time_of_day_h = in(r.getTimeOfDayH(), 0, 24, l.time_of_day_h);
+  l.day_of_year = std::clamp(r.getDayOfYear(), 1, 366);
+  l.latitude_deg = in(r.getLatitudeDeg(), -90, 90, l.latitude_deg);
+  l.sun_elevation_deg = in(r.getSunElevationDeg(), -90, 90, l.sun_elevation_deg);
+  l.sun_azimuth_deg = in(r.getSunAzimuthDeg(), 0, 360, l.sun_azimuth_deg);
+  l.sun_set_directly = r.getSunSetDirectly();
+  l.headlights = r.getHeadlights();
+  l.high_beam = r.getHighBeam();
+  l.street_lights = r.getStreetLights();
+  l.headlights_auto = r.getHeadlightsAuto();
+  l.street_lights_auto = r.getStreetLightsAuto();
+  world::WeatherConditions& w = c.weather;
+  w.fog_visibility_m = in(r.getFogVisibilityM(), 0, 1e6, 0);
+  w.rain_mm_h = in(r.getRainMmH(), 0, 1000, 0);
+  w.road_wetness = in(r.getRoadWetness(), 0, 1, 0);
+  return c;
 }
 
 NodeInfo Get(wire::NodeInfo::Reader r);  // defined below, used by GetList
@@ -411,6 +455,7 @@ struct BodyWriter {
       auto kept = b.initKeptEntities(m.kept_entities.size());
       for (unsigned i = 0; i < m.kept_entities.size(); ++i) kept.set(i, m.kept_entities[i]);
     }
+    if (m.conditions) PutConditions(b.initConditions(), *m.conditions);
   }
   void operator()(const SessionControl& m) {
     auto b = body.initSessionControl();
@@ -614,6 +659,7 @@ std::optional<Message> ReadBody(wire::Envelope::Body::Reader body, std::string_v
       m.keyframe_part = r.getKeyframePart();
       if (m.keyframe_part >= m.keyframe_parts) m.keyframe_part = m.keyframe_parts = 0;
       for (uint64_t id : r.getKeptEntities()) m.kept_entities.push_back(id);
+      if (r.hasConditions()) m.conditions = GetConditions(r.getConditions());
       return m;
     }
     case W::SESSION_CONTROL: {

@@ -241,6 +241,11 @@ void SessionClient::OnWorld(const protocol::WorldState& w, bool snapshot, int64_
   }
   const int64_t blend_from = step_ns_ > 0 && granted_step_ > 0 ? granted_sim_ns_ : SimTimeAt(anchor_, clock_.NowNs());
   const WorldApplyResult r = world_.Apply(w, blend_from, snapshot, node_id_);
+  // Light and weather ride on keyframes and on the broadcast after a change; an old snapshot does not undo them.
+  if (w.conditions && r.applied && w.conditions != conditions_) {
+    conditions_ = w.conditions;
+    ++conditions_version_;
+  }
   // The whole world is here once a snapshot or a whole keyframe was applied after a Welcome.
   if (joined_ && r.applied && (snapshot || w.keyframe)) world_complete_ = true;
   if (r.reset) {

@@ -77,6 +77,8 @@ class ClientModuleContext final : public ModuleContext, public EncodedPublisher 
   std::optional<transport::SharedBytes> ReceiveData(int64_t wait_ns) override;
   std::vector<protocol::NodeInfo> Nodes() const override;
   int64_t StepNs() const override;
+  /// The client's newest received conditions (session::SessionClient::Conditions).
+  std::optional<world::WorldConditions> Conditions() const override;
   void TapWorld(WorldTap tap) override;
   /// Queues a protocol::Mark on the client's control socket, stamped with the client's sim time now
   /// (0 before the session clock is known: the server stamps it on arrival).

@@ -5,6 +5,7 @@
 #include "platoon/config/params.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/transport/shared_bytes.hpp"
+#include "platoon/world/conditions.hpp"
 
 #include <spdlog/logger.h>
 
@@ -63,6 +64,9 @@ class ModuleContext {
   /// Lock-step period, in ns, while the session runs in lock-step (sim time advances only on the
   /// server's grants; typical 10'000'000); 0 in real time.
   virtual int64_t StepNs() const { return 0; }
+  /// The session's light and weather as last received with the world (docs/WORLD.md "Light", "Weather");
+  /// nullopt before any arrived (the session file's [light] and [weather] hold until then).
+  virtual std::optional<world::WorldConditions> Conditions() const { return std::nullopt; }
 
   /// Puts a marker with `text` (1 to 1000 bytes; "key:space") on the synced clock at this node's sim time
   /// now, so it sits at the instant of the call, not at its arrival at the server; the server logs it with

@@ -67,6 +67,9 @@ class SensorWorld final : public sensors::SensorWorldView {
   KinematicState EgoAt(int64_t t_ns) const override;
   std::vector<protocol::EntityState> OthersAt(int64_t t_ns) const override;
   const sensors::Scene& SceneAt(int64_t t_ns) const override;
+  /// Takes the session's light and weather (ModuleContext::Conditions), which every sensor measures in.
+  void SetConditions(const world::WorldConditions& conditions) { conditions_ = conditions; }
+  world::WorldConditions Conditions() const override { return conditions_; }
 
  private:
   // The scene is a cache of the world posed at one time: SceneAt moves boxes, never entities.
@@ -78,6 +81,7 @@ class SensorWorld final : public sensors::SensorWorldView {
   std::map<uint64_t, sensors::DynamicId> slots_;  // entity id -> box
   std::vector<sensors::DynamicId> free_;
   mutable bool dirty_ = false;  // boxes added or parked since the last commit
+  world::WorldConditions conditions_;
 };
 
 /// Every sensor of one sensor host, as one module stepped at 1 kHz; each sensor measures at whole

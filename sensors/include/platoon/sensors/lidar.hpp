@@ -94,6 +94,15 @@ struct LidarDef {
 
   std::vector<LidarMaterial> materials = DefaultLidarMaterials();  ///< Indexed by SurfaceTag::material_id; unknown ids use entry 0.
 
+  // --- Weather (docs/WORLD.md "Weather"; LidarInConditions sets the air's two coefficients) ---
+  double wavelength_nm = 905.0;      ///< Laser wavelength, in nm (fog extinction's wavelength exponent). 905 or 1550.
+  double pulse_duration_s = 5e-9;    ///< Laser pulse length tau_p, in s: a soft target's echo integrates c tau_p / 2 of air. 3-10 ns.
+  double overlap_range_m = 2.0;      ///< Range of full transmitter-receiver overlap, in m: fog and rain echo from here. 1-5.
+  /// Volume backscatter coefficient of the air beta, in 1/(m sr): 0 in clear air (no echoes from it); fog or
+  /// rain of extinction alpha give alpha / kLidarRatioWaterSr. Each beam may then return a soft echo
+  /// (class kWeatherClassId) from just beyond overlap_range_m.
+  double backscatter_per_m_sr = 0.0;
+
   // --- Execution (not physics) ---
   int threads = 1;  ///< Threads that cast one scan, 1..64; the scan's points do not depend on it. 1 or 2.
 
@@ -123,6 +132,9 @@ LidarDef Vlp16Def();
 LidarDef Hdl64Def();
 /// Ouster OS1-128: 128 channels -22.5..+22.5 deg, 1024 columns, 10 Hz.
 LidarDef Os1_128Def();
+
+/// class_id of an echo from fog or rain drops (no surface; entity_id 0); SemanticClass::kWeather.
+inline constexpr uint32_t kWeatherClassId = 9;
 
 /// One detected echo. Coordinates are in the sensor frame at the beam's own firing time (raw, not
 /// motion-compensated), placed on the nominal beam direction at the measured range.
@@ -166,6 +178,21 @@ uint8_t ReflectivityValue(double rho);
 /// eq. 2-6; SNR falls monotonically with distance). Not capped by max_range_m. 0 if undetectable
 /// even at 1 mm.
 double MaxDetectionRangeM(const LidarDef& def, double reflectance, double incidence_rad);
+
+/// The echo of the air (fog, rain) one beam receives on average (docs/WORLD.md "Weather"): the lidar
+/// equation of a volume target, P_bs = P_t eta A_r beta (c tau_p / 2) exp(-2 alpha R) / R^2, at the range R
+/// of full overlap (nearer, the receiver does not see the beam). The drops' echo fluctuates like speckle:
+/// its power is exponentially distributed about P_bs, so a beam detects it with probability
+/// exp(-snr_threshold / SNR_bs).
+struct SoftEcho {
+  double range_m = 0.0;                ///< R = max(overlap_range_m, min_range_m), in m.
+  double depth_m = 0.0;                ///< Depth of air one pulse integrates, c tau_p / 2, in m.
+  double power_w = 0.0;                ///< Mean received power P_bs, in W.
+  double snr = 0.0;                    ///< Mean signal-to-noise ratio P_bs / (P_sun + P_DK).
+  double detection_probability = 0.0;  ///< Per beam, exp(-snr_threshold / snr); 0 when beta is 0.
+};
+/// The mean soft echo of `def`'s air (backscatter_per_m_sr, extinction_coefficient_per_m).
+SoftEcho MeanSoftEcho(const LidarDef& def);
 
 /// One lidar scan. The sensor starts at `sensor_at_scan_start` (world frame) and moves with constant
 /// world-frame `velocity_mps` and `angular_velocity_radps` during the scan; each column is cast from

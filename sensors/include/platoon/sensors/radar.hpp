@@ -72,6 +72,13 @@ struct RadarDef {
   // --- Classes (seed 000 Table 1), indexed by RadarClassIndex() ---
   std::array<RadarClassParams, kRadarClassCount> classes{};  ///< Per-class RCS, P_d, class range, false positives.
 
+  // --- Weather (docs/WORLD.md "Weather"): rain attenuation shortens the range of eq. 1 ---
+  double frequency_ghz = 76.5;  ///< Carrier frequency, in GHz; sets the rain attenuation (ITU-R P.838). ARS 408: 76-77.
+  /// Specific attenuation of the air, one way, in dB/km: 0 in clear air; RadarInConditions sets it from the
+  /// rain rate. The range of eq. 1 is the clear-air range and shrinks so that the two-way loss fits the same
+  /// link budget (RainShortenedRangeM).
+  double rain_attenuation_db_per_km = 0.0;
+
   double rate_hz = 20.0;  ///< Measurement cycle rate, in Hz. ARS 408: ~17-20.
   Mounting mounting;      ///< Placement on the vehicle; callers pass SensorPoseInWorld(vehicle, mounting) to Measure().
 
@@ -79,7 +86,8 @@ struct RadarDef {
   const RadarClassParams& Class(RadarClass c) const { return classes[RadarClassIndex(c)]; }
   /// Parameters of class `c` (mutable, for configuration).
   RadarClassParams& Class(RadarClass c) { return classes[RadarClassIndex(c)]; }
-  /// Maximum detection range at azimuth `azimuth_rad`, in m; 0 outside the field of view (eq. 1).
+  /// Maximum detection range at azimuth `azimuth_rad`, in m; 0 outside the field of view (eq. 1),
+  /// shortened by rain_attenuation_db_per_km.
   double MaxRangeM(double azimuth_rad) const;
   /// True if the sensor-frame point (x_m, y_m) lies in the field of view (range and azimuth, eq. 1).
   bool InFieldOfView(double x_m, double y_m) const;
@@ -128,6 +136,12 @@ double VisibleFraction(const RadarTarget& target, const Scene* occluders, const 
 std::vector<RadarObject> Measure(const std::vector<RadarTarget>& targets, const Scene* occluders,
                                  const Pose& sensor_world, const Vec3& sensor_velocity_mps,
                                  const RadarDef& def, std::mt19937_64& rng);
+
+/// The range at which a target seen to `clear_range_m` (m) in clear air is still seen when the air attenuates
+/// by `attenuation_db_per_km` (one way, dB/km): the radar equation's R^-4 spreading and the two-way loss
+/// share one link budget, 40 log10(R0 / R) = 2 gamma R / 1000 (R in m), solved for R. clear_range_m when
+/// the attenuation is 0.
+double RainShortenedRangeM(double clear_range_m, double attenuation_db_per_km);
 
 /// Poisson draw with mean `mean` (>= 0) from library-independent uniforms (product of uniforms).
 int PoissonCount(double mean, std::mt19937_64& rng);

@@ -32,6 +32,7 @@ enum class SemanticClass : uint32_t {
   kSign = 6,
   kGuardRail = 7,
   kStaticObject = 8,
+  kWeather = 9,  ///< Fog or rain drops: a lidar's backscatter echo (kWeatherClassId).
 };
 
 /// One configured sensor: its id, kind, rate, mounting, seed and the model definition of its kind.

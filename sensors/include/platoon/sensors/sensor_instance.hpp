@@ -9,6 +9,7 @@
 #include "platoon/geometry.hpp"
 #include "platoon/protocol/messages.hpp"
 #include "platoon/sensors/scene.hpp"
+#include "platoon/world/conditions.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -33,6 +34,8 @@ class SensorWorldView {
   /// The ray-casting scene with every dynamic box posed at sim time `t_ns` (ns). Posing moves only the
   /// view's acceleration structure, never the world, hence const. Valid until the next SceneAt call.
   virtual const Scene& SceneAt(int64_t t_ns) const = 0;
+  /// The session's light and weather now (fog, rain, sun); default: clear noon.
+  virtual world::WorldConditions Conditions() const { return {}; }
 };
 
 /// Draws a camera's image. Implemented where a renderer lives (the node, through the viewer library),

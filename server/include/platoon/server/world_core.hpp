@@ -449,7 +449,8 @@ class WorldCore {
   void ExpireParamRequests(int64_t now);
   void FinishListGroup(uint64_t group);
 
-  config::SessionDef session_;
+  config::SessionDef session_;  // its `conditions` are the live light and weather (light.*, weather.*)
+  bool conditions_changed_ = false;  // light or weather set since the last broadcast
   std::shared_ptr<spdlog::logger> log_;
   std::vector<SystemSlot> systems_;
   std::vector<Outgoing> outgoing_;

@@ -12,6 +12,7 @@
 #include "platoon/protocol/messages.hpp"
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/transport/security.hpp"
+#include "platoon/world/conditions.hpp"
 
 #include <array>
 #include <cstdint>
@@ -392,6 +393,7 @@ struct SessionDef {
   RoadSessionDef road;               ///< The road traffic drives on ([road]).
   bool has_road = false;             ///< Whether the file has a [road] table.
   SceneDef scene;                    ///< Static sensor scene ([scene]).
+  world::WorldConditions conditions; ///< Light and weather at the start ([light], [weather]; docs/WORLD.md).
   std::vector<NodeDef> nodes;
   std::vector<EventDef> events;      ///< Scenario events ([[event]]), evaluated by the server.
   std::vector<VariatorDef> variators;  ///< Variators during a run ([[variator]]), applied by the server.

@@ -3,6 +3,7 @@
 /// appears only in codec.cpp; everything else in platoon speaks these types.
 
 #include "platoon/geometry.hpp"
+#include "platoon/world/conditions.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -236,6 +237,10 @@ struct WorldState {
   /// since it last went out on the broadcast stream, within the last keyframe interval. A receiver keeps
   /// them as it holds them (it sweeps neither these nor `entities`).
   std::vector<uint64_t> kept_entities;
+  /// The session's light and weather ([light], [weather], live parameters light.* and weather.*): on every
+  /// keyframe (and a rolling keyframe's first slice) and on any broadcast after they changed; absent
+  /// otherwise (the receiver keeps what it has). Older peers ignore it.
+  std::optional<world::WorldConditions> conditions;
   bool operator==(const WorldState&) const = default;
 };
 
@@ -434,6 +439,7 @@ struct CameraRoi {
   float u_min = 0, v_min = 0, u_max = 0, v_max = 0;  ///< px, u right, v down.
   float depth_m = 0, occlusion_ratio = 0;
   bool truncated = false;
+  uint32_t detail = 0;  ///< Class detail: for a sign road::SignDetail (type * 65536 + value); 0 none.
   bool operator==(const CameraRoi&) const = default;
 };
 

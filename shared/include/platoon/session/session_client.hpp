@@ -202,6 +202,10 @@ class SessionClient {
   const RemoteWorld& World() const { return world_; }
   /// Node table of the newest world state that carried one, and a counter bumped when it changes.
   const std::vector<protocol::NodeInfo>& Nodes() const { return nodes_; }
+  /// The session's light and weather as the newest world state carrying them said; nullopt before any.
+  const std::optional<world::WorldConditions>& Conditions() const { return conditions_; }
+  /// Counts world states that changed Conditions() (the first one included).
+  uint64_t ConditionsVersion() const { return conditions_version_; }
   uint64_t NodesVersion() const { return nodes_version_; }
   /// Statistics of the world stream.
   const ClientStats& Stats() const { return stats_; }
@@ -275,6 +279,8 @@ class SessionClient {
   bool anchor_known_ = false;
   std::vector<protocol::NodeInfo> nodes_;
   uint64_t nodes_version_ = 0;
+  std::optional<world::WorldConditions> conditions_;  // newest received light and weather
+  uint64_t conditions_version_ = 0;
   std::map<uint64_t, int64_t> newest_stamp_;
   ClientStats stats_;
 
