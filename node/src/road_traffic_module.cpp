@@ -167,6 +167,21 @@ double JsonNumber(const std::string& json, const std::string& key, double fallba
 
 }  // namespace
 
+// The string after "key": in a flat JSON object (no escapes in it); empty when missing.
+std::string JsonString(const std::string& json, const std::string& key) {
+  const std::string k = "\"" + key + "\":\"";
+  const auto at = json.find(k);
+  if (at == std::string::npos) return {};
+  const auto end = json.find('"', at + k.size());
+  return end == std::string::npos ? std::string() : json.substr(at + k.size(), end - at - k.size());
+}
+
+// A transition shape's name ("step", "linear", "sinusoidal", "cubic"; anything else: cubic).
+vehicle::RoadTraffic::Shape ShapeOf(const std::string& name) {
+  using S = vehicle::RoadTraffic::Shape;
+  return name == "step" ? S::kStep : name == "linear" ? S::kLinear : name == "sinusoidal" ? S::kSinusoidal : S::kCubic;
+}
+
 void RoadTrafficModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) {
   if (event.kind != protocol::LoggedEvent::Kind::kAction || event.target_node == 0 ||
       event.target_node != context.NodeId())
@@ -203,7 +218,15 @@ void RoadTrafficModule::OnEvent(const protocol::LoggedEvent& event, ModuleContex
         const long k = at - static_cast<long>(JsonNumber(d, "direction", 0));
         if (k >= 0 && k < static_cast<long>(lanes.size())) lane = lanes[static_cast<size_t>(k)];
       }
-      ok = car && lane != 0 && traffic_->ChangeLane(index, lane);
+      // With a shape (an OpenSCENARIO LaneChangeAction): its duration, shape and offset in the target lane.
+      const std::string shape = JsonString(d, "shape");
+      if (car && lane != 0 && !shape.empty())
+        ok = traffic_->ChangeLane(index, lane, JsonNumber(d, "duration_s", 0), ShapeOf(shape), JsonNumber(d, "offset_m", 0));
+      else
+        ok = car && lane != 0 && traffic_->ChangeLane(index, lane);
+    } else if (a == "lane_offset") {
+      ok = traffic_->SetLaneOffset(index, JsonNumber(d, "offset_m", 0), JsonNumber(d, "duration_s", 0),
+                                   ShapeOf(JsonString(d, "shape")));
     } else if (a == "speed_profile") {
       const auto p = JsonNumbers(d, "points");
       std::vector<std::pair<double, double>> points;

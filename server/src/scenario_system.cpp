@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace platoon::server {
 namespace {
@@ -28,6 +30,13 @@ double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 ScenarioSystem::ScenarioSystem(WorldCore& core, std::vector<config::EventDef> events, road::RoadNetwork roads,
                                std::shared_ptr<spdlog::logger> log)
     : core_(core), events_(std::move(events)), roads_(std::move(roads)), log_(std::move(log)), state_(events_.size()) {}
+
+ScenarioSystem::ScenarioSystem(WorldCore& core, std::vector<config::EventDef> events, road::RoadNetwork roads,
+                               std::shared_ptr<spdlog::logger> log,
+                               const std::vector<std::pair<std::string, std::string>>& params)
+    : ScenarioSystem(core, std::move(events), std::move(roads), std::move(log)) {
+  for (const auto& [name, value] : params) params_[name] = value;
+}
 
 void ScenarioSystem::OnLoggedEvent(const protocol::LoggedEvent& event, int64_t /*now_ns*/) {
   // Markers are conditions of the next evaluation (a marker an action logs included).
@@ -55,7 +64,58 @@ bool ScenarioSystem::StateAt(uint64_t id, int64_t sim_ns, protocol::EntityState&
 }
 
 bool ScenarioSystem::Evaluate(size_t i, int64_t sim_ns, std::string& detail, uint64_t& subject, uint64_t& ahead) {
-  const ConditionDef& c = events_[i].when;
+  const config::EventDef& e = events_[i];
+  State& st = state_[i];
+  // The condition's value the event sees: the raw value through its edge, then negated when asked.
+  auto through_edge = [](const ConditionDef& c, bool raw, uint8_t& prev) {
+    bool v = raw;
+    switch (c.edge) {
+      case ConditionDef::Edge::kNone: break;
+      case ConditionDef::Edge::kRising: v = raw && !prev; break;
+      case ConditionDef::Edge::kFalling: v = !raw && prev; break;
+      case ConditionDef::Edge::kRisingOrFalling: v = raw != static_cast<bool>(prev); break;
+    }
+    prev = raw ? 1 : 0;
+    return c.negate ? !v : v;
+  };
+  if (e.any.empty()) {
+    if (st.prev.empty()) st.prev.assign(1, std::vector<uint8_t>(1, 0));
+    return through_edge(e.when, EvaluateOne(e.when, i, sim_ns, detail, subject, ahead), st.prev[0][0]);
+  }
+  // OR of AND groups: every condition is evaluated each time (edges need every value); the first group whose
+  // conditions all hold fires, with the values of its conditions.
+  if (st.prev.size() != e.any.size()) {
+    st.prev.clear();
+    for (const auto& g : e.any) st.prev.emplace_back(g.size(), 0);
+  }
+  bool any = false;
+  for (size_t g = 0; g < e.any.size(); ++g) {
+    bool all = true;
+    std::string details;
+    uint64_t g_subject = 0, g_ahead = 0;
+    for (size_t k = 0; k < e.any[g].size(); ++k) {
+      std::string d;
+      uint64_t sub = 0, ah = 0;
+      const bool v = through_edge(e.any[g][k], EvaluateOne(e.any[g][k], i, sim_ns, d, sub, ah), st.prev[g][k]);
+      all = all && v;
+      details += (k ? "," : "") + (d.empty() ? std::string("{}") : d);
+      if (sub && !g_subject) {
+        g_subject = sub;
+        g_ahead = ah;
+      }
+    }
+    if (all && !any) {
+      any = true;
+      detail = fmt::format("{{\"group\":{},\"conditions\":[{}]}}", g, details);
+      subject = g_subject;
+      ahead = g_ahead;
+    }
+  }
+  return any;
+}
+
+bool ScenarioSystem::EvaluateOne(const ConditionDef& c, size_t /*event*/, int64_t sim_ns, std::string& detail,
+                                 uint64_t& subject, uint64_t& ahead) {
   switch (c.kind) {
     case ConditionDef::Kind::kSimTime:
       detail = fmt::format("{{\"sim_time_s\":{}}}", Num(Seconds(sim_ns)));
@@ -70,6 +130,30 @@ bool ScenarioSystem::Evaluate(size_t i, int64_t sim_ns, std::string& detail, uin
           return true;
         }
       return false;
+    }
+    case ConditionDef::Kind::kEventState: {
+      // Another event's state: started (its actions began), running (they still run) or done (they ended).
+      size_t j = 0;
+      while (j < events_.size() && events_[j].name != c.text) ++j;
+      if (j == events_.size()) return false;
+      const State& o = state_[j];
+      const bool started = o.count > 0 && sim_ns >= o.start_ns;
+      const bool running = started && sim_ns < o.running_until_ns;
+      const bool holds = c.state == "started" ? started : c.state == "running" ? running : started && !running;
+      detail = fmt::format("{{\"event\":{},\"state\":\"{}\",\"count\":{}}}", session_log::JsonQuote(c.text),
+                           c.state, o.count);
+      return holds;
+    }
+    case ConditionDef::Kind::kParameter: {
+      const auto it = params_.find(c.text);
+      const std::string text = it == params_.end() ? std::string() : it->second;
+      detail = fmt::format("{{\"parameter\":{},\"value\":{}}}", session_log::JsonQuote(c.text),
+                           session_log::JsonQuote(text));
+      if (!c.equals_text.empty() || (!c.equals && !c.below && !c.above)) return text == c.equals_text;
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || end == text.c_str()) return false;
+      return (!c.below || v < *c.below) && (!c.above || v > *c.above) && (!c.equals || std::abs(v - *c.equals) <= 1e-9);
     }
     case ConditionDef::Kind::kQuantity:
       break;
@@ -112,6 +196,11 @@ bool ScenarioSystem::Evaluate(size_t i, int64_t sim_ns, std::string& detail, uin
     case Quantity::kTtc: value = row[data::Column::kTtc]; break;
     case Quantity::kLane: value = row[data::Column::kLane]; break;
     case Quantity::kLaneOffset: value = row[data::Column::kLaneOffset]; break;
+    case Quantity::kDistance:
+    case Quantity::kRelativeSpeed:
+    case Quantity::kTraveled:
+    case Quantity::kStandstill:
+    case Quantity::kAcceleration: value = ExtraQuantity(c, subject, own, sim_ns); break;
     case Quantity::kRegion: {
       const double x = me.position_m.x(), y = me.position_m.y();
       const bool in = c.circle ? std::hypot(x - c.center_m[0], y - c.center_m[1]) <= c.radius_m
@@ -123,7 +212,8 @@ bool ScenarioSystem::Evaluate(size_t i, int64_t sim_ns, std::string& detail, uin
   }
   if (c.quantity == Quantity::kLane) holds = std::isfinite(value) && c.lane && static_cast<int>(value) == *c.lane;
   else if (c.quantity != Quantity::kRegion)
-    holds = std::isfinite(value) && (!c.below || value < *c.below) && (!c.above || value > *c.above);
+    holds = std::isfinite(value) && (!c.below || value < *c.below) && (!c.above || value > *c.above) &&
+            (!c.equals || std::abs(value - *c.equals) <= 1e-9);
   detail = fmt::format(
       "{{\"entity\":{},\"quantity\":\"{}\",\"value\":{},\"x_m\":{},\"y_m\":{},\"speed_mps\":{},\"lane\":{},\"gap_m\":{},"
       "\"time_headway_s\":{},\"ttc_s\":{},\"ahead\":{},\"entity_name\":{},\"ahead_name\":{}}}",
@@ -135,11 +225,13 @@ bool ScenarioSystem::Evaluate(size_t i, int64_t sim_ns, std::string& detail, uin
 }
 
 void ScenarioSystem::OnAdvance(int64_t sim_ns, int64_t now_ns) {
-  // Conditions, in file order: a firing at the rising edge (once, or again with repeat).
+  TrackVehicles(sim_ns);
+  // Conditions, in file order: a firing at the rising edge (once, or again with repeat up to max_count).
   for (size_t i = 0; i < events_.size(); ++i) {
     const config::EventDef& e = events_[i];
     State& st = state_[i];
     if (st.fired && !e.repeat) continue;
+    if (e.max_count > 0 && st.count >= e.max_count) continue;
     std::string detail;
     uint64_t subject = 0, ahead = 0;
     const bool now_true = Evaluate(i, sim_ns, detail, subject, ahead);
@@ -149,9 +241,26 @@ void ScenarioSystem::OnAdvance(int64_t sim_ns, int64_t now_ns) {
     if (e.when.kind == ConditionDef::Kind::kMarker || e.when.kind == ConditionDef::Kind::kKey) st.was_true = false;
     if (!rising) continue;
     if (st.fired && e.repeat && sim_ns - st.last_fired_ns < static_cast<int64_t>(std::llround(e.min_interval_s * 1e9))) continue;
+    // Priorities within a group (an OpenSCENARIO maneuver): skip while another one runs, or end those running.
+    if (!e.group.empty() && e.priority != "parallel") {
+      bool other_running = false;
+      for (size_t j = 0; j < events_.size(); ++j) {
+        State& o = state_[j];
+        if (j == i || events_[j].group != e.group || o.count == 0 || sim_ns >= o.running_until_ns) continue;
+        if (e.priority == "skip") other_running = true;
+        else o.running_until_ns = sim_ns;  // overwrite: it ends now; its vehicle commands are replaced
+      }
+      if (other_running) {
+        st.was_true = false;  // try again at the next evaluation
+        continue;
+      }
+    }
+    const int64_t delay_ns = static_cast<int64_t>(std::llround(e.delay_s * 1e9));
     st.fired = true;
     st.last_fired_ns = sim_ns;
-    const int64_t delay_ns = static_cast<int64_t>(std::llround(e.delay_s * 1e9));
+    ++st.count;
+    st.start_ns = sim_ns + delay_ns;
+    st.running_until_ns = INT64_MAX;  // until its actions start and say how long they run
     LoggedEvent fired;
     fired.kind = LoggedEvent::Kind::kFired;
     fired.sim_time_ns = sim_ns;
@@ -225,6 +334,8 @@ uint64_t ScenarioSystem::LeaderOf(uint64_t id, int64_t sim_ns) const {
 void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns) {
   const config::EventDef& e = events_[p.event];
   const std::string source = "event:" + e.name;
+  // How long the event runs: its longest action (a speed or lane change), from now.
+  double running_s = 0;
   for (const ActionDef& a : e.actions) {
     LoggedEvent out;
     out.sim_time_ns = sim_ns;
@@ -243,6 +354,19 @@ void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns
       continue;
     }
     switch (a.kind) {
+      case ActionDef::Kind::kScenarioParam: {
+        // A scenario parameter: set, or changed arithmetically (a value that is no number counts as 0).
+        std::string& v = params_[a.path];
+        if (a.op == "set") {
+          v = a.text;
+        } else {
+          const double old = std::strtod(v.c_str(), nullptr);
+          v = fmt::format("{}", a.op == "add" ? old + a.amount : old * a.amount);
+        }
+        out.kind = LoggedEvent::Kind::kParam;
+        out.text = "scenario." + a.path + " = " + v;
+        break;
+      }
       case ActionDef::Kind::kSetParam: {
         const auto reply = core_.RequestParamSet(a.path, a.value, source, now_ns);
         if (reply && !reply->ok)
@@ -282,7 +406,63 @@ void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns
             args = fmt::format("\"decel_mps2\":{},\"duration_s\":{}", Num(a.decel_mps2), Num(a.duration_s));
             break;
           case ActionDef::Kind::kStop: args = fmt::format("\"decel_mps2\":{}", Num(a.decel_mps2)); break;
-          case ActionDef::Kind::kChangeLane: args = fmt::format("\"lane\":{},\"direction\":{}", a.lane, a.direction); break;
+          case ActionDef::Kind::kChangeLane: {
+            int lane = a.lane, direction = a.direction;
+            if (!a.relative_to.empty()) {
+              // Relative to a vehicle's lane now: its lane plus `lanes` (left positive), on its side of the road.
+              const uint64_t ref = a.relative_to == "self" ? target : config::EntityRefId(a.relative_to);
+              protocol::EntityState r;
+              const int ref_lane = StateAt(ref, sim_ns, r) && !roads_.Roads().empty()
+                                       ? roads_.Project(r.kinematics.pose.position_m).lane : 0;
+              lane = ref_lane + (ref_lane < 0 ? a.direction : -a.direction);
+              direction = 0;
+              if (ref_lane == 0 || lane == 0 || (lane > 0) != (ref_lane > 0)) {
+                log_->warn("scenario: event {}: change_lane relative to {} (lane {}) by {}: no such lane; skipped", e.name,
+                           a.relative_to, ref_lane, a.direction);
+                continue;
+              }
+            }
+            args = fmt::format("\"lane\":{},\"direction\":{}", lane, direction);
+            if (a.duration_s > 0 || a.shape == "step" || a.offset_m != 0)
+              args += fmt::format(",\"shape\":\"{}\",\"duration_s\":{},\"offset_m\":{}", a.shape,
+                                  Num(a.shape == "step" ? 0.0 : a.duration_s), Num(a.offset_m));
+            running_s = std::max(running_s, config::ActionDuration(a, 0, 0));
+            break;
+          }
+          case ActionDef::Kind::kLaneOffset:
+            args = fmt::format("\"offset_m\":{},\"shape\":\"{}\",\"duration_s\":{}", Num(a.offset_m), a.shape,
+                               Num(a.shape == "step" ? 0.0 : a.duration_s));
+            running_s = std::max(running_s, config::ActionDuration(a, 0, 0));
+            break;
+          case ActionDef::Kind::kSpeed: {
+            // The target from the speeds at this moment, then the profile the node follows (held at the end).
+            protocol::EntityState own;
+            const double v0 = StateAt(target, sim_ns, own) ? own.kinematics.velocity_mps.norm() : 0.0;
+            double v1 = a.speed_mps;
+            if (!a.relative_to.empty()) {
+              double ref = v0;
+              protocol::EntityState r;
+              if (a.relative_to != "self") {
+                if (!StateAt(config::EntityRefId(a.relative_to), sim_ns, r)) {
+                  log_->warn("scenario: event {}: speed relative to {}, which is not in the world; skipped", e.name,
+                             a.relative_to);
+                  continue;
+                }
+                ref = r.kinematics.velocity_mps.norm();
+              }
+              v1 = std::max(0.0, a.factor ? ref * a.delta_mps : ref + a.delta_mps);
+            }
+            const auto points = config::SpeedProfilePoints(a, v0, v1);
+            running_s = std::max(running_s, config::ActionDuration(a, v0, v1));
+            out.text = "speed_profile";
+            args = fmt::format("\"action\":\"speed\",\"from_mps\":{},\"speed_mps\":{},\"shape\":\"{}\",\"dimension\":\"{}\","
+                               "\"value\":{},\"points\":[",
+                               Num(v0), Num(v1), a.shape, a.dimension, Num(a.amount));
+            for (size_t k = 0; k < points.size(); ++k)
+              args += fmt::format("{}{:.9g},{:.9g}", k ? "," : "", points[k].first, points[k].second);
+            args += "]";
+            break;
+          }
           case ActionDef::Kind::kSpeedProfile: {
             args = "\"points\":[";
             for (size_t k = 0; k < a.profile.size(); ++k)
@@ -307,13 +487,77 @@ void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns
     // A removed vehicle leaves the world now; its node stops driving it when the action reaches it.
     if (a.kind == ActionDef::Kind::kRemove) core_.RemoveEntity(target);
   }
+  state_[p.event].running_until_ns = sim_ns + static_cast<int64_t>(std::llround(running_s * 1e9));
+}
+
+void ScenarioSystem::TrackVehicles(int64_t sim_ns) {
+  // Once per sim time: the distance each vehicle drove since the last evaluation, and since when it stands.
+  if (sim_ns == tracked_ns_) return;
+  tracked_ns_ = sim_ns;
+  for (const auto& [id, e] : core_.Entities()) {
+    if (!data::IsVehicle(e.state.kind)) continue;
+    protocol::EntityState s;
+    if (!StateAt(id, sim_ns, s)) continue;
+    Track& t = tracks_[id];
+    const Vec3 p = s.kinematics.pose.position_m;
+    if (t.seen) t.traveled_m += (p - t.last_m).head<2>().norm();
+    t.last_m = p;
+    t.seen = true;
+    const bool still = s.kinematics.velocity_mps.norm() < 0.01;
+    if (!still) t.still_since_ns = -1;
+    else if (t.still_since_ns < 0) t.still_since_ns = sim_ns;
+  }
+}
+
+double ScenarioSystem::ExtraQuantity(const ConditionDef& c, uint64_t subject, const protocol::EntityState& own,
+                                     int64_t sim_ns) {
+  const auto& k = own.kinematics;
+  const double speed = k.velocity_mps.norm();
+  switch (c.quantity) {
+    case Quantity::kTraveled: {
+      const auto it = tracks_.find(subject);
+      return it == tracks_.end() ? 0.0 : it->second.traveled_m;
+    }
+    case Quantity::kStandstill: {
+      const auto it = tracks_.find(subject);
+      return it == tracks_.end() || it->second.still_since_ns < 0 ? 0.0 : Seconds(sim_ns - it->second.still_since_ns);
+    }
+    case Quantity::kAcceleration: {
+      // Along the direction of travel (the heading when it stands).
+      const double yaw = data::SampleOf(own).yaw_rad;
+      const Vec3 dir = speed > 1e-6 ? Vec3(k.velocity_mps.x() / speed, k.velocity_mps.y() / speed, 0)
+                                    : Vec3(std::cos(yaw), std::sin(yaw), 0);
+      return k.acceleration_mps2.dot(dir);
+    }
+    default: break;
+  }
+  protocol::EntityState other;
+  if (!StateAt(config::EntityRefId(c.other), sim_ns, other)) return std::nan("");
+  const data::VehicleSample me = data::SampleOf(own), it = data::SampleOf(other);
+  if (c.quantity == Quantity::kRelativeSpeed) return speed - other.kinematics.velocity_mps.norm();
+  // Distance in the subject's frame (x forward, y left), between reference points or boxes.
+  const Vec3 d = it.position_m - me.position_m;
+  const double ch = std::cos(me.yaw_rad), sh = std::sin(me.yaw_rad);
+  const double dx = d.x() * ch + d.y() * sh, dy = -d.x() * sh + d.y() * ch;
+  double lon = std::abs(dx), lat = std::abs(dy);
+  if (c.freespace) {
+    // Boxes span -0.2 .. +0.8 of their length about the reference point, 1.8 m wide (same heading assumed).
+    const double gap_ahead = dx - 0.2 * it.length_m - 0.8 * me.length_m;
+    const double gap_behind = -dx - 0.2 * me.length_m - 0.8 * it.length_m;
+    lon = std::max(0.0, std::max(gap_ahead, gap_behind));
+    lat = std::max(0.0, std::abs(dy) - 1.8);
+  }
+  if (c.measure == "longitudinal") return lon;
+  if (c.measure == "lateral") return lat;
+  return std::hypot(lon, lat);
 }
 
 std::shared_ptr<ScenarioSystem> InstallScenario(WorldCore& core, std::shared_ptr<spdlog::logger> log) {
   const config::SessionDef& session = core.Session();
   if (session.events.empty()) return nullptr;
   road::RoadNetwork roads = session.has_road ? road::SessionRoadNetwork(session.road) : road::RoadNetwork{};
-  auto system = std::make_shared<ScenarioSystem>(core, session.events, std::move(roads), std::move(log));
+  auto system = std::make_shared<ScenarioSystem>(core, session.events, std::move(roads), std::move(log),
+                                                 session.scenario_params);
   core.AddSystem(system, system_priority::kStepper);
   return system;
 }

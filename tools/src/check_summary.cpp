@@ -91,7 +91,10 @@ std::string CheckSummary(const config::SessionDef& s) {
   for (const auto& e : s.events) {
     std::vector<std::string> actions;
     for (const auto& a : e.actions) actions.push_back(SummaryAction(a));
-    out += fmt::format("    {}: when {}{}{}: {}\n", e.name, SummaryCondition(e.when),
+    // OR-of-AND groups (any = [...], an OpenSCENARIO trigger): counted, `platoon scenario check --events` lists them.
+    const std::string when = e.any.empty() ? SummaryCondition(e.when)
+                                           : fmt::format("any of {} condition group(s)", e.any.size());
+    out += fmt::format("    {}: when {}{}{}: {}\n", e.name, when,
                        e.delay_s > 0 ? ", after " + SummaryNumber(e.delay_s) + " s" : "",
                        e.repeat ? ", again at every rising edge" : "", SummaryJoin(actions));
   }

@@ -18,6 +18,8 @@
 #include "export_cmd.hpp"
 #include "keys_cmd.hpp"
 #include "road_cmd.hpp"
+#include "scenario_cmd.hpp"
+#include "platoon/scenario/osc.hpp"
 #include "reference_cmd.hpp"
 #include "replay_cmd.hpp"
 #include "study_cmd.hpp"
@@ -257,13 +259,16 @@ int main(int argc, char** argv) {
                "  platoon export drive.mcap --csv out --rate 100\n"
                "                                                the data-write columns of every recorded vehicle, one CSV each\n"
                "  platoon batch plan.toml                       a session run many times with varied parameters (see platoon batch --help)\n"
-               "  platoon study study.toml                      participants x blocks, counterbalanced (see platoon study --help)"};
+               "  platoon study study.toml                      participants x blocks, counterbalanced (see platoon study --help)\n"
+               "  platoon run scenario.xosc --lockstep          an OpenSCENARIO file as a session (see platoon scenario --help)"};
   app.require_subcommand(1);
   std::string session_path, only, server_host, bin_dir;
   double duration_s = 0;
   bool lockstep = false;
   auto* run = app.add_subcommand("run", "Start the session's processes here, with prefixed logs; Ctrl-C stops them all");
-  run->add_option("session", session_path, "Session file (TOML)")->required()->check(CLI::ExistingFile);
+  run->add_option("session", session_path, "Session file (TOML), or an OpenSCENARIO file (.xosc): road traffic drives its entities")
+      ->required()
+      ->check(CLI::ExistingFile);
   run->add_option("--only", only, "Comma-separated names to start here (\"server\" is the sync server)");
   run->add_option("--server", server_host, "Server address for the nodes (overrides [session] server_host)");
   run->add_option("--duration", duration_s,
@@ -275,7 +280,7 @@ int main(int argc, char** argv) {
                 "runs as fast as its slowest node (same as [session] mode = \"lockstep\")");
   run->add_option("--bin-dir", bin_dir, "Where platoon-server and platoon-node are (default: next to platoon)");
   auto* check = app.add_subcommand("check", "Validate a session file and print what it would start");
-  check->add_option("session", session_path, "Session file (TOML)")->check(CLI::ExistingFile);
+  check->add_option("session", session_path, "Session file (TOML) or OpenSCENARIO file (.xosc)")->check(CLI::ExistingFile);
   platoon::launcher::ReferenceOptions reference_options;
   check->add_flag("--reference", reference_options.reference,
                   "Print the reference of every session and road file key as Markdown (docs/CONFIG.md)");
@@ -301,7 +306,10 @@ int main(int argc, char** argv) {
   auto* study = platoon::launcher::AddStudyCommand(app, study_options);
   platoon::launcher::BridgeOptions bridge_options;
   auto* bridge = platoon::launcher::AddBridgeCommand(app, bridge_options);
+  platoon::launcher::ScenarioOptions scenario_options;
+  auto* scenario_cmd = platoon::launcher::AddScenarioCommand(app, scenario_options);
   if (auto code = platoon::config::cli::Parse(app, argc, argv)) return *code;
+  if (scenario_cmd->parsed()) return platoon::launcher::RunScenario(scenario_options);
   if (validate->parsed()) return platoon::launcher::RunValidate(validate_options);
   if (export_cmd->parsed()) return platoon::launcher::RunExport(export_options);
   if (replay->parsed()) return platoon::launcher::RunReplay(replay_options);
@@ -317,6 +325,30 @@ int main(int argc, char** argv) {
   if (check->parsed() && session_path.empty()) {
     std::fprintf(stderr, "platoon check: a session file is required (or --reference, or --explain KEY)\n");
     return platoon::config::cli::kExitUsage;
+  }
+
+  // An OpenSCENARIO file runs as a session of its own: a generated session file names it (every process
+  // reads that file), removed when the launcher ends.
+  struct GeneratedSession {
+    std::string path;
+    ~GeneratedSession() {
+      std::error_code ec;
+      if (!path.empty()) std::filesystem::remove(path, ec);
+    }
+  } generated;
+  if (platoon::scenario::IsOpenScenarioPath(session_path)) {
+    const std::string xosc = std::filesystem::absolute(session_path).lexically_normal().string();
+    generated.path = (std::filesystem::temp_directory_path() /
+                      ("platoon-scenario-" + std::to_string(getpid()) + ".toml")).string();
+    FILE* f = std::fopen(generated.path.c_str(), "w");
+    const std::string text = platoon::scenario::SessionTextFor(xosc, lockstep, 0);
+    if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
+      std::fprintf(stderr, "platoon: cannot write the session file %s for %s\n", generated.path.c_str(), xosc.c_str());
+      if (f) std::fclose(f);
+      return 1;
+    }
+    std::fclose(f);
+    session_path = generated.path;
   }
 
   // check and run validate alike: nothing passes check and then fails at start for a config reason.

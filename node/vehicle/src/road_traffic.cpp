@@ -216,6 +216,51 @@ bool RoadTraffic::ChangeLane(uint32_t index, int lane) {
   return false;
 }
 
+double RoadTraffic::ShapeAt(Shape shape, double u) {
+  u = std::clamp(u, 0.0, 1.0);
+  switch (shape) {
+    case Shape::kStep: return 1.0;
+    case Shape::kLinear: return u;
+    case Shape::kSinusoidal: return 0.5 * (1.0 - std::cos(M_PI * u));
+    case Shape::kCubic: break;
+  }
+  return u * u * (3.0 - 2.0 * u);
+}
+
+double RoadTraffic::OffsetNow(const Lateral& l) const {
+  if (l.offset_duration_s <= 0) return l.offset_to_m;
+  const double u = (time_s_ - l.offset_start_s) / l.offset_duration_s;
+  return l.offset_from_m + (l.offset_to_m - l.offset_from_m) * ShapeAt(l.offset_shape, u);
+}
+
+bool RoadTraffic::ChangeLane(uint32_t index, int lane, double duration_s, Shape shape, double offset_m) {
+  const TrafficCar* car = Find(index);
+  if (!car || !ChangeLane(index, lane)) return false;
+  // Progress counts from now; the offset in the target lane is reached with the change.
+  Lateral& l = lateral_[index];
+  const double was = OffsetNow(l);
+  l.change_start_s = time_s_;
+  l.change_duration_s = shape == Shape::kStep ? 0.0 : std::max(0.0, duration_s);
+  l.change_shape = shape;
+  l.offset_from_m = was;
+  l.offset_to_m = offset_m;
+  l.offset_start_s = time_s_;
+  l.offset_duration_s = l.change_duration_s;
+  l.offset_shape = shape;
+  return true;
+}
+
+bool RoadTraffic::SetLaneOffset(uint32_t index, double offset_m, double duration_s, Shape shape) {
+  if (!Find(index)) return false;
+  Lateral& l = lateral_[index];
+  l.offset_from_m = OffsetNow(l);
+  l.offset_to_m = offset_m;
+  l.offset_start_s = time_s_;
+  l.offset_duration_s = shape == Shape::kStep ? 0.0 : std::max(0.0, duration_s);
+  l.offset_shape = shape;
+  return true;
+}
+
 std::optional<uint32_t> RoadTraffic::Spawn(double s_m, int lane, double speed_mps) {
   if (cars_.size() >= kMaxVehicles || std::find(lanes_.begin(), lanes_.end(), lane) == lanes_.end())
     return std::nullopt;
@@ -237,6 +282,7 @@ bool RoadTraffic::Remove(uint32_t index) {
   if (it == cars_.end()) return false;
   cars_.erase(it);
   commands_.erase(index);
+  lateral_.erase(index);
   index_dirty_ = true;
   return true;
 }
@@ -680,7 +726,19 @@ void RoadTraffic::Step(double dt_s) {
       c.speed_mps += a * dt_s;
     }
     c.cooldown_s = std::max(0.0, c.cooldown_s - dt_s);
-    if (c.target_lane != c.lane) {
+    const auto lat = lateral_.find(c.index);
+    if (c.target_lane != c.lane && lat != lateral_.end() && lat->second.change_duration_s >= 0) {
+      // A commanded change: its progress from its own start and duration (ends exactly after it).
+      const Lateral& l = lat->second;
+      const double elapsed = time_s_ + dt_s - l.change_start_s;
+      c.lane_change_progress = l.change_duration_s <= 0 ? 1.0 : elapsed / l.change_duration_s;
+      if (c.lane_change_progress >= 1 - 1e-9) {
+        c.lane = c.target_lane;
+        c.lane_change_progress = 0;
+        ++c.lane_changes;
+        lat->second.change_duration_s = -1;
+      }
+    } else if (c.target_lane != c.lane) {
       c.lane_change_progress += dt_s / def_.lane_change_time_s;
       if (c.lane_change_progress >= 1) {
         c.lane = c.target_lane;
@@ -698,10 +756,14 @@ void RoadTraffic::Step(double dt_s) {
 
 double RoadTraffic::LateralOffsetM(const TrafficCar& c) const {
   const double from = road_.LaneCenterOffset(c.lane);
-  if (c.target_lane == c.lane) return from;
-  // Smoothstep from one lane centre to the other.
+  // A commanded lateral motion: its shape and the offset from the lane centre (left positive).
+  const auto lat = lateral_.find(c.index);
+  const double offset = lat == lateral_.end() ? 0.0 : OffsetNow(lat->second);
+  if (c.target_lane == c.lane) return from + offset;
   const double u = std::clamp(c.lane_change_progress, 0.0, 1.0);
-  return from + (road_.LaneCenterOffset(c.target_lane) - from) * u * u * (3 - 2 * u);
+  const double f = lat != lateral_.end() && lat->second.change_duration_s >= 0 ? ShapeAt(lat->second.change_shape, u)
+                                                                                 : u * u * (3 - 2 * u);  // smoothstep
+  return from + (road_.LaneCenterOffset(c.target_lane) - from) * f + offset;
 }
 
 KinematicState RoadTraffic::State(const TrafficCar& c, int64_t stamp_ns) const {

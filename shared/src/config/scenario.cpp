@@ -6,15 +6,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
 namespace platoon::config {
 namespace {
 
-const std::vector<std::string> kQuantities = {"speed", "region", "gap", "time_headway", "ttc", "lane", "lane_offset"};
+const std::vector<std::string> kQuantities = {"speed", "region", "gap", "time_headway", "ttc", "lane", "lane_offset",
+                                              "distance", "relative_speed", "traveled", "standstill", "acceleration"};
 const std::vector<std::string> kActions = {"set_param", "brake", "stop", "change_lane", "speed_profile", "resume",
-                                           "spawn", "remove", "message", "mark"};
+                                           "spawn", "remove", "message", "mark", "speed", "lane_offset",
+                                           "scenario_param"};
+const std::vector<std::string> kShapes = {"step", "linear", "sinusoidal", "cubic"};
+const std::vector<std::string> kEdges = {"none", "rising", "falling", "rising_or_falling"};
 
 // The seat keys: every name once, in the order the docs list them.
 std::vector<std::string> MakeSeatKeyNames() {
@@ -57,11 +62,32 @@ std::string ReadValueText(const Table& t) {
 ConditionDef ReadCondition(const Table& t) {
   ConditionDef c;
   const int kinds = (t.Has("sim_time") ? 1 : 0) + (t.Has("marker") ? 1 : 0) + (t.Has("key") ? 1 : 0) +
-                    (t.Has("entity") ? 1 : 0);
+                    (t.Has("entity") ? 1 : 0) + (t.Has("event") ? 1 : 0) + (t.Has("parameter") ? 1 : 0);
   if (kinds != 1)
-    t.Fail("", "expected exactly one of sim_time = <s>, marker = \"<text>\", key = \"<key>\" or entity = \"<node>\" "
-               "(with quantity and below/above), got " + std::to_string(kinds));
-  if (t.Has("sim_time")) {
+    t.Fail("", "expected exactly one of sim_time = <s>, marker = \"<text>\", key = \"<key>\", entity = \"<node>\" "
+               "(with quantity and below/above), event = \"<name>\" (with state) or parameter = \"<name>\", got " +
+                   std::to_string(kinds));
+  // The edge of the value the event sees, and its negation (both kinds of scenario; OpenSCENARIO's conditionEdge).
+  const std::string edge = t.GetString("edge", "none", kEdges);
+  for (size_t i = 0; i < kEdges.size(); ++i)
+    if (kEdges[i] == edge) c.edge = static_cast<ConditionDef::Edge>(i);
+  c.negate = t.GetBool("not", false);
+  if (t.Has("event")) {
+    c.kind = ConditionDef::Kind::kEventState;
+    c.text = t.GetString("event", "");
+    if (c.text.empty()) t.Fail("event", "expected an event name, got \"\"");
+    c.state = t.GetString("state", "started", {"started", "running", "done"});
+  } else if (t.Has("parameter")) {
+    c.kind = ConditionDef::Kind::kParameter;
+    c.text = t.GetString("parameter", "");
+    if (c.text.empty()) t.Fail("parameter", "expected a scenario parameter name, got \"\"");
+    if (t.Has("below")) c.below = t.GetDouble("below", 0);
+    if (t.Has("above")) c.above = t.GetDouble("above", 0);
+    if (t.Has("equals_text")) c.equals_text = t.GetString("equals_text", "");
+    else if (t.Has("equals")) c.equals = t.GetDouble("equals", 0);
+    if (!c.below && !c.above && !c.equals && !t.Has("equals_text"))
+      t.Fail("parameter", "a parameter condition needs below, above, equals = <number> or equals_text = \"<text>\"");
+  } else if (t.Has("sim_time")) {
     c.kind = ConditionDef::Kind::kSimTime;
     c.sim_time_s = t.GetDouble("sim_time", 0, 0, 1e7);
   } else if (t.Has("marker")) {
@@ -85,8 +111,16 @@ ConditionDef ReadCondition(const Table& t) {
     c.other = t.GetString("other", "");
     if (!c.other.empty()) {
       CheckEntityRef(t, "other", c.other, false);
-      if (c.quantity != Quantity::kGap && c.quantity != Quantity::kTimeHeadway && c.quantity != Quantity::kTtc)
-        t.Fail("other", "is for the pair quantities gap, time_headway and ttc, got quantity \"" + q + "\"");
+      if (c.quantity != Quantity::kGap && c.quantity != Quantity::kTimeHeadway && c.quantity != Quantity::kTtc &&
+          c.quantity != Quantity::kDistance && c.quantity != Quantity::kRelativeSpeed)
+        t.Fail("other", "is for the pair quantities gap, time_headway, ttc, distance and relative_speed, got quantity \"" +
+                            q + "\"");
+    }
+    if ((c.quantity == Quantity::kDistance || c.quantity == Quantity::kRelativeSpeed) && c.other.empty())
+      t.Fail("other", "a " + q + " condition needs other = \"<node>\" (the vehicle it is measured to)");
+    if (c.quantity == Quantity::kDistance) {
+      c.measure = t.GetString("measure", c.measure, {"cartesian", "longitudinal", "lateral"});
+      c.freespace = t.GetBool("freespace", false);
     }
     if (c.quantity == Quantity::kRegion) {
       const bool box = t.Has("box"), circle = t.Has("center") || t.Has("radius_m");
@@ -112,7 +146,9 @@ ConditionDef ReadCondition(const Table& t) {
     } else {
       if (t.Has("below")) c.below = t.GetDouble("below", 0);
       if (t.Has("above")) c.above = t.GetDouble("above", 0);
-      if (!c.below && !c.above) t.Fail("quantity", "a " + q + " condition needs below = <value> and/or above = <value>");
+      if (t.Has("equals")) c.equals = t.GetDouble("equals", 0);
+      if (!c.below && !c.above && !c.equals)
+        t.Fail("quantity", "a " + q + " condition needs below = <value> and/or above = <value> (or equals = <value>)");
       if (c.below && c.above && *c.above >= *c.below)
         t.Fail("above", fmt::format("expected above < below (a band), got above = {} and below = {}", *c.above, *c.below));
     }
@@ -126,12 +162,14 @@ ActionDef ReadAction(const Table& t) {
   a.where = t.Where() + ": " + t.Path();
   a.name = t.RequireString("action", kActions);
   using K = ActionDef::Kind;
-  const K kinds[] = {K::kSetParam, K::kBrake, K::kStop, K::kChangeLane, K::kSpeedProfile, K::kResume,
-                     K::kSpawn, K::kRemove, K::kMessage, K::kMark};
+  const K kinds[] = {K::kSetParam, K::kBrake, K::kStop,   K::kChangeLane, K::kSpeedProfile, K::kResume,
+                     K::kSpawn,    K::kRemove, K::kMessage, K::kMark,    K::kSpeed,  K::kLaneOffset,
+                     K::kScenarioParam};
   for (size_t i = 0; i < kActions.size(); ++i)
     if (kActions[i] == a.name) a.kind = kinds[i];
   const bool on_vehicle = a.kind == K::kBrake || a.kind == K::kStop || a.kind == K::kChangeLane ||
-                          a.kind == K::kSpeedProfile || a.kind == K::kResume || a.kind == K::kRemove;
+                          a.kind == K::kSpeedProfile || a.kind == K::kResume || a.kind == K::kRemove ||
+                          a.kind == K::kSpeed || a.kind == K::kLaneOffset;
   if (on_vehicle) {
     a.target = t.RequireString("target");
     CheckEntityRef(t, "target", a.target, true);
@@ -151,16 +189,69 @@ ActionDef ReadAction(const Table& t) {
       a.decel_mps2 = t.GetDouble("decel_mps2", 4.0, 0.1, 15);
       break;
     case K::kChangeLane: {
-      const bool has_lane = t.Has("lane"), has_dir = t.Has("direction");
-      if (has_lane == has_dir) t.Fail("action", "change_lane needs lane = <lane> or direction = \"left\"/\"right\"");
-      if (has_lane) {
+      const bool has_lane = t.Has("lane"), has_dir = t.Has("direction"), has_rel = t.Has("relative_to");
+      if ((has_lane ? 1 : 0) + (has_dir ? 1 : 0) + (has_rel ? 1 : 0) != 1)
+        t.Fail("action", "change_lane needs lane = <lane>, direction = \"left\"/\"right\" or relative_to = \"<node>\" "
+                         "with lanes = <n> (left positive)");
+      if (has_rel) {
+        // A lane relative to a vehicle's lane at the firing: its lane plus `lanes` (left positive).
+        a.relative_to = t.GetString("relative_to", "");
+        if (a.relative_to != "self") CheckEntityRef(t, "relative_to", a.relative_to, false);
+        a.direction = static_cast<int>(t.GetInt("lanes", 0, -8, 8));
+      } else if (has_lane) {
         a.lane = static_cast<int>(t.GetInt("lane", 0, -8, 8));
         if (a.lane == 0) t.Fail("lane", "expected a lane -8..-1 or 1..8, got 0");
       } else {
         a.direction = t.GetString("direction", "", {"left", "right"}) == "left" ? 1 : -1;
       }
+      // The change's shape and duration (default: the traffic's own smooth 3 s change).
+      a.shape = t.GetString("shape", a.shape, kShapes);
+      a.duration_s = t.GetDouble("duration_s", 0, 0, 600);
+      if (t.Has("shape") && a.shape != "step" && a.duration_s <= 0)
+        t.Fail("duration_s", "a " + a.shape + " lane change needs duration_s > 0, in s");
+      a.offset_m = t.GetDouble("offset_m", 0, -10, 10);
       break;
     }
+    case K::kSpeed: {
+      // An absolute target, or one relative to a vehicle's speed at the firing.
+      const bool abs = t.Has("speed_mps"), rel = t.Has("delta_mps") || t.Has("factor");
+      if (abs == rel) t.Fail("action", "speed needs speed_mps = <m/s> or delta_mps = <m/s> / factor = <x> (with relative_to)");
+      if (abs) {
+        a.speed_mps = t.GetDouble("speed_mps", 0, 0, 150);
+      } else {
+        a.relative_to = t.GetString("relative_to", "self");
+        if (a.relative_to != "self") CheckEntityRef(t, "relative_to", a.relative_to, false);
+        if (t.Has("delta_mps") && t.Has("factor")) t.Fail("factor", "expected delta_mps or factor, not both");
+        a.factor = t.Has("factor");
+        a.delta_mps = a.factor ? t.GetDouble("factor", 1, 0, 100) : t.GetDouble("delta_mps", 0, -150, 150);
+      }
+      a.shape = t.GetString("shape", "linear", kShapes);
+      a.dimension = t.GetString("dimension", "time", {"time", "rate", "distance"});
+      a.amount = t.GetDouble("value", 0, 0, 1e6);
+      if (a.shape != "step" && a.amount <= 0)
+        t.Fail("value", "a " + a.shape + " speed change needs value > 0 (s, m/s^2 or m as dimension says)");
+      if (a.dimension == "rate" && a.shape != "linear" && a.shape != "step")
+        t.Fail("dimension", "a rate is for linear speed changes, got shape \"" + a.shape + "\"");
+      break;
+    }
+    case K::kLaneOffset:
+      a.offset_m = t.GetDouble("offset_m", 0, -10, 10);
+      a.shape = t.GetString("shape", "cubic", kShapes);
+      a.duration_s = t.GetDouble("duration_s", 0, 0, 600);
+      if (a.shape != "step" && a.duration_s <= 0) t.Fail("duration_s", "a " + a.shape + " lane offset needs duration_s > 0, in s");
+      break;
+    case K::kScenarioParam:
+      a.path = t.RequireString("name");
+      if (a.path.empty()) t.Fail("name", "expected a scenario parameter name, got \"\"");
+      a.op = t.GetString("op", "set", {"set", "add", "multiply"});
+      if (a.op == "set") {
+        a.text = t.Has("value") ? ReadValueText(t) : std::string();
+        if (a.text.size() >= 2 && a.text.front() == '"') a.text = a.text.substr(1, a.text.size() - 2);
+        if (!t.Has("value")) t.Fail("value", "is required (a number, true/false or a string)");
+      } else {
+        a.amount = t.GetDouble("value", 0);
+      }
+      break;
     case K::kSpeedProfile: {
       if (!t.Has("points")) t.Fail("action", "speed_profile needs points = [t0, v0, t1, v1, ...] (s since firing, m/s)");
       const auto p = t.GetDoubleArray("points", {}, 0, 0, 1e6);
@@ -214,6 +305,58 @@ bool IsSeatKeyName(std::string_view name) {
 
 std::string SeatKeyMarker(std::string_view name) { return "key:" + std::string(name); }
 
+const char* EdgeName(ConditionDef::Edge e) {
+  const auto i = static_cast<size_t>(e);
+  return i < kEdges.size() ? kEdges[i].c_str() : "?";
+}
+
+double TransitionShape(const std::string& shape, double u) {
+  u = std::clamp(u, 0.0, 1.0);
+  if (shape == "step") return 1.0;
+  if (shape == "linear") return u;
+  if (shape == "sinusoidal") return 0.5 * (1.0 - std::cos(M_PI * u));
+  return u * u * (3.0 - 2.0 * u);  // cubic: zero slope at both ends
+}
+
+double ActionDuration(const ActionDef& a, double from_speed_mps, double target_speed_mps) {
+  switch (a.kind) {
+    case ActionDef::Kind::kSpeed: {
+      if (a.shape == "step") return 0;
+      const double dv = std::abs(target_speed_mps - from_speed_mps);
+      if (a.dimension == "rate") return dv / a.amount;
+      if (a.dimension == "distance") {
+        // Over a distance d the mean speed of the transition is (v0 + v1) / 2 for every symmetric shape.
+        const double mean = 0.5 * (from_speed_mps + target_speed_mps);
+        return mean > 1e-9 ? a.amount / mean : 0;
+      }
+      return a.amount;
+    }
+    case ActionDef::Kind::kChangeLane:
+    case ActionDef::Kind::kLaneOffset: return a.shape == "step" ? 0 : a.duration_s;
+    default: return 0;
+  }
+}
+
+std::vector<std::pair<double, double>> SpeedProfilePoints(const ActionDef& a, double from_speed_mps,
+                                                          double target_speed_mps) {
+  std::vector<std::pair<double, double>> p;
+  const double T = ActionDuration(a, from_speed_mps, target_speed_mps);
+  if (T <= 0 || a.shape == "step" || a.shape == "linear") {
+    p.emplace_back(0.0, T > 0 ? from_speed_mps : target_speed_mps);
+    if (T > 0) p.emplace_back(T, target_speed_mps);
+  } else {
+    // Sampled at 20 Hz (at least 8 pieces): linear between samples of the smooth shape.
+    const int n = std::clamp(static_cast<int>(std::ceil(T * 20.0)), 8, static_cast<int>(kMaxProfilePoints) - 2);
+    for (int i = 0; i <= n; ++i) {
+      const double u = static_cast<double>(i) / n;
+      p.emplace_back(u * T, from_speed_mps + (target_speed_mps - from_speed_mps) * TransitionShape(a.shape, u));
+    }
+  }
+  // Held afterwards: a point far in the future at the target.
+  p.emplace_back(p.back().first + 1e6, target_speed_mps);
+  return p;
+}
+
 const char* QuantityName(Quantity q) {
   const auto i = static_cast<size_t>(q);
   return i < kQuantities.size() ? kQuantities[i].c_str() : "?";
@@ -247,12 +390,31 @@ std::vector<EventDef> ReadEvents(const Table& root) {
       t.Fail("name", "expected a name of 1..128 characters without spaces or quotes, got \"" + e.name + "\"");
     if (!names.insert(e.name).second) t.Fail("name", "duplicate event name \"" + e.name + "\"");
     const auto when = t.Sub("when");
-    if (!when)
+    if (when && t.Has("any")) t.Fail("any", "expected when = { ... } or any = [ { all = [ ... ] } ], not both");
+    if (!when && !t.Has("any"))
       t.Fail("when", "is required: when = { sim_time = <s> }, { marker = \"<text>\" }, { key = \"<key>\" } or "
-                     "{ entity = \"<node>\", quantity = \"time_headway\", below = 1.5 }");
-    e.when = ReadCondition(*when);
+                     "{ entity = \"<node>\", quantity = \"time_headway\", below = 1.5 } (or any = [ { all = [ ... ] } ])");
+    if (when) e.when = ReadCondition(*when);
+    // OR of AND groups: any = [ { all = [ {...}, {...} ] }, { all = [ ... ] } ].
+    for (const Table& g : t.TableArray("any")) {
+      std::vector<ConditionDef> group;
+      for (const Table& c : g.TableArray("all")) group.push_back(ReadCondition(c));
+      if (group.empty()) g.Fail("all", "expected at least one condition: all = [ { sim_time = 1.0 } ]");
+      g.RejectUnknownKeys();
+      e.any.push_back(std::move(group));
+    }
+    if (t.Has("any") && e.any.empty()) t.Fail("any", "expected at least one group: any = [ { all = [ ... ] } ]");
+    // The first quantity condition is the one "ahead" and "self" are relative to.
+    if (!when)
+      for (const auto& g : e.any)
+        for (const auto& c : g)
+          if (c.kind == ConditionDef::Kind::kQuantity && e.when.kind != ConditionDef::Kind::kQuantity) e.when = c;
+    e.max_count = static_cast<int>(t.GetInt("max_count", 0, 0, 1000000));
+    if (t.Has("max_count") && !t.Has("repeat")) e.repeat = e.max_count != 1;
+    e.group = t.GetString("group", "");
+    e.priority = t.GetString("priority", "parallel", {"parallel", "overwrite", "skip"});
     e.delay_s = t.GetDouble("delay_s", 0, 0, 1e6);
-    e.repeat = t.GetBool("repeat", false);
+    e.repeat = t.GetBool("repeat", e.repeat);
     e.min_interval_s = t.GetDouble("min_interval_s", 0, 0, 1e6);
     if (t.Has("min_interval_s") && !e.repeat) t.Fail("min_interval_s", "is for repeat = true events");
     const std::vector<Table> actions = t.TableArray("do");
@@ -297,11 +459,27 @@ void ValidateEvents(const SessionDef& session) {
       throw ConfigError(where + "." + key + ": \"" + ref + "\" names no vehicle of this session (nodes with vehicles: " +
                         vehicle_nodes() + ")");
   };
+  std::set<std::string> event_names;
+  for (const auto& e : session.events) event_names.insert(e.name);
   for (const auto& e : session.events) {
     if (e.when.kind == ConditionDef::Kind::kQuantity) {
       check_vehicle(e.where + ".when", "entity", e.when.entity);
       check_vehicle(e.where + ".when", "other", e.when.other);
     }
+    // Every condition of the OR-of-AND groups, and what event-state conditions name.
+    for (size_t g = 0; g < e.any.size(); ++g)
+      for (size_t k = 0; k < e.any[g].size(); ++k) {
+        const ConditionDef& c = e.any[g][k];
+        const std::string where = e.where + fmt::format(".any[{}].all[{}]", g, k);
+        if (c.kind == ConditionDef::Kind::kQuantity) {
+          check_vehicle(where, "entity", c.entity);
+          check_vehicle(where, "other", c.other);
+        }
+        if (c.kind == ConditionDef::Kind::kEventState && !event_names.count(c.text))
+          throw ConfigError(where + ".event: \"" + c.text + "\" names no event of this session");
+      }
+    if (e.when.kind == ConditionDef::Kind::kEventState && !event_names.count(e.when.text))
+      throw ConfigError(e.where + ".when.event: \"" + e.when.text + "\" names no event of this session");
     if (e.when.kind == ConditionDef::Kind::kKey && !e.when.seat.empty()) {
       const NodeDef* n = session.FindNode(e.when.seat);
       if (!n || n->role != protocol::Role::kDriver)
@@ -309,6 +487,7 @@ void ValidateEvents(const SessionDef& session) {
     }
     for (const auto& a : e.actions) {
       check_vehicle(a.where, "target", a.target);
+      if (!a.relative_to.empty() && a.relative_to != "self") check_vehicle(a.where, "relative_to", a.relative_to);
       // Vehicle commands are carried out by road traffic: a seat's car is driven by its driver.
       const std::string target_node = a.target.rfind("ahead:", 0) == 0 ? std::string() : node_of(a.target);
       if (const NodeDef* n = target_node.empty() ? nullptr : session.FindNode(target_node);

@@ -6,6 +6,7 @@
 #include "platoon/config/conditions.hpp"
 
 #include "platoon/road/session_road.hpp"
+#include "platoon/scenario/osc.hpp"
 #include "platoon/text/name_rule.hpp"
 
 #include <fmt/format.h>
@@ -732,6 +733,8 @@ void CheckAttachTo(const SessionDef& s, const NodeDef& n) {
   if (auto t = root.Sub("light")) s.conditions.light = ReadLight(*t);
   else world::UpdateDerived(s.conditions.light);
   if (auto t = root.Sub("weather")) s.conditions.weather = ReadWeather(*t);
+  // [scenario] file = "x.xosc": its entities and storyboard become nodes and events (docs/SCENARIOS.md).
+  if (auto t = root.Sub("scenario")) scenario::ApplyScenarioTable(s, *t);
         fail("expected \"<node name>[:<vehicle index 0..65535>]\", got \"" + n.attach_to + "\"");
       name = name.substr(0, colon);
     }

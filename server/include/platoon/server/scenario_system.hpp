@@ -15,6 +15,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <unordered_map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +46,9 @@ class ScenarioSystem final : public WorldSystem {
   /// quantities are then never true).
   ScenarioSystem(WorldCore& core, std::vector<config::EventDef> events, road::RoadNetwork roads,
                  std::shared_ptr<spdlog::logger> log);
+  /// The same, with the scenario parameters' starting values (name, value text).
+  ScenarioSystem(WorldCore& core, std::vector<config::EventDef> events, road::RoadNetwork roads,
+                 std::shared_ptr<spdlog::logger> log, const std::vector<std::pair<std::string, std::string>>& params);
 
   void OnAdvance(int64_t sim_ns, int64_t now_ns) override;
   void OnLoggedEvent(const protocol::LoggedEvent& event, int64_t now_ns) override;
@@ -62,7 +67,26 @@ class ScenarioSystem final : public WorldSystem {
     bool was_true = false;
     bool fired = false;
     int64_t last_fired_ns = INT64_MIN;
+    int count = 0;                          // firings so far
+    int64_t start_ns = INT64_MAX;           // when its actions start (the last firing plus the delay)
+    int64_t running_until_ns = INT64_MIN;   // its actions run until this sim time (after the firing and delay)
+    bool started_pulse = false;             // fired at the last evaluation (the "started" state)
+    std::vector<std::vector<uint8_t>> prev; // per condition of `any` (or [0][0] for `when`): last raw value
   };
+  // What the system follows of each vehicle for traveled and standstill conditions.
+  struct Track {
+    Vec3 last_m = Vec3::Zero();
+    double traveled_m = 0;
+    int64_t still_since_ns = -1;            // -1: moving
+    bool seen = false;
+  };
+  // One condition's raw value at `sim_ns` (the quantity, marker, state...), before its edge.
+  bool EvaluateOne(const config::ConditionDef& c, size_t event, int64_t sim_ns, std::string& detail,
+                   uint64_t& subject, uint64_t& ahead);
+  // Follows every vehicle's traveled distance and standstill time up to `sim_ns`.
+  void TrackVehicles(int64_t sim_ns);
+  // The quantities data::ComputeMetrics does not give: distance, relative speed, traveled, standstill, acceleration.
+  double ExtraQuantity(const config::ConditionDef& c, uint64_t subject, const protocol::EntityState& own, int64_t sim_ns);
   // Whether event `i`'s condition holds at `sim_ns`; fills the values that make it so.
   bool Evaluate(size_t i, int64_t sim_ns, std::string& detail, uint64_t& subject, uint64_t& ahead);
   void RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns);
@@ -84,6 +108,17 @@ class ScenarioSystem final : public WorldSystem {
   std::vector<protocol::LoggedEvent> markers_;  // markers logged since the last evaluation
   std::deque<ScenarioFiring> firings_;
   bool dropped_logged_ = false;
+  std::unordered_map<uint64_t, Track> tracks_;
+  std::map<std::string, std::string> params_;   // scenario parameters (scenario_param actions, kParameter conditions)
+  int64_t tracked_ns_ = INT64_MIN;
+ public:
+  /// Sets a scenario parameter's starting value (an OpenSCENARIO ParameterDeclaration), as text.
+  void SetScenarioParam(const std::string& name, const std::string& value) { params_[name] = value; }
+  /// A scenario parameter's value as text ("" when unset).
+  std::string ScenarioParam(const std::string& name) const {
+    const auto it = params_.find(name);
+    return it == params_.end() ? std::string() : it->second;
+  }
 };
 
 /// Adds a ScenarioSystem (priority kStepper) to `core` when its session has [[event]]s, with the

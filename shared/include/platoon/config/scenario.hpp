@@ -45,6 +45,11 @@ enum class Quantity : uint8_t {
   kTtc,          ///< Time to collision with the vehicle ahead while closing, s.
   kLane,         ///< Signed lane index (-1 first right of the reference line).
   kLaneOffset,   ///< Offset from the lane centre, left positive, m.
+  kDistance,     ///< Distance to `other` (cartesian, longitudinal or lateral; centres or freespace), m.
+  kRelativeSpeed,  ///< Own speed minus the speed of `other`, m/s.
+  kTraveled,     ///< Distance driven since the session started, m.
+  kStandstill,   ///< Time it has stood still (speed < 0.01 m/s) without a break, s.
+  kAcceleration, ///< Longitudinal acceleration, m/s^2.
 };
 /// Config name of a quantity ("time_headway").
 const char* QuantityName(Quantity q);
@@ -56,6 +61,15 @@ struct ConditionDef {
     kMarker,    ///< A marker with this exact text is logged (platoon ctl mark, an action, a seat key).
     kKey,       ///< A key is pressed on a seat (the seat logs the marker "key:<name>").
     kQuantity,  ///< A quantity of `entity` (and `other`) crosses a threshold.
+    kEventState,  ///< Another event (text) is in `state`: "started" (fired), "running" or "done".
+    kParameter,   ///< A scenario parameter (text) compares with below/above/equals (or equals_text).
+  };
+  /// How the condition's own value becomes the value the event sees (OpenSCENARIO conditionEdge).
+  enum class Edge : uint8_t {
+    kNone,             ///< The value itself (the default).
+    kRising,           ///< True only at the evaluation where the value turns true.
+    kFalling,          ///< True only at the evaluation where the value turns false.
+    kRisingOrFalling,  ///< True at either change.
   };
   Kind kind = Kind::kSimTime;
   double sim_time_s = 0;          ///< kSimTime: sim time, in s.
@@ -72,7 +86,16 @@ struct ConditionDef {
   double box_m[4] = {0, 0, 0, 0};
   double center_m[2] = {0, 0};
   double radius_m = 0;
+  std::optional<double> equals;   ///< kQuantity (not lane), kParameter: true while |value - equals| <= 1e-9.
+  std::string equals_text;        ///< kParameter: true while the parameter's text equals this ("" unused).
+  std::string state;              ///< kEventState: "started", "running" or "done".
+  std::string measure = "cartesian";  ///< kDistance: "cartesian", "longitudinal" (along the road) or "lateral".
+  bool freespace = false;         ///< kDistance: between bounding boxes (true) or reference points (false).
+  Edge edge = Edge::kNone;        ///< Value, rising, falling or either edge of it.
+  bool negate = false;            ///< The opposite of the value (after the edge).
 };
+/// Config name of an edge ("rising").
+const char* EdgeName(ConditionDef::Edge e);
 
 /// One action of an event (`do = [ { action = "...", ... } ]`).
 struct ActionDef {
@@ -87,6 +110,9 @@ struct ActionDef {
     kRemove,        ///< A traffic vehicle leaves the session.
     kMessage,       ///< Seat windows show `text` for duration_s.
     kMark,          ///< Logs the marker `text`.
+    kSpeed,         ///< A traffic vehicle changes speed to a target with a shape (step, linear, sinusoidal, cubic).
+    kLaneOffset,    ///< A traffic vehicle moves to offset_m from its lane centre with a shape over duration_s.
+    kScenarioParam, ///< Sets (op "set"), adds to ("add") or multiplies ("multiply") a scenario parameter.
   };
   Kind kind = Kind::kMark;
   std::string name;               ///< Config name ("brake").
@@ -104,6 +130,18 @@ struct ActionDef {
   std::string path;               ///< kSetParam: parameter path ("server.broadcast_hz", "node.<name>.<key>").
   std::string value;              ///< kSetParam: the value as TOML literal text ("30", "true", "\"x\"").
   std::string text;               ///< kMessage, kMark: the text.
+  /// kSpeed, kChangeLane, kLaneOffset: the transition's shape: "step", "linear", "sinusoidal" or "cubic".
+  std::string shape = "cubic";
+  /// kSpeed: what `value` is: "time" (s), "rate" (m/s^2) or "distance" (m) of the transition.
+  std::string dimension = "time";
+  double amount = 0;              ///< kSpeed: duration (s), rate (m/s^2) or distance (m), 0 with "step"; kScenarioParam add/multiply: the operand.
+  /// kSpeed: speed_mps is absolute (""), or relative to this vehicle's speed at the firing ("self", an entity):
+  /// target = its speed + delta_mps (or * factor when `factor`).
+  std::string relative_to;
+  double delta_mps = 0;           ///< kSpeed relative: added to (or, with factor, multiplying) the reference speed.
+  bool factor = false;            ///< kSpeed relative: delta_mps is a factor.
+  double offset_m = 0;            ///< kLaneOffset: target offset from the lane centre, left positive, in m; kChangeLane: in the target lane.
+  std::string op = "set";         ///< kScenarioParam: "set", "add" or "multiply".
   std::string where;              ///< "file:line: event[i].do[j]", for later messages.
 };
 
@@ -116,7 +154,29 @@ struct EventDef {
   double min_interval_s = 0;      ///< repeat: at least this long between two firings, in s.
   std::vector<ActionDef> actions;
   std::string where;              ///< "file:line: event[i]".
+  /// OR of AND groups of conditions (`any = [ { all = [ {...}, {...} ] }, ... ]`); when not empty it replaces
+  /// `when`: the event's condition holds while every condition of one group holds.
+  std::vector<std::vector<ConditionDef>> any;
+  /// With repeat: fire at most this many times (0: no limit).
+  int max_count = 0;
+  /// Events of one group (an OpenSCENARIO maneuver) and what a firing does to the others of its group that
+  /// are running: "parallel" (nothing), "overwrite" (they end now), "skip" (this one does not fire).
+  std::string group;
+  std::string priority = "parallel";
 };
+
+/// How long an action runs after it starts, in s: a speed change's or lane change's duration, 0 for
+/// instantaneous ones; `from_speed_mps` is the vehicle's speed at the start (for rate and distance dimensions).
+double ActionDuration(const ActionDef& a, double from_speed_mps, double target_speed_mps);
+
+/// The speed profile a kSpeed action makes from `from_speed_mps` to `target_speed_mps`: (s since the
+/// start, m/s) points, linear between them (sinusoidal and cubic shapes sampled at 20 Hz), ending with a
+/// point far in the future so the target is held. Linear with rate a reaches the target at |dv| / a.
+std::vector<std::pair<double, double>> SpeedProfilePoints(const ActionDef& a, double from_speed_mps,
+                                                          double target_speed_mps);
+
+/// The fraction 0..1 of a transition of `shape` ("step", "linear", "sinusoidal", "cubic") at progress u in [0, 1].
+double TransitionShape(const std::string& shape, double u);
 
 /// Reads every [[event]] of a session file's root table. Throws ConfigError with file:line, the key and
 /// what was expected.

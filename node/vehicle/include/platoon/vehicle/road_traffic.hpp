@@ -183,6 +183,13 @@ class RoadTraffic {
   /// Vehicle `index` changes to `lane` (a driving lane other than its own); false otherwise.
   bool ChangeLane(uint32_t index, int lane);
   /// Adds a vehicle at (s_m, lane) with `speed_mps` (also its desired speed; 0: the traffic's). Returns
+  /// How a commanded lateral motion moves between its ends (OpenSCENARIO's dynamics shapes).
+  enum class Shape : uint8_t { kStep, kLinear, kSinusoidal, kCubic };
+  /// Vehicle `index` changes to `lane` over `duration_s` (0: at the next step) along `shape`, ending
+  /// `offset_m` (left positive) from that lane's centre; false when `lane` is no driving lane or its own.
+  bool ChangeLane(uint32_t index, int lane, double duration_s, Shape shape, double offset_m);
+  /// Vehicle `index` moves to `offset_m` (left positive) from its lane's centre over `duration_s` along `shape`.
+  bool SetLaneOffset(uint32_t index, double offset_m, double duration_s, Shape shape);
   /// its index, or nullopt when the lane is no driving lane or the traffic has kMaxVehicles.
   std::optional<uint32_t> Spawn(double s_m, int lane, double speed_mps);
   /// Removes vehicle `index`.
@@ -279,4 +286,15 @@ class RoadTraffic {
   double led_elsewhere_s_ = 0;                  // how long the led vehicle has been in another lane, in s
 };
 
+  // A commanded lateral motion of one vehicle: a lane change with its own duration and shape, and an offset
+  // from the lane centre that moves from one value to another.
+  struct Lateral {
+    double change_start_s = 0, change_duration_s = -1;  // < 0: the traffic's own lane change
+    Shape change_shape = Shape::kCubic;
+    double offset_from_m = 0, offset_to_m = 0, offset_start_s = 0, offset_duration_s = 0;
+    Shape offset_shape = Shape::kCubic;
+  };
+  std::map<uint32_t, Lateral> lateral_;  // by vehicle index
+  double OffsetNow(const Lateral& l) const;
+  static double ShapeAt(Shape shape, double u);
 }  // namespace platoon::vehicle

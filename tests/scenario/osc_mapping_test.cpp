@@ -1,0 +1,284 @@
+// OpenSCENARIO mapping (shared/src/scenario/osc_mapping.cpp, osc_expression.cpp): parameters and
+// expressions, entities to road traffic nodes or seats, the storyboard to events, coverage and refusals
+// with file:line. Fixtures in tests/data/scenarios/ are written for these tests.
+#include "platoon/config/session.hpp"
+#include "platoon/scenario/osc.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace platoon::scenario {
+namespace osc_mapping_test_detail {
+
+std::string Fixture(const std::string& name) { return std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios/" + name; }
+
+// The start of a minimal scenario around one storyboard body (entities: Car at s = 20 m in lane -1).
+std::string Scenario(const std::string& story, const std::string& params = "") {
+  return std::string(R"(<?xml version="1.0"?>
+<OpenSCENARIO>
+  <FileHeader revMajor="1" revMinor="1" date="2026-11-28T12:00:00" description="t" author="platoon"/>
+  <ParameterDeclarations>)") + params + R"(</ParameterDeclarations>
+  <Entities>
+    <ScenarioObject name="Car"><Vehicle name="car" vehicleCategory="car"/></ScenarioObject>
+  </Entities>
+  <Storyboard>
+    <Init><Actions><Private entityRef="Car"><PrivateAction><TeleportAction><Position>
+      <LanePosition roadId="0" laneId="-1" s="20"/></Position></TeleportAction></PrivateAction></Private></Actions></Init>
+)" + story + R"(
+  </Storyboard>
+</OpenSCENARIO>
+)";
+}
+
+// 1-based line of the first occurrence of `needle` in `text`.
+int LineOf(const std::string& text, const std::string& needle) {
+  const auto at = text.find(needle);
+  REQUIRE(at != std::string::npos);
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const CoverageItem* Find(const OscMapping& m, const std::string& element_tail) {
+  for (const auto& c : m.coverage)
+    if (c.element.size() >= element_tail.size() &&
+        c.element.compare(c.element.size() - element_tail.size(), element_tail.size(), element_tail) == 0)
+      return &c;
+  return nullptr;
+}
+
+}  // namespace osc_mapping_test_detail
+
+using namespace osc_mapping_test_detail;
+
+TEST_CASE("osc: expressions follow arithmetic precedence over declared parameters") {
+  const std::map<std::string, std::string> p = {{"a", "3"}, {"b", "4.5"}, {"on", "true"}, {"name", "x"}};
+  CHECK(EvaluateExpression("1 + 2 * 3", p) == 7);
+  CHECK(EvaluateExpression("(1 + 2) * 3", p) == 9);
+  CHECK(EvaluateExpression("$a * $b - 1", p) == doctest::Approx(12.5));
+  CHECK(EvaluateExpression("-$a + 10 % 4", p) == -1);
+  CHECK(EvaluateExpression("round(2.5) + floor(-1.5) + ceil(0.2)", p) == 3 + -2 + 1);
+  CHECK(EvaluateExpression("sqrt(16) + pow(2, 10)", p) == 4 + 1024);
+  CHECK(EvaluateExpression("$on and not 0", p) == 1);
+  CHECK(EvaluateExpression("72 / 3.6", p) == doctest::Approx(20.0));
+  CHECK_THROWS_WITH_AS(EvaluateExpression("$missing + 1", p), doctest::Contains("no parameter \"missing\""), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(EvaluateExpression("$name * 2", p), doctest::Contains("a numeric parameter"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(EvaluateExpression("1 / 0", p), doctest::Contains("divisor"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(EvaluateExpression("2 +", p), doctest::Contains("at character 4"), std::invalid_argument);
+}
+
+TEST_CASE("osc: the linear speed fixture maps to a traffic node and events with resolved parameters") {
+  const OscMapping m = LoadOpenScenarioFile(Fixture("linear_speed.xosc"));
+  REQUIRE(m.nodes.size() == 1);
+  const config::NodeDef& n = m.nodes[0];
+  CHECK(n.name == "Car");
+  CHECK(n.role == protocol::Role::kTraffic);
+  CHECK(n.traffic_model == "road");
+  CHECK(n.vehicles == 1);
+  CHECK(n.start_s_m == 50);
+  CHECK(n.start_lane == -1);
+  CHECK(n.start_speed_mps == 10);  // $StartSpeed
+  CHECK_FALSE(n.lane_changes);
+  // The act's start event first, then the maneuver's events.
+  REQUIRE(m.events.size() == 3);
+  CHECK(m.events[0].name == "act:act");
+  CHECK(m.events[1].name == "speed_up");
+  CHECK(m.events[2].name == "after");
+  const config::EventDef& e = m.events[1];
+  CHECK(e.priority == "overwrite");
+  CHECK(e.group == "group/maneuver");
+  CHECK(e.max_count == 1);
+  // Its condition: the act started AND sim time > 2 s (rising).
+  REQUIRE(e.any.size() == 1);
+  REQUIRE(e.any[0].size() == 2);
+  CHECK(e.any[0][0].kind == config::ConditionDef::Kind::kEventState);
+  CHECK(e.any[0][0].text == "act:act");
+  CHECK(e.any[0][1].kind == config::ConditionDef::Kind::kSimTime);
+  CHECK(e.any[0][1].sim_time_s == doctest::Approx(2.0));  // greaterThan: from 1 ns after 2 s
+  CHECK(e.any[0][1].edge == config::ConditionDef::Edge::kRising);
+  REQUIRE(e.actions.size() == 1);
+  const config::ActionDef& a = e.actions[0];
+  CHECK(a.kind == config::ActionDef::Kind::kSpeed);
+  CHECK(a.target == "Car");
+  CHECK(a.shape == "linear");
+  CHECK(a.dimension == "rate");
+  CHECK(a.amount == 2);                                // $Rate
+  CHECK(a.speed_mps == doctest::Approx(72.0 / 3.6));   // ${$TargetKmh / 3.6}
+  // completeState of speed_up: its event done.
+  REQUIRE(m.events[2].any.size() == 1);
+  CHECK(m.events[2].any[0][1].kind == config::ConditionDef::Kind::kEventState);
+  CHECK(m.events[2].any[0][1].text == "speed_up");
+  CHECK(m.events[2].any[0][1].state == "done");
+  CHECK(m.events[2].actions[0].kind == config::ActionDef::Kind::kScenarioParam);
+  // Parameters keep their declared values for the session.
+  CHECK(m.params.size() == 3);
+  // Coverage: every element accounted for, nothing refused; the bounding box is ignored with its reason.
+  CHECK(m.refused == 0);
+  const CoverageItem* box = Find(m, "Vehicle/BoundingBox");
+  REQUIRE(box);
+  CHECK(box->status == CoverageItem::Status::kIgnored);
+  CHECK(box->line == LineOf(ReadText(Fixture("linear_speed.xosc")), "<BoundingBox>"));
+  const CoverageItem* dims = Find(m, "BoundingBox/Dimensions");
+  REQUIRE(dims);
+}
+
+TEST_CASE("osc: a linear rate reaches the target at dv over a and a sinusoid is sampled on its curve") {
+  config::ActionDef a;
+  a.kind = config::ActionDef::Kind::kSpeed;
+  a.shape = "linear";
+  a.dimension = "rate";
+  a.amount = 2.0;
+  // 10 -> 20 m/s at 2 m/s^2: 5 s; held afterwards.
+  auto p = config::SpeedProfilePoints(a, 10, 20);
+  REQUIRE(p.size() == 3);
+  CHECK(p[0] == std::pair<double, double>{0.0, 10.0});
+  CHECK(p[1] == std::pair<double, double>{5.0, 20.0});
+  CHECK(p[2].first > 1e5);
+  CHECK(p[2].second == 20.0);
+  // Over a distance: the mean speed covers it: 150 m at (10 + 20) / 2 takes 10 s.
+  a.dimension = "distance";
+  a.amount = 150;
+  CHECK(config::ActionDuration(a, 10, 20) == doctest::Approx(10.0));
+  // Sinusoidal over 2 s: at a quarter, (1 - cos(pi / 4)) / 2 of the change.
+  a.shape = "sinusoidal";
+  a.dimension = "time";
+  a.amount = 2.0;
+  p = config::SpeedProfilePoints(a, 0, 10);
+  REQUIRE(p.size() == 42);  // 40 pieces at 20 Hz, and the hold
+  CHECK(p[10].first == doctest::Approx(0.5));
+  CHECK(p[10].second == doctest::Approx(10 * (1 - std::cos(M_PI / 4)) / 2));
+  CHECK(config::TransitionShape("cubic", 0.25) == doctest::Approx(0.15625));
+}
+
+TEST_CASE("osc: the cut-in fixture reads catalog vehicles and places relative to another entity") {
+  const OscMapping m = LoadOpenScenarioFile(Fixture("cut_in.xosc"));
+  REQUIRE(m.nodes.size() == 2);
+  CHECK(m.nodes[0].name == "Ego");
+  CHECK(m.nodes[1].name == "Cutter");
+  // RelativeLanePosition dLane -1 from lane -1: lane -2 (to the right), 5 m further; 25 + 3 m/s.
+  CHECK(m.nodes[1].start_lane == -2);
+  CHECK(m.nodes[1].start_s_m == 105);
+  CHECK(m.nodes[1].start_speed_mps == 28);
+  // Ego's controller is interactive, but no seat was given: road traffic drives it, with a warning.
+  bool warned = false;
+  for (const auto& w : m.warnings) warned = warned || w.find("interactive controller but no seat") != std::string::npos;
+  CHECK(warned);
+  // The catalog entry is in the coverage with its own file.
+  bool catalog = false;
+  for (const auto& c : m.coverage) catalog = catalog || c.file.find("catalogs/cars.xosc") != std::string::npos;
+  CHECK(catalog);
+  // storyboard_stop, the act, cut_in, close_behind.
+  REQUIRE(m.events.size() == 4);
+  CHECK(m.events[0].name == "storyboard_stop");
+  const config::EventDef& cut = m.events[2];
+  CHECK(cut.name == "cut_in");
+  REQUIRE(cut.any.size() == 1);
+  // act started AND storyboard not stopped AND distance > 15.
+  const auto& g = cut.any[0];
+  REQUIRE(g.size() == 3);
+  CHECK(g[1].negate);
+  CHECK(g[2].quantity == config::Quantity::kDistance);
+  CHECK(g[2].entity == "Cutter");
+  CHECK(g[2].other == "Ego");
+  CHECK(g[2].measure == "longitudinal");
+  CHECK(g[2].above == 15);
+  CHECK(cut.actions[0].kind == config::ActionDef::Kind::kChangeLane);
+  CHECK(cut.actions[0].relative_to == "Ego");
+  CHECK(cut.actions[0].direction == 0);
+  CHECK(cut.actions[0].duration_s == 3);
+  CHECK(cut.actions[0].shape == "cubic");
+  // close_behind: one group ANDing the cut-in's completion and the headway.
+  REQUIRE(m.events[3].any.size() == 1);
+  CHECK(m.events[3].any[0].size() == 4);
+}
+
+TEST_CASE("osc: with a seat the entity is the driver node's car and starts where Init puts it") {
+  const std::string dir = std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios";
+  const config::SessionDef s = config::LoadSessionText(R"(
+[session]
+name = "seat"
+[[node]]
+name = "driver"
+role = "driver"
+input = "model:follow"
+headless = true
+[scenario]
+file = ")" + dir + R"(/cut_in.xosc"
+seats = ["Ego=driver"]
+)", dir + "/seat.toml");
+  config::ValidateSession(s);
+  // The seat plus Cutter's traffic node; Ego has none of its own.
+  REQUIRE(s.nodes.size() == 2);
+  CHECK(s.nodes[0].name == "driver");
+  CHECK(s.nodes[0].start_given);
+  CHECK(s.nodes[0].start_s_m == 100);
+  CHECK(s.nodes[0].start_lane == -1);
+  CHECK(s.nodes[0].start_speed_mps == 25);
+  CHECK(s.nodes[1].name == "Cutter");
+  CHECK(s.has_road);
+  CHECK(s.events.size() == 4);
+  // Conditions on Ego measure the seat's car.
+  CHECK(s.events[3].any[0][3].entity == "driver");
+  CHECK(s.scenario_params.size() == 2);
+}
+
+TEST_CASE("osc: unsupported and malformed content fails with file and line") {
+  // An unsupported condition: refused by name, with its line.
+  const std::string story = R"(    <Story name="s"><Act name="a">
+      <ManeuverGroup name="g" maximumExecutionCount="1">
+        <Actors selectTriggeringEntities="false"><EntityRef entityRef="Car"/></Actors>
+        <Maneuver name="m"><Event name="e" priority="overwrite">
+          <Action name="x"><PrivateAction><LongitudinalAction><SpeedAction>
+            <SpeedActionDynamics dynamicsShape="step" value="0" dynamicsDimension="time"/>
+            <SpeedActionTarget><AbsoluteTargetSpeed value="5"/></SpeedActionTarget>
+          </SpeedAction></LongitudinalAction></PrivateAction></Action>
+          <StartTrigger><ConditionGroup><Condition name="c" delay="0" conditionEdge="rising">
+            <ByEntityCondition><TriggeringEntities triggeringEntitiesRule="any"><EntityRef entityRef="Car"/></TriggeringEntities>
+              <EntityCondition><CollisionCondition><EntityRef entityRef="Car"/></CollisionCondition></EntityCondition>
+            </ByEntityCondition></Condition></ConditionGroup></StartTrigger>
+        </Event></Maneuver>
+      </ManeuverGroup></Act></Story>)";
+  const std::string text = Scenario(story);
+  const int line = LineOf(text, "<CollisionCondition");
+  CHECK_THROWS_WITH_AS(MapOpenScenario(text, "u.xosc", "."),
+                       doctest::Contains(std::string("u.xosc:" + std::to_string(line) + ": CollisionCondition is not supported").c_str()),
+                       config::ConfigError);
+  // keep_going: the same file gives a coverage with the refusal.
+  OscOptions keep;
+  keep.keep_going = true;
+  const OscMapping m = MapOpenScenario(text, "u.xosc", ".", keep);
+  CHECK(m.refused == 1);
+  const CoverageItem* c = Find(m, "EntityCondition/CollisionCondition");
+  REQUIRE(c);
+  CHECK(c->status == CoverageItem::Status::kRefused);
+  CHECK(c->line == line);
+  // An element platoon does not know at all, in a place it reads: refused by name.
+  const std::string unknown = Scenario("<Story name=\"s\"/>\n    <Gadget/>");
+  CHECK_THROWS_WITH_AS(MapOpenScenario(unknown, "g.xosc", "."), doctest::Contains(std::string("g.xosc:" + std::to_string(LineOf(unknown, "<Gadget")) + ": Gadget is not supported").c_str()),
+                       config::ConfigError);
+  // XML syntax: the reader's line.
+  CHECK_THROWS_WITH_AS(MapOpenScenario("<OpenSCENARIO>\n<FileHeader>\n</OpenSCENARIO>", "m.xosc", "."),
+                       doctest::Contains("m.xosc:3"), config::ConfigError);
+  // A parameter that is not declared.
+  const std::string param = Scenario("<Story name=\"s\"><Act name=\"a\"><ManeuverGroup name=\"g\" maximumExecutionCount=\"$n\"/></Act></Story>");
+  CHECK_THROWS_WITH_AS(MapOpenScenario(param, "p.xosc", "."), doctest::Contains(std::string("p.xosc:" + std::to_string(LineOf(param, "<ManeuverGroup")) +
+                                        ": ManeuverGroup.maximumExecutionCount: expected a declared parameter, got $n").c_str()),
+                       config::ConfigError);
+  // A left lane (positive id): road traffic drives the right-hand lanes.
+  std::string left = Scenario("");
+  left.replace(left.find("laneId=\"-1\""), 11, "laneId=\"2\"");
+  CHECK_THROWS_WITH_AS(MapOpenScenario(left, "l.xosc", "."), doctest::Contains(std::string("l.xosc:" + std::to_string(LineOf(left, "<LanePosition")) + ": LanePosition is not supported: lane 2").c_str()),
+                       config::ConfigError);
+}
+
+}  // namespace platoon::scenario

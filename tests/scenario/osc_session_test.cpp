@@ -1,0 +1,210 @@
+// OpenSCENARIO files run as lock-step sessions in one process (the scenario system, road traffic's command
+// execution): a linear speed action reaches its target at dv / a, a sinusoidal lane change ends on the target
+// lane's centre after its duration, a cut-in fires at the analytic time and the same step in two runs, a lead
+// car brakes at a headway condition. Fixtures in tests/data/scenarios/, figures computed in their comments.
+#include "../support/in_process_session.hpp"
+
+#include "platoon/config/session.hpp"
+#include "platoon/entity_id.hpp"
+#include "platoon/road/session_road.hpp"
+#include "platoon/server/scenario_system.hpp"
+
+#include <doctest/doctest.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace platoon::testing {
+namespace osc_session_test_detail {
+
+std::string Dir() { return std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios"; }
+
+// A lock-step session at 100 Hz around one fixture, ending at `end_s`.
+std::string SessionText(const std::string& fixture, double end_s) {
+  return "[session]\nname = \"osc\"\nmode = \"lockstep\"\nstep_hz = 100\nend_s = " + std::to_string(end_s) +
+         "\n[scenario]\nfile = \"" + Dir() + "/" + fixture + "\"\n";
+}
+
+struct Sample {
+  int64_t sim_ns = 0;
+  double speed_mps = 0;
+  Vec3 position_m = Vec3::Zero();
+};
+
+struct OscRun {
+  std::vector<server::ScenarioFiring> firings;
+  std::map<uint64_t, protocol::LoggedEvent> events;
+  std::map<uint64_t, std::vector<Sample>> tracks;  // per vehicle id, every step
+  config::SessionDef session;
+  uint64_t server_hash = 0;
+
+  const server::ScenarioFiring* Fired(const std::string& name) const {
+    for (const auto& f : firings)
+      if (f.name == name) return &f;
+    return nullptr;
+  }
+};
+
+OscRun RunOsc(const std::string& fixture, double end_s) {
+  OscRun run;
+  std::shared_ptr<server::ScenarioSystem> system;
+  InProcessOptions options;
+  options.publish_every_step = true;
+  options.setup_core = [&](server::WorldCore& core) {
+    system = server::InstallScenario(core, std::make_shared<spdlog::logger>("osc", std::make_shared<spdlog::sinks::null_sink_mt>()));
+  };
+  options.on_world = [&](const protocol::WorldState& w, const std::string&) {
+    for (const auto& e : w.events) run.events.emplace(e.sequence, e);
+    if (w.step == 0) return;
+    for (const auto& e : w.entities)
+      run.tracks[e.id].push_back(Sample{e.kinematics.stamp_ns, e.kinematics.velocity_mps.norm(), e.kinematics.pose.position_m});
+  };
+  run.session = config::LoadSessionText(SessionText(fixture, end_s), Dir() + "/session.toml");
+  config::ValidateSession(run.session);
+  run.server_hash = RunInProcess(run.session, 1, options).server_hash;
+  REQUIRE(system);
+  run.firings.assign(system->Firings().begin(), system->Firings().end());
+  return run;
+}
+
+double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+}  // namespace osc_session_test_detail
+
+using namespace osc_session_test_detail;
+
+TEST_CASE("osc session: a linear speed action of rate a reaches its target at dv over a within one step") {
+  const OscRun run = RunOsc("linear_speed.xosc", 10);
+  const auto* f = run.Fired("speed_up");
+  REQUIRE(f);
+  // SimulationTime > 2 s (rising): the first 10 ms step after 2 s.
+  CHECK(Seconds(f->sim_time_ns) == doctest::Approx(2.01).epsilon(1e-9));
+  const auto& car = run.tracks.at(VehicleId("Car", 0));
+  // From 10 m/s to 72 / 3.6 = 20 m/s at 2 m/s^2: 5 s after the firing.
+  const double expected_s = Seconds(f->sim_time_ns) + (20.0 - 10.0) / 2.0;
+  double reached_s = -1;
+  for (const auto& s : car)
+    if (reached_s < 0 && std::abs(s.speed_mps - 20.0) < 1e-6) reached_s = Seconds(s.sim_ns);
+  REQUIRE(reached_s > 0);
+  CHECK(std::abs(reached_s - expected_s) <= 0.01 + 1e-9);
+  // Half-way it is half-way: 15 m/s at 2.5 s after the firing, or one step (0.02 m/s) further: the node carries the
+  // command out before it computes the step that ends at the firing's sim time.
+  for (const auto& s : car)
+    if (std::abs(Seconds(s.sim_ns) - (Seconds(f->sim_time_ns) + 2.5)) < 1e-6) {
+      CHECK(s.speed_mps >= 15.0 - 1e-6);
+      CHECK(s.speed_mps <= 15.02 + 1e-6);
+    }
+  // It holds the target afterwards.
+  CHECK(car.back().speed_mps == doctest::Approx(20.0).epsilon(1e-6));
+  // The event after it (completeState of speed_up) fires when its 5 s are over, and sets the parameter.
+  const auto* after = run.Fired("after");
+  REQUIRE(after);
+  CHECK(std::abs(Seconds(after->sim_time_ns) - expected_s) <= 0.01 + 1e-9);
+  bool param = false;
+  for (const auto& [seq, e] : run.events)
+    param = param || (e.kind == protocol::LoggedEvent::Kind::kParam && e.text == "scenario.Rate = 0.5");
+  CHECK(param);
+}
+
+TEST_CASE("osc session: a sinusoidal lane change ends on the target lane's centre after its duration") {
+  const OscRun run = RunOsc("lane_change.xosc", 7);
+  const auto* f = run.Fired("change");
+  REQUIRE(f);
+  const road::Road road = road::SessionRoad(run.session.road);
+  const double from = road.LaneCenterOffset(-1), to = road.LaneCenterOffset(-2);
+  const auto& car = run.tracks.at(VehicleId("Car", 0));
+  const double t0 = Seconds(f->sim_time_ns);
+  // The first step on lane -2's centre: 4 s after the firing, within a step.
+  double arrived_s = -1;
+  for (const auto& s : car) {
+    const double t = road.Project(s.position_m).t_m;
+    if (arrived_s < 0 && std::abs(t - to) < 1e-6) arrived_s = Seconds(s.sim_ns);
+  }
+  REQUIRE(arrived_s > 0);
+  CHECK(std::abs(arrived_s - (t0 + 4.0)) <= 0.01 + 1e-9);
+  // It stays there, and a quarter of the way it has moved (1 - cos(pi / 4)) / 2 of the spacing (a cubic would be
+  // 0.15625): the shape is the sinusoid, measured within the progress of one step.
+  CHECK(std::abs(road.Project(car.back().position_m).t_m - to) < 1e-6);
+  bool checked = false;
+  for (const auto& s : car) {
+    const double u = (Seconds(s.sim_ns) - t0) / 4.0;
+    if (std::abs(u - 0.25) > 1e-6) continue;
+    const double moved = (road.Project(s.position_m).t_m - from) / (to - from);
+    // The node carries the command out before it computes the step that ends at the firing's sim time: the
+    // state at t has moved along the shape to u or one step further.
+    const double u_late = u + 0.01 / 4.0;
+    const double lo = (1 - std::cos(M_PI * u)) / 2, hi = (1 - std::cos(M_PI * u_late)) / 2;
+    CHECK(moved >= lo - 1e-6);
+    CHECK(moved <= hi + 1e-6);
+    checked = true;
+  }
+  CHECK(checked);
+}
+
+TEST_CASE("osc session: a cut-in fires at the analytic distance and at the same step in two runs") {
+  const OscRun a = RunOsc("cut_in.xosc", 12);
+  const OscRun b = RunOsc("cut_in.xosc", 12);
+  const auto* fa = a.Fired("cut_in");
+  const auto* fb = b.Fired("cut_in");
+  REQUIRE(fa);
+  REQUIRE(fb);
+  CHECK(fa->sim_time_ns == fb->sim_time_ns);
+  CHECK(fa->detail == fb->detail);
+  CHECK(a.server_hash == b.server_hash);
+  // 5 + 3 t > 15 m: t > 10 / 3 s; the first step after it (both cars drive free at their start speeds).
+  CHECK(Seconds(fa->sim_time_ns) > 10.0 / 3.0);
+  CHECK(Seconds(fa->sim_time_ns) <= 10.0 / 3.0 + 0.02 + 1e-9);
+  // The cutter ends in Ego's lane, ahead of it, 3 s later; Ego, following it by IDM, slows down.
+  const road::Road road = road::SessionRoad(a.session.road);
+  const auto& cutter = a.tracks.at(VehicleId("Cutter", 0));
+  const auto& ego = a.tracks.at(VehicleId("Ego", 0));
+  const double done_s = Seconds(fa->sim_time_ns) + 3.0 + 0.02;
+  for (size_t i = 0; i < cutter.size(); ++i) {
+    if (Seconds(cutter[i].sim_ns) < done_s) continue;
+    CHECK(road.Project(cutter[i].position_m).lane == -1);
+    CHECK(std::abs(road.Project(cutter[i].position_m).t_m - road.LaneCenterOffset(-1)) < 1e-6);
+    break;
+  }
+  CHECK(road.Project(ego.back().position_m).lane == -1);
+  CHECK(ego.back().speed_mps < 25.0);
+  // The cut-in's completion and Ego's headway below 2 s fire close_behind, which changes the parameter.
+  const auto* close = a.Fired("close_behind");
+  REQUIRE(close);
+  CHECK(close->sim_time_ns >= fa->sim_time_ns + 3'000'000'000);
+  bool param = false;
+  for (const auto& [seq, e] : a.events)
+    param = param || (e.kind == protocol::LoggedEvent::Kind::kParam && e.text == "scenario.EgoSpeed = 24");
+  CHECK(param);
+}
+
+TEST_CASE("osc session: a lead car brakes at the rate of its speed action when the headway falls below its threshold") {
+  const OscRun a = RunOsc("lead_brake.xosc", 25);
+  const OscRun b = RunOsc("lead_brake.xosc", 25);
+  const auto* f = a.Fired("lead_brakes");
+  REQUIRE(f);
+  REQUIRE(b.Fired("lead_brakes"));
+  CHECK(f->sim_time_ns == b.Fired("lead_brakes")->sim_time_ns);
+  // The headway that fired it: just below 2.5 s (it falls by less than 0.2 s per second: at most 5 m/s closing at
+  // about 25 m/s, so by less than 0.002 s a step).
+  const auto at = f->detail.find("\"time_headway_s\":");
+  REQUIRE(at != std::string::npos);
+  const double thw = std::atof(f->detail.c_str() + at + 17);
+  CHECK(thw < 2.5);
+  CHECK(thw > 2.49);
+  // From then on the lead car loses 6 m/s each second (linear, rate 6 m/s^2) down to 5 m/s.
+  const auto& lead = a.tracks.at(VehicleId("Lead", 0));
+  double v_fire = -1;
+  for (const auto& s : lead)
+    if (s.sim_ns == f->sim_time_ns) v_fire = s.speed_mps;
+  REQUIRE(v_fire > 0);
+  for (const auto& s : lead) {
+    const double dt = Seconds(s.sim_ns - f->sim_time_ns);
+    if (std::abs(dt - 1.0) < 1e-6) CHECK(std::abs(s.speed_mps - (v_fire - 6.0)) <= 0.06 + 1e-9);
+  }
+  CHECK(lead.back().speed_mps == doctest::Approx(5.0).epsilon(1e-6));
+}
+
+}  // namespace platoon::testing
