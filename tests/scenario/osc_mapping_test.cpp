@@ -1,12 +1,16 @@
 // OpenSCENARIO mapping (shared/src/scenario/osc_mapping.cpp, osc_expression.cpp): parameters and
 // expressions, entities to road traffic nodes or seats, the storyboard to events, coverage and refusals
 // with file:line. Fixtures in tests/data/scenarios/ are written for these tests.
+#include "../support/session_fixture.hpp"
+
 #include "platoon/config/session.hpp"
+#include "platoon/process/child.hpp"
 #include "platoon/scenario/osc.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -279,6 +283,66 @@ TEST_CASE("osc: unsupported and malformed content fails with file and line") {
   left.replace(left.find("laneId=\"-1\""), 11, "laneId=\"2\"");
   CHECK_THROWS_WITH_AS(MapOpenScenario(left, "l.xosc", "."), doctest::Contains(std::string("l.xosc:" + std::to_string(LineOf(left, "<LanePosition")) + ": LanePosition is not supported: lane 2").c_str()),
                        config::ConfigError);
+}
+
+}  // namespace platoon::scenario
+
+namespace platoon::scenario {
+namespace osc_mapping_test_detail {
+
+// Runs `platoon <args>` and returns its exit status and output lines (stdout and stderr).
+std::pair<int, std::vector<std::string>> RunPlatoon(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {std::string(PLATOON_BIN_DIR) + "/platoon"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  process::Child c = process::Child::Spawn(argv);
+  std::vector<std::string> lines;
+  while (auto line = c.ReadLine(std::chrono::milliseconds(5000))) lines.push_back(*line);
+  const auto status = c.WaitFor(std::chrono::milliseconds(5000));
+  REQUIRE(status);
+  return {*status, lines};
+}
+
+}  // namespace osc_mapping_test_detail
+
+TEST_CASE("osc: platoon scenario check prints every element and exits 1 on a refusal and 2 on a malformed file") {
+  // The cut-in fixture: every element listed with its line and status, the counts, the entities' nodes.
+  const auto [ok, lines] = RunPlatoon({"scenario", "check", Fixture("cut_in.xosc"), "--events"});
+  CHECK(ok == 0);
+  const std::string text = [&] {
+    std::string t;
+    for (const auto& l : lines) t += l + "\n";
+    return t;
+  }();
+  const std::string xosc = ReadText(Fixture("cut_in.xosc"));
+  CHECK(text.find(std::to_string(LineOf(xosc, "<RelativeDistanceCondition")) +
+                  "  mapped   OpenSCENARIO/Storyboard/Story/Act/ManeuverGroup/Maneuver/Event/StartTrigger/ConditionGroup/"
+                  "Condition/ByEntityCondition/EntityCondition/RelativeDistanceCondition: distance (longitudinal) to Ego") !=
+        std::string::npos);
+  CHECK(text.find("ignored  Catalog/Vehicle/BoundingBox: road traffic cars are 4.5 m x 1.8 m boxes") != std::string::npos);
+  CHECK(text.find("0 refused; 2 nodes, 4 events") != std::string::npos);
+  CHECK(text.find("entity Cutter -> node Cutter") != std::string::npos);
+  CHECK(text.find("event cut_in: 1 condition group(s), 1 action(s), group cutter_group/cut_in_maneuver (overwrite)") !=
+        std::string::npos);
+  // A refused element: listed, exit 1. A malformed file: file:line on stderr, exit 2.
+  const testing::TempDir dir;
+  const std::string bad = Scenario("<Story name=\"s\"/>\n    <Gadget/>");
+  const std::string refused = dir.Write("refused.xosc", bad);
+  const std::string broken = dir.Write("broken.xosc", "<OpenSCENARIO>\n<FileHeader>\n</OpenSCENARIO>\n");
+  const auto [r1, l1] = RunPlatoon({"scenario", "check", refused});
+  CHECK(r1 == 1);
+  bool listed = false;
+  for (const auto& l : l1)
+    listed = listed || l.find(std::to_string(LineOf(bad, "<Gadget")) + "  refused  OpenSCENARIO/Storyboard/Gadget") != std::string::npos;
+  CHECK(listed);
+  const auto [r2, l2] = RunPlatoon({"scenario", "check", broken});
+  CHECK(r2 == 2);
+  REQUIRE_FALSE(l2.empty());
+  CHECK(l2[0].find(broken + ":3:") != std::string::npos);
+  // run and check refuse it alike (exit 2, file:line).
+  const auto [r3, l3] = RunPlatoon({"check", refused});
+  CHECK(r3 == 2);
+  REQUIRE_FALSE(l3.empty());
+  CHECK(l3[0].find("Gadget is not supported") != std::string::npos);
 }
 
 }  // namespace platoon::scenario

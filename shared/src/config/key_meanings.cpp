@@ -662,7 +662,8 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "(\"event:<name>\")."},
       {S, "event.when", "The condition: exactly one of sim_time, marker, key or entity (with quantity)."},
       {S, "event.delay_s", "The actions run this long after the condition became true."},
-      {S, "event.repeat", "Fire again at every new rising edge of the condition; false: once."},
+      {S, "event.repeat", "Fire again at every new rising edge of the condition; false: once.",
+       "false (true with max_count > 1)"},
       {S, "event.min_interval_s", "repeat: least time between two firings."},
       {S, "event.do", "The actions fired, in order; their keys depend on `action`."},
       {S, "event.when.sim_time", "Fires when the sim time reaches this, in s.", "none"},
@@ -720,6 +721,7 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "event.when.event", "Another event's state: the event's name (with state).", "none"},
       {S, "event.when.state",
        "event: started (its actions began), running (a speed or lane change still runs) or done (they ended)."},
+      {S, "event.when.not", "The opposite of the condition's value (after its edge)."},
       {S, "event.when.edge",
        "The condition's value as the event sees it: none (the value), rising or falling (true at that change only), "
        "rising_or_falling."},
