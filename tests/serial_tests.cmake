@@ -31,6 +31,7 @@ endforeach()
 foreach(_name
     "lock-step lidar farm: with 20 ms receive delay on every process, every fused frame has all four sources of its own cycle"
     "lock-step lidar farm: without faults, every fused frame has all four sources of its own cycle"
+    "ros2 live: a lock-step lidar farm recorded with ros2 = true is decoded by the independent reader with Autoware point fields and the session file mounts"
     "netns lab: four lidar hosts, fusion, ego and server as separate hosts stream and fuse across namespaces"
     "fusion farm: kill -9 of a lidar host leaves 3 sources within a timeout, its restart brings 4 back, never mixed")
   set_tests_properties("${_name}" PROPERTIES RESOURCE_LOCK lidar_farm)
