@@ -413,10 +413,10 @@ class SessionSide {
 }  // namespace
 
 CLI::App* AddBridgeCommand(CLI::App& app, BridgeOptions& o) {
-  auto* b = app.add_subcommand(
-      "bridge",
-      "Serve a running session live to Foxglove (the Foxglove WebSocket protocol, foxglove.websocket.v1): the "
-      "scene, transforms, point clouds, sim time and parameters\n"
+  auto* b = app.add_subcommand("bridge",
+                               "Serve a running session live to Foxglove (WebSocket, foxglove.websocket.v1): scene, "
+                               "transforms, point clouds, sim time, parameters");
+  b->footer(
       "Examples:\n"
       "  platoon bridge configs/lidar_farm.toml             ws://127.0.0.1:8765: open it in Foxglove\n"
       "  platoon bridge lab.toml --port 9000                 another port\n"
