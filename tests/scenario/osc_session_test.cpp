@@ -1,7 +1,7 @@
 // OpenSCENARIO files run as lock-step sessions in one process (the scenario system, road traffic's command
 // execution): a linear speed action reaches its target at dv / a, a sinusoidal lane change ends on the target
 // lane's centre after its duration, a cut-in fires at the analytic time and the same step in two runs, a lead
-// car brakes at a headway condition. Fixtures in tests/data/scenarios/, figures computed in their comments.
+// car brakes at a headway condition, a driver seat takes Ego and the triggers react to its car. Fixtures in tests/data/scenarios/, figures computed in their comments.
 #include "../support/in_process_session.hpp"
 
 #include "platoon/config/session.hpp"
@@ -48,7 +48,11 @@ struct OscRun {
   }
 };
 
-OscRun RunOsc(const std::string& fixture, double end_s) {
+OscRun RunText(const std::string& text);
+
+OscRun RunOsc(const std::string& fixture, double end_s) { return RunText(SessionText(fixture, end_s)); }
+
+OscRun RunText(const std::string& text) {
   OscRun run;
   std::shared_ptr<server::ScenarioSystem> system;
   InProcessOptions options;
@@ -62,7 +66,7 @@ OscRun RunOsc(const std::string& fixture, double end_s) {
     for (const auto& e : w.entities)
       run.tracks[e.id].push_back(Sample{e.kinematics.stamp_ns, e.kinematics.velocity_mps.norm(), e.kinematics.pose.position_m});
   };
-  run.session = config::LoadSessionText(SessionText(fixture, end_s), Dir() + "/session.toml");
+  run.session = config::LoadSessionText(text, Dir() + "/session.toml");
   config::ValidateSession(run.session);
   run.server_hash = RunInProcess(run.session, 1, options).server_hash;
   REQUIRE(system);
@@ -205,6 +209,45 @@ TEST_CASE("osc session: a lead car brakes at the rate of its speed action when t
     if (std::abs(dt - 1.0) < 1e-6) CHECK(std::abs(s.speed_mps - (v_fire - 6.0)) <= 0.06 + 1e-9);
   }
   CHECK(lead.back().speed_mps == doctest::Approx(5.0).epsilon(1e-6));
+}
+
+TEST_CASE("osc session: a seat taking Ego is placed by Init and the cut-in reacts to the seat's car") {
+  // A driver seat (the model driver stands in for a person: scripted, deterministic) takes Ego.
+  const std::string text = SessionText("cut_in.xosc", 9) + R"(seats = ["Ego=driver"]
+
+[[node]]
+name = "driver"
+role = "driver"
+input = "model:follow"
+headless = true
+[node.driver_model]
+desired_speed_mps = 25
+)";
+  // [scenario] must come after the node it names: move it to the end.
+  const auto at = text.find("[scenario]");
+  const auto node = text.find("[[node]]");
+  const std::string session = text.substr(0, at) + text.substr(node) + "\n" + text.substr(at, node - at);
+  const OscRun a = RunText(session);
+  const OscRun b = RunText(session);
+  // The seat starts where Init puts Ego: lane -1 at s = 100 m, 25 m/s (x = s on the straight road).
+  const auto& seat = a.tracks.at(VehicleId("driver", 0));
+  REQUIRE_FALSE(seat.empty());
+  CHECK(seat.front().position_m.x() == doctest::Approx(100.0).epsilon(0.01));
+  CHECK(seat.front().position_m.y() == doctest::Approx(-1.75).epsilon(0.02));
+  CHECK(seat.front().speed_mps == doctest::Approx(25.0).epsilon(0.02));
+  CHECK(a.tracks.count(VehicleId("Ego", 0)) == 0);  // no traffic node for Ego
+  // The cut-in fires on the distance to the seat's car, the same step in two runs, near 10 / 3 s.
+  const auto* f = a.Fired("cut_in");
+  REQUIRE(f);
+  REQUIRE(b.Fired("cut_in"));
+  CHECK(f->sim_time_ns == b.Fired("cut_in")->sim_time_ns);
+  CHECK(f->detail.find("\"other\"") == std::string::npos);
+  CHECK(Seconds(f->sim_time_ns) > 2.5);
+  CHECK(Seconds(f->sim_time_ns) < 4.5);
+  // The event after it waits for the seat's headway to the cutter: its condition names the seat's car.
+  const auto* close = a.Fired("close_behind");
+  REQUIRE(close);
+  CHECK(close->detail.find("\"entity_name\":\"driver\"") != std::string::npos);
 }
 
 }  // namespace platoon::testing
