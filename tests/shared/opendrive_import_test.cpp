@@ -398,6 +398,13 @@ TEST_CASE("opendrive import: what stays unsupported or is malformed fails with f
   CHECK(ImportError(OneRoad("", "", "type=\"driving\"", "<width sOffset=\"0\" a=\"3\"/>",
                             "<paramPoly3 aU=\"0\" bU=\"0\" cU=\"1\" dU=\"0\" aV=\"0\" bV=\"0\" cV=\"0\" dV=\"0\"/>"))
             .find("bad.xodr:5: paramPoly3: bU and bV are both 0") == 0);
+  CHECK(ImportError(OneRoad("", "", "type=\"driving\"", "<width sOffset=\"0\" a=\"3\"/>",
+                            "<poly3 a=\"0\" b=\"0\" c=\"0\" d=\"1e5\"/>"))
+            .find("bad.xodr:5: poly3.d: expected a number in [-10000, 10000], got 1e5") == 0);
+  CHECK(ImportError(OneRoad("", "", "type=\"driving\"", "<width sOffset=\"0\" a=\"3\"/>",
+                            "<paramPoly3 aU=\"0\" bU=\"1\" cU=\"0\" dU=\"1e6\" aV=\"0\" bV=\"0\" cV=\"0\" "
+                            "dV=\"0\" pRange=\"arcLength\"/>"))
+            .find("bad.xodr:5: geometry reaches beyond 1e8 m from the origin") == 0);
   CHECK(ImportError(OneRoad("", "<link><successor elementType=\"road\" elementId=\"1\" contactPoint=\"middle\"/></link>"))
             .find("bad.xodr:4: successor.contactPoint: expected start or end, got \"middle\"") == 0);
   CHECK(ImportError(OneRoad("", "<link><successor elementType=\"junction\" elementId=\"9\"/></link>"))

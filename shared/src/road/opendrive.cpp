@@ -609,12 +609,16 @@ class Importer {
       } else if (c.name == "poly3") {
         Attributes(c, {"a", "b", "c", "d"});
         sec.kind = GeometryKind::kPoly3;
-        sec.v_poly = {RequiredNumber(c, "a"), RequiredNumber(c, "b"), RequiredNumber(c, "c"), RequiredNumber(c, "d")};
+        // Bounded so that every point stays finite over the longest geometry (1e6 m).
+        sec.v_poly = {RequiredNumber(c, "a", -1e4, 1e4), RequiredNumber(c, "b", -1e4, 1e4),
+                      RequiredNumber(c, "c", -1e4, 1e4), RequiredNumber(c, "d", -1e4, 1e4)};
       } else if (c.name == "paramPoly3") {
         Attributes(c, {"aU", "bU", "cU", "dU", "aV", "bV", "cV", "dV", "pRange"});
         sec.kind = GeometryKind::kParamPoly3;
-        sec.u_poly = {RequiredNumber(c, "aU"), RequiredNumber(c, "bU"), RequiredNumber(c, "cU"), RequiredNumber(c, "dU")};
-        sec.v_poly = {RequiredNumber(c, "aV"), RequiredNumber(c, "bV"), RequiredNumber(c, "cV"), RequiredNumber(c, "dV")};
+        sec.u_poly = {RequiredNumber(c, "aU", -1e6, 1e6), RequiredNumber(c, "bU", -1e6, 1e6),
+                      RequiredNumber(c, "cU", -1e6, 1e6), RequiredNumber(c, "dU", -1e6, 1e6)};
+        sec.v_poly = {RequiredNumber(c, "aV", -1e6, 1e6), RequiredNumber(c, "bV", -1e6, 1e6),
+                      RequiredNumber(c, "cV", -1e6, 1e6), RequiredNumber(c, "dV", -1e6, 1e6)};
         // pRange defaults to normalized (OpenDRIVE 1.6 paramPoly3 attributes).
         const auto* pr = c.Find("pRange");
         const std::string range = pr ? pr->value : "normalized";
@@ -644,8 +648,12 @@ class Importer {
       if (std::abs(g.s - s0) > kOpenDriveMaxGapM)
         Fail(g.line, "geometry.s " + Num(g.s) + " is not where the previous geometries end (" + Num(s0) +
                          "); gaps and overlaps in s are not supported (supported: geometries chained end to start)");
-      if (i == 0) continue;
       const RoadPoint p = road.Evaluate(s0);
+      const RoadPoint e = road.Evaluate(s0 + d.sections[i].length_m);
+      for (const RoadPoint* q : {&p, &e})
+        if (!(std::abs(q->position_m.x()) < 1e8 && std::abs(q->position_m.y()) < 1e8 && std::isfinite(q->heading_rad)))
+          Fail(g.line, "geometry reaches beyond 1e8 m from the origin; expected a road within +-1e8 m");
+      if (i == 0) continue;
       double gx = 0, gy = 0, gh = 0;
       CurveStart(d.sections[i], g.x, g.y, g.hdg, &gx, &gy, &gh);
       const double gap = std::hypot(p.position_m.x() - gx, p.position_m.y() - gy);
