@@ -11,7 +11,8 @@
 //   3. a parameter set through the protocol changes the session (platoon ctl param get reads it) and is
 //      logged with the source "bridge" (platoon ctl events); a refused value gets the server's error text;
 //   4. a second client that stops reading its socket: the first client's transforms (one per world
-//      broadcast) arrive no later than one broadcast period beyond where they came before the stall.
+//      broadcast) arrive no later than one broadcast period beyond where they came before the stall;
+//   5. a bridge with --token refuses a client without it or with a wrong one (401) and serves the right one.
 // Prints one line of figures and "PASS", or "FAIL: why" with exit 1.
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -247,6 +248,23 @@ for (let i = 1; i < tfArrivals.length; ++i) if (tfArrivals[i][0] >= stallFrom) g
 if (worst > period) fail(`while a client stalled, a transform came ${worst.toFixed(1)} ms later than before (one period: ${period} ms)`);
 stalled.terminate();
 
+// A bridge with --token: a client without the token is refused (HTTP 401), one with it gets serverInfo.
+const tokenPort = await freePort();
+const guarded = start("bridge_token", ["bridge", sessionFile, "--port", String(tokenPort), "--name", "bridge2", "--token", "s3cret"]);
+await until(() => guarded.lines.some((l) => l.includes("served on ws://")), 15_000, "the bridge with a token to listen");
+const attempt = (url) => new Promise((resolve) => {
+  const ws = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+  ws.on("unexpected-response", (_req, res) => { resolve(`refused ${res.statusCode}`); ws.terminate(); });
+  ws.on("message", (data) => { resolve(`got ${JSON.parse(data.toString()).op}`); ws.close(); });
+  ws.on("error", (e) => resolve(`error ${e.message}`));
+});
+const without = await attempt(`ws://127.0.0.1:${tokenPort}/`);
+const wrong = await attempt(`ws://127.0.0.1:${tokenPort}/?token=s3creT`);
+const withToken = await attempt(`ws://127.0.0.1:${tokenPort}/?token=s3cret`);
+if (without !== "refused 401" || wrong !== "refused 401" || withToken !== "got serverInfo")
+  fail(`token: without ${without}, wrong ${wrong}, with ${withToken}`);
+process.kill(guarded.pid, "SIGINT");
+
 // The bridge dropped frames for the stalled client (it says so when it stops), and no other.
 client.close();
 bridge.removeAllListeners("exit");
@@ -261,6 +279,7 @@ await new Promise((r) => run.on("exit", r));
 console.log(`scene ${received.get(scene.topic)}, transforms ${received.get(tf.topic)}, fused clouds ` +
             `${received.get(cloud.topic)}, time ${times.length}, all valid; parameter set ${before} -> ${after} logged ` +
             `by bridge, refusal "${refusal}"; stalled client: ${dropped} frames dropped, transforms at most ` +
-            `${worst.toFixed(1)} ms later than before (period ${period} ms), largest gap ${Math.max(...gaps).toFixed(1)} ms`);
+            `${worst.toFixed(1)} ms later than before (period ${period} ms), largest gap ${Math.max(...gaps).toFixed(1)} ms; ` +
+            `token: without ${without}, wrong ${wrong}, right ${withToken}`);
 console.log("PASS");
 process.exit(0);
