@@ -1,5 +1,7 @@
 #include "platoon/node/driver_seat.hpp"
 
+#include "platoon/data/sign_columns.hpp"
+
 #include "platoon/can/mapping.hpp"
 #include "platoon/can/transport.hpp"
 #include "platoon/config/scenario.hpp"
@@ -175,6 +177,7 @@ class DriverSeatModule::Seat {
     std::function<void()> ffb_tick;
     road::RoadNetwork roads;
     std::vector<road::EnvObject> environment;   // the road's environment objects, as the lidars see them
+    std::vector<road::PlacedSign> signs;        // traffic signs (docs/WORLD.md "Signs")
     std::vector<config::CalibrationBoardDef> boards;  // [[scene.calibration_board]]: the world's are drawn
     Vec3 eye_m = Vec3::Zero();
     double fps = 60;
@@ -261,6 +264,7 @@ class DriverSeatModule::Seat {
         scene = std::make_unique<viewer::SceneGraph>();
         if (!setup_.roads.Roads().empty()) scene->SetRoads(setup_.roads);
         if (!setup_.environment.empty()) scene->SetEnvironment(setup_.environment);
+        if (!setup_.signs.empty()) scene->SetSigns(setup_.signs);
         scene->Root()->addChild(viewer::CalibrationBoards(setup_.boards).Root());  // world boards (docs/WORLD.md)
         window = std::make_unique<viewer::SeatWindow>(setup_.window_def, *scene);
         window->SetKeyCallback(setup_.on_key);
@@ -589,6 +593,7 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   setup.window = !node.headless;
   if (setup.window && session.has_road) setup.roads = road::SessionRoadNetwork(session.road);
   if (setup.window) setup.environment = road::SessionEnvironment(session);
+  if (setup.window) setup.signs = road::SessionPlacedSigns(session);
   setup.boards = session.scene.calibration_boards;
   setup.window_def.title = "platoon driver seat: " + node.name;
   setup.window_def.width_px = node.view_width_px;
@@ -636,6 +641,8 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
     const config::DataWriteDef& w = *node.data_write;
     sample_period_ns_ = w.PeriodNs();
     if (session.has_road) roads_ = road::SessionRoadNetwork(session.road);
+    signs_ = road::SessionSigns(session);
+    if (!signs_.empty()) sign_road_.emplace(road::SessionRoad(session.road));
     metrics_def_.leader = std::any_of(w.columns.begin(), w.columns.end(), [](data::Column c) {
       return c == data::Column::kHeadway || c == data::Column::kTimeHeadway || c == data::Column::kTtc;
     });
@@ -1220,7 +1227,9 @@ void DriverSeatModule::SampleIfDue(ModuleContext& context) {
   if (metrics_def_.leader)
     for (const auto& r : context.RemoteEntities(vehicle_ns_))
       if (r.state.id != id_ && data::IsVehicle(r.state.kind)) others_.push_back(data::SampleOf(r.state, r.displayed));
-  writer_->Push(data::ComputeMetrics(vehicle_ns_, data::SampleOf(Truth()), others_, roads_, metrics_def_));
+  data::MetricsRow row = data::ComputeMetrics(vehicle_ns_, data::SampleOf(Truth()), others_, roads_, metrics_def_);
+  if (sign_road_) data::FillSignColumns(row, *sign_road_, signs_);
+  writer_->Push(row);
   ++samples_;
   const double us = 1e6 * SecondsBetween(t0, SteadyClock::now());
   sample_wall_sum_us_ += us;

@@ -43,6 +43,8 @@ RoadTrafficModule::RoadTrafficModule(const config::SessionDef& session, const co
   }
   traffic_ = endless_ ? std::make_unique<vehicle::RoadTraffic>(*endless_, def)
                      : std::make_unique<vehicle::RoadTraffic>(*road_, def);
+  // Speed limits from the session's signs ([signs], [[sign]]; docs/WORLD.md "Signs"); not on endless roads.
+  if (!endless_) traffic_->SetSigns(road::SessionSigns(session));
 }
 
 void RoadTrafficModule::FollowDrivers(const std::vector<RemoteEntity>& remote) {

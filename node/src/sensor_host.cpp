@@ -46,7 +46,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
   ViewerCameraImager(const config::SessionDef& session, const sensors::SensorSpec& spec, std::shared_ptr<spdlog::logger> log)
       : log_(std::move(log)), id_(spec.id), def_(spec.camera), has_road_(session.has_road), road_(session.road),
         statics_(viewer::SceneBoxEntities(session)), environment_(road::SessionEnvironment(session)),
-        boards_(session.scene.calibration_boards) {}
+        signs_(road::SessionPlacedSigns(session)), boards_(session.scene.calibration_boards) {}
 
   std::string Render(const Pose& camera_world, const std::vector<protocol::EntityState>& others,
                      protocol::CameraFrame& frame) override {
@@ -101,6 +101,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
     }
     if (has_road_) gl_->scene.SetRoads(road::SessionRoadNetwork(road_));
     if (!environment_.empty()) gl_->scene.SetEnvironment(environment_);
+    if (!signs_.empty()) gl_->scene.SetSigns(signs_);
     gl_->scene.Root()->addChild(gl_->boards.Root());
     gl_->camera = SensorPinhole(def_);
     gl_->renderer.SetScene(gl_->scene.Root(), gl_->scene.SkyColour());
@@ -157,6 +158,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
   config::RoadSessionDef road_;
   std::vector<protocol::EntityState> statics_;  // [[scene.box]] entries, drawn as static objects
   std::vector<road::EnvObject> environment_;    // the road's environment objects, as the lidar sees them
+  std::vector<road::PlacedSign> signs_;         // traffic signs (docs/WORLD.md "Signs")
   std::vector<config::CalibrationBoardDef> boards_;  // [[scene.calibration_board]] entries
   std::unique_ptr<Gl> gl_;
   std::unique_ptr<viewer::MonitorWindow> monitor_;  // null: no monitor (monitor = "none" or it did not open)
@@ -196,6 +198,29 @@ void AddStaticScene(const config::SessionDef& session, sensors::Scene& scene) {
       }
       const Pose p{o.position_m + Vec3(0, 0, 0.5 * o.size_m.z()), Quat(Eigen::AngleAxisd(o.yaw_rad, Vec3::UnitZ()))};
       scene.AddBox(p, 0.5 * o.size_m, sensors::SurfaceTag{material, ++id, ClassId(cls)});
+    }
+  }
+  // Traffic signs ([signs], [[sign]]; docs/WORLD.md "Signs"): the plate a thin box of class sign whose detail
+  // carries type and value (ROI ground truth), posts and gantry beams poles; ids 0xD0000000 + sign id.
+  if (session.has_road) {
+    const auto signs = road::SessionSigns(session);
+    if (!signs.empty()) {
+      const road::Road road = road::SessionRoad(session.road);
+      for (const auto& g : signs) {
+        const road::SignPose sp = road::PlaceSign(road, g);
+        const Quat q(Eigen::AngleAxisd(sp.facing_rad, Vec3::UnitZ()));
+        const uint32_t sign_id = 0xD0000000u + g.id;
+        scene.AddBox(Pose{sp.plate_m, q}, Vec3(0.025, 0.5 * g.size_m, 0.5 * g.size_m),
+                     sensors::SurfaceTag{6, sign_id, ClassId(SemanticClass::kSign), road::SignDetail(g.type, g.value)});
+        for (const auto& foot : sp.posts_m)
+          scene.AddBox(Pose{foot + Vec3(0, 0, 0.5 * sp.post_height_m), q}, Vec3(0.05, 0.05, 0.5 * sp.post_height_m),
+                       sensors::SurfaceTag{kConcrete, sign_id, ClassId(SemanticClass::kPole)});
+        if (sp.beam_width_m > 0) {
+          const Vec3 mid = 0.5 * (sp.posts_m[0] + sp.posts_m[1]) + Vec3(0, 0, sp.post_height_m - 0.2);
+          scene.AddBox(Pose{mid, q}, Vec3(0.15, 0.5 * sp.beam_width_m, 0.2),
+                       sensors::SurfaceTag{kConcrete, sign_id, ClassId(SemanticClass::kPole)});
+        }
+      }
     }
   }
 }

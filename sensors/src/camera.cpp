@@ -99,7 +99,7 @@ std::vector<CameraTarget> StaticTargets(const Scene& scene, const std::vector<ui
   std::vector<CameraTarget> out;
   for (const StaticBox& b : scene.StaticBoxes()) {
     if (std::find(classes.begin(), classes.end(), b.tag.class_id) == classes.end()) continue;
-    out.push_back(CameraTarget{b.tag.entity_id, b.tag.class_id, b.pose, 2.0 * b.half_extents_m});
+    out.push_back(CameraTarget{b.tag.entity_id, b.tag.class_id, b.pose, 2.0 * b.half_extents_m, b.tag.detail});
   }
   return out;
 }
@@ -156,6 +156,7 @@ std::vector<RoiBox> GroundTruth(const std::vector<CameraTarget>& targets, const 
     RoiBox box;
     box.entity_id = t.entity_id;
     box.class_id = t.class_id;
+    box.detail = t.detail;
     box.u_min_px = std::max(u0, 0.0);
     box.v_min_px = std::max(v0, 0.0);
     box.u_max_px = std::min(u1, w_px);

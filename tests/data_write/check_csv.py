@@ -33,9 +33,10 @@ DURATION_S = "14"
 # The column table of docs/RECORDING.md, stated here independently of the code.
 HEADER = ["sim_time_s", "x_m", "y_m", "z_m", "yaw_rad", "speed_mps", "accel_long_mps2", "accel_lat_mps2",
           "yaw_rate_radps", "steer_norm", "throttle_norm", "brake_norm", "road_id", "s_m", "lane",
-          "lane_offset_m", "headway_m", "time_headway_s", "ttc_s"]
+          "lane_offset_m", "headway_m", "time_headway_s", "ttc_s", "next_sign_type", "next_sign_value",
+          "next_sign_distance_m", "last_sign_type", "last_sign_value", "last_sign_distance_m"]
 UNIT_SUFFIXES = ("_s", "_m", "_rad", "_mps", "_mps2", "_radps", "_norm")
-UNITLESS = {"road_id", "lane"}  # an id and a signed index
+UNITLESS = {"road_id", "lane", "next_sign_type", "next_sign_value", "last_sign_type", "last_sign_value"}  # ids, an index, sign classes and numbers
 
 
 def fail(why):

@@ -209,7 +209,9 @@ Csv ReadCsv(const std::string& path) {
 // The column table of docs/RECORDING.md, stated here independently of the code.
 const std::vector<std::string> kHeader = {"sim_time_s", "x_m", "y_m", "z_m", "yaw_rad", "speed_mps", "accel_long_mps2",
                                           "accel_lat_mps2", "yaw_rate_radps", "steer_norm", "throttle_norm", "brake_norm",
-                                          "road_id", "s_m", "lane", "lane_offset_m", "headway_m", "time_headway_s", "ttc_s"};
+                                          "road_id", "s_m", "lane", "lane_offset_m", "headway_m", "time_headway_s", "ttc_s",
+                                          "next_sign_type", "next_sign_value", "next_sign_distance_m", "last_sign_type",
+                                          "last_sign_value", "last_sign_distance_m"};
 
 }  // namespace
 

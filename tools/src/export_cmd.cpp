@@ -16,6 +16,7 @@
 #include "platoon/data/columns.hpp"
 #include "platoon/data/drive_metrics.hpp"
 #include "platoon/data/recorded_tracks.hpp"
+#include "platoon/data/sign_columns.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/road/session_road.hpp"
 #include "platoon/server/replay.hpp"
@@ -382,6 +383,8 @@ int RunExport(const ExportOptions& o) {
     return kExitUsage;
   }
   road::RoadNetwork roads;
+  std::vector<road::Sign> signs;         // the next/last sign columns (docs/WORLD.md "Signs")
+  std::optional<road::Road> sign_road;
   std::string road_note;
   if (!have_session) {
     road_note = "none: the log carries no session file (give it with --config FILE); road_id .. ttc are empty";
@@ -390,6 +393,8 @@ int RunExport(const ExportOptions& o) {
   } else {
     try {
       roads = road::SessionRoadNetwork(session.road);
+      signs = road::SessionSigns(session);
+      if (!signs.empty()) sign_road.emplace(road::SessionRoad(session.road));
     } catch (const config::ConfigError& e) {
       std::fprintf(stderr, "%s: the road of the session does not load here: %s\n", kMe, e.what());
       if (o.config_path.empty())
@@ -524,7 +529,9 @@ int RunExport(const ExportOptions& o) {
   try {
     rows = data::ExportRows(
         tracks, selected, roads, def,
-        [&](size_t i, const data::MetricsRow& row) {
+        [&](size_t i, const data::MetricsRow& computed) {
+          data::MetricsRow row = computed;
+          if (sign_road) data::FillSignColumns(row, *sign_road, signs);
           Output& out = outputs[i];
           const int64_t t = SToNs(row[data::Column::kSimTime]);
           if (out.rows++ == 0) out.first_row_ns = t;

@@ -1,4 +1,5 @@
 #include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/sign_textures.hpp"
 
 #include "world_shading.hpp"
 
@@ -462,6 +463,16 @@ void SceneGraph::SetEnvironment(const std::vector<road::EnvObject>& objects) {
   if (!conditions_set_) sky_colour_ = def_.atmosphere.horizon;
   // Clear air: a linear fade to the horizon colour hides the ground's edge (the weather's fog comes on top).
   if (def_.atmosphere.fog) shading_->SetHaze(def_.atmosphere.fog_start_m, def_.atmosphere.fog_end_m);
+}
+
+void SceneGraph::SetSigns(const std::vector<road::PlacedSign>& signs) {
+  if (!signs_) {
+    signs_ = new osg::Group;
+    root_->addChild(signs_);
+  }
+  signs_->removeChildren(0, signs_->getNumChildren());
+  signs_->addChild(BuildSigns(signs));
+  sign_count_ = signs.size();
 }
 
 void SceneGraph::EnsureDome() {

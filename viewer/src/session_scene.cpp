@@ -42,6 +42,7 @@ SessionScene SessionSceneOf(const config::SessionDef& session) {
   // A session without [road] has none: nothing is drawn that its sensors and vehicles do not have.
   SessionScene out = SceneOfRoads(session.has_road ? road::SessionRoadNetwork(session.road) : road::RoadNetwork());
   out.environment = road::SessionEnvironment(session);
+  out.signs = road::SessionPlacedSigns(session);
   out.boxes = SceneBoxEntities(session);
   out.calibration_boards = session.scene.calibration_boards;
   out.board_cameras = BoardCameras(session);

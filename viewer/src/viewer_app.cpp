@@ -188,6 +188,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
           const SessionScene served = SessionSceneFromText(text, path);
           scene.SetRoads(served.roads);
           if (!served.environment.empty()) scene.SetEnvironment(served.environment);
+          scene.SetSigns(served.signs);
           scene.Root()->removeChild(boards->Root());
           boards = std::make_unique<CalibrationBoards>(served.calibration_boards);
           scene.Root()->addChild(boards->Root());

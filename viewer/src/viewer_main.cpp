@@ -174,6 +174,7 @@ int main(int argc, char** argv) {
     viewer::SceneGraph scene;
     scene.SetRoads(drawn.roads);
     if (!drawn.environment.empty()) scene.SetEnvironment(drawn.environment);
+    if (!drawn.signs.empty()) scene.SetSigns(drawn.signs);
     viewer::WorldClient client(client_def, log);
     client.Start();
     const int code = viewer::RunViewerApp(def, scene, client, *log, g_stop);

@@ -576,9 +576,42 @@ RoadTraffic::Neighbour RoadTraffic::FollowerScan(int lane, double s_m, int self)
 double RoadTraffic::Accel(const TrafficCar& car, const Neighbour& leader) const {
   IdmDef idm = def_.idm;
   idm.desired_speed_mps = car.desired_speed_mps;
-  if (leader.car == -1) return IdmAccel(idm, car.speed_mps, std::numeric_limits<double>::infinity(), 0);
-  return IdmAccel(idm, car.speed_mps, leader.gap_m, car.speed_mps - AsCar(leader.car).speed_mps);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double a = leader.car == -1 ? IdmAccel(idm, car.speed_mps, inf, 0)
+                                    : IdmAccel(idm, car.speed_mps, leader.gap_m, car.speed_mps - AsCar(leader.car).speed_mps);
+  if (signs_.empty()) return a;
+  // A sign's limit below the vehicle's own wish: the free-road term aims at the limit. Above it, IDM's
+  // (v/v0)^4 term would brake many times harder than comfortable; a vehicle brakes at most comfort_decel
+  // instead, easing off over the last kSignEaseS seconds of the speed difference.
+  const double limit = SignLimitAt(car.s_m);
+  if (!(limit > 0) || limit >= car.desired_speed_mps) return a;
+  constexpr double kSignEaseS = 1.0;
+  double free;
+  if (car.speed_mps > limit) {
+    free = -std::min(idm.comfort_decel_mps2, (car.speed_mps - limit) / kSignEaseS);
+  } else {
+    idm.desired_speed_mps = limit;
+    free = IdmAccel(idm, car.speed_mps, inf, 0);
+  }
+  return std::min(a, free);
 }
+
+void RoadTraffic::SetSigns(std::vector<road::Sign> signs) {
+  signs_.clear();
+  for (const auto& g : signs)
+    if (g.direction > 0) signs_.push_back(g);
+  // A periodic road: the signs before the end hold on past the start (the same signs, one lap earlier).
+  if (!endless_) {
+    const size_t n = signs_.size();
+    for (size_t i = 0; i < n; ++i) {
+      road::Sign g = signs_[i];
+      g.s_m -= length_m_;
+      signs_.push_back(g);
+    }
+  }
+}
+
+double RoadTraffic::SignLimitAt(double s_m) const { return road::SpeedLimitAt(signs_, s_m, 1, speed_limit_mps_); }
 
 bool RoadTraffic::FixedLane(const TrafficCar& car) const {
   return car.index < def_.vehicle_lanes.size() && def_.vehicle_lanes[car.index] != 0;

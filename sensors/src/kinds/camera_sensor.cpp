@@ -48,7 +48,7 @@ class CameraSensor final : public SensorInstance {
       msg.rois.push_back(protocol::CameraRoi{r.entity_id, r.class_id, static_cast<float>(r.u_min_px),
                                              static_cast<float>(r.v_min_px), static_cast<float>(r.u_max_px),
                                              static_cast<float>(r.v_max_px), static_cast<float>(r.depth_m),
-                                             static_cast<float>(r.occlusion_ratio), r.truncated});
+                                             static_cast<float>(r.occlusion_ratio), r.truncated, r.detail});
     // The image shows the vehicles where the ROIs put them: the same states at the frame's time.
     if (imager_) {
       const auto t0 = std::chrono::steady_clock::now();

@@ -599,6 +599,69 @@ SceneDef ReadSceneDef(const Table& t) {
   return d;
 }
 
+namespace signs_config_detail {
+
+// The sign type names, for the allowed values of type and the *_per_km keys.
+std::vector<std::string> SignTypeNames(bool with_blank) {
+  std::vector<std::string> out;
+  for (int i = 0; i < road::kSignTypeCount; ++i)
+    if (with_blank || static_cast<road::SignType>(i) != road::SignType::kBlank)
+      out.push_back(road::SignTypeName(static_cast<road::SignType>(i)));
+  return out;
+}
+
+// [signs]: the generator's frequencies and designs (seed defaults to the road's).
+road::SignGeneratorDef ReadSignGenerator(const Table& t, uint64_t road_seed) {
+  road::SignGeneratorDef d = road::DefaultSignGeneratorDef();
+  d.enabled = t.GetBool("enabled", true);
+  d.country = *road::SignCountryFromName(t.GetString("country", "de", {"de", "uk"}));
+  d.seed = static_cast<uint64_t>(t.GetInt("seed", static_cast<int64_t>(road_seed), 0));
+  for (int i = 0; i < road::kSignTypeCount; ++i) {
+    const auto type = static_cast<road::SignType>(i);
+    if (type == road::SignType::kBlank) continue;
+    d.per_km[i] = t.GetDouble(std::string(road::SignTypeName(type)) + "_per_km", 0, 0, 100);
+  }
+  d.speed_values = t.GetDoubleArray("speed_values", d.speed_values, 0, 1, 300);
+  if (d.speed_values.empty()) t.Fail("speed_values", "expected at least one speed, got []");
+  d.gantry_share = t.GetDouble("gantry_share", d.gantry_share, 0, 1);
+  d.variable_share = t.GetDouble("variable_share", d.variable_share, 0, 1);
+  d.both_directions = t.GetBool("both_directions", d.both_directions);
+  d.min_spacing_m = t.GetDouble("min_spacing_m", d.min_spacing_m, 0, 10000);
+  d.lateral_m = t.GetDouble("lateral_m", d.lateral_m, 0, 50);
+  t.RejectUnknownKeys();
+  return d;
+}
+
+// One [[sign]]: where it stands and what it says.
+road::Sign ReadListedSign(const Table& t, uint32_t id) {
+  road::Sign g;
+  g.id = id;
+  if (!t.Has("s_m")) t.Fail("s_m", "is required (road arc length of the sign, in m)");
+  g.s_m = t.GetDouble("s_m", 0, 0, 1e7);
+  if (!t.Has("type")) t.Fail("type", "is required (speed_limit, stop, give_way, ...)");
+  g.type = *road::SignTypeFromName(t.GetString("type", "", SignTypeNames(true)));
+  g.value = t.GetDouble("value", 0, 0, 65535);
+  if (road::SignHasValue(g.type) && g.type != road::SignType::kDirection && !(g.value > 0))
+    t.Fail("value", std::string("expected the number of the ") + road::SignTypeName(g.type) +
+                        " sign (e.g. 50), got " + (t.Has("value") ? fmt::format("{}", g.value) : "none"));
+  if (g.type == road::SignType::kSpeedLimit && g.value > 300)
+    t.Fail("value", fmt::format("expected a speed in (0, 300] in the country's unit, got {}", g.value));
+  g.country = *road::SignCountryFromName(t.GetString("country", "de", {"de", "uk"}));
+  g.side = t.GetString("side", "right", {"right", "left"}) == "left" ? 1 : -1;
+  // Right-hand traffic: a sign on the right is for traffic towards +s, one on the left for the other way.
+  g.direction = static_cast<int>(t.GetInt("direction", g.side > 0 ? -1 : 1, -1, 1));
+  if (g.direction == 0) t.Fail("direction", "expected +1 (traffic towards +s) or -1, got 0");
+  g.mount = t.GetString("mount", "post", {"post", "gantry"}) == "gantry" ? road::SignMount::kGantry : road::SignMount::kPost;
+  g.variable = t.GetBool("variable", g.variable);
+  g.lateral_m = t.GetDouble("lateral_m", g.lateral_m, 0, 50);
+  g.size_m = t.GetDouble("size_m", g.mount == road::SignMount::kGantry ? 1.2 : g.size_m, 0.2, 10);
+  g.height_m = t.GetDouble("height_m", g.mount == road::SignMount::kGantry ? 6.0 : g.height_m, 0.3, 20);
+  t.RejectUnknownKeys();
+  return g;
+}
+
+}  // namespace signs_config_detail
+
 SessionDef ReadSession(const Table& root) {
   SessionDef s;
   s.file = root.File();
@@ -640,6 +703,9 @@ SessionDef ReadSession(const Table& root) {
                         r.file);
     t->RejectUnknownKeys();
   }
+  if (auto t = root.Sub("signs")) s.sign_generator = signs_config_detail::ReadSignGenerator(*t, s.road.seed);
+  for (const auto& t : root.TableArray("sign"))
+    s.signs.push_back(signs_config_detail::ReadListedSign(t, static_cast<uint32_t>(s.signs.size() + 1)));
   std::set<std::string> names, vehicle_names;
   for (const auto& t : root.TableArray("node")) {
     NodeDef n = ReadNodeDef(t);

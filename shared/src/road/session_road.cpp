@@ -4,6 +4,8 @@
 #include "platoon/road/road_file.hpp"
 #include "platoon/road/road_generator.hpp"
 
+#include <algorithm>
+
 namespace platoon::road {
 
 namespace {
@@ -58,7 +60,26 @@ std::vector<EnvObject> SessionEnvironment(const config::SessionDef& session) {
   if (!session.scene.road_environment || !session.has_road) return {};
   EnvironmentDef env = DefaultEnvironmentDef();
   env.seed = session.road.seed;
+  // Signs with meaning ([signs], [[sign]]) replace the generic plates.
+  if (session.sign_generator.enabled || !session.signs.empty()) env.signs.enabled = false;
   return GenerateEnvironment(SessionRoad(session.road), env);
+}
+
+std::vector<Sign> SessionSigns(const config::SessionDef& session) {
+  std::vector<Sign> out = session.signs;
+  if (session.has_road && session.sign_generator.enabled) {
+    const auto generated =
+        GenerateSigns(SessionRoad(session.road), session.sign_generator, static_cast<uint32_t>(out.size() + 1));
+    out.insert(out.end(), generated.begin(), generated.end());
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Sign& a, const Sign& b) { return a.s_m < b.s_m; });
+  return out;
+}
+
+std::vector<PlacedSign> SessionPlacedSigns(const config::SessionDef& session) {
+  const auto signs = SessionSigns(session);
+  if (signs.empty() || !session.has_road) return {};
+  return PlaceSigns(SessionRoad(session.road), signs);
 }
 
 }  // namespace platoon::road

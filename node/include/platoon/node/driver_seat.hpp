@@ -239,6 +239,8 @@ class DriverSeatModule final : public Module {
   int64_t sample_period_ns_ = 0;
   int64_t last_sample_ns_ = INT64_MIN;
   road::RoadNetwork roads_;
+  std::vector<road::Sign> signs_;          // data write: the session's signs (next/last sign columns)
+  std::optional<road::Road> sign_road_;    // the road they stand on
   data::MetricsDef metrics_def_ = data::DefaultMetricsDef();
   std::vector<data::VehicleSample> others_;
   uint64_t samples_ = 0, samples_missed_ = 0;  // rows sampled; rows passed over by a skipped stall

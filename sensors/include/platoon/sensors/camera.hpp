@@ -77,6 +77,7 @@ struct CameraTarget {
   uint32_t class_id = 0;        ///< Semantic class, caller-defined (copied to the RoiBox).
   Pose pose;                    ///< Box centre and orientation in the world.
   Vec3 size_m = Vec3(4.6, 1.8, 1.5);  ///< Full box lengths along the box's x, y, z, in m. Typical car.
+  uint32_t detail = 0;          ///< Class detail (SurfaceTag::detail; signs: road::SignDetail), copied to the RoiBox.
 };
 
 /// Targets for the static boxes of `scene` (Scene::StaticBoxes: buildings, trees, guard rails, poles,
@@ -95,6 +96,9 @@ struct RoiBox {
   double depth_m = 0.0;        ///< Depth of the box centre along the optical axis, in m.
   bool truncated = false;      ///< True if the box was cut by the image border or the near plane.
   double occlusion_ratio = 0.0;  ///< Fraction of the target's in-image area hidden by other entities, 0..1.
+  /// Class detail, copied: for a sign road::SignDetail, its type (SignDetailType) and the number on it
+  /// (SignDetailValue, e.g. 50 for a 50 km/h limit); 0 for other classes.
+  uint32_t detail = 0;
 };
 
 /// 2D ground truth for `targets` seen by a camera whose body frame C sits at `camera_world` in the world

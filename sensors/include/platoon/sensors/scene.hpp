@@ -26,6 +26,7 @@ struct SurfaceTag {
   uint32_t material_id = 0;  ///< Index into a sensor's material table (e.g. LidarDef::materials).
   uint32_t entity_id = 0;    ///< Id of the world entity (vehicle id, building id); 0 = none.
   uint32_t class_id = 0;     ///< Semantic class (ground, vehicle, building, ...), caller-defined.
+  uint32_t detail = 0;       ///< Class detail, caller-defined: for signs road::SignDetail (type * 65536 + value); 0 none.
 };
 
 /// One ray to cast, in the world frame.

@@ -10,6 +10,7 @@
 #include "platoon/data/columns.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/protocol/messages.hpp"
+#include "platoon/road/signs.hpp"
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/transport/security.hpp"
 #include "platoon/world/conditions.hpp"
@@ -394,6 +395,8 @@ struct SessionDef {
   bool has_road = false;             ///< Whether the file has a [road] table.
   SceneDef scene;                    ///< Static sensor scene ([scene]).
   world::WorldConditions conditions; ///< Light and weather at the start ([light], [weather]; docs/WORLD.md).
+  road::SignGeneratorDef sign_generator;  ///< Signs the generator places along the road ([signs]; docs/WORLD.md "Signs").
+  std::vector<road::Sign> signs;     ///< Signs listed in the file ([[sign]]), ids from 1, in file order.
   std::vector<NodeDef> nodes;
   std::vector<EventDef> events;      ///< Scenario events ([[event]]), evaluated by the server.
   std::vector<VariatorDef> variators;  ///< Variators during a run ([[variator]]), applied by the server.

@@ -7,6 +7,7 @@
 #include "platoon/road/endless_road.hpp"
 #include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
+#include "platoon/road/signs.hpp"
 
 #include <vector>
 
@@ -29,5 +30,12 @@ Road SessionRoad(const config::RoadSessionDef& def);
 /// DefaultEnvironmentDef() seeded by [road] seed; empty when road_environment is off or there is no
 /// [road]. The lidar's scene, the camera images, the viewer and the seat window all draw this list.
 std::vector<EnvObject> SessionEnvironment(const config::SessionDef& session);
+
+/// The session's traffic signs: the [[sign]] list, then (ids after them) what the [signs] generator places
+/// on SessionRoad; sorted by s. Empty without either. Road traffic, sensor hosts, the viewer and the seat
+/// all take their signs from here (docs/WORLD.md "Signs").
+std::vector<Sign> SessionSigns(const config::SessionDef& session);
+/// SessionSigns placed along SessionRoad (PlaceSigns): what the viewer, the seat and the camera draw.
+std::vector<PlacedSign> SessionPlacedSigns(const config::SessionDef& session);
 
 }  // namespace platoon::road

@@ -9,6 +9,7 @@
 
 #include "platoon/protocol/messages.hpp"
 #include "platoon/road/environment.hpp"
+#include "platoon/road/signs.hpp"
 #include "platoon/road/road_network.hpp"
 #include "platoon/viewer/environment.hpp"
 #include "platoon/viewer/sensor_data.hpp"
@@ -98,6 +99,11 @@ class SceneGraph {
   /// road::GenerateEnvironment places them) with BuildEnvironment's subgraph. The first call also
   /// switches on the atmosphere: a sky dome and distance fog (SkyColour becomes the horizon colour).
   void SetEnvironment(const std::vector<road::EnvObject>& objects);
+  /// Replaces the traffic signs (road::PlaceSigns, session_road's SessionPlacedSigns; docs/WORLD.md "Signs")
+  /// with BuildSigns's subgraph: posts, gantries and plates with their faces drawn in code.
+  void SetSigns(const std::vector<road::PlacedSign>& signs);
+  /// Number of traffic signs drawn now.
+  size_t SignCount() const { return sign_count_; }
   /// Lights and weather from now on (world_look.hpp): the sun's direction and colour, sky and ambient from
   /// its elevation, headlights of the vehicles (lit lamps, and light sources: the kMaxHeadlights vehicles
   /// with lit headlights nearest each view's eye), the street lights of the environment (the
@@ -166,6 +172,8 @@ class SceneGraph {
   osg::ref_ptr<osg::Group> entities_;
   osg::ref_ptr<osg::Group> environment_;
   size_t environment_count_ = 0;
+  osg::ref_ptr<osg::Group> signs_;   // SetSigns's subgraph, under root_
+  size_t sign_count_ = 0;
   bool atmosphere_on_ = false;
   bool dome_on_ = false;
   std::optional<protocol::EntityState> own_;

@@ -11,6 +11,7 @@
 #include "platoon/viewer/calibration_board.hpp"
 #include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
+#include "platoon/road/signs.hpp"
 
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ namespace platoon::viewer {
 struct SessionScene {
   road::RoadNetwork roads;                    ///< The session's roads (road::SessionRoadNetwork); empty without [road].
   std::vector<road::EnvObject> environment;   ///< [scene] road_environment objects (road::SessionEnvironment).
+  std::vector<road::PlacedSign> signs;         ///< Traffic signs ([signs], [[sign]]; road::SessionPlacedSigns).
   std::vector<protocol::EntityState> boxes;   ///< [[scene.box]] objects (SceneBoxEntities), drawn with the entities.
   /// [[scene.calibration_board]] entries (draw them with CalibrationBoards; a camera's boards need its pose).
   std::vector<config::CalibrationBoardDef> calibration_boards;

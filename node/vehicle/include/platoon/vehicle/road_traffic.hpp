@@ -7,6 +7,7 @@
 #include "platoon/geometry.hpp"
 #include "platoon/road/endless_road.hpp"
 #include "platoon/road/road_network.hpp"
+#include "platoon/road/signs.hpp"
 #include "platoon/vehicle/driver_models.hpp"
 
 #include <cstdint>
@@ -210,6 +211,15 @@ class RoadTraffic {
   /// Speed limit that caps every desired speed, in m/s (0: none). Starts at the road's.
   void SetSpeedLimit(double mps);
   double SpeedLimit() const { return speed_limit_mps_; }
+  /// Traffic signs the vehicles obey (docs/WORLD.md "Signs"): from a speed-limit sign on (after passing it,
+  /// as the limit holds from the sign) a vehicle faster than the limit brakes at no more than its comfortable
+  /// deceleration (idm.comfort_decel_mps2) down to it, and after an end of limit it speeds up again to its own
+  /// desired speed (capped by SetSpeedLimit's). The vehicles drive towards +s: only direction +1 signs count;
+  /// on a periodic road the signs near the end hold on past the start. Replaces the previous signs.
+  void SetSigns(std::vector<road::Sign> signs);
+  /// The speed limit in force at `s_m` from the signs (SpeedLimitAt, with SetSpeedLimit's limit where no sign
+  /// holds), in m/s; 0 none.
+  double SignLimitAt(double s_m) const;
   /// The lead car's gap ahead of the vehicle it leads (lead_of_id), in m.
   void SetLeadGap(double m) { def_.lead_gap_m = m; }
   double LeadGap() const { return def_.lead_gap_m; }
@@ -278,6 +288,7 @@ class RoadTraffic {
   std::map<uint32_t, CarCommand> commands_;  // by vehicle index
   double CommandedAccel(TrafficCar& car, double idm_accel, double dt_s);
   double speed_limit_mps_ = 0;
+  std::vector<road::Sign> signs_;  // direction +1 signs; on a periodic road also shifted by -length
   std::vector<double> spread_;  // per vehicle: its desired speed / the mean desired speed
   const road::EndlessRoad* endless_ = nullptr;  // set on an endless road (road_ is then its layout)
   std::mt19937_64 spawn_rng_;                   // endless spawns: position, lane, speed spread
