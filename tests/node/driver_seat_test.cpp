@@ -399,7 +399,8 @@ TEST_CASE("driver seat: data write rows fall on whole multiples of the period, o
   CHECK(csv.header[1] == "sim_time_s");
   REQUIRE(csv.names.size() == csv.rows);
   CHECK(std::all_of(csv.names.begin(), csv.names.end(), [](const std::string& n) { return n == "seat"; }));
-  CHECK(csv.header[data::kColumnCount] == "ttc_s");
+  CHECK(csv.header[1 + static_cast<size_t>(data::Column::kTtc)] == "ttc_s");
+  CHECK(csv.header[data::kColumnCount] == "last_sign_distance_m");  // the sign columns close the table
   // The last column: the marker in the one row whose period (6.50, 6.52] s holds its sim time.
   CHECK(csv.header.back() == "marker");
   REQUIRE(csv.markers.size() == csv.rows);
