@@ -167,8 +167,6 @@ double JsonNumber(const std::string& json, const std::string& key, double fallba
   return v.empty() ? fallback : v.front();
 }
 
-}  // namespace
-
 // The string after "key": in a flat JSON object (no escapes in it); empty when missing.
 std::string JsonString(const std::string& json, const std::string& key) {
   const std::string k = "\"" + key + "\":\"";
@@ -183,6 +181,8 @@ vehicle::RoadTraffic::Shape ShapeOf(const std::string& name) {
   using S = vehicle::RoadTraffic::Shape;
   return name == "step" ? S::kStep : name == "linear" ? S::kLinear : name == "sinusoidal" ? S::kSinusoidal : S::kCubic;
 }
+
+}  // namespace
 
 void RoadTrafficModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) {
   if (event.kind != protocol::LoggedEvent::Kind::kAction || event.target_node == 0 ||

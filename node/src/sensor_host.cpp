@@ -419,6 +419,7 @@ void SensorHostModule::Step(const StepInfo& info, ModuleContext& context) {
     if (info.sim_ns < s->next_ns) continue;
     if (!updated) {
       world_->Update(context.RemoteEntities(info.sim_ns), info.sim_ns);
+      if (auto c = context.Conditions()) world_->SetConditions(*c);  // live light and weather (docs/WORLD.md)
       updated = true;
     }
     if (!world_->HasEgo()) {
@@ -444,7 +445,6 @@ void SensorHostModule::Step(const StepInfo& info, ModuleContext& context) {
   }
 }
 
-      if (auto c = context.Conditions()) world_->SetConditions(*c);  // live light and weather (docs/WORLD.md)
 void SensorHostModule::Measure(Sensor& s, int64_t t_ns, ModuleContext& context) {
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<sensors::Measurement> m = s.instance->Measure(*world_, t_ns);

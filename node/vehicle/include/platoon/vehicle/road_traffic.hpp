@@ -183,7 +183,6 @@ class RoadTraffic {
   bool Resume(uint32_t index);
   /// Vehicle `index` changes to `lane` (a driving lane other than its own); false otherwise.
   bool ChangeLane(uint32_t index, int lane);
-  /// Adds a vehicle at (s_m, lane) with `speed_mps` (also its desired speed; 0: the traffic's). Returns
   /// How a commanded lateral motion moves between its ends (OpenSCENARIO's dynamics shapes).
   enum class Shape : uint8_t { kStep, kLinear, kSinusoidal, kCubic };
   /// Vehicle `index` changes to `lane` over `duration_s` (0: at the next step) along `shape`, ending
@@ -191,6 +190,7 @@ class RoadTraffic {
   bool ChangeLane(uint32_t index, int lane, double duration_s, Shape shape, double offset_m);
   /// Vehicle `index` moves to `offset_m` (left positive) from its lane's centre over `duration_s` along `shape`.
   bool SetLaneOffset(uint32_t index, double offset_m, double duration_s, Shape shape);
+  /// Adds a vehicle at (s_m, lane) with `speed_mps` (also its desired speed; 0: the traffic's). Returns
   /// its index, or nullopt when the lane is no driving lane or the traffic has kMaxVehicles.
   std::optional<uint32_t> Spawn(double s_m, int lane, double speed_mps);
   /// Removes vehicle `index`.
@@ -286,17 +286,6 @@ class RoadTraffic {
   double time_s_ = 0;                        // traffic time: the sum of Step's dt, in s
   uint32_t next_index_ = 0;                  // index of the next spawned vehicle
   std::map<uint32_t, CarCommand> commands_;  // by vehicle index
-  double CommandedAccel(TrafficCar& car, double idm_accel, double dt_s);
-  double speed_limit_mps_ = 0;
-  std::vector<road::Sign> signs_;  // direction +1 signs; on a periodic road also shifted by -length
-  std::vector<double> spread_;  // per vehicle: its desired speed / the mean desired speed
-  const road::EndlessRoad* endless_ = nullptr;  // set on an endless road (road_ is then its layout)
-  std::mt19937_64 spawn_rng_;                   // endless spawns: position, lane, speed spread
-  bool lead_hold_ = true;                       // the lead car holds its gap (live parameter)
-  bool lead_placed_ = false;                    // PlaceLead has put it in front of the led vehicle
-  double led_elsewhere_s_ = 0;                  // how long the led vehicle has been in another lane, in s
-};
-
   // A commanded lateral motion of one vehicle: a lane change with its own duration and shape, and an offset
   // from the lane centre that moves from one value to another.
   struct Lateral {
@@ -308,4 +297,15 @@ class RoadTraffic {
   std::map<uint32_t, Lateral> lateral_;  // by vehicle index
   double OffsetNow(const Lateral& l) const;
   static double ShapeAt(Shape shape, double u);
+  double CommandedAccel(TrafficCar& car, double idm_accel, double dt_s);
+  double speed_limit_mps_ = 0;
+  std::vector<road::Sign> signs_;  // direction +1 signs; on a periodic road also shifted by -length
+  std::vector<double> spread_;  // per vehicle: its desired speed / the mean desired speed
+  const road::EndlessRoad* endless_ = nullptr;  // set on an endless road (road_ is then its layout)
+  std::mt19937_64 spawn_rng_;                   // endless spawns: position, lane, speed spread
+  bool lead_hold_ = true;                       // the lead car holds its gap (live parameter)
+  bool lead_placed_ = false;                    // PlaceLead has put it in front of the led vehicle
+  double led_elsewhere_s_ = 0;                  // how long the led vehicle has been in another lane, in s
+};
+
 }  // namespace platoon::vehicle
