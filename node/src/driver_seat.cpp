@@ -22,6 +22,7 @@
 #include "platoon/vehicle/lane_keeping.hpp"
 #include "platoon/viewer/calibration_board.hpp"
 #include "platoon/viewer/scene.hpp"
+#include "platoon/viewer/session_scene.hpp"
 #include "platoon/viewer/screen_frustum.hpp"
 #include "platoon/viewer/seat_audio.hpp"
 #include "platoon/viewer/seat_window.hpp"
@@ -183,6 +184,8 @@ class DriverSeatModule::Seat {
     double fps = 60;
     viewer::SeatWindow::KeyCallback on_key;     // seat keys pressed in the window (seat thread)
     std::optional<viewer::SeatAudioDef> sound;  // play the seat's sound while there is a window (nullopt: silent)
+    world::WorldConditions start_conditions;    // the session's light and weather at the start ([light], [weather])
+    std::optional<world::WorldConditions> conditions;  // drawn from the start: set when the file gives them
   };
 
   // Starts the thread and waits until it has opened what it needs. Throws std::runtime_error when the
@@ -221,6 +224,15 @@ class DriverSeatModule::Seat {
     eye_vehicle_ = eye_in_vehicle;
     has_eye_ = true;
   }
+  // Module thread: the session's newest light and weather (ModuleContext::Conditions). The window draws
+  // them once the file gave [light] or [weather] or a live change moved them off the start values; until
+  // then it keeps its fixed daylight.
+  void OfferConditions(const world::WorldConditions& c) {
+    std::lock_guard lock(mutex_);
+    if (conditions_ ? *conditions_ == c : c == setup_.start_conditions) return;
+    conditions_ = c;
+    ++conditions_version_;
+  }
   // Module thread: the remote entities as this node displays them (pose = displayed pose).
   void SetOthers(std::vector<protocol::EntityState> others, int64_t sim_ns) {
     std::lock_guard lock(mutex_);
@@ -258,6 +270,7 @@ class DriverSeatModule::Seat {
     std::unique_ptr<input::SdlInput> device;
     bool has_haptic = false;
     std::string device_line;
+    uint64_t drawn_conditions_version = 0;  // the conditions_version_ the scene draws
     // The window first: SDL's keyboard needs its video subsystem.
     if (setup_.window) {
       try {
@@ -265,6 +278,7 @@ class DriverSeatModule::Seat {
         if (!setup_.roads.Roads().empty()) scene->SetRoads(setup_.roads);
         if (!setup_.environment.empty()) scene->SetEnvironment(setup_.environment);
         if (!setup_.signs.empty()) scene->SetSigns(setup_.signs);
+        if (setup_.conditions) scene->SetConditions(*setup_.conditions);  // docs/WORLD.md
         scene->Root()->addChild(viewer::CalibrationBoards(setup_.boards).Root());  // world boards (docs/WORLD.md)
         window = std::make_unique<viewer::SeatWindow>(setup_.window_def, *scene);
         window->SetKeyCallback(setup_.on_key);
@@ -374,12 +388,22 @@ class DriverSeatModule::Seat {
           others_at = others_at_;
           sim_ns = sim_ns_;
           slip_rad = slip_rad_;
+          if (conditions_version_ != drawn_conditions_version && conditions_) {
+            scene->SetConditions(*conditions_);
+            drawn_conditions_version = conditions_version_;
+          }
         }
         // Everyone where they are at this frame: the copies are a few ms old.
         for (auto& e : others) e.kinematics.pose = Ahead(e.kinematics, SecondsBetween(others_at, t0));
         // Sim time at this frame, for the indicators' blink: the copies' time moved on by their age.
-        scene->Update(others, sim_ns + static_cast<int64_t>(1e9 * SecondsBetween(others_at, t0)));
         const Pose body = has_own ? Ahead(own.kinematics, SecondsBetween(own_at, t0)) : Pose{};
+        // The own car is not drawn (the cockpit is), but its headlights light the road at night.
+        if (has_own) {
+          protocol::EntityState own_now = own;
+          own_now.kinematics.pose = body;
+          scene->SetOwnVehicle(own_now);
+        }
+        scene->Update(others, sim_ns + static_cast<int64_t>(1e9 * SecondsBetween(others_at, t0)));
         const Pose eye{body.position_m + body.orientation * eye_v.position_m, body.orientation * eye_v.orientation};
         const double speed = own.kinematics.velocity_mps.norm();
         std::vector<std::string> lines = {fmt::format("{:.0f} km/h   sim {:.1f} s", speed * 3.6, NsToS(sim_ns)),
@@ -454,6 +478,8 @@ class DriverSeatModule::Seat {
   std::array<double, 2> slip_rad_{};     // front, rear axle slip angle, in rad
   vehicle::VehicleInput live_input_;
   std::string message_;                  // the seat message and until when it shows
+  std::optional<world::WorldConditions> conditions_;  // light and weather to draw (OfferConditions)
+  uint64_t conditions_version_ = 0;      // counts the changes of conditions_
   SteadyClock::time_point message_until_{};
 };
 
@@ -594,6 +620,8 @@ DriverSeatModule::DriverSeatModule(const config::SessionDef& session, const conf
   if (setup.window && session.has_road) setup.roads = road::SessionRoadNetwork(session.road);
   if (setup.window) setup.environment = road::SessionEnvironment(session);
   if (setup.window) setup.signs = road::SessionPlacedSigns(session);
+  setup.start_conditions = session.conditions;
+  setup.conditions = viewer::GivenConditions(session);
   setup.boards = session.scene.calibration_boards;
   setup.window_def.title = "platoon driver seat: " + node.name;
   setup.window_def.width_px = node.view_width_px;
@@ -820,6 +848,7 @@ void DriverSeatModule::Step(const StepInfo& info, ModuleContext& context) {
         others.back().kinematics.pose = r.displayed;
       }
       seat_->SetOthers(std::move(others), info.sim_ns);
+      if (auto c = context.Conditions()) seat_->OfferConditions(*c);  // live light and weather
     }
   }
 

@@ -43,14 +43,24 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 // "fullscreen", every image it sends is also shown 1:1 in the monitor-HIL window, opened on that thread too.
 class ViewerCameraImager final : public sensors::CameraImager {
  public:
-  ViewerCameraImager(const config::SessionDef& session, const sensors::SensorSpec& spec, std::shared_ptr<spdlog::logger> log)
+  // `conditions`: the host's newest light and weather, which the images are drawn in once the file gave
+  // [light] or [weather] or a live change moved them off the session's start values (docs/WORLD.md).
+  ViewerCameraImager(const config::SessionDef& session, const sensors::SensorSpec& spec, std::shared_ptr<spdlog::logger> log,
+                     std::shared_ptr<const world::WorldConditions> conditions)
       : log_(std::move(log)), id_(spec.id), def_(spec.camera), has_road_(session.has_road), road_(session.road),
         statics_(viewer::SceneBoxEntities(session)), environment_(road::SessionEnvironment(session)),
-        signs_(road::SessionPlacedSigns(session)), boards_(session.scene.calibration_boards) {}
+        signs_(road::SessionPlacedSigns(session)), boards_(session.scene.calibration_boards),
+        start_conditions_(session.conditions), conditions_(std::move(conditions)) {
+    if (auto given = viewer::GivenConditions(session)) drawn_conditions_ = *given;
+  }
 
   std::string Render(const Pose& camera_world, const std::vector<protocol::EntityState>& others,
                      protocol::CameraFrame& frame) override {
     if (!gl_ && !Start()) return "no GL context";
+    if (conditions_ && (drawn_conditions_ ? *drawn_conditions_ != *conditions_ : *conditions_ != start_conditions_)) {
+      drawn_conditions_ = *conditions_;
+      gl_->scene.SetConditions(*drawn_conditions_);
+    }
     gl_->drawn = statics_;
     gl_->drawn.insert(gl_->drawn.end(), others.begin(), others.end());
     gl_->scene.Update(gl_->drawn, frame.header.stamp_ns);  // indicators blink by the frame's sim time
@@ -102,6 +112,7 @@ class ViewerCameraImager final : public sensors::CameraImager {
     if (has_road_) gl_->scene.SetRoads(road::SessionRoadNetwork(road_));
     if (!environment_.empty()) gl_->scene.SetEnvironment(environment_);
     if (!signs_.empty()) gl_->scene.SetSigns(signs_);
+    if (drawn_conditions_) gl_->scene.SetConditions(*drawn_conditions_);
     gl_->scene.Root()->addChild(gl_->boards.Root());
     gl_->camera = SensorPinhole(def_);
     gl_->renderer.SetScene(gl_->scene.Root(), gl_->scene.SkyColour());
@@ -160,6 +171,9 @@ class ViewerCameraImager final : public sensors::CameraImager {
   std::vector<road::EnvObject> environment_;    // the road's environment objects, as the lidar sees them
   std::vector<road::PlacedSign> signs_;         // traffic signs (docs/WORLD.md "Signs")
   std::vector<config::CalibrationBoardDef> boards_;  // [[scene.calibration_board]] entries
+  world::WorldConditions start_conditions_;               // the session's at the start
+  std::shared_ptr<const world::WorldConditions> conditions_;  // the host's newest
+  std::optional<world::WorldConditions> drawn_conditions_;    // what the scene draws (none: fixed daylight)
   std::unique_ptr<Gl> gl_;
   std::unique_ptr<viewer::MonitorWindow> monitor_;  // null: no monitor (monitor = "none" or it did not open)
   viewer::Image capture_;                           // the monitor's last frame read back (monitor_check)
@@ -352,8 +366,10 @@ SensorHostModule::SensorHostModule(const config::SessionDef& session, const conf
   host_epoch_ = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(getpid());
   // Cameras draw their images through the viewer library, which sensors cannot depend on.
   sensors::SensorServices services;
-  services.make_camera_imager = [session, log = log_](const sensors::SensorSpec& spec) -> std::unique_ptr<sensors::CameraImager> {
-    return std::make_unique<ViewerCameraImager>(session, spec, log);
+  camera_conditions_ = std::make_shared<world::WorldConditions>(session.conditions);
+  services.make_camera_imager = [session, log = log_, conditions = camera_conditions_](
+                                    const sensors::SensorSpec& spec) -> std::unique_ptr<sensors::CameraImager> {
+    return std::make_unique<ViewerCameraImager>(session, spec, log, conditions);
   };
   // The module polls at 1 kHz; each sensor measures at whole multiples of its own period.
   rate_hz_ = 1000.0;
@@ -419,7 +435,10 @@ void SensorHostModule::Step(const StepInfo& info, ModuleContext& context) {
     if (info.sim_ns < s->next_ns) continue;
     if (!updated) {
       world_->Update(context.RemoteEntities(info.sim_ns), info.sim_ns);
-      if (auto c = context.Conditions()) world_->SetConditions(*c);  // live light and weather (docs/WORLD.md)
+      if (auto c = context.Conditions()) {  // live light and weather (docs/WORLD.md)
+        world_->SetConditions(*c);
+        *camera_conditions_ = *c;
+      }
       updated = true;
     }
     if (!world_->HasEgo()) {

@@ -109,3 +109,66 @@ TEST_CASE("sensor host camera: the rendered vehicle's pixels lie inside its publ
   // Both encodings carry the same picture.
   CHECK(Decode(context.frames[0]).rgb == Decode(context.frames[1]).rgb);
 }
+
+namespace sensor_host_light_detail {
+
+// Mean luma (0..255) of the image's rows [row0, row1).
+double MeanLuma(const viewer::Image& img, uint32_t row0, uint32_t row1) {
+  double sum = 0;
+  for (uint32_t v = row0; v < row1; ++v)
+    for (uint32_t u = 0; u < img.width; ++u) {
+      const uint8_t* p = &img.rgb[3 * (size_t{v} * img.width + u)];
+      sum += 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
+    }
+  return sum / (double(row1 - row0) * img.width);
+}
+
+// One rgb8 frame of a camera on `ego` in the session `light_weather` ([light]/[weather] text), with the
+// server's conditions `live` (none: nothing received yet).
+viewer::Image CameraFrameIn(const std::string& light_weather, const std::optional<world::WorldConditions>& live) {
+  const config::SessionDef session = config::LoadSessionText(
+      "[road]\ngenerate_length_m = 500\nseed = 2\nlanes = 2\n" + light_weather +
+          "[[node]]\nname = \"cams\"\nrole = \"sensor\"\nattach_to = \"ego\"\n"
+          "[[node.sensor]]\nid = \"raw\"\ntype = \"camera\"\nimage_width_px = 320\nimage_height_px = 180\nrate_hz = 10\n"
+          "position = [1.8, 0, 1.3]\nrender = \"rgb8\"\n",
+      "light.toml");
+  SensorHostModule host(session, session.nodes[0],
+                        std::make_shared<spdlog::logger>("cams", std::make_shared<spdlog::sinks::null_sink_mt>()));
+  testing::CameraContext context;
+  context.remote = {testing::StandingCar(VehicleId("ego", 0), Vec3(0, 0, 0), 0.0)};
+  context.conditions = live;
+  host.Step(StepInfo{50'000'000, 0}, context);  // the first step schedules, the frame comes at 100 ms
+  host.Step(StepInfo{100'000'000, 0}, context);
+  REQUIRE(context.frames.size() == 1);
+  return Decode(context.frames[0]);
+}
+
+}  // namespace sensor_host_light_detail
+
+TEST_CASE("sensor host camera: images are drawn in the session's light and follow a live change of it") {
+  using namespace sensor_host_light_detail;
+  world::WorldConditions noon;
+  world::UpdateDerived(noon.light);
+  world::WorldConditions night = noon;
+  night.light.time_of_day_h = 0.5;
+  world::UpdateDerived(night.light);
+  REQUIRE(night.light.sun_elevation_deg < -10);
+  // The sky: the top quarter of the image.
+  const double day_sky = MeanLuma(CameraFrameIn("", noon), 0, 45);
+  const double night_file = MeanLuma(CameraFrameIn("[light]\ntime_of_day_h = 0.5\n", night), 0, 45);
+  // A day session whose server has since set the night (ctl, an event, a variator).
+  const double night_live = MeanLuma(CameraFrameIn("", night), 0, 45);
+  MESSAGE("sky luma: day " << day_sky << ", night from the file " << night_file << ", night set live " << night_live);
+  CHECK(day_sky > 100);
+  CHECK(night_file < 0.25 * day_sky);
+  CHECK(night_live < 0.25 * day_sky);
+  // Fog given in the file greys the far road: the image's middle rows lose contrast against the sky.
+  world::WorldConditions fog = noon;
+  fog.weather.fog_visibility_m = 30;
+  const viewer::Image foggy = CameraFrameIn("[weather]\nfog_visibility_m = 30\n", fog);
+  const viewer::Image clear = CameraFrameIn("", noon);
+  const double clear_gap = std::abs(MeanLuma(clear, 0, 45) - MeanLuma(clear, 100, 180));
+  const double fog_gap = std::abs(MeanLuma(foggy, 0, 45) - MeanLuma(foggy, 100, 180));
+  MESSAGE("sky-to-ground luma gap: clear " << clear_gap << ", fog 30 m " << fog_gap);
+  CHECK(fog_gap < clear_gap);
+}

@@ -4,6 +4,7 @@
 #include "platoon/node/module.hpp"
 
 #include <cmath>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -14,6 +15,8 @@ class CameraContext final : public node::ModuleContext {
   std::vector<node::RemoteEntity> remote;
   std::vector<protocol::CameraFrame> frames;
   int64_t step_ns = 0;  // the lock-step period; 0: real time
+  std::optional<world::WorldConditions> conditions;  // what the server last sent (none: nothing yet)
+  std::optional<world::WorldConditions> Conditions() const override { return conditions; }
   std::vector<node::RemoteEntity> RemoteEntities(int64_t) const override { return remote; }
   void Publish(const protocol::EntityState&) override {}
   void WorldStats(uint64_t& received, int64_t& max_gap_ns) const override { received = 0, max_gap_ns = 0; }

@@ -90,3 +90,18 @@ TEST_CASE("session scene: a session without [road] draws no road, and its scene 
   REQUIRE(road_only.has_home);
   CHECK(road_only.boxes.empty());
 }
+
+TEST_CASE("session scene: the light and weather are drawn only when the file gives them") {
+  const auto plain = config::LoadSessionText("[road]\ngenerate_length_m = 300\n", "plain.toml");
+  CHECK_FALSE(viewer::GivenConditions(plain).has_value());
+  CHECK_FALSE(viewer::SessionSceneOf(plain).conditions.has_value());
+  const auto night = config::LoadSessionText("[road]\ngenerate_length_m = 300\n[light]\ntime_of_day_h = 23\n", "night.toml");
+  const auto given = viewer::GivenConditions(night);
+  REQUIRE(given.has_value());
+  CHECK(given->light.time_of_day_h == doctest::Approx(23));
+  CHECK(given->light.sun_elevation_deg < 0);
+  CHECK(viewer::SessionSceneOf(night).conditions == given);
+  const auto fog = config::LoadSessionText("[weather]\nfog_visibility_m = 80\n", "fog.toml");
+  REQUIRE(viewer::GivenConditions(fog).has_value());
+  CHECK(viewer::GivenConditions(fog)->weather.fog_visibility_m == doctest::Approx(80));
+}

@@ -38,6 +38,13 @@ SessionScene SceneOfRoads(road::RoadNetwork roads) {
   return out;
 }
 
+std::optional<world::WorldConditions> GivenConditions(const config::SessionDef& session) {
+  world::WorldConditions defaults;
+  world::UpdateDerived(defaults.light);
+  if (session.conditions == defaults) return std::nullopt;
+  return session.conditions;
+}
+
 SessionScene SessionSceneOf(const config::SessionDef& session) {
   // A session without [road] has none: nothing is drawn that its sensors and vehicles do not have.
   SessionScene out = SceneOfRoads(session.has_road ? road::SessionRoadNetwork(session.road) : road::RoadNetwork());
@@ -46,6 +53,7 @@ SessionScene SessionSceneOf(const config::SessionDef& session) {
   out.boxes = SceneBoxEntities(session);
   out.calibration_boards = session.scene.calibration_boards;
   out.board_cameras = BoardCameras(session);
+  out.conditions = GivenConditions(session);
   if (!out.has_home && !session.scene.boxes.empty()) {
     // South-west of and above the boxes' centre, looking at it.
     Vec3 centre = Vec3::Zero();

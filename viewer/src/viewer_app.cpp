@@ -189,6 +189,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
           scene.SetRoads(served.roads);
           if (!served.environment.empty()) scene.SetEnvironment(served.environment);
           scene.SetSigns(served.signs);
+          if (served.conditions) scene.SetConditions(*served.conditions);
           scene.Root()->removeChild(boards->Root());
           boards = std::make_unique<CalibrationBoards>(served.calibration_boards);
           scene.Root()->addChild(boards->Root());

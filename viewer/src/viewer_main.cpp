@@ -175,6 +175,7 @@ int main(int argc, char** argv) {
     scene.SetRoads(drawn.roads);
     if (!drawn.environment.empty()) scene.SetEnvironment(drawn.environment);
     if (!drawn.signs.empty()) scene.SetSigns(drawn.signs);
+    if (drawn.conditions) scene.SetConditions(*drawn.conditions);  // [light], [weather] (docs/WORLD.md)
     viewer::WorldClient client(client_def, log);
     client.Start();
     const int code = viewer::RunViewerApp(def, scene, client, *log, g_stop);

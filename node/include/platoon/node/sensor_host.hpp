@@ -112,6 +112,8 @@ class SensorHostModule final : public Module {
   uint64_t ego_id_;
   std::string attach_to_;
   std::unique_ptr<SensorWorld> world_;
+  /// The newest light and weather, shared with the cameras' image renderers (module thread only).
+  std::shared_ptr<world::WorldConditions> camera_conditions_;
   std::vector<std::unique_ptr<Sensor>> sensors_;
   double rate_hz_ = 10;
   uint64_t host_epoch_;

@@ -12,7 +12,9 @@
 #include "platoon/road/environment.hpp"
 #include "platoon/road/road_network.hpp"
 #include "platoon/road/signs.hpp"
+#include "platoon/world/conditions.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +32,14 @@ struct SessionScene {
   bool has_home = false;                      ///< True when there is a road or a box to start the camera at.
   Vec3 home_eye_m = Vec3::Zero();             ///< Free camera's start: 25 m behind and 12 m above the road's start, in m.
   Vec3 home_target_m = Vec3::Zero();          ///< Point it looks at: 40 m along the first road, in m (the boxes' centre without a road).
+  /// Light and weather to draw with (SceneGraph::SetConditions): the session's [light] and [weather]; none
+  /// when the file sets neither, and the scene keeps its fixed daylight (GivenConditions).
+  std::optional<world::WorldConditions> conditions;
 };
+
+/// The session's start conditions when its file sets [light] or [weather] to anything but the defaults;
+/// nullopt otherwise (the renderers then keep their fixed daylight look until a live change arrives).
+std::optional<world::WorldConditions> GivenConditions(const config::SessionDef& session);
 
 /// The session's [[scene.box]] objects as static entities (kind staticObject, id, size, yaw), placed so
 /// that their boxes stand where the file puts them: what the lidars hit and the cameras draw.
