@@ -51,6 +51,9 @@ PACKAGES=(
   # msgpack-cxx (header-only; depends on libboost-dev): the eye tracker's gaze in, Pupil Core's network API packs
   # each gaze sample with msgpack (node/input pupil_gaze.cpp, docs/INPUTS.md "Eye tracker")
   libmsgpack-cxx-dev
+  # session-log chunk compression (shared/src/log/mcap.cpp): zstd and lz4 frames, the two compressions MCAP names;
+  # a recorder's compression = "zstd" (default) or "lz4", and every reader decompresses both (docs/RECORDING.md)
+  libzstd-dev liblz4-dev
   # platoon bridge (tools/src/bridge_ws.cpp): the live Foxglove connection's WebSocket server, websocketpp on
   # standalone asio (both header-only; docs/FOXGLOVE.md)
   libwebsocketpp-dev libasio-dev

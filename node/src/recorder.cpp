@@ -71,7 +71,10 @@ std::unique_ptr<session_log::Writer> OpenLog(const std::string& path, const conf
     ::close(fd);
   }
   std::string error;
-  auto writer = session_log::Writer::Open(path, &error);
+  // Chunk compression as configured ([recorder] compression; "none" is MCAP's empty string).
+  mcap::WriterDef layout = mcap::DefaultWriterDef();
+  layout.compression = def.compression == "none" ? "" : def.compression;
+  auto writer = session_log::Writer::Open(path, &error, layout);
   if (!writer) throw std::runtime_error("cannot open " + path + " for writing: " + error);
   return writer;
 }

@@ -624,7 +624,10 @@ py::dict ReadLogStates(const std::string& path) {
     py::gil_scoped_release release;
     std::vector<protocol::EntityState> states;
     std::set<std::pair<uint64_t, int64_t>> seen;
-    const auto result = session_log::Read(path, [&](const session_log::Entry& entry) {
+    // Streamed, world chunks only: constant memory in the log's length beyond the states themselves.
+    session_log::ReadOptions options;
+    options.topics = {std::string(session_log::kWorldTopic)};
+    const auto result = session_log::ReadStream(path, options, [&](const session_log::Entry& entry) {
       if (entry.topic != session_log::kWorldTopic) return;
       auto decoded = protocol::Decode(
           std::string_view(reinterpret_cast<const char*>(entry.data.data()), entry.data.size()));
@@ -668,7 +671,9 @@ py::dict ReadLogJson(const std::string& path) {
   std::vector<std::string> problems;
   {
     py::gil_scoped_release release;
-    const auto result = session_log::Read(path, [&](const session_log::Entry& entry) {
+    session_log::ReadOptions options;
+    options.topics = {std::string(session_log::kEventsTopic), std::string(session_log::kSessionTopic)};
+    const auto result = session_log::ReadStream(path, options, [&](const session_log::Entry& entry) {
       const std::string text(reinterpret_cast<const char*>(entry.data.data()), entry.data.size());
       if (entry.topic == session_log::kEventsTopic) {
         events.push_back(text);

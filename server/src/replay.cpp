@@ -64,11 +64,17 @@ ReplayLog ReplayLogBuilder::Finish() {
   return out;
 }
 
-ReplayLog LoadReplayLog(const std::string& path) {
+ReplayLog LoadReplayLog(const std::string& path) { return LoadReplayLog(path, nullptr); }
+
+ReplayLog LoadReplayLog(const std::string& path, const std::function<void(uint64_t, uint64_t)>& progress) {
   ReplayLogBuilder builder;
   std::string session_json;
   uint64_t undecodable = 0;
-  auto result = session_log::Read(path, [&](const session_log::Entry& e) {
+  // Streamed: the lidar and camera chunks of a long recording are never read.
+  session_log::ReadOptions options;
+  options.topics = {std::string(session_log::kSessionTopic), std::string(session_log::kWorldTopic)};
+  options.progress = progress;
+  auto result = session_log::ReadStream(path, options, [&](const session_log::Entry& e) {
     if (e.topic == session_log::kSessionTopic) {
       session_json.assign(reinterpret_cast<const char*>(e.data.data()), e.data.size());
       return;

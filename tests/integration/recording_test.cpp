@@ -253,7 +253,10 @@ TEST_CASE("recording: a real full disk (a 256 KiB tmpfs) stops the recorder with
                        "\nstate_port = " + std::to_string(p[3]) +
                        "\nstatus_interval_s = 0\n[road]\ngenerate_length_m = 1000\n"
                        "[[node]]\nname = \"traffic\"\nrole = \"traffic\"\ntraffic_model = \"road\"\nvehicles = 10\nstatus_interval_s = 0\n"
-                       "[[node]]\nname = \"rec\"\nrole = \"recorder\"\npath = \"" + mnt + "/full.mcap\"\nstatus_interval_s = 0\n");
+                       "[[node]]\nname = \"rec\"\nrole = \"recorder\"\npath = \"" + mnt + "/full.mcap\"\nstatus_interval_s = 0\n"
+                       // Uncompressed, so that 8 s of 10 vehicles fill the 256 KiB (zstd would fit them; a full disk
+                       // under compression: "mcap stream reader: a write error with compression ...").
+                       "compression = \"none\"\n");
   // The session inside a mount namespace of its own with a small tmpfs; the file is copied out after.
   const std::string script = "mount -t tmpfs -o size=256k platoon-full " + mnt + " || exit 77; " + BinDir() + "/platoon run " +
                              session + " --duration 8; rc=$?; cp " + mnt + "/full.mcap " + dir.Path() + "/copy.mcap; exit $rc";

@@ -243,7 +243,13 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
 }
 
 int LoadExportLog(const std::string& path, server::ReplayLog& log) {
-  log = server::LoadReplayLog(path);
+  // A progress line while a long log is read (only its world chunks are).
+  std::optional<Progress> reading;
+  log = server::LoadReplayLog(path, [&](uint64_t done, uint64_t total) {
+    if (!reading) reading.emplace("export", static_cast<size_t>(total));
+    reading->Update(static_cast<size_t>(done), "reading the log, bytes");
+  });
+  if (reading) reading->Done();
   if (log.world_states == 0) {
     std::fprintf(stderr, "%s: %s is not a platoon session log%s%s\n", kMe, path.c_str(),
                  log.problems.empty() ? "" : ": ", log.problems.empty() ? "" : log.problems.front().c_str());

@@ -6,6 +6,8 @@
 
 #include "progress.hpp"
 
+#include <optional>
+
 #include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/log/session_log.hpp"
@@ -204,13 +206,28 @@ int RunValidate(const ValidateOptions& o) {
   const auto bytes = fs::file_size(o.log_path, size_error);
   if (!size_error && bytes > (64u << 20))
     std::fprintf(stderr, "platoon validate: reading %s (%.0f MB)\n", o.log_path.c_str(), static_cast<double>(bytes) / 1e6);
-  const auto result = session_log::Read(o.log_path, [&](const session_log::Entry& e) {
+  // Streamed: only the chunks of the world, the session and the sensor are read (not a lidar farm's clouds).
+  session_log::ReadOptions read_options;
+  read_options.topics = {std::string(session_log::kWorldTopic), std::string(session_log::kSessionTopic), topic};
+  std::optional<Progress> reading;
+  read_options.progress = [&](uint64_t done, uint64_t total) {
+    if (!reading) reading.emplace("validate", static_cast<size_t>(total));
+    reading->Update(static_cast<size_t>(done), "reading the log, bytes");
+  };
+  const auto result = session_log::ReadStream(o.log_path, read_options, [&](const session_log::Entry& e) {
     ++messages;
     if (e.topic == session_log::kWorldTopic) world_bytes.emplace_back(Text(e.data));
     else if (e.topic == topic) sensor_bytes.emplace_back(Text(e.data));
     else if (e.topic == session_log::kSessionTopic) session_json = std::string(Text(e.data));
-    if (e.topic.starts_with(session_log::kDataTopicPrefix)) ++streams[std::string(e.topic.substr(session_log::kDataTopicPrefix.size()))];
   });
+  if (reading) reading->Done();
+  // Every data stream of the log with its message count (the summary's statistics; without them, 0).
+  for (const auto& [id, channel] : result.channels) {
+    if (!channel.topic.starts_with(session_log::kDataTopicPrefix)) continue;
+    uint64_t n = 0;
+    if (result.statistics && result.statistics->channel_message_counts.count(id)) n = result.statistics->channel_message_counts.at(id);
+    streams[channel.topic.substr(session_log::kDataTopicPrefix.size())] += n;
+  }
   if (messages == 0) {
     std::fprintf(stderr, "platoon validate: cannot read %s as a session log%s%s\n", o.log_path.c_str(),
                  result.problems.empty() ? "" : ": ", result.problems.empty() ? "" : result.problems.front().message.c_str());

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -64,6 +65,9 @@ class ReplayLogBuilder {
 /// Reads a session log's /platoon/session and /platoon/world channels. A file that cannot be read, or
 /// that has no world states, gives a log with problems and no states.
 ReplayLog LoadReplayLog(const std::string& path);
+/// As above, calling `progress(bytes read, file bytes)` as it goes (a long log: a progress bar). Only the
+/// chunks holding /platoon/session or /platoon/world are read (session_log::ReadStream), one at a time.
+ReplayLog LoadReplayLog(const std::string& path, const std::function<void(uint64_t, uint64_t)>& progress);
 
 /// The replay as a world system. Serves recorded states from `from_ns` to `to_ns` (sim time), and the
 /// recorded session file in every Welcome (WorldCore::SetSessionFile), so that clients draw its road.
