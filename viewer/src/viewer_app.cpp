@@ -122,6 +122,9 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
     camera->setProjectionMatrix(ProjectionMatrix(cam));
   };
   set_projection();
+  world::WorldConditions default_conditions;  // what a session without [light]/[weather] sends
+  world::UpdateDerived(default_conditions.light);
+  std::optional<world::WorldConditions> shown_conditions;  // the live conditions the scene draws
 
   osg::ref_ptr<FreeManipulator> free_cam = new FreeManipulator;
   osg::ref_ptr<ChaseManipulator> chase_cam = new ChaseManipulator;
@@ -223,6 +226,12 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
     // The session's static boxes are drawn with them (they are no entities of the world).
     drawn = boxes;
     drawn.insert(drawn.end(), entities.begin(), entities.end());
+    // Live light and weather (ctl, events, variators): drawn once they differ from the defaults, which a
+    // session without [light]/[weather] keeps and the scene draws as its fixed daylight.
+    if (const auto c = client.Conditions(); c && (shown_conditions ? *shown_conditions != *c : *c != default_conditions)) {
+      scene.SetConditions(*c);
+      shown_conditions = *c;
+    }
     scene.Update(drawn, snap.sim_time_ns);
     boards->Follow(board_cameras, entities);
     auto selected = std::find_if(entities.begin(), entities.end(), [&](const auto& e) { return e.id == ui.selected; });

@@ -45,6 +45,11 @@ std::pair<std::string, std::string> WorldClient::SessionFile() const {
   return {client_.SessionFile(), client_.SessionFilePath()};
 }
 
+std::optional<world::WorldConditions> WorldClient::Conditions() const {
+  std::lock_guard lock(mutex_);
+  return client_.Conditions();
+}
+
 WorldSnapshot WorldClient::Snapshot() const {
   std::lock_guard lock(mutex_);
   WorldSnapshot copy = data_;

@@ -102,6 +102,9 @@ class WorldClient {
   /// The session file the server's Welcome carried: its TOML text ("" before the join, or when the server
   /// has none) and where it was on the server's PC.
   std::pair<std::string, std::string> SessionFile() const;
+  /// The session's newest light and weather from the server (none before the first world state that
+  /// carried them; docs/WORLD.md).
+  std::optional<world::WorldConditions> Conditions() const;
   /// Estimated session sim time now, in ns: the newest world state's sim time advanced by the synced
   /// clock while the session runs.
   int64_t SimNowNs() const;
