@@ -729,7 +729,12 @@ SessionDef ReadSession(const Table& root) {
       t->Fail("publish", "expected a ZeroMQ endpoint \"tcp://HOST:PORT\" or \"ipc://PATH\", got \"" + e + "\"");
     t->RejectUnknownKeys();
   }
+  if (auto t = root.Sub("light")) s.conditions.light = ReadLight(*t);
+  else world::UpdateDerived(s.conditions.light);
+  if (auto t = root.Sub("weather")) s.conditions.weather = ReadWeather(*t);
   s.events = ReadEvents(root);
+  // [scenario] file = "x.xosc": its entities and storyboard become nodes and events (docs/SCENARIOS.md).
+  if (auto t = root.Sub("scenario")) scenario::ApplyScenarioTable(s, *t);
   s.variators = ReadVariators(root);
   if (auto t = root.Sub("security")) s.security = ReadSecurityDef(*t);
   else s.security.where = s.file + ": security";
@@ -796,11 +801,6 @@ void CheckAttachTo(const SessionDef& s, const NodeDef& n) {
       char* end = nullptr;
       index = std::strtol(idx.c_str(), &end, 10);
       if (idx.empty() || *end != '\0' || idx.find_first_not_of("0123456789") != std::string::npos || index > 65535)
-  if (auto t = root.Sub("light")) s.conditions.light = ReadLight(*t);
-  else world::UpdateDerived(s.conditions.light);
-  if (auto t = root.Sub("weather")) s.conditions.weather = ReadWeather(*t);
-  // [scenario] file = "x.xosc": its entities and storyboard become nodes and events (docs/SCENARIOS.md).
-  if (auto t = root.Sub("scenario")) scenario::ApplyScenarioTable(s, *t);
         fail("expected \"<node name>[:<vehicle index 0..65535>]\", got \"" + n.attach_to + "\"");
       name = name.substr(0, colon);
     }

@@ -399,14 +399,14 @@ struct SessionDef {
   std::vector<road::Sign> signs;     ///< Signs listed in the file ([[sign]]), ids from 1, in file order.
   std::vector<NodeDef> nodes;
   std::vector<EventDef> events;      ///< Scenario events ([[event]]), evaluated by the server.
-  std::vector<VariatorDef> variators;  ///< Variators during a run ([[variator]]), applied by the server.
-  SecurityDef security;              ///< Keys and roles ([security]).
-  /// [markers] publish: the ZeroMQ endpoint the server publishes the session's markers and events on for
   /// [scenario] file: the OpenSCENARIO file whose entities and storyboard became nodes and events ("": none;
   /// docs/SCENARIOS.md).
   std::string scenario_file;
   /// Scenario parameters' starting values (an OpenSCENARIO file's ParameterDeclarations), name -> value text.
   std::vector<std::pair<std::string, std::string>> scenario_params;
+  std::vector<VariatorDef> variators;  ///< Variators during a run ([[variator]]), applied by the server.
+  SecurityDef security;              ///< Keys and roles ([security]).
+  /// [markers] publish: the ZeroMQ endpoint the server publishes the session's markers and events on for
   /// external recorders, e.g. "tcp://127.0.0.1:5560" (docs/PROTOCOL.md "Marker stream"); "": off.
   std::string markers_publish;
 
