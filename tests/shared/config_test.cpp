@@ -291,7 +291,8 @@ TEST_CASE("session config: [node.data_write] reads rate, variables and path, and
   CHECK(ErrorOf(driver + "[node.data_write]\nrate_hz = \"fast\"\n").find("data_write.rate_hz: expected a number") != std::string::npos);
   const std::string unknown = ErrorOf(driver + "[node.data_write]\nvariables = [\"speed\", \"gear\"]\n");
   CHECK(unknown.find("lab.toml:5: node[0].data_write.variables: unknown variable \"gear\" (known: sim_time, x, y, z, yaw, speed,") == 0);
-  CHECK(unknown.find("headway, time_headway, ttc)") != std::string::npos);
+  CHECK(unknown.find("headway, time_headway, ttc, next_sign_type, next_sign_value, next_sign_distance, last_sign_type, "
+                     "last_sign_value, last_sign_distance)") != std::string::npos);
   CHECK(ErrorOf(driver + "[node.data_write]\nvariables = []\n").find("data_write.variables: expected at least one variable") != std::string::npos);
   CHECK(ErrorOf(driver + "[node.data_write]\nvariables = [\"x\", \"x_m\"]\n").find("\"x_m\" is listed twice") != std::string::npos);
   CHECK(ErrorOf(driver + "[node.data_write]\nvariables = [1]\n").find("data_write.variables: element 0: expected a string") != std::string::npos);

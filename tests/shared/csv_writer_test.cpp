@@ -64,7 +64,8 @@ TEST_CASE("data columns: every column has a unique name and a header with its un
   }();
   CHECK(CsvHeader(all) ==
         "sim_time_s,x_m,y_m,z_m,yaw_rad,speed_mps,accel_long_mps2,accel_lat_mps2,yaw_rate_radps,steer_norm,"
-        "throttle_norm,brake_norm,road_id,s_m,lane,lane_offset_m,headway_m,time_headway_s,ttc_s");
+        "throttle_norm,brake_norm,road_id,s_m,lane,lane_offset_m,headway_m,time_headway_s,ttc_s,next_sign_type,"
+        "next_sign_value,next_sign_distance_m,last_sign_type,last_sign_value,last_sign_distance_m");
 }
 
 TEST_CASE("data columns: a row keeps its decimals, integers stay integers, NaN is an empty field") {
