@@ -250,6 +250,38 @@ std::optional<Channel> ParseChannel(std::span<const uint8_t> content) {
   return ch;
 }
 
+std::optional<Statistics> ParseStatistics(std::span<const uint8_t> content) {
+  Cursor c(content);
+  Statistics st;
+  st.message_count = c.U64();
+  st.schema_count = c.U16();
+  st.channel_count = c.U32();
+  c.U32();  // attachments
+  c.U32();  // metadata
+  st.chunk_count = c.U32();
+  st.message_start_time_ns = c.U64();
+  st.message_end_time_ns = c.U64();
+  st.channel_message_counts = c.IdMap();
+  if (!c.ok()) return std::nullopt;
+  return st;
+}
+
+std::optional<ChunkInfo> ParseChunkIndex(std::span<const uint8_t> content) {
+  Cursor c(content);
+  ChunkInfo ci;
+  ci.message_start_time_ns = c.U64();
+  ci.message_end_time_ns = c.U64();
+  ci.offset = c.U64();
+  ci.length = c.U64();
+  for (const auto& [channel, offset] : c.IdMap()) ci.channels.push_back(channel);
+  c.U64();  // message index length
+  ci.compression = c.Str();
+  c.U64();  // compressed size
+  ci.records_size = c.U64();
+  if (!c.ok()) return std::nullopt;
+  return ci;
+}
+
 std::optional<Message> ParseMessage(std::span<const uint8_t> content) {
   if (content.size() < kMessageFixed) return std::nullopt;
   Cursor c(content);
@@ -1044,33 +1076,13 @@ class Scan {
         if (!ch) Problem(pos, "malformed channel" + At(pos));
         else r_.channels.try_emplace(ch->id, std::move(*ch));
       } else if (op == kStatistics) {
-        Cursor c(content);
-        Statistics st;
-        st.message_count = c.U64();
-        st.schema_count = c.U16();
-        st.channel_count = c.U32();
-        c.U32();  // attachments
-        c.U32();  // metadata
-        st.chunk_count = c.U32();
-        st.message_start_time_ns = c.U64();
-        st.message_end_time_ns = c.U64();
-        st.channel_message_counts = c.IdMap();
-        if (!c.ok()) Problem(pos, "malformed statistics" + At(pos));
-        else r_.statistics = std::move(st);
+        auto st = ParseStatistics(content);
+        if (!st) Problem(pos, "malformed statistics" + At(pos));
+        else r_.statistics = std::move(*st);
       } else if (op == kChunkIndex) {
-        Cursor c(content);
-        ChunkInfo ci;
-        ci.message_start_time_ns = c.U64();
-        ci.message_end_time_ns = c.U64();
-        ci.offset = c.U64();
-        ci.length = c.U64();
-        for (const auto& [channel, offset] : c.IdMap()) ci.channels.push_back(channel);
-        c.U64();
-        ci.compression = c.Str();
-        c.U64();
-        ci.records_size = c.U64();
-        if (!c.ok()) Problem(pos, "malformed chunk index" + At(pos));
-        else r_.chunk_indexes.push_back(ci);
+        auto ci = ParseChunkIndex(content);
+        if (!ci) Problem(pos, "malformed chunk index" + At(pos));
+        else r_.chunk_indexes.push_back(std::move(*ci));
       }
       pos += kRecordPrefix + len;
     }
@@ -1325,34 +1337,14 @@ struct StreamReader::Impl {
         ok = ch.has_value();
         if (ok) s_channels.try_emplace(ch->id, std::move(*ch));
       } else if (op == kStatistics) {
-        Cursor c(content);
-        Statistics st;
-        st.message_count = c.U64();
-        st.schema_count = c.U16();
-        st.channel_count = c.U32();
-        c.U32();
-        c.U32();
-        st.chunk_count = c.U32();
-        st.message_start_time_ns = c.U64();
-        st.message_end_time_ns = c.U64();
-        st.channel_message_counts = c.IdMap();
-        ok = c.ok();
-        if (ok) s_stats = std::move(st);
+        auto st = ParseStatistics(content);
+        ok = st.has_value();
+        if (ok) s_stats = std::move(*st);
       } else if (op == kChunkIndex) {
-        Cursor c(content);
-        ChunkInfo ci;
-        ci.message_start_time_ns = c.U64();
-        ci.message_end_time_ns = c.U64();
-        ci.offset = c.U64();
-        ci.length = c.U64();
-        for (const auto& [channel, offset] : c.IdMap()) ci.channels.push_back(channel);
-        c.U64();
-        ci.compression = c.Str();
-        c.U64();
-        ci.records_size = c.U64();
-        ok = c.ok() && ci.offset >= kMagic.size() && ci.length >= kRecordPrefix && ci.offset <= size &&
-             ci.length <= size - ci.offset;
-        if (ok) s_chunks.push_back(std::move(ci));
+        auto ci = ParseChunkIndex(content);
+        ok = ci && ci->offset >= kMagic.size() && ci->length >= kRecordPrefix && ci->offset <= size &&
+             ci->length <= size - ci->offset;
+        if (ok) s_chunks.push_back(std::move(*ci));
       }
       if (!ok) {
         AddProblem(summary_start + local, "malformed " + OpName(op) + " in the summary" + At(summary_start + local) +
