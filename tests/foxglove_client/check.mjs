@@ -12,7 +12,11 @@
 //      logged with the source "bridge" (platoon ctl events); a refused value gets the server's error text;
 //   4. a second client that stops reading its socket: the first client's transforms (one per world
 //      broadcast) arrive no later than one broadcast period beyond where they came before the stall;
-//   5. a bridge with --token refuses a client without it or with a wrong one (401) and serves the right one.
+//   5. a bridge with --token refuses a client without it or with a wrong one (401) and serves the right one;
+//   6. every sensor stream (lidar, IMU, GNSS, radar, object list, camera) and the world (/clock, /tf,
+//      /tf_static, odometry) are advertised as ROS 2 channels (ros2msg, cdr); each message decodes with
+//      @foxglove/rosmsg2-serialization from the advertised definition, its header stamp is its log time,
+//      the cloud has Autoware's PointXYZIRCAEDT fields, and /tf_static holds the lidar's mount exactly.
 // Prints one line of figures and "PASS", or "FAIL: why" with exit 1.
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -21,6 +25,8 @@ import path from "node:path";
 import wsProtocol from "@foxglove/ws-protocol";
 import WebSocket from "ws";
 import Ajv from "ajv";
+import { parse } from "@foxglove/rosmsg";
+import { MessageReader } from "@foxglove/rosmsg2-serialization";
 import * as schemasModule from "@foxglove/schemas/jsonschema.js";
 
 const [platoon, work] = process.argv.slice(2).map((p) => path.resolve(p));
@@ -113,6 +119,37 @@ type = "lidar"
 preset = "vlp16"
 position = [3.7, 0.0, 1.0]
 rpy_deg = [0.0, 0.0, 0.0]
+[[node.sensor]]
+id = "imu_front"
+type = "imu"
+position = [1.3, 0.1, 0.5]
+rate_hz = 50
+[[node.sensor]]
+id = "gnss_roof"
+type = "gnss"
+position = [1.0, 0.0, 1.5]
+rate_hz = 10
+origin_lat_deg = 52.167
+origin_lon_deg = 10.549
+origin_alt_m = 80
+[[node.sensor]]
+id = "radar_front"
+type = "radar"
+position = [3.8, 0.0, 0.5]
+rate_hz = 10
+[[node.sensor]]
+id = "objects_front"
+type = "objects"
+position = [3.7, 0.0, 0.5]
+rate_hz = 10
+[[node.sensor]]
+id = "camera_front"
+type = "camera"
+position = [1.8, 0.0, 1.3]
+image_width_px = 320
+image_height_px = 180
+rate_hz = 5
+render = "none"
 [[node]]
 name = "fusion"
 role = "fusion"
@@ -154,15 +191,41 @@ const times = [];                // time messages (sim ns)
 const statuses = [];
 const paramValues = [];
 let cloudFields = null;
+const rosReaders = new Map();    // channel id -> MessageReader of its ros2msg definition
+const rosLast = new Map();       // topic -> { message, timestamp } of the newest ROS 2 message
+// Autoware's PointXYZIRCAEDT: name, offset, PointField datatype (UINT8 2, UINT16 4, UINT32 6, FLOAT32 7).
+const AUTOWARE = [
+  ["x", 0, 7], ["y", 4, 7], ["z", 8, 7], ["intensity", 12, 2], ["return_type", 13, 2], ["channel", 14, 4],
+  ["azimuth", 16, 7], ["elevation", 20, 7], ["distance", 24, 7], ["time_stamp", 28, 6],
+];
 client.on("error", (e) => fail(`client error: ${e}`));
 client.on("serverInfo", (i) => { serverInfo = i; });
 client.on("status", (s) => statuses.push(s));
-client.on("advertise", (list) => { for (const c of list) channels.set(c.id, c); });
+client.on("advertise", (list) => {
+  for (const c of list) {
+    channels.set(c.id, c);
+    if (c.encoding === "cdr") {
+      if (c.schemaEncoding !== "ros2msg") fail(`${c.topic}: cdr with the schema encoding ${c.schemaEncoding}`);
+      try {
+        rosReaders.set(c.id, new MessageReader(parse(c.schema, { ros2: true })));
+      } catch (e) { fail(`${c.topic}: its ${c.schemaName} definition does not parse: ${e}`); }
+    }
+  }
+});
 client.on("time", (t) => times.push(t.timestamp));
 client.on("parameterValues", (v) => paramValues.push(v));
 client.on("message", ({ subscriptionId, timestamp, data }) => {
   const channel = bySub.get(subscriptionId);
   if (!channel) fail(`a message for unknown subscription ${subscriptionId}`);
+  if (channel.encoding === "cdr") {
+    let message;
+    try {
+      message = rosReaders.get(channel.id).readMessage(data);
+    } catch (e) { fail(`${channel.topic}: a ${channel.schemaName} that does not decode: ${e}`); }
+    rosLast.set(channel.topic, { message, timestamp });
+    received.set(channel.topic, (received.get(channel.topic) ?? 0) + 1);
+    return;
+  }
   const text = new TextDecoder().decode(data);
   const message = JSON.parse(text);
   const validate = validators[channel.schemaName];
@@ -187,6 +250,68 @@ await until(() => (received.get(scene.topic) ?? 0) >= 1 && (received.get(tf.topi
 for (const f of ["x", "y", "z", "intensity", "ring", "time", "source"])
   if (!cloudFields.includes(f)) fail(`the fused cloud has no field ${f}: ${cloudFields}`);
 for (let i = 1; i < times.length; ++i) if (times[i] < times[i - 1]) fail(`time went backwards: ${times[i - 1]} -> ${times[i]}`);
+
+// --- ROS 2 channels ---------------------------------------------------------------------------------
+// Named after the vehicle the sensors ride on, advertised as each stream's first message names them.
+const rosTopic = (re) => [...channels.values()].find((c) => c.encoding === "cdr" && re.test(c.topic));
+const wantedRos = {
+  "/clock": [/^\/clock$/, "rosgraph_msgs/msg/Clock"],
+  "/tf": [/^\/tf$/, "tf2_msgs/msg/TFMessage"],
+  "/tf_static": [/^\/tf_static$/, "tf2_msgs/msg/TFMessage"],
+  odom: [/^\/[a-z0-9_]+\/odom$/, "nav_msgs/msg/Odometry"],
+  points: [/\/lidar_front\/points$/, "sensor_msgs/msg/PointCloud2"],
+  fused: [/\/fused_front\/points$/, "sensor_msgs/msg/PointCloud2"],
+  imu: [/\/imu_front\/imu$/, "sensor_msgs/msg/Imu"],
+  fix: [/\/gnss_roof\/fix$/, "sensor_msgs/msg/NavSatFix"],
+  scan: [/\/radar_front\/scan$/, "radar_msgs/msg/RadarScan"],
+  tracks: [/\/radar_front\/tracks$/, "radar_msgs/msg/RadarTracks"],
+  objects: [/\/objects_front\/objects$/, "vision_msgs/msg/Detection3DArray"],
+  camera_info: [/\/camera_front\/camera_info$/, "sensor_msgs/msg/CameraInfo"],
+};
+await until(() => Object.values(wantedRos).every(([re]) => rosTopic(re)), 15_000,
+            `the ROS 2 channels ${Object.keys(wantedRos)} (advertised: ${[...channels.values()].map((c) => c.topic)})`);
+const rosChannels = {};
+for (const [key, [re, type]] of Object.entries(wantedRos)) {
+  const c = rosTopic(re);
+  if (c.schemaName !== type) fail(`${c.topic}: schema ${c.schemaName}, expected ${type}`);
+  rosChannels[key] = c;
+}
+const rosSubs = Object.values(rosChannels).map((c) => {
+  const id = client.subscribe(c.id);
+  bySub.set(id, c);
+  return id;
+});
+await until(() => Object.values(rosChannels).every((c) => rosLast.has(c.topic)), 15_000,
+            `a message on each ROS 2 channel (got: ${[...rosLast.keys()]})`);
+const stampOf = (t) => BigInt(t.sec) * 1000000000n + BigInt(t.nanosec);
+for (const [key, c] of Object.entries(rosChannels)) {
+  const { message, timestamp } = rosLast.get(c.topic);
+  const stamp = key === "/clock" ? message.clock : key === "/tf" || key === "/tf_static" ? message.transforms[0].header.stamp
+                                                                                          : message.header.stamp;
+  if (key !== "/tf_static" && key !== "/tf" && key !== "odom" && stampOf(stamp) !== BigInt(timestamp))
+    fail(`${c.topic}: header stamp ${stampOf(stamp)} is not its log time ${timestamp}`);
+}
+const cloud2 = rosLast.get(rosChannels.points.topic).message;
+const fields = cloud2.fields.map((f) => [f.name, f.offset, f.datatype]);
+if (JSON.stringify(fields) !== JSON.stringify(AUTOWARE)) fail(`the lidar's PointCloud2 fields ${JSON.stringify(fields)}`);
+if (cloud2.point_step !== 32 || cloud2.width < 1 || cloud2.data.length !== cloud2.width * 32)
+  fail(`the lidar's PointCloud2: point_step ${cloud2.point_step}, width ${cloud2.width}, ${cloud2.data.length} bytes`);
+const mount = rosLast.get(rosChannels["/tf_static"].topic).message.transforms.find((t) => t.child_frame_id.endsWith("/lidar_front"));
+if (!mount || mount.transform.translation.x !== 3.7 || mount.transform.translation.y !== 0 || mount.transform.translation.z !== 1.0 ||
+    mount.transform.rotation.w !== 1)
+  fail(`/tf_static: the lidar's mount is ${JSON.stringify(mount)}, expected (3.7, 0, 1.0) unrotated`);
+if (!mount.header.frame_id.endsWith("/base_link")) fail(`/tf_static: the lidar's parent ${mount.header.frame_id}`);
+const imu = rosLast.get(rosChannels.imu.topic).message;
+if (!imu.header.frame_id.endsWith("/imu_front") || imu.orientation_covariance[0] !== -1)
+  fail(`the IMU: frame ${imu.header.frame_id}, orientation_covariance[0] ${imu.orientation_covariance[0]}`);
+const fix = rosLast.get(rosChannels.fix.topic).message;
+if (Math.abs(fix.latitude - 52.167) > 0.01 || Math.abs(fix.longitude - 10.549) > 0.01)
+  fail(`the GNSS fix at ${fix.latitude}, ${fix.longitude}, expected near the origin 52.167, 10.549`);
+const info = rosLast.get(rosChannels.camera_info.topic).message;
+if (info.width !== 320 || info.height !== 180 || !info.header.frame_id.endsWith("/camera_front_optical"))
+  fail(`the camera info: ${info.width}x${info.height} in ${info.header.frame_id}`);
+const rosCounts = Object.fromEntries(Object.entries(rosChannels).map(([k, c]) => [k, received.get(c.topic)]));
+for (const id of rosSubs) client.unsubscribe(id);
 
 // --- parameters -------------------------------------------------------------------------------------
 const before = ctl(control, ["param", "get", "server.status_interval_s"]).param.value;
@@ -280,6 +405,7 @@ console.log(`scene ${received.get(scene.topic)}, transforms ${received.get(tf.to
             `${received.get(cloud.topic)}, time ${times.length}, all valid; parameter set ${before} -> ${after} logged ` +
             `by bridge, refusal "${refusal}"; stalled client: ${dropped} frames dropped, transforms at most ` +
             `${worst.toFixed(1)} ms later than before (period ${period} ms), largest gap ${Math.max(...gaps).toFixed(1)} ms; ` +
-            `token: without ${without}, wrong ${wrong}, right ${withToken}`);
+            `token: without ${without}, wrong ${wrong}, right ${withToken}; ROS 2 messages ${JSON.stringify(rosCounts)}, ` +
+            `all decoded`);
 console.log("PASS");
 process.exit(0);

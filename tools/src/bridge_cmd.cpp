@@ -15,6 +15,8 @@
 #include "platoon/dead_reckoning.hpp"
 #include "platoon/log/foxglove.hpp"
 #include "platoon/log/logging.hpp"
+#include "platoon/log/ros2.hpp"
+#include "platoon/log/ros2_bag.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/session/client_link.hpp"
 #include "platoon/session/discovery.hpp"
@@ -27,6 +29,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -221,7 +224,8 @@ std::vector<bridge::ChannelSpec> ChannelsOf(const std::vector<protocol::NodeInfo
 class SessionSide {
  public:
   SessionSide(const BridgeOptions& o, const session::ServerEndpoint& server, session::ClientDef def,
-              const std::optional<transport::CurveDef>& curve, std::shared_ptr<spdlog::logger> log, WsSide& ws)
+              const std::optional<transport::CurveDef>& curve, std::shared_ptr<spdlog::logger> log, WsSide& ws,
+              std::vector<NodeNaming> naming)
       : o_(o),
         log_(std::move(log)),
         ws_(ws),
@@ -229,10 +233,12 @@ class SessionSide {
         link_(context_, server.host, server.port, transport::FaultDef{}, curve),
         data_(context_, transport::Pattern::kSub,
               transport::ChannelDef{.share_from_bytes = transport::kZeroCopySendBytes}),
-        connector_(data_) {
+        connector_(data_),
+        ros2_(std::move(naming)) {
     client_.on_world_broadcast = [this](std::string_view, const protocol::WorldState& w, int64_t) {
       world_due_ = true;
       world_sim_ns_ = w.sim_time_ns;
+      PublishWorldRos2(w);
     };
   }
 
@@ -266,8 +272,9 @@ class SessionSide {
       FollowNodes();
       if (Clock::now() - last_report > std::chrono::seconds(30)) {
         last_report = Clock::now();
-        log_->info("world states {}, clouds {}, frames dropped for slow clients {}, broadcasts dropped (bridge behind) {}",
-                   client_.Stats().world_received, clouds_, ws_.FramesDropped(), ws_.BacklogDropped());
+        log_->info("world states {}, clouds {}, ROS 2 messages {}, frames dropped for slow clients {}, broadcasts "
+                   "dropped (bridge behind) {}",
+                   client_.Stats().world_received, clouds_, ros2_messages_, ws_.FramesDropped(), ws_.BacklogDropped());
       }
     }
     {
@@ -301,16 +308,25 @@ class SessionSide {
   // The node table changed: the channel set, and the data streams with subscribers.
   void FollowNodes() {
     const auto [topics, version] = ws_.SubscribedTopics();
-    if (client_.NodesVersion() == nodes_seen_ && version == topics_seen_) return;
+    if (client_.NodesVersion() == nodes_seen_ && version == topics_seen_ && discovered_ == discovered_seen_) return;
     if (client_.NodesVersion() != nodes_seen_) {
       nodes_seen_ = client_.NodesVersion();
-      auto specs = ChannelsOf(client_.Nodes());
-      ws_.Post([this, specs = std::move(specs)] { ws_.Channels(specs); }, true);
+      base_specs_ = ChannelsOf(client_.Nodes());
+      for (const auto& n : client_.Nodes()) ros2_.AddNode(n.name);
+      PostChannels();
     }
     topics_seen_ = version;
+    discovered_seen_ = discovered_;
     subscribed_ = topics;
+    // A stream is read while a client wants its Foxglove cloud or one of its ROS 2 topics, and until its
+    // first message has told which ROS 2 topics it has (they are named after its vehicle).
     const auto [added, dropped] = connector_.Resolve(client_.Nodes(), [&](const protocol::DataEndpoint& e) {
-      return subscribed_.count(foxglove::CloudTopic(e.stream_id)) > 0;
+      if (subscribed_.count(foxglove::CloudTopic(e.stream_id))) return true;
+      const auto known = stream_topics_.find(e.stream_id);
+      if (known == stream_topics_.end()) return true;
+      for (const auto& t : known->second)
+        if (subscribed_.count(t)) return true;
+      return false;
     });
     for (const auto& ep : added) log_->info("data: connected to {}", ep);
     for (const auto& ep : dropped) log_->info("data: disconnected from {}", ep);
@@ -351,42 +367,102 @@ class SessionSide {
     scene_look_ = std::move(scene);
   }
 
-  // Clouds of the subscribed streams as foxglove.PointCloud (the recorder's encoding).
+  // The channel set: the node table's Foxglove channels, then the ROS 2 topics met so far.
+  void PostChannels() {
+    auto specs = base_specs_;
+    for (const auto& [topic, spec] : ros2_specs_) specs.push_back(spec);
+    ws_.Post([this, specs = std::move(specs)] { ws_.Channels(specs); }, true);
+  }
+
+  // Sends the converter's output: a topic met for the first time is advertised first (rosbag2's schema and
+  // encoding: ros2msg, cdr); a message goes out when its topic has subscribers, /tf_static always (the
+  // bridge keeps its newest for clients subscribing later, as its transient-local QoS promises).
+  void SendRos2(const std::string& stream_id) {
+    bool fresh = false;
+    for (const auto& m : ros2_out_) {
+      if (!ros2_specs_.count(m.topic)) {
+        ros2_specs_[m.topic] = bridge::ChannelSpec{m.topic, m.type, ros2::FullDefinition(m.type),
+                                                   std::string(ros2::kMessageEncoding), std::string(ros2::kSchemaEncoding)};
+        fresh = true;
+      }
+      if (!stream_id.empty() && !m.latched && stream_topics_[stream_id].insert(m.topic).second) ++discovered_;
+    }
+    if (fresh) PostChannels();
+    for (auto& m : ros2_out_) {
+      if (!m.latched && !subscribed_.count(m.topic)) continue;
+      ++ros2_messages_;
+      auto payload = std::make_shared<const std::string>(m.cdr.begin(), m.cdr.end());
+      const auto log_ns = static_cast<uint64_t>(m.log_ns);
+      ws_.Post([this, topic = std::move(m.topic), log_ns, payload] { ws_.Broadcast(topic, log_ns, payload); }, m.latched);
+    }
+    ros2_out_.clear();
+  }
+
+  // /clock, /tf and each vehicle's odometry as ROS 2 messages (ros2::Converter, the recorder's mapping):
+  // converted while a client subscribes to one of them, and once per sim second to find new vehicles.
+  void PublishWorldRos2(const protocol::WorldState& w) {
+    bool wanted = false;
+    for (const auto& t : world_ros2_topics_)
+      if (subscribed_.count(t)) {
+        wanted = true;
+        break;
+      }
+    const int64_t second = w.sim_time_ns / 1'000'000'000;
+    if (!wanted && second == world_ros2_second_) return;
+    world_ros2_second_ = second;
+    ros2_out_.clear();
+    ros2_.OnWorld(w, ros2_out_);
+    for (const auto& m : ros2_out_)
+      if (!m.latched) world_ros2_topics_.insert(m.topic);
+    SendRos2("");
+  }
+
+  // Each message of a subscribed (or not yet seen) stream: clouds as foxglove.PointCloud (the recorder's
+  // encoding), and every stream as its ROS 2 messages.
   void DrainData() {
     for (int budget = 0; budget < 64; ++budget) {
       auto p = data_.TryReceive();
       if (!p) break;
       auto d = protocol::Decode(p->Payload());
       if (d.error != protocol::DecodeError::kNone || !d.message) continue;
-      foxglove::CloudView view;
-      std::string id;
+      const std::string id = ros2::DataStreamId(*d.message);
+      if (id.empty()) continue;
+      std::optional<foxglove::CloudView> view;
       if (const auto* c = std::get_if<protocol::PointCloud>(&*d.message)) {
-        id = c->header.sensor_id;
         view = foxglove::CloudView{foxglove::VehicleFrame(c->header.entity_id), Pose{}, c->header.stamp_ns, c->points,
                                    c->point_count, c->point_stride};
         // A raw scan is in the sensor frame: its origin is the mount in the vehicle frame.
-        if (!c->vehicle_frame) view.pose = Pose{c->header.mount_position_m, c->header.mount_orientation};
+        if (!c->vehicle_frame) view->pose = Pose{c->header.mount_position_m, c->header.mount_orientation};
       } else if (const auto* f = std::get_if<protocol::FusedCloud>(&*d.message)) {
-        id = f->sensor_id;
         view = foxglove::CloudView{foxglove::VehicleFrame(f->entity_id), Pose{}, f->reference_ns, f->points,
                                    f->point_count, f->point_stride};
-      } else {
-        continue;
       }
-      std::string topic = foxglove::CloudTopic(id);
-      if (!subscribed_.count(topic)) continue;
-      // --cloud-hz: at most one cloud per stream in each slot of sim time.
-      if (o_.cloud_hz > 0) {
+      // --cloud-hz: at most one cloud per stream in each slot of sim time (either encoding).
+      if (view && o_.cloud_hz > 0) {
         const auto period = static_cast<int64_t>(1e9 / o_.cloud_hz);
-        const int64_t slot = std::max<int64_t>(view.stamp_ns, 0) / period;
+        const int64_t slot = std::max<int64_t>(view->stamp_ns, 0) / period;
         auto [it, fresh] = cloud_slot_.try_emplace(id, slot);
-        if (!fresh && it->second == slot) continue;
+        if (!fresh && it->second == slot && stream_topics_.count(id)) continue;
         it->second = slot;
       }
-      ++clouds_;
-      auto json = std::make_shared<const std::string>(foxglove::PointCloudJson(view));
-      const auto log_ns = static_cast<uint64_t>(std::max<int64_t>(view.stamp_ns, 0));
-      ws_.Post([this, topic = std::move(topic), log_ns, json] { ws_.Broadcast(topic, log_ns, json); });
+      std::string topic = foxglove::CloudTopic(id);
+      if (view && subscribed_.count(topic)) {
+        ++clouds_;
+        auto json = std::make_shared<const std::string>(foxglove::PointCloudJson(*view));
+        const auto log_ns = static_cast<uint64_t>(std::max<int64_t>(view->stamp_ns, 0));
+        ws_.Post([this, topic = std::move(topic), log_ns, json] { ws_.Broadcast(topic, log_ns, json); });
+      }
+      bool wanted = !stream_topics_.count(id);
+      if (!wanted)
+        for (const auto& t : stream_topics_.at(id))
+          if (subscribed_.count(t)) {
+            wanted = true;
+            break;
+          }
+      if (!wanted) continue;
+      ros2_out_.clear();
+      ros2_.OnData(*d.message, ros2_out_);
+      SendRos2(id);
     }
   }
 
@@ -408,6 +484,15 @@ class SessionSide {
   int64_t scene_second_ = -1;
   std::map<std::string, int64_t> cloud_slot_;
   uint64_t clouds_ = 0;
+  ros2::Converter ros2_;
+  std::vector<ros2::BagMessage> ros2_out_;
+  std::vector<bridge::ChannelSpec> base_specs_;                  // the node table's Foxglove channels
+  std::map<std::string, bridge::ChannelSpec> ros2_specs_;        // ROS 2 topic -> its channel, as met
+  std::map<std::string, std::set<std::string>> stream_topics_;   // stream id -> its ROS 2 topics
+  std::set<std::string> world_ros2_topics_;                      // /clock, /tf, /<vehicle>/odom
+  int64_t world_ros2_second_ = INT64_MIN;
+  uint64_t discovered_ = 0, discovered_seen_ = ~0ull;
+  uint64_t ros2_messages_ = 0;
 };
 
 }  // namespace
@@ -415,7 +500,7 @@ class SessionSide {
 CLI::App* AddBridgeCommand(CLI::App& app, BridgeOptions& o) {
   auto* b = app.add_subcommand("bridge",
                                "Serve a running session live to Foxglove (WebSocket, foxglove.websocket.v1): scene, "
-                               "transforms, point clouds, sim time, parameters");
+                               "transforms, point clouds, every sensor stream as ROS 2 messages, sim time, parameters");
   b->footer(
       "Examples:\n"
       "  platoon bridge configs/lidar_farm.toml             ws://127.0.0.1:8765: open it in Foxglove\n"
@@ -425,7 +510,9 @@ CLI::App* AddBridgeCommand(CLI::App& app, BridgeOptions& o) {
       "  platoon bridge configs/lidar_farm.toml --cloud-hz 2 at most two clouds per stream and sim second\n"
       "Channels: /foxglove/scene (foxglove.SceneUpdate), /foxglove/tf (foxglove.FrameTransforms) and\n"
       "/foxglove/cloud/<stream> (foxglove.PointCloud) for each lidar and fused stream, JSON-encoded as the\n"
-      "recorder writes them. Parameters are platoon's (platoon ctl param list): a set goes through the server's\n"
+      "recorder writes them; and every stream as the ROS 2 messages of a ros2 = true recording (ros2msg schemas,\n"
+      "CDR): /clock, /tf, /tf_static, /<vehicle>/odom, /<vehicle>/<sensor>/points|imu|fix|scan|tracks|objects|\n"
+      "camera_info|image_raw, advertised as each stream's first message names them. Parameters are platoon's (platoon ctl param list): a set goes through the server's\n"
       "checks and is logged with the source of the bridge's name. A client that does not read loses frames past\n"
       "--send-buffer-mb; the session never waits for it. docs/FOXGLOVE.md.\n"
       "Exit codes: 0 stopped by Ctrl-C; 1 the session could not be joined or the port not bound; 2 usage error.");
@@ -505,7 +592,7 @@ int RunBridge(const BridgeOptions& o) {
     std::fprintf(stderr, "%s: %s\n", kMe, e.what());
     return 1;
   }
-  auto session = std::make_unique<SessionSide>(o, server, std::move(cdef), curve, log, *ws);
+  auto session = std::make_unique<SessionSide>(o, server, std::move(cdef), curve, log, *ws, config::SessionNaming(def));
   if (!session->Join(10.0)) {
     std::fprintf(stderr, "%s: could not join the session at %s (is it running?)\n", kMe, server.Text().c_str());
     return 1;

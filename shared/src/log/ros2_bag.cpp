@@ -139,6 +139,12 @@ const std::string& Converter::VehicleName(uint64_t id) {
   return vehicle_names_.emplace(id, name).first->second;
 }
 
+std::string DataStreamId(const protocol::Message& m) {
+  if (const auto* h = BagHeaderOf(m)) return h->sensor_id;
+  if (const auto* f = std::get_if<protocol::FusedCloud>(&m)) return f->sensor_id;
+  return {};
+}
+
 Converter::Stream* Converter::Known(const protocol::Message& m, bool* fresh) {
   std::string id;
   Stream s;

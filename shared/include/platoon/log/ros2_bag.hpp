@@ -36,6 +36,9 @@ namespace platoon::ros2 {
 /// repeated '_' collapse, a leading digit gets a "v" before it ("robot:0" -> "robot_0").
 std::string Ros2Name(const std::string& name);
 
+/// The stream id (sensor id) of a data-stream message; empty for a message that is no data stream.
+std::string DataStreamId(const protocol::Message& m);
+
 /// One ROS 2 message to write.
 struct BagMessage {
   std::string topic;          ///< e.g. "/ego/lidar_front/points".
