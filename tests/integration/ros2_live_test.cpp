@@ -254,7 +254,8 @@ Expectation Expect(const std::string& session_path, const std::string& log, cons
 
 // Runs `session` in lock-step for `sim_s`, then has the independent reader check the recording in `bag_dir`.
 void RecordAndRead(const TempDir& dir, const std::string& session, double sim_s, const std::string& bag_dir,
-                   const std::vector<std::string>& must_have) {
+                   const std::vector<std::string>& must_have,
+                   const std::string& compression) {
   auto install = process::Child::Spawn({"/bin/bash", kSourceDir + "/tests/ros2_reader/install.sh",
                                         kSourceDir + "/tests/ros2_reader", kRos2ReaderDir});
   const auto installed = RunToExit(install, 300s);
@@ -298,6 +299,8 @@ void RecordAndRead(const TempDir& dir, const std::string& session, double sim_s,
   REQUIRE(read.has_value());
   CHECK(*read == 0);
   CHECK(said.find("PASS") != std::string::npos);
+  // The chunks as the recorder's compression names them, read back by the reader's own decoder.
+  CHECK(said.find("\"compressions\":[\"" + compression + "\"]") != std::string::npos);
   MESSAGE(session << ": " << sim_s << " sim s in " << wall_s << " wall s; " << e.world_states << " world states, "
                   << e.data_messages << " data messages, " << *ros2_messages << " ROS 2 messages on " << e.per_topic.size()
                   << " topics; reader: " << (reader.Lines().empty() ? "" : reader.Lines().front()));
@@ -312,11 +315,12 @@ TEST_CASE("ros2 live: a lock-step lidar farm recorded with ros2 = true is decode
   const std::string session = ConfigOnFreePorts(
       dir, "lidar_farm.toml", 7410,
       "[[node]]\nname = \"recorder\"\nrole = \"recorder\"\npath = \"" + bag + "/log.mcap\"\nstreams = [\"*\"]\nros2 = true\n"
-      "compression = \"none\"\n"
+      "compression = \"lz4\"\n"
       "status_interval_s = 5\n");
   RecordAndRead(dir, session, 1.0, bag,
                 {"/clock", "/tf", "/ego_0/odom", "/ego_0/lidar_front/points", "/ego_0/lidar_rear/points",
-                 "/ego_0/lidar_left/points", "/ego_0/lidar_right/points"});
+                 "/ego_0/lidar_left/points", "/ego_0/lidar_right/points"},
+                "lz4");
 }
 
 TEST_CASE("ros2 live: a lock-step drivers session with radar camera IMU GNSS and objects recorded with ros2 = true is decoded by the independent reader") {
@@ -336,5 +340,6 @@ TEST_CASE("ros2 live: a lock-step drivers session with radar camera IMU GNSS and
   const std::string session = dir.Write("drivers_sensors.toml", s);
   RecordAndRead(dir, session, 2.0, dir.Path() + "/drivers",
                 {"/clock", "/tf", "/robot/odom", "/robot/radar_front/scan", "/robot/radar_front/tracks",
-                 "/robot/camera_front/camera_info", "/robot/imu/imu", "/robot/gnss/fix", "/robot/objects/objects"});
+                 "/robot/camera_front/camera_info", "/robot/imu/imu", "/robot/gnss/fix", "/robot/objects/objects"},
+                "zstd");  // the recorder's default
 }

@@ -12,6 +12,8 @@ import path from "node:path";
 import { McapIndexedReader } from "@mcap/core";
 import { parse } from "@foxglove/rosmsg";
 import { MessageReader } from "@foxglove/rosmsg2-serialization";
+import { decompress as zstdDecompress } from "fzstd";
+import lz4 from "lz4js";
 
 // Autoware's PointXYZIRCAEDT as its point type declares it: name, byte offset, PointField datatype
 // (UINT8 2, UINT16 4, UINT32 6, FLOAT32 7).
@@ -61,6 +63,17 @@ function readMetadata(text) {
   return { top, topics, files };
 }
 
+// Compressed chunks (a live recording's default is zstd), from independent npm packages pinned in the lock
+// file: fzstd and lz4js. Each must give exactly the size the chunk names.
+function exact(name, bytes, size) {
+  if (BigInt(bytes.length) !== BigInt(size)) throw new Error(`${name}: decompressed ${bytes.length} bytes, the chunk says ${size}`);
+  return bytes;
+}
+const decompressHandlers = {
+  zstd: (buffer, size) => exact("zstd", zstdDecompress(buffer), size),
+  lz4: (buffer, size) => exact("lz4", Uint8Array.from(lz4.decompress(buffer, Number(size))), size),
+};
+
 async function indexedReader(file) {
   const readable = {
     size: async () => BigInt((await file.stat()).size),
@@ -75,7 +88,7 @@ async function indexedReader(file) {
       return buffer;
     },
   };
-  return McapIndexedReader.Initialize({ readable });
+  return McapIndexedReader.Initialize({ readable, decompressHandlers });
 }
 
 function checkCloud(topic, msg, expectedPoints) {
@@ -277,7 +290,8 @@ for (const t of meta.topics) {
 }
 
 const summary = { messages, topics: Object.keys(got).length, points_checked: pointsChecked, mounts: staticTransforms.length,
-  camera_infos: cameraInfos, images, platoon_channels: platoonChannels };
+  camera_infos: cameraInfos, images, platoon_channels: platoonChannels,
+  compressions: [...new Set(reader.chunkIndexes.map((c) => c.compression || "none"))].sort() };
 console.log(JSON.stringify(summary));
 if (problems.length) {
   for (const p of problems.slice(0, 30)) console.error("FAIL:", p);
