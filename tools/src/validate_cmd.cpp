@@ -198,15 +198,15 @@ int RunValidate(const ValidateOptions& o) {
 
   // 1. Read the log: world broadcasts, the sensor's messages, what other streams there are.
   const std::string topic = session_log::DataTopic(o.sensor_id);
-  std::vector<std::string> world_bytes, sensor_bytes;
   std::map<std::string, uint64_t> streams;
   std::string session_json;
-  uint64_t messages = 0;
+  uint64_t messages = 0, world_messages = 0, sensor_messages = 0, bad = 0;
   std::error_code size_error;
   const auto bytes = fs::file_size(o.log_path, size_error);
   if (!size_error && bytes > (64u << 20))
     std::fprintf(stderr, "platoon validate: reading %s (%.0f MB)\n", o.log_path.c_str(), static_cast<double>(bytes) / 1e6);
-  // Streamed: only the chunks of the world, the session and the sensor are read (not a lidar farm's clouds).
+  // Streamed: only the chunks of the world, the session and the sensor are read (not a lidar farm's clouds),
+  // and each message is decoded as it comes (the log's bytes are never held).
   session_log::ReadOptions read_options;
   read_options.topics = {std::string(session_log::kWorldTopic), std::string(session_log::kSessionTopic), topic};
   std::optional<Progress> reading;
@@ -214,11 +214,35 @@ int RunValidate(const ValidateOptions& o) {
     if (!reading) reading.emplace("validate", static_cast<size_t>(total));
     reading->Update(static_cast<size_t>(done), "reading the log, bytes");
   };
+  validation::RecordedWorld world;
+  std::vector<validation::SensorFrame> frames;
+  std::string kind, wrong_kind;
   const auto result = session_log::ReadStream(o.log_path, read_options, [&](const session_log::Entry& e) {
     ++messages;
-    if (e.topic == session_log::kWorldTopic) world_bytes.emplace_back(Text(e.data));
-    else if (e.topic == topic) sensor_bytes.emplace_back(Text(e.data));
-    else if (e.topic == session_log::kSessionTopic) session_json = std::string(Text(e.data));
+    if (e.topic == session_log::kSessionTopic) {
+      session_json = std::string(Text(e.data));
+      return;
+    }
+    const bool is_world = e.topic == session_log::kWorldTopic;
+    if (!is_world && e.topic != topic) return;
+    ++(is_world ? world_messages : sensor_messages);
+    const auto d = protocol::Decode(Text(e.data));
+    if (d.error != protocol::DecodeError::kNone || !d.message) {
+      ++bad;
+      return;
+    }
+    if (is_world) {
+      if (const auto* w = std::get_if<protocol::WorldState>(&*d.message)) world.Add(*w);
+      else ++bad;
+    } else if (const auto* l = std::get_if<protocol::ObjectList>(&*d.message)) {
+      frames.push_back(validation::FrameOf(*l));
+      kind = "objects";
+    } else if (const auto* r = std::get_if<protocol::RadarScan>(&*d.message)) {
+      frames.push_back(validation::FrameOf(*r));
+      kind = "radar";
+    } else if (wrong_kind.empty()) {
+      wrong_kind = std::string(protocol::MessageName(*d.message));
+    }
   });
   if (reading) reading->Done();
   // Every data stream of the log with its message count (the summary's statistics; without them, 0).
@@ -234,54 +258,24 @@ int RunValidate(const ValidateOptions& o) {
     return kExitUsage;
   }
   for (const auto& p : result.problems) std::fprintf(stderr, "platoon validate: warning: %s\n", p.message.c_str());
-  if (sensor_bytes.empty()) {
+  if (sensor_messages == 0) {
     std::fprintf(stderr, "platoon validate: %s has no stream '%s'; its streams:", o.log_path.c_str(), o.sensor_id.c_str());
     if (streams.empty()) std::fprintf(stderr, " none");
     for (const auto& [id, n] : streams) std::fprintf(stderr, " %s (%llu messages)", id.c_str(), static_cast<unsigned long long>(n));
     std::fprintf(stderr, "\n");
     return kExitNothing;
   }
-  if (world_bytes.empty()) {
+  if (world_messages == 0) {
     std::fprintf(stderr, "platoon validate: %s has no world states on %s: no ground truth to compare with\n",
                  o.log_path.c_str(), std::string(session_log::kWorldTopic).c_str());
     return kExitNothing;
   }
-
-  // 2. Decode: the recorded world, then the sensor's cycles.
-  Progress progress("validate", world_bytes.size() + 2 * sensor_bytes.size());
-  validation::RecordedWorld world;
-  uint64_t bad = 0;
-  for (size_t i = 0; i < world_bytes.size(); ++i) {
-    const auto d = protocol::Decode(world_bytes[i]);
-    const auto* w = d.message ? std::get_if<protocol::WorldState>(&*d.message) : nullptr;
-    if (d.error == protocol::DecodeError::kNone && w) world.Add(*w);
-    else ++bad;
-    progress.Update(i + 1, "reading world states");
+  if (!wrong_kind.empty()) {
+    std::fprintf(stderr, "platoon validate: stream '%s' carries %s messages; validate compares object lists (type "
+                         "\"objects\") and radar scans\n",
+                 o.sensor_id.c_str(), wrong_kind.c_str());
+    return kExitNothing;
   }
-  world_bytes = {};
-  std::vector<validation::SensorFrame> frames;
-  std::string kind;
-  for (size_t i = 0; i < sensor_bytes.size(); ++i) {
-    const auto d = protocol::Decode(sensor_bytes[i]);
-    progress.Update(world.Broadcasts() + i + 1, "reading sensor cycles");
-    if (d.error != protocol::DecodeError::kNone || !d.message) {
-      ++bad;
-      continue;
-    }
-    if (const auto* l = std::get_if<protocol::ObjectList>(&*d.message)) {
-      frames.push_back(validation::FrameOf(*l));
-      kind = "objects";
-    } else if (const auto* r = std::get_if<protocol::RadarScan>(&*d.message)) {
-      frames.push_back(validation::FrameOf(*r));
-      kind = "radar";
-    } else {
-      std::fprintf(stderr, "platoon validate: stream '%s' carries %s messages; validate compares object lists (type "
-                           "\"objects\") and radar scans\n",
-                   o.sensor_id.c_str(), std::string(protocol::MessageName(*d.message)).c_str());
-      return kExitNothing;
-    }
-  }
-  sensor_bytes = {};
   if (bad) std::fprintf(stderr, "platoon validate: warning: %llu messages could not be decoded and were skipped\n",
                         static_cast<unsigned long long>(bad));
 
@@ -303,11 +297,12 @@ int RunValidate(const ValidateOptions& o) {
               def.range_bins_m.back(), def.azimuth_half_rad * 180 / M_PI, fov_note.c_str());
 
   // 4. Compare.
-  const size_t base = world.Broadcasts() + frames.size();
-  const validation::Report report = validation::Compare(world, frames, def, [&](size_t done, size_t) {
-    progress.Update(base + done, "comparing");
+  std::optional<Progress> progress;
+  const validation::Report report = validation::Compare(world, frames, def, [&](size_t done, size_t total) {
+    if (!progress) progress.emplace("validate", total);
+    progress->Update(done, "comparing");
   });
-  progress.Done();
+  if (progress) progress->Done();
   if (report.frames == 0) {
     std::fprintf(stderr, "platoon validate: none of the %zu cycles has its vehicle (entity %llu) in the recorded world "
                          "at its stamp: nothing to compare\n",
