@@ -19,7 +19,7 @@ import os
 from . import _platoon
 from ._platoon import KIND_NAMES, PROTOCOL_VERSION, Refused, free_ports, vehicle_id
 from .logs import drive_metrics, entity_names, read_csv, read_log, read_log_events, read_log_info
-from .clouds import CLOUD_DTYPE, Cloud, read_clouds, read_stream, xyz
+from .clouds import CLOUD_DTYPE, STREAM_KINDS, Cloud, clouds_of, read_clouds, read_stream, stream_rows_of, xyz
 from .tasks import score_car_following, score_drt, score_lct
 
 __all__ = ["Session", "Refused", "ParamError", "KIND_NAMES", "PROTOCOL_VERSION", "DEFAULT_SERVER", "free_ports",
@@ -184,6 +184,68 @@ class Session:
     def wait_sim_time(self, sim_time, timeout=None):
         """Waits until session sim time reaches `sim_time` s (or the timeout); returns the sim time then."""
         return self._c.wait_sim_time(float(sim_time), self.timeout if timeout is None else timeout)
+
+    # --- live data streams --------------------------------------------------------------------------
+    def streams(self):
+        """Every data stream of the session's node table: {stream id: kind} ("lidar", "fused", "radar",
+        "objects", "imu", "gnss", "camera")."""
+        return dict(self._c.streams())
+
+    def _stream(self, stream, kinds, reader):
+        stream = str(stream)
+        streams = self._c.streams()
+        kind = streams.get(stream)
+        if kind not in kinds:
+            known = ", ".join(f"{s} ({k})" for s, k in sorted(streams.items()) if k in kinds) or "none"
+            what = "has no data stream" if kind is None else f"carries {kind} messages on"
+            raise ValueError(f"the session at {self.server} {what} {stream!r}; {reader} reads "
+                             f"{', '.join(kinds)} streams (the session's: {known})")
+        return stream, kind
+
+    def subscribe(self, stream):
+        """Starts keeping the messages of data stream `stream` for clouds() or sensor(), which subscribe at
+        their first call too: subscribe first to miss nothing from a moment on. The newest 256 messages
+        (at most 64 MB) are kept per stream; older ones are dropped and counted."""
+        self._c.subscribe(str(stream))
+
+    def unsubscribe(self, stream):
+        """Stops keeping the messages of `stream` (what was kept is dropped)."""
+        self._c.unsubscribe(str(stream))
+
+    def clouds(self, stream, timeout=None, max_clouds=16):
+        """Live point clouds of lidar or fused stream `stream`: the clouds that arrived since the last call
+        (at most `max_clouds`, oldest first), as read_clouds() returns them from a log (a list of Cloud),
+        waiting up to `timeout` s (default self.timeout) for the first; [] when none came. The first call
+        subscribes (see subscribe). Raises ValueError when the node table has no such cloud stream.
+
+            with platoon.Session() as s:
+                for c in s.clouds("lidar_front", timeout=2.0):
+                    print(c.sim_time, len(c), c.points["intensity"].mean())
+        """
+        stream, _ = self._stream(stream, ("lidar", "fused"), "clouds()")
+        self._c.subscribe(stream)
+        r = self._c.take_clouds(stream, int(max_clouds), self.timeout if timeout is None else float(timeout))
+        self.dropped = int(r["dropped"])
+        return clouds_of(r, stream)
+
+    def sensor(self, stream, timeout=None, frame=True, max_messages=256):
+        """Live radar, object-list, IMU or GNSS messages of `stream` since the last call, as read_stream()
+        returns them from a log (a DataFrame with the same columns; frame=False: a dict of numpy arrays),
+        waiting up to `timeout` s (default self.timeout) for the first message; an empty frame when none
+        came. The first call subscribes (see subscribe). Raises ValueError when the node table has no such
+        stream.
+
+            with platoon.Session() as s:
+                imu = s.sensor("imu", timeout=1.0)    # columns sim_time, stamp_ns, id, wx .. az
+        """
+        stream, kind = self._stream(stream, STREAM_KINDS, "sensor()")
+        self._c.subscribe(stream)
+        r = self._c.take_sensor(stream, int(max_messages), self.timeout if timeout is None else float(timeout))
+        self.dropped = int(r["dropped"])
+        return stream_rows_of(r, kind, frame)
+
+    #: Messages of the last clouds() or sensor() call's stream dropped before it (the bound of subscribe).
+    dropped = 0
 
     # --- the world --------------------------------------------------------------------------------
     def entities(self, dead_reckoned=False):

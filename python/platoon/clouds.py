@@ -87,6 +87,11 @@ def read_clouds(path, stream, start=None, end=None, strict=False):
         clouds = ", ".join(sorted(s for s, is_cloud in streams.items() if is_cloud)) or "none"
         what = "has no data stream" if str(stream) not in streams else "carries no point clouds on"
         raise ValueError(f"{path} {what} {stream!r} (its point-cloud streams: {clouds})")
+    return clouds_of(r, stream)
+
+
+def clouds_of(r, stream):
+    """The Cloud list of the compiled core's cloud columns `r` (read_clouds, Session.clouds)."""
     all_points = np.frombuffer(r["points"], dtype=CLOUD_DTYPE)
     out = []
     first = 0
@@ -138,6 +143,15 @@ def read_stream(path, stream, start=None, end=None, frame=True, strict=False):
         what = "has no data stream" if kind is None else f"carries {kind} messages on"
         raise ValueError(f"{path} {what} {stream!r}; read_stream reads radar, objects, imu and gnss streams "
                          f"(the log's: {known}; point clouds: read_clouds)")
+    return stream_rows_of(r, kind, frame, r["problems"])
+
+
+#: The stream kinds read_stream and Session.sensor read.
+STREAM_KINDS = tuple(_STREAM_COLUMNS)
+
+
+def stream_rows_of(r, kind, frame, problems=()):
+    """read_stream's DataFrame (or dict, frame=False) of the compiled core's sensor columns `r`."""
     cols = {"sim_time": r["stamp_ns"] * 1e-9, "stamp_ns": r["stamp_ns"], "id": r["id"]}
     n = len(r["stamp_ns"])
     for name in _STREAM_COLUMNS[kind]:
@@ -153,5 +167,5 @@ def read_stream(path, stream, start=None, end=None, frame=True, strict=False):
     import pandas as pd
     df = pd.DataFrame(cols)
     df.attrs["kind"] = kind
-    df.attrs["problems"] = r["problems"]
+    df.attrs["problems"] = list(problems)
     return df

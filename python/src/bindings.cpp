@@ -6,12 +6,14 @@
 #include "platoon/data/drive_metrics.hpp"
 #include "platoon/data/standard_tasks.hpp"
 #include "platoon/entity_id.hpp"
+#include "platoon/log/ros2_bag.hpp"
 #include "platoon/log/session_log.hpp"
 #include "platoon/point_record.hpp"
 #include "platoon/protocol/codec.hpp"
 #include "platoon/session/client_link.hpp"
 #include "platoon/session/discovery.hpp"
 #include "platoon/session/operator_token.hpp"
+#include "platoon/session/stream_connector.hpp"
 #include "platoon/text/name_rule.hpp"
 #include "platoon/transport/channel.hpp"
 
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -130,6 +133,133 @@ py::array_t<double> Rows3(const std::vector<double>& flat) {
   return a;
 }
 
+/// Clouds (PointCloud or FusedCloud) with sim time in [from_ns, to_ns] as columns: what read_clouds() (from
+/// a log) and Session.clouds() (live) hand to Python. Add needs no GIL; Dict does.
+struct CloudColumns {
+  int64_t from_ns = INT64_MIN, to_ns = INT64_MAX;
+  std::vector<int64_t> stamps;
+  std::vector<uint64_t> entities;
+  std::vector<uint8_t> fused;
+  std::vector<uint32_t> counts;
+  std::vector<double> positions, orientations;
+  std::string points;
+  uint64_t unreadable = 0;  // clouds whose records do not fit their count and stride
+
+  static bool IsCloud(const protocol::Message& m) {
+    return std::holds_alternative<protocol::PointCloud>(m) || std::holds_alternative<protocol::FusedCloud>(m);
+  }
+  void Add(const protocol::Message& m) {
+    const auto* pc = std::get_if<protocol::PointCloud>(&m);
+    const auto* fc = std::get_if<protocol::FusedCloud>(&m);
+    if (!pc && !fc) return;
+    const int64_t stamp = pc ? pc->header.stamp_ns : fc->reference_ns;
+    if (stamp < from_ns || stamp > to_ns) return;
+    const std::string& blob = pc ? pc->points : fc->points;
+    const uint32_t n = pc ? pc->point_count : fc->point_count;
+    const uint16_t stride = pc ? pc->point_stride : fc->point_stride;
+    if (!PointRecordsFit(blob, n, stride)) {
+      ++unreadable;
+      return;
+    }
+    // Records of a wider stride are cut to the record's 36 bytes.
+    if (stride == point_record::kStride) {
+      points.append(blob.data(), static_cast<size_t>(n) * stride);
+    } else {
+      for (uint32_t i = 0; i < n; ++i) points.append(blob.data() + static_cast<size_t>(i) * stride, point_record::kStride);
+    }
+    stamps.push_back(stamp);
+    entities.push_back(pc ? pc->header.entity_id : fc->entity_id);
+    fused.push_back(fc != nullptr);
+    counts.push_back(n);
+    const bool sensor_frame = pc && !pc->vehicle_frame;
+    const Vec3 p = sensor_frame ? pc->header.mount_position_m : Vec3::Zero();
+    const Quat q = sensor_frame ? pc->header.mount_orientation : Quat::Identity();
+    positions.insert(positions.end(), {p.x(), p.y(), p.z()});
+    orientations.insert(orientations.end(), {q.w(), q.x(), q.y(), q.z()});
+  }
+  py::dict Dict() const {
+    py::dict d;
+    d["stamp_ns"] = Column(stamps);
+    d["entity_id"] = Column(entities);
+    d["fused"] = Column(fused);
+    d["point_count"] = Column(counts);
+    d["mount_position"] = Rows3(positions);
+    py::array_t<double> quats({static_cast<py::ssize_t>(orientations.size() / 4), py::ssize_t{4}});
+    std::copy(orientations.begin(), orientations.end(), quats.mutable_data());
+    d["mount_orientation"] = quats;
+    d["points"] = py::bytes(points);
+    d["record_layout"] = point_record::kLayout;
+    return d;
+  }
+};
+
+/// The kind of a data-stream message as read_stream names it ("radar", "imu", "fused", ...; "" for none).
+std::string SensorKindOf(const protocol::Message& m) {
+  std::string k = std::holds_alternative<protocol::FusedCloud>(m) ? "fused" : "";
+  std::visit([&](const auto& msg) {
+    if constexpr (requires { msg.header.kind; }) k = std::string(protocol::StreamKindName(msg.header.kind));
+  }, m);
+  return k;
+}
+
+/// Radar, object-list, IMU and GNSS messages with sim time in [from_ns, to_ns] as columns of numbers: one
+/// row per message (IMU, GNSS) or per detection/object (radar, objects; a message without any gives no
+/// row). What read_stream() (from a log) and Session.sensor() (live) hand to Python.
+struct SensorColumns {
+  int64_t from_ns = INT64_MIN, to_ns = INT64_MAX;
+  std::map<std::string, std::vector<double>> cols;  // every column as double; ids and stamps separately
+  std::vector<int64_t> stamps;
+  std::vector<uint64_t> ids;
+  std::string kind;
+
+  void Add(const protocol::Message& m) {
+    if (kind.empty()) kind = SensorKindOf(m);
+    auto row = [&](int64_t stamp, uint64_t entity, std::initializer_list<std::pair<const char*, double>> values) {
+      stamps.push_back(stamp);
+      ids.push_back(entity);
+      for (const auto& [name, v] : values) cols[name].push_back(v);
+    };
+    auto in_window = [&](const protocol::SensorHeader& h) { return h.stamp_ns >= from_ns && h.stamp_ns <= to_ns; };
+    if (const auto* r = std::get_if<protocol::RadarScan>(&m)) {
+      if (!in_window(r->header)) return;
+      for (const auto& d : r->detections)
+        row(r->header.stamp_ns, d.entity_id,
+            {{"range", d.range_m}, {"azimuth", d.azimuth_rad}, {"range_rate", d.range_rate_mps}, {"rcs_dbsm", d.rcs_dbsm},
+             {"object_class", d.object_class}, {"false_positive", d.false_positive}, {"length", d.length_m},
+             {"width", d.width_m}, {"orientation", d.orientation_rad}, {"x", d.x_m}, {"y", d.y_m}});
+    } else if (const auto* o = std::get_if<protocol::ObjectList>(&m)) {
+      if (!in_window(o->header)) return;
+      for (const auto& d : o->objects)
+        row(o->header.stamp_ns, d.track_id,
+            {{"object_class", d.object_class}, {"truth_class", d.truth_class}, {"x", d.position_m.x()},
+             {"y", d.position_m.y()}, {"z", d.position_m.z()}, {"vx", d.velocity_mps.x()}, {"vy", d.velocity_mps.y()},
+             {"vz", d.velocity_mps.z()}, {"length", d.size_m.x()}, {"width", d.size_m.y()}, {"height", d.size_m.z()}});
+    } else if (const auto* i = std::get_if<protocol::ImuMeasurement>(&m)) {
+      if (!in_window(i->header)) return;
+      row(i->header.stamp_ns, i->header.entity_id,
+          {{"wx", i->angular_velocity_radps.x()}, {"wy", i->angular_velocity_radps.y()},
+           {"wz", i->angular_velocity_radps.z()}, {"ax", i->acceleration_mps2.x()}, {"ay", i->acceleration_mps2.y()},
+           {"az", i->acceleration_mps2.z()}});
+    } else if (const auto* g = std::get_if<protocol::GnssMeasurement>(&m)) {
+      if (!in_window(g->header)) return;
+      row(g->header.stamp_ns, g->header.entity_id,
+          {{"latitude", g->latitude_deg}, {"longitude", g->longitude_deg}, {"altitude", g->altitude_m},
+           {"ve", g->velocity_enu_mps.x()}, {"vn", g->velocity_enu_mps.y()}, {"vu", g->velocity_enu_mps.z()},
+           {"horizontal_sigma", g->horizontal_sigma_m}, {"vertical_sigma", g->vertical_sigma_m}});
+    }
+  }
+  py::dict Dict() const {
+    py::dict columns;
+    for (const auto& [name, v] : cols) columns[py::str(name)] = Column(v);
+    py::dict d;
+    d["kind"] = kind;
+    d["stamp_ns"] = Column(stamps);
+    d["id"] = Column(ids);
+    d["columns"] = columns;
+    return d;
+  }
+};
+
 /// Entity states as columns: what Session.entities() and read_log() return.
 struct EntityColumns {
   std::vector<uint64_t> id;
@@ -220,7 +350,9 @@ class Session {
       : def_(MakeDef(name, role, ParseServer(server).second)),
         client_(def_, local_, verbose ? MakeLogger(name) : nullptr),
         link_(context_, ParseServer(server).first, ParseServer(server).second, transport::FaultDef{}),
-        server_(server) {
+        server_(server),
+        data_(context_, transport::Pattern::kSub, transport::ChannelDef{}),
+        connector_(data_) {
     // The server's echo of this client's own entities (the client core's world skips them).
     client_.on_world_broadcast = [this](std::string_view, const protocol::WorldState& w, int64_t) {
       const uint32_t me = client_.NodeId();
@@ -554,9 +686,140 @@ class Session {
     client_.SendState(protocol::Encode(state));
   }
 
+ public:
+  // --- live data streams (Session.clouds, Session.sensor) ---
+
+  /// Every data stream of the node table: id -> kind ("lidar", "fused", "radar", ...).
+  std::map<std::string, std::string> Streams() {
+    std::lock_guard g(mutex_);
+    std::map<std::string, std::string> out;
+    for (const auto& n : client_.Nodes())
+      for (const auto& e : n.endpoints) out.emplace(e.stream_id, std::string(protocol::StreamKindName(e.kind)));
+    return out;
+  }
+  /// Starts keeping the messages of `stream` (the newest kMaxQueued, at most kMaxQueuedBytes).
+  void Subscribe(const std::string& stream) {
+    std::lock_guard g(data_mutex_);
+    if (wanted_.emplace(stream, Queue{}).second) ++wanted_version_;
+  }
+  /// Stops, dropping what was kept.
+  void Unsubscribe(const std::string& stream) {
+    std::lock_guard g(data_mutex_);
+    if (wanted_.erase(stream)) ++wanted_version_;
+  }
+  /// The clouds of `stream` kept since the last call (at most `max_messages`), waiting up to `timeout_s`
+  /// for one; read_clouds' dict, with "dropped" (messages the bound dropped since the last call).
+  py::dict TakeClouds(const std::string& stream, size_t max_messages, double timeout_s) {
+    CloudColumns clouds;
+    uint64_t dropped = 0;
+    {
+      py::gil_scoped_release release;
+      for (auto& m : Take(stream, max_messages, timeout_s, dropped)) clouds.Add(m);
+    }
+    py::dict d = clouds.Dict();
+    d["dropped"] = dropped;
+    d["unreadable"] = clouds.unreadable;
+    return d;
+  }
+  /// The same for radar, object-list, IMU and GNSS streams: read_stream's dict, with "dropped".
+  py::dict TakeSensor(const std::string& stream, size_t max_messages, double timeout_s) {
+    SensorColumns rows;
+    uint64_t dropped = 0;
+    {
+      py::gil_scoped_release release;
+      for (auto& m : Take(stream, max_messages, timeout_s, dropped)) rows.Add(m);
+    }
+    py::dict d = rows.Dict();
+    d["dropped"] = dropped;
+    return d;
+  }
+
+ private:
+  /// Messages kept per stream, and their bytes on the wire, at most; older ones are dropped first.
+  static constexpr size_t kMaxQueued = 256;
+  static constexpr size_t kMaxQueuedBytes = 64u << 20;
+  struct Queue {
+    std::deque<std::pair<protocol::Message, size_t>> messages;
+    size_t bytes = 0;
+    uint64_t dropped = 0;
+  };
+
+  std::vector<protocol::Message> Take(const std::string& stream, size_t max_messages, double timeout_s, uint64_t& dropped) {
+    std::unique_lock lk(data_mutex_);
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(std::clamp(timeout_s, 0.0, 1e6)));
+    auto ready = [&] {
+      const auto it = wanted_.find(stream);
+      return closed_ || (it != wanted_.end() && !it->second.messages.empty());
+    };
+    while (!ready() && data_cv_.wait_until(lk, deadline) != std::cv_status::timeout) {}
+    std::vector<protocol::Message> out;
+    const auto it = wanted_.find(stream);
+    if (it == wanted_.end()) return out;
+    Queue& q = it->second;
+    while (!q.messages.empty() && out.size() < std::max<size_t>(max_messages, 1)) {
+      q.bytes -= q.messages.front().second;
+      out.push_back(std::move(q.messages.front().first));
+      q.messages.pop_front();
+    }
+    dropped = std::exchange(q.dropped, 0);
+    return out;
+  }
+
+  // The data streams' messages that arrived: kept for the streams Python subscribed to.
+  void DrainData() {
+    bool kept = false;
+    for (int budget = 0; budget < 256; ++budget) {
+      auto p = data_.TryReceive();
+      if (!p) break;
+      const size_t bytes = p->Payload().size();
+      auto d = protocol::Decode(p->Payload());
+      if (d.error != protocol::DecodeError::kNone || !d.message) continue;
+      const std::string id = ros2::DataStreamId(*d.message);
+      std::lock_guard g(data_mutex_);
+      const auto it = wanted_.find(id);
+      if (it == wanted_.end()) continue;
+      Queue& q = it->second;
+      q.messages.emplace_back(std::move(*d.message), bytes);
+      q.bytes += bytes;
+      while (q.messages.size() > 1 && (q.messages.size() > kMaxQueued || q.bytes > kMaxQueuedBytes)) {
+        q.bytes -= q.messages.front().second;
+        q.messages.pop_front();
+        ++q.dropped;
+      }
+      kept = true;
+    }
+    if (kept) data_cv_.notify_all();
+  }
+
+  // Connects to the nodes publishing the streams Python wants, as the node table and the wishes change.
+  void FollowStreams() {
+    std::set<std::string> wanted;
+    uint64_t nodes_version = 0;
+    {
+      std::lock_guard c(mutex_);
+      nodes_version = client_.NodesVersion();
+    }
+    {
+      std::lock_guard g(data_mutex_);
+      if (wanted_version_ == wanted_seen_ && nodes_version == nodes_seen_) return;
+      wanted_seen_ = wanted_version_;
+      nodes_seen_ = nodes_version;
+      for (const auto& [id, q] : wanted_) wanted.insert(id);
+    }
+    std::vector<protocol::NodeInfo> nodes;
+    {
+      std::lock_guard c(mutex_);
+      nodes = client_.Nodes();
+    }
+    connector_.Resolve(nodes, [&](const protocol::DataEndpoint& e) { return wanted.count(e.stream_id) > 0; });
+  }
+
   void Loop() {
+    transport::Channel* const extra[] = {&data_};
     while (!stop_) {
-      link_.Turn(client_, mutex_, {}, 5'000'000);
+      link_.Turn(client_, mutex_, extra, 5'000'000, [&] { DrainData(); });
+      FollowStreams();
       {
         std::lock_guard g(mutex_);
         for (auto& r : client_.TakeReplies()) {
@@ -596,6 +859,12 @@ class Session {
   std::map<uint64_t, protocol::EntityState> published_, own_seen_;
   uint64_t next_request_id_ = 0, state_sequence_ = 0;
   std::atomic<bool> stop_{false}, closed_{false};
+  transport::Channel data_;
+  session::StreamConnector connector_;
+  std::mutex data_mutex_;  // after mutex_ when both are held
+  std::condition_variable data_cv_;
+  std::map<std::string, Queue> wanted_;
+  uint64_t wanted_version_ = 0, wanted_seen_ = ~0ull, nodes_seen_ = ~0ull;
   std::thread thread_;
 };
 
@@ -723,59 +992,22 @@ void ScanDataStreams(const std::string& path, const std::string& stream, const S
 /// (point_record.hpp, 36 bytes each, recorded order) as one bytes object. `streams`: every data stream of
 /// the log and whether it carries clouds.
 py::dict ReadLogClouds(const std::string& path, const std::string& stream, int64_t from_ns, int64_t to_ns) {
-  std::vector<int64_t> stamps;
-  std::vector<uint64_t> entities;
-  std::vector<uint8_t> fused;
-  std::vector<uint32_t> counts;
-  std::vector<double> positions, orientations;
-  std::string points;
+  CloudColumns clouds;
+  clouds.from_ns = from_ns;
+  clouds.to_ns = to_ns;
   std::map<std::string, bool> streams;
   std::vector<std::string> problems;
   uint64_t unreadable = 0;
   ScanDataStreams(path, stream, streams, unreadable, problems, [&](const std::string& id, bool chosen, const protocol::Message& m) {
-    const auto* pc = std::get_if<protocol::PointCloud>(&m);
-    const auto* fc = std::get_if<protocol::FusedCloud>(&m);
-    streams.try_emplace(id, pc || fc);
-    if (!chosen || !(pc || fc)) return;
-    const int64_t stamp = pc ? pc->header.stamp_ns : fc->reference_ns;
-    if (stamp < from_ns || stamp > to_ns) return;
-    const std::string& blob = pc ? pc->points : fc->points;
-    const uint32_t n = pc ? pc->point_count : fc->point_count;
-    const uint16_t stride = pc ? pc->point_stride : fc->point_stride;
-    if (!PointRecordsFit(blob, n, stride)) {
-      ++unreadable;
-      return;
-    }
-    // Records of a wider stride are cut to the record's 36 bytes.
-    if (stride == point_record::kStride) {
-      points.append(blob.data(), static_cast<size_t>(n) * stride);
-    } else {
-      for (uint32_t i = 0; i < n; ++i) points.append(blob.data() + static_cast<size_t>(i) * stride, point_record::kStride);
-    }
-    stamps.push_back(stamp);
-    entities.push_back(pc ? pc->header.entity_id : fc->entity_id);
-    fused.push_back(fc != nullptr);
-    counts.push_back(n);
-    const bool sensor_frame = pc && !pc->vehicle_frame;
-    const Vec3 p = sensor_frame ? pc->header.mount_position_m : Vec3::Zero();
-    const Quat q = sensor_frame ? pc->header.mount_orientation : Quat::Identity();
-    positions.insert(positions.end(), {p.x(), p.y(), p.z()});
-    orientations.insert(orientations.end(), {q.w(), q.x(), q.y(), q.z()});
+    const bool cloud = CloudColumns::IsCloud(m);
+    streams.try_emplace(id, cloud);
+    if (chosen && cloud) clouds.Add(m);
   });
+  unreadable += clouds.unreadable;
   if (unreadable > 0) problems.push_back(std::to_string(unreadable) + " messages of " + stream + " are no readable cloud");
-  py::dict d;
-  d["stamp_ns"] = Column(stamps);
-  d["entity_id"] = Column(entities);
-  d["fused"] = Column(fused);
-  d["point_count"] = Column(counts);
-  d["mount_position"] = Rows3(positions);
-  py::array_t<double> quats({static_cast<py::ssize_t>(orientations.size() / 4), py::ssize_t{4}});
-  std::copy(orientations.begin(), orientations.end(), quats.mutable_data());
-  d["mount_orientation"] = quats;
-  d["points"] = py::bytes(points);
+  py::dict d = clouds.Dict();
   d["streams"] = streams;
   d["problems"] = problems;
-  d["record_layout"] = point_record::kLayout;
   return d;
 }
 
@@ -784,63 +1016,18 @@ py::dict ReadLogClouds(const std::string& path, const std::string& stream, int64
 /// message without any gives no row). `kind` names the stream's kind ("" when it has none of these);
 /// `streams` maps every data stream of the log to its kind.
 py::dict ReadLogSensor(const std::string& path, const std::string& stream, int64_t from_ns, int64_t to_ns) {
-  std::map<std::string, std::vector<double>> cols;  // every column as double; ids and stamps separately
-  std::vector<int64_t> stamps;
-  std::vector<uint64_t> ids;
+  SensorColumns rows;
+  rows.from_ns = from_ns;
+  rows.to_ns = to_ns;
   std::map<std::string, std::string> streams;
   std::vector<std::string> problems;
-  std::string kind;
   uint64_t unreadable = 0;
   ScanDataStreams(path, stream, streams, unreadable, problems, [&](const std::string& id, bool chosen, const protocol::Message& m) {
-    std::string k = std::holds_alternative<protocol::FusedCloud>(m) ? "fused" : "";
-    std::visit([&](const auto& msg) {
-      if constexpr (requires { msg.header.kind; }) k = std::string(protocol::StreamKindName(msg.header.kind));
-    }, m);
-    streams.try_emplace(id, k);
-    if (!chosen) return;
-    if (kind.empty()) kind = k;
-    auto row = [&](int64_t stamp, uint64_t entity, std::initializer_list<std::pair<const char*, double>> values) {
-      stamps.push_back(stamp);
-      ids.push_back(entity);
-      for (const auto& [name, v] : values) cols[name].push_back(v);
-    };
-    auto in_window = [&](const protocol::SensorHeader& h) { return h.stamp_ns >= from_ns && h.stamp_ns <= to_ns; };
-    if (const auto* r = std::get_if<protocol::RadarScan>(&m)) {
-      if (!in_window(r->header)) return;
-      for (const auto& d : r->detections)
-        row(r->header.stamp_ns, d.entity_id,
-            {{"range", d.range_m}, {"azimuth", d.azimuth_rad}, {"range_rate", d.range_rate_mps}, {"rcs_dbsm", d.rcs_dbsm},
-             {"object_class", d.object_class}, {"false_positive", d.false_positive}, {"length", d.length_m},
-             {"width", d.width_m}, {"orientation", d.orientation_rad}, {"x", d.x_m}, {"y", d.y_m}});
-    } else if (const auto* o = std::get_if<protocol::ObjectList>(&m)) {
-      if (!in_window(o->header)) return;
-      for (const auto& d : o->objects)
-        row(o->header.stamp_ns, d.track_id,
-            {{"object_class", d.object_class}, {"truth_class", d.truth_class}, {"x", d.position_m.x()},
-             {"y", d.position_m.y()}, {"z", d.position_m.z()}, {"vx", d.velocity_mps.x()}, {"vy", d.velocity_mps.y()},
-             {"vz", d.velocity_mps.z()}, {"length", d.size_m.x()}, {"width", d.size_m.y()}, {"height", d.size_m.z()}});
-    } else if (const auto* i = std::get_if<protocol::ImuMeasurement>(&m)) {
-      if (!in_window(i->header)) return;
-      row(i->header.stamp_ns, i->header.entity_id,
-          {{"wx", i->angular_velocity_radps.x()}, {"wy", i->angular_velocity_radps.y()},
-           {"wz", i->angular_velocity_radps.z()}, {"ax", i->acceleration_mps2.x()}, {"ay", i->acceleration_mps2.y()},
-           {"az", i->acceleration_mps2.z()}});
-    } else if (const auto* g = std::get_if<protocol::GnssMeasurement>(&m)) {
-      if (!in_window(g->header)) return;
-      row(g->header.stamp_ns, g->header.entity_id,
-          {{"latitude", g->latitude_deg}, {"longitude", g->longitude_deg}, {"altitude", g->altitude_m},
-           {"ve", g->velocity_enu_mps.x()}, {"vn", g->velocity_enu_mps.y()}, {"vu", g->velocity_enu_mps.z()},
-           {"horizontal_sigma", g->horizontal_sigma_m}, {"vertical_sigma", g->vertical_sigma_m}});
-    }
+    streams.try_emplace(id, SensorKindOf(m));
+    if (chosen) rows.Add(m);
   });
   if (unreadable > 0) problems.push_back(std::to_string(unreadable) + " messages of " + stream + " could not be decoded");
-  py::dict columns;
-  for (const auto& [name, v] : cols) columns[py::str(name)] = Column(v);
-  py::dict d;
-  d["kind"] = kind;
-  d["stamp_ns"] = Column(stamps);
-  d["id"] = Column(ids);
-  d["columns"] = columns;
+  py::dict d = rows.Dict();
   d["streams"] = streams;
   d["problems"] = problems;
   return d;
@@ -1082,7 +1269,12 @@ PYBIND11_MODULE(_platoon, m) {
       .def("take_events", &Session::TakeEvents)
       .def("control", &Session::Control, py::arg("command"), py::arg("at_sim"), py::arg("timeout"),
            py::arg("reason") = std::string(), R())
-      .def("wait_sim_time", &Session::WaitSimTime, py::arg("sim_time"), py::arg("timeout"), R());
+      .def("wait_sim_time", &Session::WaitSimTime, py::arg("sim_time"), py::arg("timeout"), R())
+      .def("streams", &Session::Streams, R())
+      .def("subscribe", &Session::Subscribe, py::arg("stream"), R())
+      .def("unsubscribe", &Session::Unsubscribe, py::arg("stream"), R())
+      .def("take_clouds", &Session::TakeClouds, py::arg("stream"), py::arg("max_messages"), py::arg("timeout"))
+      .def("take_sensor", &Session::TakeSensor, py::arg("stream"), py::arg("max_messages"), py::arg("timeout"));
 
   m.def("find_server", &pp::FindServerFor, py::arg("session_name"),
         "session::FindServer: PLATOON_SERVER, the session running on this machine, 127.0.0.1:7400");

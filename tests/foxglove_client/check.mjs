@@ -304,6 +304,8 @@ if (!mount.header.frame_id.endsWith("/base_link")) fail(`/tf_static: the lidar's
 const imu = rosLast.get(rosChannels.imu.topic).message;
 if (!imu.header.frame_id.endsWith("/imu_front") || imu.orientation_covariance[0] !== -1)
   fail(`the IMU: frame ${imu.header.frame_id}, orientation_covariance[0] ${imu.orientation_covariance[0]}`);
+// sensor_msgs/Imu holds the specific force: a level IMU reads +g up (REP 145).
+if (Math.abs(imu.linear_acceleration.z - 9.81) > 1.0) fail(`the IMU's linear_acceleration.z is ${imu.linear_acceleration.z}, expected about +9.81`);
 const fix = rosLast.get(rosChannels.fix.topic).message;
 if (Math.abs(fix.latitude - 52.167) > 0.01 || Math.abs(fix.longitude - 10.549) > 0.01)
   fail(`the GNSS fix at ${fix.latitude}, ${fix.longitude}, expected near the origin 52.167, 10.549`);

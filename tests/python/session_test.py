@@ -16,6 +16,8 @@ Python:
     the stamp and position it sent) and in a second client's world (owned by the first);
   - lists, gets and sets a server parameter and reads it back; a refused set raises ParamError;
   - sets a marker and finds it in the server's event log; pauses and resumes the session;
+  - reads the seat's lidar and IMU live (Session.clouds, Session.sensor) and finds the same clouds and
+    rows, byte for byte, in the recorder's log afterwards (read_clouds, read_stream);
   - stops the session and reads the recorder's log into a pandas DataFrame (rows, monotone sim time,
     the traffic ids and the published car with the positions it was sent with), its events, and the
     seat's data-write CSV.
@@ -112,10 +114,29 @@ rate_hz = {CSV_RATE_HZ}
 path = "data/{{node}}.csv"
 
 [[node]]
+name = "robot_sensors"
+role = "sensor"
+attach_to = "robot"
+
+[[node.sensor]]
+id = "lidar_robot"
+type = "lidar"
+preset = "vlp16"
+position = [1.5, 0.0, 1.9]
+rate_hz = 10
+
+[[node.sensor]]
+id = "imu_robot"
+type = "imu"
+position = [1.3, 0.0, 0.5]
+rate_hz = 100
+
+[[node]]
 name = "recorder"
 role = "recorder"
 path = "recordings/pytest.mcap"
 overwrite = true
+streams = ["*"]
 """
 
 
@@ -282,6 +303,41 @@ def test_session(server, config):
         check(bool(np.all(np.isfinite(e["position"]))) and float(e["speed"][mask].max()) > 0.5,
               "traffic vehicles have finite positions and move")
 
+        # Live sensor streams: the seat's lidar and IMU, as read_clouds/read_stream give them from a log.
+        check(s.streams().get("lidar_robot") == "lidar" and s.streams().get("imu_robot") == "imu",
+              f"streams() lists the node table's data streams: {s.streams()}")
+        s.subscribe("imu_robot")
+        live_clouds = []
+        deadline = time.monotonic() + 20
+        while len(live_clouds) < 3 and time.monotonic() < deadline:
+            live_clouds += s.clouds("lidar_robot", timeout=2.0)
+        robot_id = platoon.vehicle_id("robot", 0)
+        check(len(live_clouds) >= 3 and all(c.entity_id == robot_id and len(c) > 1000 and not c.fused for c in live_clouds),
+              f"clouds() returns the seat lidar's scans live ({len(live_clouds)}, "
+              f"{[len(c) for c in live_clouds]} points, on VehicleId('robot', 0))")
+        stamps = [c.stamp_ns for c in live_clouds]
+        check(stamps == sorted(set(stamps)) and all((b - a) % 100_000_000 == 0 for a, b in zip(stamps, stamps[1:])),
+              f"live clouds come oldest first, on the 100 ms scan grid: {stamps}")
+        check(live_clouds[0].points.dtype == platoon.CLOUD_DTYPE and int(live_clouds[0].points["intensity"].max()) <= 255
+              and tuple(live_clouds[0].mount_position) == (1.5, 0.0, 1.9),
+              "a live cloud's points are the recorded record layout, its mount the session file's")
+        imu = s.sensor("imu_robot", timeout=5.0)
+        check(len(imu) >= 10 and list(imu.columns) == ["sim_time", "stamp_ns", "id", "wx", "wy", "wz", "ax", "ay", "az"]
+              and imu.attrs["kind"] == "imu" and set(imu["id"]) == {robot_id},
+              f"sensor() returns the IMU's rows kept since subscribe() ({len(imu)} rows)")
+        # platoon's sign (sensors/imu.hpp): kinematic acceleration plus the gravity vector, -g up when level.
+        check(abs(float(imu["az"].median()) + 9.81) < 0.5, f"the level IMU reads gravity as -g: az {float(imu['az'].median()):.2f}")
+        global LIVE
+        LIVE = (live_clouds, imu)
+        for bad, reader in (("imu_robot", s.clouds), ("no_such_stream", s.clouds), ("lidar_robot", s.sensor)):
+            try:
+                reader(bad, timeout=0.1)
+                fail(f"{reader.__name__}({bad!r}) was accepted")
+            except ValueError as err:
+                check(bad in str(err) and ("lidar_robot" in str(err) or "imu_robot" in str(err)),
+                      f"{reader.__name__}({bad!r}) is refused naming the session's streams: {err}")
+        s.unsubscribe("imu_robot")
+
         # Publish a car along x at 5 m/s; remember what was sent at each stamp.
         sent = []
         start = s.sim_time
@@ -353,6 +409,9 @@ def test_session(server, config):
         logged = s.events(after=ev["sequence"] - 1)
         check(any(x["sequence"] == ev["sequence"] and x["text"] == ev["text"] for x in logged),
               "the marker is in the server's event log")
+        # The seat writes the marker into the row whose period holds it: let the session run past that row
+        # (a loaded machine could otherwise pause and restart it before the row exists).
+        s.wait_sim_time(ev["sim_time"] + 0.3, timeout=10)
 
         # Session control.
         check(s.pause() == "paused" and w.phase in ("running", "paused"), "pause")
@@ -420,6 +479,17 @@ def test_logs(work):
     check(float(err.max()) < 1e-6, "every logged state of the car is at a position it was sent with")
     speeds = df[df["id"].isin(traffic)].groupby("id")["speed"].mean()
     check(len(speeds) == VEHICLES and float(speeds.max()) > 1.0, "pandas: per-vehicle mean speed")
+
+    # What was read live is in the log, the same bytes.
+    live_clouds, imu = LIVE
+    logged = {c.stamp_ns: c for c in platoon.read_clouds(path, "lidar_robot")}
+    same = [c.stamp_ns in logged and logged[c.stamp_ns].points.tobytes() == c.points.tobytes() for c in live_clouds]
+    check(all(same), f"each live cloud is in the log with identical points ({sum(same)} of {len(same)})")
+    rows = platoon.read_stream(path, "imu_robot")
+    joined = imu.merge(rows, on="stamp_ns", suffixes=("", "_log"))
+    check(len(joined) == len(imu) and all(np.array_equal(joined[c].to_numpy(), joined[c + "_log"].to_numpy())
+                                          for c in ("wx", "wy", "wz", "ax", "ay", "az")),
+          f"each live IMU row is in the log with the same values ({len(joined)} of {len(imu)})")
 
     events = platoon.read_log_events(path)
     check(len(events) > 0 and {"type", "event", "sim_time"} <= set(events.columns), f"{len(events)} logged events")

@@ -174,6 +174,29 @@ TEST_CASE("ros2 bag: CameraInfo carries K and P of the ideal pinhole and Compres
   CHECK(img.back() == 3);
 }
 
+TEST_CASE("ros2 bag: an IMU at rest gives sensor_msgs/Imu the specific force, +g up, and its rates unchanged") {
+  ros2::Converter c;
+  protocol::ImuMeasurement imu;
+  imu.header = SensorOn(VehicleId("ego", 0), "imu", protocol::StreamKind::kImu, 1'000'000'000);
+  imu.angular_velocity_radps = Vec3(0.01, -0.02, 0.25);
+  imu.acceleration_mps2 = Vec3(0.5, -0.125, -9.80665);  // platoon's convention: level at rest reads -g
+  std::vector<ros2::BagMessage> out;
+  c.OnData(imu, out);
+  const ros2::BagMessage* m = nullptr;
+  for (const auto& o : out)
+    if (o.type == "sensor_msgs/msg/Imu") m = &o;
+  REQUIRE(m != nullptr);
+  // The message ends with angular_velocity, its covariance, linear_acceleration, its covariance (8-byte
+  // aligned float64s): linear_acceleration starts 24 + 72 bytes before the end.
+  const size_t accel = m->cdr.size() - (24 + 72);
+  CHECK(F64Of(m->cdr, accel) == -0.5);
+  CHECK(F64Of(m->cdr, accel + 8) == 0.125);
+  CHECK(F64Of(m->cdr, accel + 16) == 9.80665);
+  const size_t angular = accel - (24 + 72);
+  CHECK(F64Of(m->cdr, angular) == 0.01);
+  CHECK(F64Of(m->cdr, angular + 16) == 0.25);
+}
+
 TEST_CASE("ros2 bag: metadata.yaml counts every topic with its type and the time span") {
   ros2::BagTally tally;
   tally.Add({"/clock", "rosgraph_msgs/msg/Clock", false, 2'000'000'000, {}});

@@ -243,7 +243,10 @@ void Converter::OnData(const protocol::Message& m, std::vector<BagMessage>& out)
             if (!msg.vehicle_frame) frame = s.frame;
           put(BagLeaf(s.kind), "sensor_msgs/msg/PointCloud2", EncodePointCloud2(stamp, frame, points));
         } else if constexpr (std::is_same_v<M, protocol::ImuMeasurement>) {
-          put("imu", "sensor_msgs/msg/Imu", EncodeImu(stamp, s.frame, msg.angular_velocity_radps, msg.acceleration_mps2));
+          // sensor_msgs/Imu carries what an accelerometer senses, the specific force (+g up at rest, REP 145);
+          // platoon's measurement is kinematic acceleration plus the gravity vector (-g up at rest,
+          // sensors/imu.hpp): its negative.
+          put("imu", "sensor_msgs/msg/Imu", EncodeImu(stamp, s.frame, msg.angular_velocity_radps, -msg.acceleration_mps2));
         } else if constexpr (std::is_same_v<M, protocol::GnssMeasurement>) {
           put("fix", "sensor_msgs/msg/NavSatFix",
               EncodeNavSatFix(stamp, s.frame, msg.latitude_deg, msg.longitude_deg, msg.altitude_m,
