@@ -252,7 +252,8 @@ struct WorldState {
   conditions @15 :WorldConditions;  # light and weather: on keyframes and after a change; absent: unchanged
 }
 
-# The session's light ([light], light.*) and weather ([weather], weather.*), docs/WORLD.md.
+# The session's light ([light], light.*), weather ([weather], weather.*) and road surface ([scene],
+# scene.road_brightness, scene.marking_contrast), docs/WORLD.md.
 struct WorldConditions {
   timeOfDayH @0 :Float64;       # local solar time, h
   dayOfYear @1 :Int32;          # 1..366
@@ -268,6 +269,8 @@ struct WorldConditions {
   fogVisibilityM @11 :Float64;  # meteorological visibility, m; 0: no fog
   rainMmH @12 :Float64;         # rain rate, mm/h
   roadWetness @13 :Float64;     # 0 dry .. 1 standing water
+  roadBrightness @14 :Float64 = 1.0;   # [scene] road_brightness: scale of the road surface's albedo
+  markingContrast @15 :Float64 = 1.0;  # [scene] marking_contrast: markings 0 (road) .. 1 (white paint)
 }
 
 # --- session control and parameters (control socket) ---

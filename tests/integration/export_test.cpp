@@ -152,18 +152,18 @@ std::string WriteLog(const TempDir& dir, const Drive& d, const std::string& sess
   return path;
 }
 
-struct Run {
+struct ExportRun {
   int status = -1;
   std::string output;
 };
 
-Run Export(const std::vector<std::string>& args) {
+ExportRun Export(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {BinDir() + "/platoon", "export"};
   argv.insert(argv.end(), args.begin(), args.end());
   auto child = process::Child::Spawn(argv);
   const auto status = RunToExit(child, 60s);
   REQUIRE_MESSAGE(status.has_value(), "platoon export did not exit within 60 s");
-  Run r{*status, ""};
+  ExportRun r{*status, ""};
   for (const auto& l : child.Lines()) r.output += l + "\n";
   return r;
 }
@@ -220,7 +220,7 @@ TEST_CASE("platoon export: two recorded cars in one lane, one CSV each at the ra
   const Drive d = MakeDrive();
   const std::string log = WriteLog(dir, d);
   const std::string out = dir.Path() + "/out";
-  const Run r = Export({log, "--csv", out, "--rate", "20"});
+  const ExportRun r = Export({log, "--csv", out, "--rate", "20"});
   REQUIRE_MESSAGE(r.status == 0, r.output);
   CHECK_MESSAGE(r.output.find("3 entities") != std::string::npos, r.output);
   CHECK_MESSAGE(r.output.find("wrote 3 CSV files") != std::string::npos, r.output);
@@ -291,7 +291,7 @@ TEST_CASE("platoon export: --entities, --variables, --from and --to choose files
   TempDir dir;
   const std::string log = WriteLog(dir, MakeDrive());
   const std::string out = dir.Path() + "/out";
-  const Run r = Export({log, "--csv", out, "--rate", "10", "--entities", "lead", "--variables", "speed,lane_offset_m,headway",
+  const ExportRun r = Export({log, "--csv", out, "--rate", "10", "--entities", "lead", "--variables", "speed,lane_offset_m,headway",
                         "--from", "2", "--to", "3.05", "--method", "dead_reckon"});
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -306,7 +306,7 @@ TEST_CASE("platoon export: --entities, --variables, --from and --to choose files
   CHECK(entities.rows.size() == 3);
   for (const auto& row : entities.rows) CHECK(row[9] == (row[1] == "lead:0" ? "11" : "0"));
   // By id and by file stem.
-  const Run by_id = Export({log, "--csv", dir.Path() + "/by_id", "--entities", "0xabcdef,follow_0"});
+  const ExportRun by_id = Export({log, "--csv", dir.Path() + "/by_id", "--entities", "0xabcdef,follow_0"});
   INFO(by_id.output);
   CHECK(by_id.status == 0);
   CHECK(std::filesystem::exists(dir.Path() + "/by_id/0000000000abcdef.csv"));
@@ -319,7 +319,7 @@ TEST_CASE("platoon export: usage errors exit 2, nothing to export exits 1, with 
   const Drive d = MakeDrive();
   const std::string log = WriteLog(dir, d);
   const std::string out = dir.Path() + "/out";
-  auto says = [](const Run& r, int status, const std::string& text) {
+  auto says = [](const ExportRun& r, int status, const std::string& text) {
     INFO(r.output);
     CHECK(r.status == status);
     CHECK(r.output.find(text) != std::string::npos);
@@ -348,12 +348,12 @@ TEST_CASE("platoon export: usage errors exit 2, nothing to export exits 1, with 
   with_file.replace(with_file.find("generate_length_m = 1500"), std::string("generate_length_m = 1500").size(),
                     "file = \"roads/lab.toml\"");
   const std::string moved = WriteLog(road_dir, d, with_file, "/nowhere/lab/session.toml");
-  const Run no_road = Export({moved, "--csv", out});
+  const ExportRun no_road = Export({moved, "--csv", out});
   says(no_road, 2, "the road of the session does not load here");
   says(no_road, 2, "road file \"/nowhere/lab/roads/lab.toml\"");
   says(no_road, 2, "--config FILE");
   const std::string config = road_dir.Write("session.toml", kSession);
-  const Run fixed = Export({moved, "--csv", out, "--config", config});
+  const ExportRun fixed = Export({moved, "--csv", out, "--config", config});
   says(fixed, 0, "wrote 3 CSV files");
   says(fixed, 0, "road: generated, 1500 m (from " + config + ")");
 }
@@ -391,7 +391,7 @@ TEST_CASE("platoon export: a recorded drive agrees with the driver seat's own da
   CheckNoErrorLines(run.Lines());
 
   // --markers: the data write's last column is the marker column, in the same convention.
-  const Run r = Export({dir.Path() + "/drive.mcap", "--csv", dir.Path() + "/out", "--rate", "100", "--entities", "robot", "--markers"});
+  const ExportRun r = Export({dir.Path() + "/drive.mcap", "--csv", dir.Path() + "/out", "--rate", "100", "--entities", "robot", "--markers"});
   REQUIRE_MESSAGE(r.status == 0, r.output);
   Csv seat = ReadCsv(dir.Path() + "/data/robot.csv");
   // The seat writes its car's name first (the node "robot"); the export names the file by it instead.
@@ -445,10 +445,10 @@ TEST_CASE("platoon export: --metrics writes each entity's driving metrics as its
   const std::string log = WriteLog(dir, MakeDrive());
   const std::string full = dir.Path() + "/full", out = dir.Path() + "/out";
   // The rows with every column, for the figures computed here.
-  const Run all_columns = Export({log, "--csv", full, "--rate", "20", "--entities", "follow,lead"});
+  const ExportRun all_columns = Export({log, "--csv", full, "--rate", "20", "--entities", "follow,lead"});
   INFO(all_columns.output);
   REQUIRE(all_columns.status == 0);
-  const Run r = Export({log, "--csv", out, "--rate", "20", "--entities", "follow,lead", "--variables", "speed", "--metrics",
+  const ExportRun r = Export({log, "--csv", out, "--rate", "20", "--entities", "follow,lead", "--variables", "speed", "--metrics",
                         "--event", "2"});
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -481,12 +481,12 @@ TEST_CASE("platoon export: --metrics writes each entity's driving metrics as its
     CHECK(std::isnan(metrics.Num(i, "brake_reaction_s")));  // nobody brakes
   }
   // --event needs --metrics.
-  const Run no_metrics = Export({log, "--csv", dir.Path() + "/x", "--event", "2"});
+  const ExportRun no_metrics = Export({log, "--csv", dir.Path() + "/x", "--event", "2"});
   CHECK(no_metrics.status == 2);
   CHECK(no_metrics.output.find("--metrics") != std::string::npos);
 
   // --window: a row per entity for the 1.5 s after the marker (once, although two world states carry it).
-  const Run windowed = Export({log, "--csv", dir.Path() + "/w", "--rate", "20", "--entities", "follow", "--metrics", "--window",
+  const ExportRun windowed = Export({log, "--csv", dir.Path() + "/w", "--rate", "20", "--entities", "follow", "--metrics", "--window",
                                "go, now:1.5"});
   INFO(windowed.output);
   REQUIRE(windowed.status == 0);
@@ -508,7 +508,7 @@ TEST_CASE("platoon export: --metrics writes each entity's driving metrics as its
   const std::string after = window_line.substr(window_line.find(",31,") + 4);
   CHECK(std::stod(after.substr(after.find(',') + 1)) == doctest::Approx(sum / n).epsilon(1e-3));
   // A marker the log does not hold: exit 2 naming the ones it holds.
-  const Run missing = Export({log, "--csv", dir.Path() + "/m", "--metrics", "--window", "stop:2"});
+  const ExportRun missing = Export({log, "--csv", dir.Path() + "/m", "--metrics", "--window", "stop:2"});
   CHECK(missing.status == 2);
   CHECK(missing.output.find("has no marker \"stop\" (its markers: \"go, now\")") != std::string::npos);
   CHECK(Export({log, "--csv", dir.Path() + "/m", "--metrics", "--window", "go:0"}).status == 2);
@@ -517,7 +517,7 @@ TEST_CASE("platoon export: --metrics writes each entity's driving metrics as its
 TEST_CASE("platoon export: --markers puts each marker's text in the row of its period and nowhere else") {
   TempDir dir;
   const std::string log = WriteLog(dir, MakeDrive());
-  const Run r = Export({log, "--csv", dir.Path() + "/out", "--rate", "20", "--entities", "follow", "--variables", "speed", "--markers"});
+  const ExportRun r = Export({log, "--csv", dir.Path() + "/out", "--rate", "20", "--entities", "follow", "--variables", "speed", "--markers"});
   INFO(r.output);
   REQUIRE(r.status == 0);
   std::ifstream f(dir.Path() + "/out/follow_0.csv");

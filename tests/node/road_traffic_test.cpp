@@ -39,6 +39,26 @@ TEST_CASE("road traffic: 200 vehicles for 10 simulated minutes on a generated ro
   CHECK(mean_speed > 5.0);              // steady traffic, not a jam
 }
 
+TEST_CASE("road traffic: on a one-way road of three lanes every vehicle drives with the road, no collisions") {
+  road::RoadGeneratorDef gen = road::DefaultRoadGeneratorDef();
+  gen.seed = 5;
+  gen.layout.lane_widths_left_m = {};  // [road] oncoming_lanes = 0
+  gen.layout.lane_widths_right_m = {3.5, 3.5, 3.5};
+  const road::Road road(road::GenerateRoad(gen, 3000.0));
+  REQUIRE(road.LanesLeft() == 0);
+  RoadTrafficDef def = DefaultRoadTrafficDef();
+  def.vehicles = 60;
+  RoadTraffic traffic(road, def);
+  int overlaps = 0;
+  for (int step = 0; step < 2400; ++step) {
+    traffic.Step(0.05);
+    if (step % 20 == 0) overlaps += traffic.Check().overlaps;
+    for (const auto& c : traffic.Cars()) REQUIRE(c.lane < 0);
+  }
+  CHECK(overlaps == 0);
+  CHECK(traffic.LaneChanges() > 0);
+}
+
 TEST_CASE("road traffic: the same seed gives the same traffic") {
   road::RoadGeneratorDef gen = road::DefaultRoadGeneratorDef();
   gen.layout.lane_widths_right_m = {3.5, 3.5};

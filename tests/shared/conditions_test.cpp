@@ -166,6 +166,8 @@ TEST_CASE("world conditions: a world state carries them over the wire and garbag
   c.weather.fog_visibility_m = 75;
   c.weather.rain_mm_h = 12.5;
   c.weather.road_wetness = 0.4;
+  c.surface.road_brightness = 1.75;
+  c.surface.marking_contrast = 0.25;
   w.conditions = c;
   const auto back = std::get<protocol::WorldState>(*protocol::Decode(protocol::Encode(w)).message);
   REQUIRE(back.conditions);
@@ -175,6 +177,33 @@ TEST_CASE("world conditions: a world state carries them over the wire and garbag
   const auto clamped = std::get<protocol::WorldState>(*protocol::Decode(protocol::Encode(w)).message);
   CHECK(clamped.conditions->weather.fog_visibility_m == 0.0);
   CHECK(clamped.conditions->weather.road_wetness == 1.0);
+  w.conditions->surface.road_brightness = std::nan("");
+  w.conditions->surface.marking_contrast = -3;
+  const auto surface = std::get<protocol::WorldState>(*protocol::Decode(protocol::Encode(w)).message);
+  CHECK(surface.conditions->surface.road_brightness == 1.0);
+  CHECK(surface.conditions->surface.marking_contrast == 0.0);
+}
+
+TEST_CASE("world conditions: road brightness and marking contrast come from [scene] and are live parameters") {
+  const auto s = config::LoadSessionText("[scene]\nroad_brightness = 0.6\nmarking_contrast = 0.3\n", "surface.toml");
+  CHECK(s.conditions.surface.road_brightness == 0.6);
+  CHECK(s.conditions.surface.marking_contrast == 0.3);
+  CHECK(config::LoadSessionText("", "plain.toml").conditions.surface == SurfaceConditions{});
+  const std::string bad = conditions_test_detail::ConditionsLoadError("[scene]\nmarking_contrast = 1.5\n");
+  CHECK(bad.find("marking_contrast") != std::string::npos);
+  CHECK(bad.find("cond.toml:2") != std::string::npos);
+  WorldConditions c = s.conditions;
+  int changes = 0;
+  config::ParamRegistry r;
+  config::AddConditionParams(r, c, [&] { ++changes; });
+  CHECK(r.Set("scene.road_brightness", "1.4").ok);
+  CHECK(r.Set("scene.marking_contrast", "0").ok);
+  CHECK(c.surface.road_brightness == 1.4);
+  CHECK(c.surface.marking_contrast == 0.0);
+  CHECK(changes == 2);
+  CHECK_FALSE(r.Set("scene.road_brightness", "0").ok);
+  CHECK_FALSE(r.Set("scene.marking_contrast", "2").ok);
+  CHECK(c.surface.road_brightness == 1.4);
 }
 
 }  // namespace platoon::world

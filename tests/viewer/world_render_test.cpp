@@ -175,6 +175,45 @@ TEST_CASE("world render: at night a road point in the ego's low beam is at least
   CHECK(high_far >= 2.0 * std::max(low_far, 1.0));  // the high beam reaches further
 }
 
+TEST_CASE("world render: road brightness scales the asphalt and marking contrast fades the lines into it, live") {
+  const road::RoadNetwork roads = WrStraightRoad(200.0);
+  const road::Road& road = roads.Roads().front();
+  SceneGraph scene;
+  scene.SetRoads(roads);
+  OffscreenRenderer renderer(640, 480);
+  const PinholeCamera cam = CameraFromFov(640, 480, 70.0 * kWrDeg);
+  // 5 m above the right lane, looking along the road 45 deg down: the lane and the right edge line.
+  Pose camera;
+  camera.position_m = road.LaneCenter(40.0, -1) + Vec3(0, 0, 5.0);
+  camera.orientation = WrYawPitch(road.Heading(40.0), 45.0 * kWrDeg);
+  const Eigen::Vector2d lane = WrProject(cam, camera, road.LaneCenter(46.0, -1));
+  const Eigen::Vector2d line = WrProject(cam, camera, road.SurfacePoint(46.0, road.RightEdgeOffset()));
+  auto render = [&](double brightness, double contrast) {
+    world::WorldConditions c = WrSun(60.0, 180.0);
+    c.surface.road_brightness = brightness;
+    c.surface.marking_contrast = contrast;
+    scene.SetConditions(c);  // as a live parameter's change arrives: the same scene, its colours changed
+    renderer.SetScene(scene.Root(), scene.SkyColour());
+    const Image img = renderer.Render(camera, cam);
+    return std::pair{WrLuma(img, lane.x(), lane.y()), WrLuma(img, line.x(), line.y())};
+  };
+  const auto [lane1, line1] = render(1.0, 1.0);
+  const auto [lane2, line2] = render(2.0, 1.0);
+  const auto [lane_faded, line_faded] = render(1.0, 0.0);
+  const auto [lane_half, line_half] = render(1.0, 0.5);
+  const auto [lane_back, line_back] = render(1.0, 1.0);
+  MESSAGE("asphalt luma " << lane1 << " at brightness 1, " << lane2 << " at 2; edge line " << line1 << " at contrast 1, "
+                          << line_half << " at 0.5, " << line_faded << " at 0 (asphalt " << lane_faded << ")");
+  CHECK(lane2 >= 1.6 * lane1);
+  CHECK(lane2 <= 2.4 * lane1);
+  CHECK(line1 >= 2.0 * lane1);
+  CHECK(std::abs(line_faded - lane_faded) <= 3.0);
+  CHECK(line_half > lane_half + 0.25 * (line1 - lane1));
+  CHECK(line_half < line1 - 0.25 * (line1 - lane1));
+  CHECK(std::abs(lane_back - lane1) <= 1.0);
+  CHECK(std::abs(line_back - line1) <= 1.0);
+}
+
 TEST_CASE("world render: turning the sun from south to west moves the lit side of a building from its south wall to its west wall") {
   SceneGraph scene;
   road::EnvObject house;

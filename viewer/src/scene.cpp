@@ -209,8 +209,10 @@ double RoadStep(const road::Road& road, const SceneDef& def) {
   return std::clamp(std::sqrt(8.0 * def.road_sagitta_m / k_max), 0.25, def.road_max_step_m);
 }
 
-// Asphalt and markings of one road, as two geodes (markings drawn with a stronger polygon offset).
-osg::ref_ptr<osg::Group> BuildRoad(const road::Road& road, const SceneDef& def) {
+// Asphalt and markings of one road, as two geodes (markings drawn with a stronger polygon offset); their
+// colour arrays go to `asphalt_colour` and `marking_colour` (SetConditions changes them).
+osg::ref_ptr<osg::Group> BuildRoad(const road::Road& road, const SceneDef& def, osg::ref_ptr<osg::Vec4Array>& asphalt_colour,
+                                   osg::ref_ptr<osg::Vec4Array>& marking_colour) {
   const double step = RoadStep(road, def);
   const double len = road.Length();
   osg::ref_ptr<osg::Geometry> asphalt = NewGeometry(def.asphalt);
@@ -253,6 +255,8 @@ osg::ref_ptr<osg::Group> BuildRoad(const road::Road& road, const SceneDef& def) 
     lines->setNormalArray(n, osg::Array::BIND_PER_VERTEX);
     lines->addPrimitiveSet(idx);
   }
+  asphalt_colour = static_cast<osg::Vec4Array*>(asphalt->getColorArray());
+  marking_colour = static_cast<osg::Vec4Array*>(lines->getColorArray());
   osg::ref_ptr<osg::Geode> asphalt_geode = new osg::Geode;
   asphalt_geode->addDrawable(asphalt);
   asphalt_geode->getOrCreateStateSet()->setAttributeAndModes(new osg::PolygonOffset(-1.0f, -2.0f));
@@ -268,6 +272,17 @@ osg::ref_ptr<osg::Group> BuildRoad(const road::Road& road, const SceneDef& def) 
 }  // namespace
 
 SceneDef DefaultSceneDef() { return SceneDef{}; }
+
+Rgb SurfaceAsphalt(const Rgb& asphalt, const world::SurfaceConditions& surface) {
+  const auto f = static_cast<float>(surface.road_brightness);
+  return Rgb{std::min(1.0f, asphalt.r * f), std::min(1.0f, asphalt.g * f), std::min(1.0f, asphalt.b * f)};
+}
+
+Rgb SurfaceMarking(const Rgb& asphalt, const Rgb& marking, const world::SurfaceConditions& surface) {
+  const Rgb road = SurfaceAsphalt(asphalt, surface);
+  const auto c = static_cast<float>(surface.marking_contrast);
+  return Rgb{road.r + (marking.r - road.r) * c, road.g + (marking.g - road.g) * c, road.b + (marking.b - road.b) * c};
+}
 
 // Geometry of one shape at one box size, shared by every entity drawn so: the static parts (lit; per
 // vertex roles that pick colours) and the lamps (unlit). Each entity's geometries share these vertex,
@@ -426,8 +441,11 @@ void SceneGraph::SetRoads(const road::RoadNetwork& network) {
   roads_->removeChildren(0, roads_->getNumChildren());
   double x0 = std::numeric_limits<double>::infinity(), y0 = x0, z0 = x0;
   double x1 = -x0, y1 = -x0;
+  road_colours_.clear();
   for (const auto& road : network.Roads()) {
-    roads_->addChild(BuildRoad(road, def_));
+    osg::ref_ptr<osg::Vec4Array> asphalt, marking;
+    roads_->addChild(BuildRoad(road, def_, asphalt, marking));
+    road_colours_.push_back({asphalt, marking});
     // Bounding box of the road, sampled along its reference line.
     const double pad = std::max(road.LeftEdgeOffset(), -road.RightEdgeOffset());
     for (double s = 0.0;; s = std::min(road.Length(), s + 10.0)) {
@@ -440,6 +458,7 @@ void SceneGraph::SetRoads(const road::RoadNetwork& network) {
       if (s >= road.Length()) break;
     }
   }
+  ApplySurface();
   if (network.Roads().empty()) {
     BuildGround(GroundExtent{0.0, 0.0, def_.ground_half_size_m, -def_.ground_depth_m});
     return;
@@ -483,7 +502,22 @@ void SceneGraph::EnsureDome() {
   root_->insertChild(0, dome);
 }
 
+void SceneGraph::ApplySurface() {
+  const Rgb a = SurfaceAsphalt(def_.asphalt, surface_);
+  const Rgb m = SurfaceMarking(def_.asphalt, def_.marking, surface_);
+  for (auto& [asphalt, marking] : road_colours_) {
+    (*asphalt)[0] = ToOsg(a);
+    asphalt->dirty();
+    (*marking)[0] = ToOsg(m);
+    marking->dirty();
+  }
+}
+
 void SceneGraph::SetConditions(const world::WorldConditions& conditions) {
+  if (!(conditions.surface == surface_)) {
+    surface_ = conditions.surface;
+    ApplySurface();
+  }
   look_ = LookOf(conditions);
   conditions_set_ = true;
   shading_->SetLook(look_);

@@ -48,6 +48,7 @@ const std::vector<std::string>& ConditionParamPaths() {
   static const std::vector<std::string> paths = {
       "light.day_of_year",     "light.headlights",      "light.high_beam",       "light.latitude_deg",
       "light.street_lights",   "light.sun_azimuth_deg", "light.sun_elevation_deg", "light.time_of_day_h",
+      "scene.marking_contrast", "scene.road_brightness",
       "weather.fog_visibility_m", "weather.rain_mm_h",  "weather.road_wetness"};
   return paths;
 }
@@ -135,6 +136,21 @@ void AddConditionParams(ParamRegistry& r, world::WorldConditions& c, std::functi
              [&w] { return w.road_wetness; },
              [&w, done](double v) {
                w.road_wetness = v;
+               done();
+             });
+  world::SurfaceConditions& f = c.surface;
+  r.AddFloat("scene.road_brightness", "", b::kRoadBrightness,
+             "Scale of the road surface's brightness in rendered views (1: the default asphalt)",
+             [&f] { return f.road_brightness; },
+             [&f, done](double v) {
+               f.road_brightness = v;
+               done();
+             });
+  r.AddFloat("scene.marking_contrast", "", b::kMarkingContrast,
+             "Lane markings between the road surface (0) and white paint (1) in rendered views",
+             [&f] { return f.marking_contrast; },
+             [&f, done](double v) {
+               f.marking_contrast = v;
                done();
              });
 }

@@ -557,11 +557,53 @@ SecurityDef ReadSecurityDef(const Table& t) {
   return d;
 }
 
+// A number as the session file could write it ("12.5", not std::to_string's "12.500000").
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// One kind of environment object ([scene.buildings], ...): the preset's values with the keys given.
+void ReadEnvironmentKind(const Table& t, road::ObjectKindDef& k) {
+  k.enabled = t.GetBool("enabled", k.enabled);
+  if (t.Has("density_per_100m")) k.density_left_per_100m = k.density_right_per_100m = t.GetDouble("density_per_100m", 0, 0, 1000);
+  k.density_left_per_100m = t.GetDouble("density_left_per_100m", k.density_left_per_100m, 0, 1000);
+  k.density_right_per_100m = t.GetDouble("density_right_per_100m", k.density_right_per_100m, 0, 1000);
+  const auto lateral = t.GetDoubleArray("lateral_m", {k.lateral_min_m, k.lateral_max_m}, 2, 0, 1000);
+  if (lateral[0] > lateral[1])
+    t.Fail("lateral_m", "expected [min, max] with min <= max, got [" + FormatNumber(lateral[0]) + ", " +
+                            FormatNumber(lateral[1]) + "]");
+  k.lateral_min_m = lateral[0];
+  k.lateral_max_m = lateral[1];
+  const auto lo = t.GetDoubleArray("size_min_m", {k.size_min_m.x(), k.size_min_m.y(), k.size_min_m.z()}, 3, 0.01, 1000);
+  const auto hi = t.GetDoubleArray("size_max_m", {k.size_max_m.x(), k.size_max_m.y(), k.size_max_m.z()}, 3, 0.01, 1000);
+  for (int i = 0; i < 3; ++i)
+    if (lo[i] > hi[i])
+      t.Fail("size_max_m", "expected each of length, width, height at least size_min_m's, got " + FormatNumber(hi[i]) +
+                               " below " + FormatNumber(lo[i]));
+  k.size_min_m = Vec3(lo[0], lo[1], lo[2]);
+  k.size_max_m = Vec3(hi[0], hi[1], hi[2]);
+  t.RejectUnknownKeys();
+}
+
 SceneDef ReadSceneDef(const Table& t) {
   SceneDef d;
   d.ground = t.GetBool("ground", d.ground);
   d.ground_half_size_m = t.GetDouble("ground_half_size_m", d.ground_half_size_m, 1, 1e6);
   d.road_environment = t.GetBool("road_environment", d.road_environment);
+  d.environment_preset = t.GetString("environment", d.environment_preset, {"rural", "urban"});
+  d.environment = d.environment_preset == "urban" ? road::UrbanEnvironmentDef() : road::DefaultEnvironmentDef();
+  const std::pair<const char*, road::ObjectKindDef*> kinds[] = {{"buildings", &d.environment.buildings},
+                                                               {"trees", &d.environment.trees},
+                                                               {"guard_rails", &d.environment.guard_rails},
+                                                               {"street_lights", &d.environment.street_lights}};
+  for (const auto& [name, kind] : kinds)
+    if (auto k = t.Sub(name)) ReadEnvironmentKind(*k, *kind);
+  if (const std::string why = road::ValidateEnvironmentDef(d.environment); !why.empty())
+    throw ConfigError(t.Where() + ": scene: " + why);
+  d.road_brightness = t.GetDouble("road_brightness", d.road_brightness, bounds::kRoadBrightness.min, bounds::kRoadBrightness.max);
+  d.marking_contrast = t.GetDouble("marking_contrast", d.marking_contrast, bounds::kMarkingContrast.min, bounds::kMarkingContrast.max);
   for (const auto& b : t.TableArray("box")) {
     SceneBoxDef box;
     box.id = static_cast<uint32_t>(b.GetInt("id", 0, 1, UINT32_MAX));
@@ -694,6 +736,22 @@ SessionDef ReadSession(const Table& root) {
     r.generate_length_m = t->GetDouble("generate_length_m", r.generate_length_m, 100, 1e6);
     r.seed = static_cast<uint64_t>(t->GetInt("seed", static_cast<int64_t>(r.seed), 0));
     r.lanes = static_cast<int>(t->GetInt("lanes", r.lanes, 1, 8));
+    r.oncoming_lanes = static_cast<int>(t->GetInt("oncoming_lanes", r.oncoming_lanes, 0, 8));
+    r.lane_width_m = t->GetDouble("lane_width_m", r.lane_width_m, 2.0, 6.0);
+    r.straight_share = t->GetDouble("straight_share", r.straight_share, 0.0, 1.0);
+    auto range = [&](const char* key, double& lo, double& hi, double min, double max) {
+      const auto v = t->GetDoubleArray(key, {lo, hi}, 2, min, max);
+      if (v[0] > v[1])
+        t->Fail(key, "expected [min, max] with min <= max, got [" + FormatNumber(v[0]) + ", " + FormatNumber(v[1]) + "]");
+      lo = v[0];
+      hi = v[1];
+    };
+    range("straight_length_m", r.straight_length_min_m, r.straight_length_max_m, 1.0, 1e5);
+    range("curve_length_m", r.curve_length_min_m, r.curve_length_max_m, 1.0, 1e5);
+    range("curve_radius_m", r.curve_radius_min_m, r.curve_radius_max_m, 5.0, 1e6);
+    r.curvature_shape = t->GetDouble("curvature_shape", r.curvature_shape, 0.1, 10.0);
+    r.left_turn_share = t->GetDouble("left_turn_share", r.left_turn_share, 0.0, 1.0);
+    r.transition_min_length_m = t->GetDouble("transition_min_length_m", r.transition_min_length_m, 1.0, 1e4);
     r.speed_limit_kmh = t->GetDouble("speed_limit_kmh", r.speed_limit_kmh, 0, 500);
     r.endless = t->GetBool("endless", r.endless);
     r.ahead_m = t->GetDouble("ahead_m", r.ahead_m, 500, 1e5);
@@ -732,6 +790,7 @@ SessionDef ReadSession(const Table& root) {
   if (auto t = root.Sub("light")) s.conditions.light = ReadLight(*t);
   else world::UpdateDerived(s.conditions.light);
   if (auto t = root.Sub("weather")) s.conditions.weather = ReadWeather(*t);
+  s.conditions.surface = world::SurfaceConditions{s.scene.road_brightness, s.scene.marking_contrast};
   s.events = ReadEvents(root);
   // [scenario] file = "x.xosc": its entities and storyboard become nodes and events (docs/SCENARIOS.md).
   if (auto t = root.Sub("scenario")) scenario::ApplyScenarioTable(s, *t);

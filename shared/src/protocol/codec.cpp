@@ -274,6 +274,8 @@ void PutConditions(wire::WorldConditions::Builder b, const world::WorldCondition
   b.setFogVisibilityM(c.weather.fog_visibility_m);
   b.setRainMmH(c.weather.rain_mm_h);
   b.setRoadWetness(c.weather.road_wetness);
+  b.setRoadBrightness(c.surface.road_brightness);
+  b.setMarkingContrast(c.surface.marking_contrast);
 }
 
 // Conditions as received; values that are not finite or out of their range are clamped to the nearest
@@ -299,6 +301,8 @@ world::WorldConditions GetConditions(wire::WorldConditions::Reader r) {
   w.fog_visibility_m = in(r.getFogVisibilityM(), 0, 1e6, 0);
   w.rain_mm_h = in(r.getRainMmH(), 0, 1000, 0);
   w.road_wetness = in(r.getRoadWetness(), 0, 1, 0);
+  c.surface.road_brightness = in(r.getRoadBrightness(), 0.1, 3, 1);
+  c.surface.marking_contrast = in(r.getMarkingContrast(), 0, 1, 1);
   return c;
 }
 

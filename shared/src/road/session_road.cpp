@@ -13,8 +13,19 @@ namespace {
 RoadGeneratorDef SessionGeneratorDef(const config::RoadSessionDef& def) {
   RoadGeneratorDef gen = DefaultRoadGeneratorDef();
   gen.seed = def.seed;
-  gen.layout.lane_widths_right_m.assign(static_cast<size_t>(def.lanes), 3.5);
+  gen.layout.lane_widths_right_m.assign(static_cast<size_t>(def.lanes), def.lane_width_m);
+  gen.layout.lane_widths_left_m.assign(static_cast<size_t>(def.oncoming_lanes), def.lane_width_m);
   gen.layout.speed_limit_mps = def.speed_limit_kmh / 3.6;
+  gen.straight_probability = def.straight_share;
+  gen.straight_length_min_m = def.straight_length_min_m;
+  gen.straight_length_max_m = def.straight_length_max_m;
+  gen.arc_length_min_m = def.curve_length_min_m;
+  gen.arc_length_max_m = def.curve_length_max_m;
+  gen.curvature_min_1pm = 1.0 / def.curve_radius_max_m;
+  gen.curvature_max_1pm = 1.0 / def.curve_radius_min_m;
+  gen.curvature_shape = def.curvature_shape;
+  gen.left_turn_probability = def.left_turn_share;
+  gen.transition_min_length_m = def.transition_min_length_m;
   return gen;
 }
 
@@ -58,7 +69,7 @@ Road SessionRoad(const config::RoadSessionDef& def) {
 
 std::vector<EnvObject> SessionEnvironment(const config::SessionDef& session) {
   if (!session.scene.road_environment || !session.has_road) return {};
-  EnvironmentDef env = DefaultEnvironmentDef();
+  EnvironmentDef env = session.scene.environment;  // the preset with [scene.<kind>] applied
   env.seed = session.road.seed;
   // Signs with meaning ([signs], [[sign]]) replace the generic plates.
   if (session.sign_generator.enabled || !session.signs.empty()) env.signs.enabled = false;

@@ -23,6 +23,8 @@ inline constexpr Range kSunAzimuthDeg{0, 360};        ///< light.sun_azimuth_deg
 inline constexpr Range kFogVisibilityM{0, 100000};    ///< weather.fog_visibility_m, in m (0: no fog; else >= 1).
 inline constexpr Range kRainMmH{0, 300};              ///< weather.rain_mm_h, in mm/h (300: a cloudburst).
 inline constexpr Range kRoadWetness{0, 1};            ///< weather.road_wetness, 0 dry .. 1 standing water.
+inline constexpr Range kRoadBrightness{0.1, 3};       ///< scene.road_brightness, scale of the road's albedo.
+inline constexpr Range kMarkingContrast{0, 1};        ///< scene.marking_contrast, 0 road .. 1 white paint.
 }  // namespace bounds
 
 /// Reads [light]: time_of_day_h, day_of_year, latitude_deg, or sun_elevation_deg and sun_azimuth_deg
@@ -37,7 +39,7 @@ const std::vector<std::string>& ConditionParamPaths();
 
 /// Registers light.time_of_day_h, light.day_of_year, light.latitude_deg, light.sun_elevation_deg,
 /// light.sun_azimuth_deg, light.headlights, light.high_beam, light.street_lights, weather.fog_visibility_m,
-/// weather.rain_mm_h, weather.road_wetness on `conditions` (which must outlive the registry). Setting a
+/// weather.rain_mm_h, weather.road_wetness, scene.road_brightness, scene.marking_contrast on `conditions` (which must outlive the registry). Setting a
 /// time, day or latitude moves the sun by the solar formula; setting a sun angle fixes the sun there;
 /// setting headlights or street lights ends their automatic switching. Every set calls `changed`.
 void AddConditionParams(ParamRegistry& registry, world::WorldConditions& conditions, std::function<void()> changed);

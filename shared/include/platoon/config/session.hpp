@@ -10,6 +10,7 @@
 #include "platoon/data/columns.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/protocol/messages.hpp"
+#include "platoon/road/environment.hpp"
 #include "platoon/road/signs.hpp"
 #include "platoon/transport/fault_injector.hpp"
 #include "platoon/transport/security.hpp"
@@ -331,6 +332,10 @@ struct SceneDef {
   bool ground = true;                ///< A flat asphalt ground plane at z = 0.
   double ground_half_size_m = 2000;  ///< Half the side of the ground square, in m.
   bool road_environment = false;     ///< Add the [road]'s generated environment objects (buildings, trees, ...).
+  std::string environment_preset = "rural";  ///< "rural" or "urban": the densities the [scene.<kind>] tables start from.
+  road::EnvironmentDef environment = road::DefaultEnvironmentDef();  ///< The preset with the [scene.<kind>] keys applied (seed: [road] seed).
+  double road_brightness = 1.0;      ///< Scale of the road surface's albedo in rendered views (1: the default asphalt).
+  double marking_contrast = 1.0;     ///< Markings' brightness between the road surface (0) and white paint (1).
   std::vector<SceneBoxDef> boxes;    ///< [[scene.box]] entries.
   std::vector<CalibrationBoardDef> calibration_boards;  ///< [[scene.calibration_board]] entries.
 };
@@ -342,6 +347,15 @@ struct RoadSessionDef {
   double generate_length_m = 3000;   ///< Length of a generated road, in m.
   uint64_t seed = 1;                 ///< Generator seed.
   int lanes = 2;                     ///< Lanes in the driving direction of a generated road.
+  int oncoming_lanes = 1;            ///< Lanes of a generated road in the other direction (left of the reference line); 0: one way.
+  double lane_width_m = 3.5;         ///< Width of each lane of a generated road, in m.
+  double straight_share = 0.3;       ///< Chance that the generator's next element is a straight.
+  double straight_length_min_m = 50, straight_length_max_m = 300;  ///< Range of a straight's length, in m.
+  double curve_length_min_m = 30, curve_length_max_m = 200;        ///< Range of a curve's constant-radius part, in m.
+  double curve_radius_min_m = 100, curve_radius_max_m = 500;       ///< Range of curve radii, in m.
+  double curvature_shape = 1.0;      ///< |k| = 1/max_r + (1/min_r - 1/max_r) u^shape: > 1 favours gentle curves.
+  double left_turn_share = 0.5;      ///< Chance that a curve turns left.
+  double transition_min_length_m = 20;  ///< Shortest clothoid between a straight and a curve, in m.
   double speed_limit_kmh = 0;        ///< Speed limit of a generated road, in km/h (0: none).
   bool endless = false;              ///< Generated road only: endless, drawn ahead of the drivers and dropped behind (docs/ROADS.md §6).
   double ahead_m = 2000;             ///< Endless: road kept ahead of the foremost driver, in m.

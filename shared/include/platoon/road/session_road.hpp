@@ -27,7 +27,7 @@ RoadNetwork SessionRoadNetwork(const config::RoadSessionDef& def);
 Road SessionRoad(const config::RoadSessionDef& def);
 
 /// The session's environment objects ([scene] road_environment): GenerateEnvironment on SessionRoad with
-/// DefaultEnvironmentDef() seeded by [road] seed; empty when road_environment is off or there is no
+/// [scene] environment (the rural or urban preset with [scene.<kind>] applied) seeded by [road] seed; empty when road_environment is off or there is no
 /// [road]. The lidar's scene, the camera images, the viewer and the seat window all draw this list.
 std::vector<EnvObject> SessionEnvironment(const config::SessionDef& session);
 

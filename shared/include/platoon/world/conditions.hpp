@@ -42,10 +42,18 @@ struct WeatherConditions {
   bool operator==(const WeatherConditions&) const = default;
 };
 
+/// How the road's surface looks in rendered views ([scene] road_brightness, marking_contrast).
+struct SurfaceConditions {
+  double road_brightness = 1.0;       ///< Scale of the road surface's albedo (1: the default asphalt).
+  double marking_contrast = 1.0;      ///< Markings between the road surface (0) and white paint (1).
+  bool operator==(const SurfaceConditions&) const = default;
+};
+
 /// Everything a renderer or a sensor model needs to know about the world's conditions.
 struct WorldConditions {
   LightConditions light;
   WeatherConditions weather;
+  SurfaceConditions surface;
   bool operator==(const WorldConditions&) const = default;
 };
 

@@ -66,6 +66,11 @@ struct SceneDef {
 /// The default scene: blue sky, grass, grey asphalt, white lines, sun from the south-east above.
 SceneDef DefaultSceneDef();
 
+/// The road surface's colour under `surface`: `asphalt` scaled by road_brightness (each channel at most 1).
+Rgb SurfaceAsphalt(const Rgb& asphalt, const world::SurfaceConditions& surface);
+/// The markings' colour: from that road colour (marking_contrast 0) to `marking` (1), linearly.
+Rgb SurfaceMarking(const Rgb& asphalt, const Rgb& marking, const world::SurfaceConditions& surface);
+
 /// How the points of a cloud are coloured.
 enum class PointColouring : uint8_t { kIntensity, kSource };
 
@@ -108,7 +113,8 @@ class SceneGraph {
   /// its elevation, headlights of the vehicles (lit lamps, and light sources: the kMaxHeadlights vehicles
   /// with lit headlights nearest each view's eye), the street lights of the environment (the
   /// kMaxStreetLights nearest each eye), Koschmieder fog by eye distance, rain's dimming, streaks and wet
-  /// road. Also switches on the sky dome. Until the first call the scene has SceneDef's fixed sun.
+  /// road; the road surface's brightness and the markings' contrast (SurfaceAsphalt, SurfaceMarking). Also
+  /// switches on the sky dome. Until the first call the scene has SceneDef's fixed sun.
   void SetConditions(const world::WorldConditions& conditions);
   /// The seat's own vehicle (nullopt: none): not drawn (the seat's cockpit is), but its headlights light
   /// the scene from the next Update on, like every drawn vehicle's.
@@ -178,6 +184,9 @@ class SceneGraph {
   bool dome_on_ = false;
   std::optional<protocol::EntityState> own_;
   bool conditions_set_ = false;
+  world::SurfaceConditions surface_;
+  std::vector<std::pair<osg::ref_ptr<osg::Vec4Array>, osg::ref_ptr<osg::Vec4Array>>> road_colours_;  // asphalt, markings per road
+  void ApplySurface();
   Rgb sky_colour_;
   WorldLook look_;
   std::unique_ptr<world_shading::Shading> shading_;
