@@ -1,5 +1,6 @@
 #include "platoon/server/scenario_system.hpp"
 
+#include "platoon/data/sign_columns.hpp"
 #include "platoon/data/vehicle_metrics.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/log/session_log.hpp"
@@ -186,7 +187,13 @@ bool ScenarioSystem::EvaluateOne(const ConditionDef& c, size_t /*event*/, int64_
   }
   data::MetricsDef def = data::DefaultMetricsDef();
   const data::VehicleSample me = data::SampleOf(own);
-  const data::MetricsRow row = data::ComputeMetrics(sim_ns, me, others, roads_, def, &ahead);
+  data::MetricsRow row = data::ComputeMetrics(sim_ns, me, others, roads_, def, &ahead);
+  const bool sign_quantity = c.quantity >= Quantity::kSignAheadDistance;
+  if (sign_quantity) {
+    // The next and last sign of the asked type for the vehicle's direction (the data write's columns).
+    const auto signs = signs_.find(c.sign);
+    if (sign_road_ && signs != signs_.end()) data::FillSignColumns(row, *sign_road_, signs->second, 1e9);
+  }
   double value = std::nan("");
   bool holds = false;
   switch (c.quantity) {
@@ -201,6 +208,10 @@ bool ScenarioSystem::EvaluateOne(const ConditionDef& c, size_t /*event*/, int64_
     case Quantity::kTraveled:
     case Quantity::kStandstill:
     case Quantity::kAcceleration: value = ExtraQuantity(c, subject, own, sim_ns); break;
+    case Quantity::kSignAheadDistance: value = row[data::Column::kNextSignDistance]; break;
+    case Quantity::kSignAheadValue: value = row[data::Column::kNextSignValue]; break;
+    case Quantity::kSignPassedDistance: value = row[data::Column::kLastSignDistance]; break;
+    case Quantity::kSignPassedValue: value = row[data::Column::kLastSignValue]; break;
     case Quantity::kRegion: {
       const double x = me.position_m.x(), y = me.position_m.y();
       const bool in = c.circle ? std::hypot(x - c.center_m[0], y - c.center_m[1]) <= c.radius_m
@@ -552,12 +563,34 @@ double ScenarioSystem::ExtraQuantity(const ConditionDef& c, uint64_t subject, co
   return std::hypot(lon, lat);
 }
 
+void ScenarioSystem::SetSigns(road::Road road, std::vector<road::Sign> signs) {
+  sign_road_ = std::move(road);
+  signs_.clear();
+  auto add = [&](const config::ConditionDef& c) {
+    if (c.kind != config::ConditionDef::Kind::kQuantity || c.quantity < Quantity::kSignAheadDistance || signs_.count(c.sign))
+      return;
+    std::vector<road::Sign> kept;
+    for (const auto& s : signs)
+      if (c.sign.empty() || road::SignTypeName(s.type) == c.sign) kept.push_back(s);
+    signs_.emplace(c.sign, std::move(kept));
+  };
+  for (const auto& e : events_) {
+    add(e.when);
+    for (const auto& group : e.any)
+      for (const auto& c : group) add(c);
+  }
+}
+
 std::shared_ptr<ScenarioSystem> InstallScenario(WorldCore& core, std::shared_ptr<spdlog::logger> log) {
   const config::SessionDef& session = core.Session();
   if (session.events.empty()) return nullptr;
   road::RoadNetwork roads = session.has_road ? road::SessionRoadNetwork(session.road) : road::RoadNetwork{};
   auto system = std::make_shared<ScenarioSystem>(core, session.events, std::move(roads), std::move(log),
                                                  session.scenario_params);
+  if (session.has_road) {
+    auto signs = road::SessionSigns(session);
+    if (!signs.empty()) system->SetSigns(road::SessionRoad(session.road), std::move(signs));
+  }
   core.AddSystem(system, system_priority::kStepper);
   return system;
 }

@@ -169,6 +169,106 @@ TEST_CASE("scenario: the lead car decelerates at the commanded rate, then drives
   CHECK(run.min_distance_m > 5.0);  // reference points more than a car length apart: no crash
 }
 
+TEST_CASE("scenario: sign conditions fire at the distance to the next sign ahead and back to the last one passed") {
+  const char* text = R"(
+[session]
+name = "signs"
+mode = "lockstep"
+step_hz = 100
+end_s = 7
+
+[road]
+generate_length_m = 1000
+seed = 1
+lanes = 1
+
+[[sign]]
+s_m = 180
+type = "speed_limit"
+value = 60
+
+[[sign]]
+s_m = 150
+type = "warning_general"
+
+[[node]]
+name = "lead"
+role = "traffic"
+traffic_model = "road"
+vehicles = 1
+start_s_m = 100
+start_lane = -1
+start_speed_mps = 20
+speed_mps = 20
+
+[[event]]
+name = "near_limit"
+when = { entity = "lead", quantity = "sign_ahead_distance", sign = "speed_limit", below = 30 }
+do = [ { action = "mark", text = "limit ahead" } ]
+
+[[event]]
+name = "passed_limit"
+when = { entity = "lead", quantity = "sign_passed_distance", sign = "speed_limit", above = 10 }
+do = [ { action = "mark", text = "limit passed" } ]
+
+[[event]]
+name = "limit_value"
+when = { entity = "lead", quantity = "sign_passed_value", sign = "speed_limit", equals = 60 }
+do = [ { action = "mark", text = "under 60" } ]
+
+[[event]]
+name = "any_sign_near"
+when = { entity = "lead", quantity = "sign_ahead_distance", below = 30 }
+do = [ { action = "mark", text = "a sign ahead" } ]
+
+[[event]]
+name = "stop_ahead"
+when = { entity = "lead", quantity = "sign_ahead_distance", sign = "stop", below = 1000 }
+do = [ { action = "mark", text = "never" } ]
+)";
+  const Run run = RunSession(text);
+  std::map<std::string, server::ScenarioFiring> fired;
+  for (const auto& f : run.firings) fired.emplace(f.name, f);
+  CHECK(fired.count("stop_ahead") == 0);  // no stop sign on the road
+  REQUIRE(fired.count("near_limit") == 1);
+  REQUIRE(fired.count("passed_limit") == 1);
+  REQUIRE(fired.count("limit_value") == 1);
+  REQUIRE(fired.count("any_sign_near") == 1);
+  auto value = [&](const std::string& name) {
+    const std::string& d = fired.at(name).detail;
+    const auto at = d.find("\"value\":");
+    REQUIRE(at != std::string::npos);
+    return std::atof(d.c_str() + at + 8);
+  };
+  // 20 m/s moves 0.2 m per 10 ms step: each fires within one step's travel of its threshold.
+  CHECK(value("near_limit") < 30.0);
+  CHECK(value("near_limit") > 29.7);
+  CHECK(value("passed_limit") > 10.0);
+  CHECK(value("passed_limit") < 10.3);
+  CHECK(value("limit_value") == 60.0);
+  CHECK(value("any_sign_near") < 30.0);  // the warning at 150 m comes first: 30 m before it
+  const int64_t near = fired.at("near_limit").sim_time_ns, any = fired.at("any_sign_near").sim_time_ns;
+  const int64_t passed = fired.at("passed_limit").sim_time_ns, limited = fired.at("limit_value").sim_time_ns;
+  MESSAGE("any sign within 30 m at " << any / 1e9 << " s, the limit within 30 m at " << near / 1e9 << " s, passed at "
+                                     << limited / 1e9 << " s, 10 m behind at " << passed / 1e9 << " s");
+  // The road the car drove between two firings, from its speeds at every step: the warning (at 150 m) is
+  // 30 m ahead 30 m before the limit (at 180 m) is; the limit is passed 30 m later, and 10 m behind 10 m after.
+  auto driven = [&](int64_t from, int64_t to) {
+    double m = 0;
+    for (size_t i = 1; i < run.lead_speed.size(); ++i) {
+      const auto [t0, v0] = run.lead_speed[i - 1];
+      const auto [t1, v1] = run.lead_speed[i];
+      if (t0 >= from && t1 <= to) m += 0.5 * (v0 + v1) * (t1 - t0) / 1e9;
+    }
+    return m;
+  };
+  MESSAGE("driven between the firings: " << driven(any, near) << " m, " << driven(near, limited) << " m, "
+                                         << driven(limited, passed) << " m");
+  CHECK(std::abs(driven(any, near) - 30.0) < 0.5);
+  CHECK(std::abs(driven(near, limited) - 30.0) < 0.5);
+  CHECK(std::abs(driven(limited, passed) - 10.0) < 0.5);
+}
+
 TEST_CASE("scenario: sim-time and marker conditions, delay, once and repeat") {
   const std::string text = R"(
 [session]

@@ -22,16 +22,27 @@ std::string SummaryCondition(const ConditionDef& c) {
     case ConditionDef::Kind::kSimTime: return "sim time reaches " + SummaryNumber(c.sim_time_s) + " s";
     case ConditionDef::Kind::kMarker: return "marker \"" + c.text + "\"";
     case ConditionDef::Kind::kKey: return "key " + c.text + (c.seat.empty() ? " on any seat" : " on seat " + c.seat);
+    case ConditionDef::Kind::kEventState: return "event \"" + c.text + "\" " + c.state;
+    case ConditionDef::Kind::kParameter: {
+      std::string text = "parameter " + c.text;
+      if (!c.equals_text.empty()) return text + " is \"" + c.equals_text + "\"";
+      if (c.equals) text += " equals " + SummaryNumber(*c.equals);
+      if (c.below) text += " below " + SummaryNumber(*c.below);
+      if (c.above) text += (c.below ? " and above " : " above ") + SummaryNumber(*c.above);
+      return text;
+    }
     case ConditionDef::Kind::kQuantity: break;
   }
   std::string text = std::string(config::QuantityName(c.quantity)) + " of " + c.entity;
   if (!c.other.empty()) text += " (behind " + c.other + ")";
+  if (c.quantity >= config::Quantity::kSignAheadDistance) text += c.sign.empty() ? " (any sign)" : " (" + c.sign + " signs)";
   if (c.quantity == config::Quantity::kRegion) {
     text += c.circle ? fmt::format(" in the circle ({:g}, {:g}) r {:g} m", c.center_m[0], c.center_m[1], c.radius_m)
                      : fmt::format(" in the box ({:g}, {:g})..({:g}, {:g}) m", c.box_m[0], c.box_m[1], c.box_m[2],
                                    c.box_m[3]);
   }
   if (c.lane) text += " is " + std::to_string(*c.lane);
+  if (c.equals && !c.lane) text += " equals " + SummaryNumber(*c.equals);
   if (c.below) text += " below " + SummaryNumber(*c.below);
   if (c.above) text += (c.below ? " and above " : " above ") + SummaryNumber(*c.above);
   return text;

@@ -61,6 +61,7 @@ const char* CommandName(CtlCommand c) {
     case CtlCommand::kMark: return "mark";
     case CtlCommand::kEvents: return "events";
     case CtlCommand::kRestart: return "restart";
+    case CtlCommand::kStudy: return "study";
   }
   return "";
 }

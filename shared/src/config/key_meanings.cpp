@@ -780,6 +780,7 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "event.any.all.entity", "As when.entity.", "none"},
       {S, "event.any.all.quantity", "As when.quantity.", "required with entity"},
       {S, "event.any.all.other", "As when.other; distance and relative_speed need it.", "none"},
+      {S, "event.any.all.sign", "As when.sign.", "any"},
       {S, "event.any.all.measure",
        "distance: cartesian, longitudinal or lateral, in the entity's frame (x along its heading)."},
       {S, "event.any.all.freespace",
@@ -805,7 +806,13 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "none"},
       {S, "event.when.quantity",
        "entity: what is measured: speed (m/s), region (inside box or circle), gap (m), time_headway (s), ttc (s), "
-       "lane, lane_offset (m, left positive)."},
+       "lane, lane_offset (m, left positive), distance and relative_speed (to other), traveled (m), standstill (s), "
+       "acceleration (m/s^2), sign_ahead_distance and sign_passed_distance (m along the road to the next sign ahead "
+       "or back to the last one passed, for the vehicle's direction), sign_ahead_value and sign_passed_value (its "
+       "number: a limit in the country's unit)."},
+      {S, "event.when.sign",
+       "sign quantities: only signs of this type count (speed_limit, stop, give_way, ...; docs/WORLD.md \"Signs\"); "
+       "\"\" any.", "any"},
       {S, "event.when.other", "gap, time_headway, ttc: only this vehicle counts as the one ahead; \"\" any."},
       {S, "event.when.box", "region: a rectangle x_min, y_min, x_max, y_max in m (world frame).", "none"},
       {S, "event.when.center", "region: the centre x, y of a circle in m (with radius_m).", "none"},

@@ -14,7 +14,9 @@ namespace platoon::config {
 namespace {
 
 const std::vector<std::string> kQuantities = {"speed", "region", "gap", "time_headway", "ttc", "lane", "lane_offset",
-                                              "distance", "relative_speed", "traveled", "standstill", "acceleration"};
+                                              "distance", "relative_speed", "traveled", "standstill", "acceleration",
+                                              "sign_ahead_distance", "sign_ahead_value", "sign_passed_distance",
+                                              "sign_passed_value"};
 const std::vector<std::string> kActions = {"set_param", "brake", "stop", "change_lane", "speed_profile", "resume",
                                            "spawn", "remove", "message", "mark", "speed", "lane_offset",
                                            "scenario_param"};
@@ -118,6 +120,11 @@ ConditionDef ReadCondition(const Table& t) {
     }
     if ((c.quantity == Quantity::kDistance || c.quantity == Quantity::kRelativeSpeed) && c.other.empty())
       t.Fail("other", "a " + q + " condition needs other = \"<node>\" (the vehicle it is measured to)");
+    if (c.quantity >= Quantity::kSignAheadDistance) {
+      std::vector<std::string> types;
+      for (int k = 0; k < road::kSignTypeCount; ++k) types.emplace_back(road::SignTypeName(static_cast<road::SignType>(k)));
+      c.sign = t.GetString("sign", "", types);
+    }
     if (c.quantity == Quantity::kDistance) {
       c.measure = t.GetString("measure", c.measure, {"cartesian", "longitudinal", "lateral"});
       c.freespace = t.GetBool("freespace", false);

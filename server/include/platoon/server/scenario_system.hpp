@@ -11,6 +11,7 @@
 
 #include "platoon/config/scenario.hpp"
 #include "platoon/road/road_network.hpp"
+#include "platoon/road/signs.hpp"
 #include "platoon/server/world_core.hpp"
 
 #include <cstdint>
@@ -49,6 +50,10 @@ class ScenarioSystem final : public WorldSystem {
   /// The same, with the scenario parameters' starting values (name, value text).
   ScenarioSystem(WorldCore& core, std::vector<config::EventDef> events, road::RoadNetwork roads,
                  std::shared_ptr<spdlog::logger> log, const std::vector<std::pair<std::string, std::string>>& params);
+
+  /// The session's traffic signs along `road` (road::SessionSigns on road::SessionRoad): what the sign
+  /// quantities (sign_ahead_distance, ...) measure; without them those quantities are never true.
+  void SetSigns(road::Road road, std::vector<road::Sign> signs);
 
   void OnAdvance(int64_t sim_ns, int64_t now_ns) override;
   void OnLoggedEvent(const protocol::LoggedEvent& event, int64_t now_ns) override;
@@ -102,6 +107,8 @@ class ScenarioSystem final : public WorldSystem {
   WorldCore& core_;
   std::vector<config::EventDef> events_;
   road::RoadNetwork roads_;
+  std::optional<road::Road> sign_road_;
+  std::map<std::string, std::vector<road::Sign>> signs_;  // by type name ("" every sign)
   std::shared_ptr<spdlog::logger> log_;
   std::vector<State> state_;
   std::vector<Pending> pending_;

@@ -50,6 +50,10 @@ enum class Quantity : uint8_t {
   kTraveled,     ///< Distance driven since the session started, m.
   kStandstill,   ///< Time it has stood still (speed < 0.01 m/s) without a break, s.
   kAcceleration, ///< Longitudinal acceleration, m/s^2.
+  kSignAheadDistance,  ///< Along-road distance to the next sign ahead for its direction (of `sign` type when set), m.
+  kSignAheadValue,     ///< That sign's value (a speed limit in the country's unit, km of a direction sign).
+  kSignPassedDistance, ///< Along-road distance back to the last sign passed (of `sign` type when set), m.
+  kSignPassedValue,    ///< That sign's value.
 };
 /// Config name of a quantity ("time_headway").
 const char* QuantityName(Quantity q);
@@ -91,6 +95,7 @@ struct ConditionDef {
   std::string state;              ///< kEventState: "started", "running" or "done".
   std::string measure = "cartesian";  ///< kDistance: "cartesian", "longitudinal" (along the road) or "lateral".
   bool freespace = false;         ///< kDistance: between bounding boxes (true) or reference points (false).
+  std::string sign;               ///< kSign*: only a sign of this type counts ("" any; road::SignTypeName's names).
   Edge edge = Edge::kNone;        ///< Value, rising, falling or either edge of it.
   bool negate = false;            ///< The opposite of the value (after the edge).
 };
