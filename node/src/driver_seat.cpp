@@ -1257,7 +1257,14 @@ void DriverSeatModule::SampleIfDue(ModuleContext& context) {
     for (const auto& r : context.RemoteEntities(vehicle_ns_))
       if (r.state.id != id_ && data::IsVehicle(r.state.kind)) others_.push_back(data::SampleOf(r.state, r.displayed));
   data::MetricsRow row = data::ComputeMetrics(vehicle_ns_, data::SampleOf(Truth()), others_, roads_, metrics_def_);
-  if (sign_road_) data::FillSignColumns(row, *sign_road_, signs_);
+  if (sign_road_) {
+    // A variable message sign shows what the conditions say now (signs.vms_<id>).
+    if (const auto c = context.Conditions(); c && c->variable_signs != sign_contents_) {
+      sign_contents_ = c->variable_signs;
+      road::ApplyVariableContents(signs_, sign_contents_);
+    }
+    data::FillSignColumns(row, *sign_road_, signs_);
+  }
   writer_->Push(row);
   ++samples_;
   const double us = 1e6 * SecondsBetween(t0, SteadyClock::now());

@@ -44,7 +44,10 @@ RoadTrafficModule::RoadTrafficModule(const config::SessionDef& session, const co
   traffic_ = endless_ ? std::make_unique<vehicle::RoadTraffic>(*endless_, def)
                      : std::make_unique<vehicle::RoadTraffic>(*road_, def);
   // Speed limits from the session's signs ([signs], [[sign]]; docs/WORLD.md "Signs"); not on endless roads.
-  if (!endless_) traffic_->SetSigns(road::SessionSigns(session));
+  if (!endless_) {
+    signs_ = road::SessionSigns(session);
+    traffic_->SetSigns(signs_);
+  }
 }
 
 void RoadTrafficModule::FollowDrivers(const std::vector<RemoteEntity>& remote) {
@@ -74,6 +77,12 @@ void RoadTrafficModule::FollowDrivers(const std::vector<RemoteEntity>& remote) {
 }
 
 void RoadTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
+  // A variable message sign changed (signs.vms_<id>): its limit holds from now on.
+  if (!endless_ && !signs_.empty())
+    if (const auto c = context.Conditions(); c && c->variable_signs != sign_contents_) {
+      sign_contents_ = c->variable_signs;
+      if (road::ApplyVariableContents(signs_, sign_contents_)) traffic_->SetSigns(signs_);
+    }
   // React to every remote vehicle that is on one of our lanes, where this node displays it.
   std::vector<vehicle::ExternalCar> external;
   const auto remote = context.RemoteEntities(info.sim_ns);

@@ -191,6 +191,12 @@ bool ScenarioSystem::EvaluateOne(const ConditionDef& c, size_t /*event*/, int64_
   const bool sign_quantity = c.quantity >= Quantity::kSignAheadDistance;
   if (sign_quantity) {
     // The next and last sign of the asked type for the vehicle's direction (the data write's columns).
+    // Variable message signs as the live parameters set them now (signs.vms_<id>).
+    const auto& contents = core_.Session().conditions.variable_signs;
+    if (contents != sign_contents_) {
+      sign_contents_ = contents;
+      if (road::ApplyVariableContents(all_signs_, sign_contents_)) FilterSigns();
+    }
     const auto signs = signs_.find(c.sign);
     if (sign_road_ && signs != signs_.end()) data::FillSignColumns(row, *sign_road_, signs->second, 1e9);
   }
@@ -565,6 +571,12 @@ double ScenarioSystem::ExtraQuantity(const ConditionDef& c, uint64_t subject, co
 
 void ScenarioSystem::SetSigns(road::Road road, std::vector<road::Sign> signs) {
   sign_road_ = std::move(road);
+  all_signs_ = std::move(signs);
+  FilterSigns();
+}
+
+void ScenarioSystem::FilterSigns() {
+  const auto& signs = all_signs_;
   signs_.clear();
   auto add = [&](const config::ConditionDef& c) {
     if (c.kind != config::ConditionDef::Kind::kQuantity || c.quantity < Quantity::kSignAheadDistance || signs_.count(c.sign))

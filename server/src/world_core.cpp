@@ -3,6 +3,7 @@
 #include "platoon/config/conditions.hpp"
 
 #include "platoon/dead_reckoning_kinds.hpp"
+#include "platoon/road/session_road.hpp"
 #include "platoon/session/operator_token.hpp"
 #include "platoon/text/escape.hpp"
 #include "platoon/text/name_rule.hpp"
@@ -801,6 +802,36 @@ void WorldCore::RegisterParams() {
   r.AddString("session.name", "Session name", [this] { return session_.name; });
   // Light and weather (light.*, weather.*): every node gets a change with the next broadcast.
   config::AddConditionParams(r, session_.conditions, [this] { conditions_changed_ = true; });
+  // Variable message signs (docs/WORLD.md "Signs"): one string parameter each, "<type>" or "<type> <value>";
+  // every node redraws and re-reads the sign with the next broadcast's conditions.
+  std::vector<road::Sign> signs;
+  try {
+    signs = road::SessionSigns(session_);
+  } catch (const config::ConfigError&) {
+    // A road file that does not load: the processes that need it report it; no sign parameters here.
+  }
+  auto& contents = session_.conditions.variable_signs;
+  contents = road::VariableContents(signs);
+  for (size_t i = 0; i < contents.size(); ++i) {
+    const std::string path = "signs.vms_" + std::to_string(contents[i].id);
+    r.AddString(
+        path, "What variable message sign " + std::to_string(contents[i].id) + " shows: \"<type>\" or \"<type> <value>\"",
+        [&contents, i] {
+          return road::SignContentText(static_cast<road::SignType>(contents[i].type), contents[i].value);
+        },
+        [this, &contents, i](const std::string& text) {
+          std::string error;
+          if (const auto parsed = road::ParseSignContent(text, error)) {
+            contents[i].type = static_cast<uint8_t>(parsed->first);
+            contents[i].value = parsed->second;
+            conditions_changed_ = true;
+          }
+        });
+    r.AddCheck(path, [](const config::ParamValue& v) {
+      std::string error;
+      return road::ParseSignContent(std::get<std::string>(v), error) ? std::string() : error;
+    });
+  }
   r.AddBool("session.lockstep", "Lock-step session ([session] mode)", [this] { return session_.step.lockstep; });
   r.AddInt("session.step", "", kCount, "Lock-step step granted last (0: none yet, or real time)",
            [this] { return static_cast<int64_t>(current_step_); });

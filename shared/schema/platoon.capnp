@@ -271,6 +271,13 @@ struct WorldConditions {
   roadWetness @13 :Float64;     # 0 dry .. 1 standing water
   roadBrightness @14 :Float64 = 1.0;   # [scene] road_brightness: scale of the road surface's albedo
   markingContrast @15 :Float64 = 1.0;  # [scene] marking_contrast: markings 0 (road) .. 1 (white paint)
+  variableSigns @16 :List(VariableSignContent);  # what each variable message sign shows (signs.vms_<id>)
+}
+
+struct VariableSignContent {
+  id @0 :UInt32;                # the sign's id in the session's sign list
+  type @1 :UInt8;               # road::SignType number
+  value @2 :Float64;            # its number (a limit in the country's unit; 0 none)
 }
 
 # --- session control and parameters (control socket) ---

@@ -72,6 +72,7 @@ struct Run {
   std::vector<std::pair<int64_t, double>> lead_speed;  // (sim ns, m/s)
   std::vector<std::pair<int64_t, double>> driver_speed;
   double min_distance_m = 1e9;  // between the two cars' reference points
+  std::vector<std::pair<int64_t, world::WorldConditions>> conditions;  // (sim ns, conditions) as broadcast
   InProcessResult result;
 };
 
@@ -85,6 +86,7 @@ Run RunSession(const std::string& text) {
   std::map<uint64_t, Vec3> positions;
   options.on_world = [&](const protocol::WorldState& w, const std::string&) {
     for (const auto& e : w.events) run.events.emplace(e.sequence, e);
+    if (w.conditions) run.conditions.emplace_back(w.sim_time_ns, *w.conditions);
     for (const auto& e : w.entities) {
       if (e.id == lead && w.step > 0) run.lead_speed.emplace_back(e.kinematics.stamp_ns, e.kinematics.velocity_mps.norm());
       if (e.id == driver && w.step > 0) run.driver_speed.emplace_back(e.kinematics.stamp_ns, e.kinematics.velocity_mps.norm());
@@ -267,6 +269,74 @@ do = [ { action = "mark", text = "never" } ]
   CHECK(std::abs(driven(any, near) - 30.0) < 0.5);
   CHECK(std::abs(driven(near, limited) - 30.0) < 0.5);
   CHECK(std::abs(driven(limited, passed) - 10.0) < 0.5);
+}
+
+TEST_CASE("scenario: a variable message sign set by an event changes the limit traffic obeys and what the conditions say") {
+  const char* text = R"(
+[session]
+name = "vms"
+mode = "lockstep"
+step_hz = 100
+end_s = 12
+
+[road]
+generate_length_m = 1000
+seed = 1
+lanes = 1
+
+[[sign]]
+s_m = 180
+type = "blank"
+mount = "gantry"
+variable = true
+
+[[node]]
+name = "lead"
+role = "traffic"
+traffic_model = "road"
+vehicles = 1
+start_s_m = 100
+start_lane = -1
+start_speed_mps = 20
+speed_mps = 20
+
+[[event]]
+name = "show_50"
+when = { sim_time = 1.0 }
+do = [ { action = "set_param", path = "signs.vms_1", value = "speed_limit 50" } ]
+
+[[event]]
+name = "under_50"
+when = { entity = "lead", quantity = "sign_passed_value", sign = "speed_limit", equals = 50 }
+do = [ { action = "mark", text = "under 50" } ]
+)";
+  const Run run = RunSession(text);
+  std::map<std::string, server::ScenarioFiring> fired;
+  for (const auto& f : run.firings) fired.emplace(f.name, f);
+  REQUIRE(fired.count("show_50") == 1);
+  REQUIRE(fired.count("under_50") == 1);  // the blank gantry became a 50 limit the condition sees
+  // The broadcast conditions: blank before the set, a 50 limit after it.
+  bool blank_before = false, limit_after = false;
+  for (const auto& [t, c] : run.conditions) {
+    REQUIRE(c.variable_signs.size() == 1);
+    CHECK(c.variable_signs[0].id == 1);
+    if (t < 1'000'000'000 && c.variable_signs[0].type == static_cast<uint8_t>(road::SignType::kBlank)) blank_before = true;
+    if (t > 1'100'000'000 && c.variable_signs[0].type == static_cast<uint8_t>(road::SignType::kSpeedLimit) &&
+        c.variable_signs[0].value == 50)
+      limit_after = true;
+  }
+  CHECK(blank_before);
+  CHECK(limit_after);
+  // Road traffic obeys it: 20 m/s while the gantry was blank, 50 km/h (13.9 m/s) after passing it.
+  const int64_t passed = fired.at("under_50").sim_time_ns;
+  double before = -1, after = -1;
+  for (const auto& [t, v] : run.lead_speed) {
+    if (t <= 900'000'000) before = v;  // before the sign was set
+    if (t <= passed + 6'000'000'000) after = v;
+  }
+  MESSAGE("lead at " << before << " m/s before the sign was set, " << after << " m/s 6 s after passing it");
+  CHECK(before == doctest::Approx(20.0).epsilon(0.05));
+  CHECK(after == doctest::Approx(50.0 / 3.6).epsilon(0.05));
 }
 
 TEST_CASE("scenario: sim-time and marker conditions, delay, once and repeat") {

@@ -168,6 +168,7 @@ TEST_CASE("world conditions: a world state carries them over the wire and garbag
   c.weather.road_wetness = 0.4;
   c.surface.road_brightness = 1.75;
   c.surface.marking_contrast = 0.25;
+  c.variable_signs = {{3, 0, 80.0}, {7, 12, 0.0}};
   w.conditions = c;
   const auto back = std::get<protocol::WorldState>(*protocol::Decode(protocol::Encode(w)).message);
   REQUIRE(back.conditions);

@@ -325,3 +325,34 @@ TEST_CASE("signs: data columns report the next and last sign for the direction d
   data::FillSignColumns(off, road, signs);
   CHECK(std::isnan(off[data::Column::kNextSignType]));
 }
+
+TEST_CASE("signs: a variable sign's content text parses back, and bad texts are refused with the form expected") {
+  using platoon::road::SignType;
+  std::string error;
+  for (const auto& [type, value] : {std::pair{SignType::kSpeedLimit, 80.0}, std::pair{SignType::kEndOfLimit, 60.0},
+                                    std::pair{SignType::kStop, 0.0}, std::pair{SignType::kBlank, 0.0},
+                                    std::pair{SignType::kDirection, 12.0}}) {
+    const std::string text = platoon::road::SignContentText(type, value);
+    const auto back = platoon::road::ParseSignContent(text, error);
+    REQUIRE_MESSAGE(back, text << ": " << error);
+    CHECK(back->first == type);
+    CHECK(back->second == value);
+  }
+  CHECK(platoon::road::SignContentText(SignType::kSpeedLimit, 80) == "speed_limit 80");
+  for (const char* bad : {"", "speed_limit", "speed_limit x", "speed_limit -5", "stop 3", "stopp", "speed_limit 80 1"}) {
+    CHECK_FALSE(platoon::road::ParseSignContent(bad, error));
+    CHECK(error.find("expected \"<type>\" or \"<type> <value>\"") == 0);
+  }
+  // Applying contents: only variable signs of that id change, and only to a known type.
+  std::vector<platoon::road::Sign> signs(3);
+  for (uint32_t i = 0; i < 3; ++i) signs[i].id = i + 1;
+  signs[1].variable = true;
+  signs[1].type = SignType::kBlank;
+  CHECK_FALSE(platoon::road::ApplyVariableContents(signs, {{1, 0, 50.0}, {2, 200, 50.0}}));  // 1 is fixed, 200 no type
+  CHECK(platoon::road::ApplyVariableContents(signs, {{2, 0, 50.0}}));
+  CHECK(signs[1].type == SignType::kSpeedLimit);
+  CHECK(signs[1].value == 50.0);
+  CHECK(signs[0].type == SignType::kSpeedLimit);  // untouched default
+  CHECK_FALSE(platoon::road::ApplyVariableContents(signs, {{2, 0, 50.0}}));  // no change the second time
+  CHECK(platoon::road::VariableContents(signs) == std::vector<platoon::world::VariableSignContent>{{2, 0, 50.0}});
+}

@@ -90,3 +90,49 @@ TEST_CASE("sign render: a speed limit plate shows its red ring and black digits 
   CHECK(black > 0.08 * inner_samples);  // the digits' strokes
   CHECK(black < 0.6 * inner_samples);   // on white
 }
+
+TEST_CASE("sign render: a blank variable message sign shows the limit the conditions set, redrawn live") {
+  const config::SessionDef session = config::LoadSessionText(
+      "[road]\ngenerate_length_m = 300\nstraight_share = 1\nlanes = 2\n"
+      "[[sign]]\ns_m = 60\ntype = \"blank\"\nmount = \"gantry\"\nvariable = true\n",
+      "vms.toml");
+  const viewer::SessionScene drawn = viewer::SessionSceneOf(session);
+  REQUIRE(drawn.signs.size() == 1);
+  viewer::SceneGraph scene;
+  scene.SetRoads(drawn.roads);
+  scene.SetSigns(drawn.signs);
+  const viewer::PinholeCamera cam = viewer::CameraFromFov(800, 600, 60 * M_PI / 180);
+  viewer::OffscreenRenderer renderer(cam.width_px, cam.height_px);
+  const road::PlacedSign& vms = drawn.signs.front();
+  const Pose eye{vms.pose.plate_m - Vec3(12.0, 0.0, 0.0), Quat(Eigen::AngleAxisd(0.0, Vec3::UnitZ()))};
+  // Red pixels on the plate's ring (0.41..0.46 plate heights from its centre).
+  auto red_ring = [&]() {
+    renderer.SetScene(scene.Root(), scene.SkyColour());
+    const viewer::Image img = renderer.Render(eye, cam);
+    const double h = vms.sign.size_m;
+    int red = 0, samples = 0;
+    for (int a = 0; a < 72; ++a) {
+      const double angle = a * 2 * M_PI / 72, r = 0.435;
+      const Vec3 p = vms.pose.plate_m + Vec3(0.0, -r * h * std::cos(angle), r * h * std::sin(angle));
+      Eigen::Vector2d uv;
+      REQUIRE(viewer::ProjectPoint(cam, eye, p, &uv));
+      const auto px = img.At(static_cast<uint32_t>(uv.x()), static_cast<uint32_t>(uv.y()));
+      ++samples;
+      red += px[0] > 140 && px[1] < 80 && px[2] < 80 ? 1 : 0;
+    }
+    return static_cast<double>(red) / samples;
+  };
+  const double blank = red_ring();
+  world::WorldConditions c;
+  c.variable_signs = {{1, static_cast<uint8_t>(road::SignType::kSpeedLimit), 80}};
+  scene.SetConditions(c);  // as the broadcast brings signs.vms_1 = "speed_limit 80"
+  const double limit = red_ring();
+  c.variable_signs = {{1, static_cast<uint8_t>(road::SignType::kBlank), 0}};
+  scene.SetConditions(c);
+  const double blank_again = red_ring();
+  MESSAGE("red ring samples: blank " << blank << ", speed_limit 80 " << limit << ", blank again " << blank_again);
+  CHECK(blank < 0.05);
+  CHECK(limit > 0.6);
+  CHECK(blank_again < 0.05);
+  CHECK(scene.SignCount() == 1);
+}

@@ -489,9 +489,12 @@ void SceneGraph::SetSigns(const std::vector<road::PlacedSign>& signs) {
     signs_ = new osg::Group;
     root_->addChild(signs_);
   }
+  placed_signs_ = signs;
+  // A variable sign shows what the session's conditions say now, not what the file placed.
+  if (conditions_set_) road::ApplyVariableContents(placed_signs_, variable_signs_);
   signs_->removeChildren(0, signs_->getNumChildren());
-  signs_->addChild(BuildSigns(signs));
-  sign_count_ = signs.size();
+  signs_->addChild(BuildSigns(placed_signs_));
+  sign_count_ = placed_signs_.size();
 }
 
 void SceneGraph::EnsureDome() {
@@ -517,6 +520,11 @@ void SceneGraph::SetConditions(const world::WorldConditions& conditions) {
   if (!(conditions.surface == surface_)) {
     surface_ = conditions.surface;
     ApplySurface();
+  }
+  variable_signs_ = conditions.variable_signs;
+  if (signs_ && road::ApplyVariableContents(placed_signs_, variable_signs_)) {
+    signs_->removeChildren(0, signs_->getNumChildren());
+    signs_->addChild(BuildSigns(placed_signs_));
   }
   look_ = LookOf(conditions);
   conditions_set_ = true;

@@ -259,6 +259,9 @@ LoggedEvent Get(wire::LoggedEvent::Reader r) {
                      r.getTargetNode(), r.getEntityId()};
 }
 
+// Variable message signs a WorldConditions carries at most (more are left out).
+constexpr size_t kMaxVariableSigns = 1024;
+
 void PutConditions(wire::WorldConditions::Builder b, const world::WorldConditions& c) {
   b.setTimeOfDayH(c.light.time_of_day_h);
   b.setDayOfYear(c.light.day_of_year);
@@ -276,6 +279,12 @@ void PutConditions(wire::WorldConditions::Builder b, const world::WorldCondition
   b.setRoadWetness(c.weather.road_wetness);
   b.setRoadBrightness(c.surface.road_brightness);
   b.setMarkingContrast(c.surface.marking_contrast);
+  auto signs = b.initVariableSigns(static_cast<unsigned>(std::min<size_t>(c.variable_signs.size(), kMaxVariableSigns)));
+  for (unsigned i = 0; i < signs.size(); ++i) {
+    signs[i].setId(c.variable_signs[i].id);
+    signs[i].setType(c.variable_signs[i].type);
+    signs[i].setValue(c.variable_signs[i].value);
+  }
 }
 
 // Conditions as received; values that are not finite or out of their range are clamped to the nearest
@@ -303,6 +312,9 @@ world::WorldConditions GetConditions(wire::WorldConditions::Reader r) {
   w.road_wetness = in(r.getRoadWetness(), 0, 1, 0);
   c.surface.road_brightness = in(r.getRoadBrightness(), 0.1, 3, 1);
   c.surface.marking_contrast = in(r.getMarkingContrast(), 0, 1, 1);
+  const auto signs = r.getVariableSigns();
+  for (unsigned i = 0; i < signs.size() && i < kMaxVariableSigns; ++i)
+    c.variable_signs.push_back({signs[i].getId(), signs[i].getType(), in(signs[i].getValue(), 0, 65535, 0)});
   return c;
 }
 

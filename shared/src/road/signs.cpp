@@ -6,6 +6,8 @@
 #include <cassert>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <numbers>
 #include <random>
 
@@ -286,6 +288,76 @@ bool SetVariableContent(std::vector<Sign>& signs, uint32_t id, SignType type, do
       return true;
     }
   return false;
+}
+
+std::vector<world::VariableSignContent> VariableContents(const std::vector<Sign>& signs) {
+  std::vector<world::VariableSignContent> out;
+  for (const Sign& g : signs)
+    if (g.variable) out.push_back({g.id, static_cast<uint8_t>(g.type), g.value});
+  return out;
+}
+
+namespace {
+template <typename Get>
+bool ApplyContents(size_t n, Get sign_at, const std::vector<world::VariableSignContent>& contents) {
+  bool changed = false;
+  for (const auto& c : contents) {
+    if (c.type >= kSignTypeCount) continue;
+    const auto type = static_cast<SignType>(c.type);
+    for (size_t i = 0; i < n; ++i) {
+      Sign& g = sign_at(i);
+      if (g.id != c.id || !g.variable) continue;
+      const double value = SignHasValue(type) ? c.value : 0.0;
+      if (g.type != type || g.value != value) {
+        g.type = type;
+        g.value = value;
+        changed = true;
+      }
+    }
+  }
+  return changed;
+}
+}  // namespace
+
+bool ApplyVariableContents(std::vector<Sign>& signs, const std::vector<world::VariableSignContent>& contents) {
+  return ApplyContents(signs.size(), [&](size_t i) -> Sign& { return signs[i]; }, contents);
+}
+
+bool ApplyVariableContents(std::vector<PlacedSign>& signs, const std::vector<world::VariableSignContent>& contents) {
+  return ApplyContents(signs.size(), [&](size_t i) -> Sign& { return signs[i].sign; }, contents);
+}
+
+std::string SignContentText(SignType type, double value) {
+  std::string text = SignTypeName(type);
+  if (SignHasValue(type)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %g", value);
+    text += buf;
+  }
+  return text;
+}
+
+std::optional<std::pair<SignType, double>> ParseSignContent(std::string_view text, std::string& error) {
+  const auto space = text.find(' ');
+  const std::string_view name = text.substr(0, space);
+  const auto type = SignTypeFromName(name);
+  auto fail = [&](const std::string& why) {
+    error = "expected \"<type>\" or \"<type> <value>\" (speed_limit 80, end_of_limit 80, stop, blank, ...), " + why;
+    return std::nullopt;
+  };
+  if (!type) return fail("got the type \"" + std::string(name) + "\"");
+  double value = 0;
+  if (space != std::string_view::npos) {
+    const std::string rest(text.substr(space + 1));
+    char* end = nullptr;
+    value = std::strtod(rest.c_str(), &end);
+    if (rest.empty() || *end != '\0' || !std::isfinite(value) || value < 0 || value > 65535)
+      return fail("got the value \"" + rest + "\"");
+    if (!SignHasValue(*type)) return fail("got a value for " + std::string(name) + ", which has none");
+  } else if (*type == SignType::kSpeedLimit || *type == SignType::kEndOfLimit) {
+    return fail("got " + std::string(name) + " without its value");
+  }
+  return std::pair{*type, value};
 }
 
 uint32_t SignDetail(SignType type, double value) {

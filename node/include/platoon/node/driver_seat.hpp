@@ -241,6 +241,7 @@ class DriverSeatModule final : public Module {
   road::RoadNetwork roads_;
   std::vector<road::Sign> signs_;          // data write: the session's signs (next/last sign columns)
   std::optional<road::Road> sign_road_;    // the road they stand on
+  std::vector<world::VariableSignContent> sign_contents_;  // the conditions' variable signs last applied
   data::MetricsDef metrics_def_ = data::DefaultMetricsDef();
   std::vector<data::VehicleSample> others_;
   uint64_t samples_ = 0, samples_missed_ = 0;  // rows sampled; rows passed over by a skipped stall

@@ -48,6 +48,8 @@ class RoadTrafficModule final : public Module {
   std::map<uint64_t, double> driver_s_;            // each driver's road s at the last step, by entity id
   uint64_t spawned_ = 0, removed_ = 0;             // endless road: vehicles spawned / removed by Recycle
   std::unique_ptr<vehicle::RoadTraffic> traffic_;
+  std::vector<road::Sign> signs_;                             // the session's, variable ones as last told
+  std::vector<world::VariableSignContent> sign_contents_;     // the conditions' variable signs last applied
   // Remote vehicles' road s at the last step, by entity id: the next projection searches around it.
   std::unordered_map<uint64_t, double> remote_s_;
   static constexpr double kRemoteWindowM = 60.0;  // half-width of that search, in m of s

@@ -108,7 +108,10 @@ class ScenarioSystem final : public WorldSystem {
   std::vector<config::EventDef> events_;
   road::RoadNetwork roads_;
   std::optional<road::Road> sign_road_;
-  std::map<std::string, std::vector<road::Sign>> signs_;  // by type name ("" every sign)
+  std::vector<road::Sign> all_signs_;                      // every sign, variable ones as last set
+  std::map<std::string, std::vector<road::Sign>> signs_;  // of all_signs_ by the types conditions ask ("" every sign)
+  void FilterSigns();
+  std::vector<world::VariableSignContent> sign_contents_;   // the variable signs' contents last applied
   std::shared_ptr<spdlog::logger> log_;
   std::vector<State> state_;
   std::vector<Pending> pending_;

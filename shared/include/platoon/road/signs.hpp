@@ -8,12 +8,14 @@
 
 #include "platoon/geometry.hpp"
 #include "platoon/road/road_network.hpp"
+#include "platoon/world/conditions.hpp"
 
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace platoon::road {
@@ -157,6 +159,18 @@ bool NoOvertakingAt(const std::vector<Sign>& signs, double s_m, int direction);
 
 /// Sets what variable sign `id` shows; false when there is no variable sign with that id.
 bool SetVariableContent(std::vector<Sign>& signs, uint32_t id, SignType type, double value);
+/// What every variable sign of `signs` shows, in list order.
+std::vector<world::VariableSignContent> VariableContents(const std::vector<Sign>& signs);
+/// Sets each variable sign of `signs` to its entry of `contents` (entries of other ids, or of a type
+/// number out of range, are passed over); true when a sign changed.
+bool ApplyVariableContents(std::vector<Sign>& signs, const std::vector<world::VariableSignContent>& contents);
+/// The same for placed signs (their poses do not change).
+bool ApplyVariableContents(std::vector<PlacedSign>& signs, const std::vector<world::VariableSignContent>& contents);
+/// A variable sign's content as the live parameter signs.vms_<id> writes it: "<type>" or "<type> <value>"
+/// ("speed_limit 80", "blank", "stop").
+std::string SignContentText(SignType type, double value);
+/// Parses SignContentText's form; nullopt with `error` ("expected \"<type>\" or \"<type> <value>\"...").
+std::optional<std::pair<SignType, double>> ParseSignContent(std::string_view text, std::string& error);
 
 /// ROI detail code of a sign: type * 65536 + the value rounded (0..65535). Carried in SurfaceTag::detail.
 uint32_t SignDetail(SignType type, double value);

@@ -6,6 +6,7 @@
 /// ("Light", "Weather").
 
 #include <cstdint>
+#include <vector>
 
 namespace platoon::world {
 
@@ -49,11 +50,20 @@ struct SurfaceConditions {
   bool operator==(const SurfaceConditions&) const = default;
 };
 
+/// What a variable message sign shows now ([[sign]] variable = true, live parameter signs.vms_<id>).
+struct VariableSignContent {
+  uint32_t id = 0;     ///< The sign's id in the session's sign list.
+  uint8_t type = 0;    ///< road::SignType number.
+  double value = 0;    ///< Its number (a limit in the country's unit; 0 none).
+  bool operator==(const VariableSignContent&) const = default;
+};
+
 /// Everything a renderer or a sensor model needs to know about the world's conditions.
 struct WorldConditions {
   LightConditions light;
   WeatherConditions weather;
   SurfaceConditions surface;
+  std::vector<VariableSignContent> variable_signs;  ///< Every variable sign's content (the server fills it; empty: as placed).
   bool operator==(const WorldConditions&) const = default;
 };
 

@@ -113,7 +113,8 @@ class SceneGraph {
   /// its elevation, headlights of the vehicles (lit lamps, and light sources: the kMaxHeadlights vehicles
   /// with lit headlights nearest each view's eye), the street lights of the environment (the
   /// kMaxStreetLights nearest each eye), Koschmieder fog by eye distance, rain's dimming, streaks and wet
-  /// road; the road surface's brightness and the markings' contrast (SurfaceAsphalt, SurfaceMarking). Also
+  /// road; the road surface's brightness and the markings' contrast (SurfaceAsphalt, SurfaceMarking); what
+  /// variable message signs show (their plates are redrawn when it changes). Also
   /// switches on the sky dome. Until the first call the scene has SceneDef's fixed sun.
   void SetConditions(const world::WorldConditions& conditions);
   /// The seat's own vehicle (nullopt: none): not drawn (the seat's cockpit is), but its headlights light
@@ -179,6 +180,8 @@ class SceneGraph {
   osg::ref_ptr<osg::Group> environment_;
   size_t environment_count_ = 0;
   osg::ref_ptr<osg::Group> signs_;   // SetSigns's subgraph, under root_
+  std::vector<road::PlacedSign> placed_signs_;                  // as drawn (variable signs' contents applied)
+  std::vector<world::VariableSignContent> variable_signs_;     // of the conditions last set
   size_t sign_count_ = 0;
   bool atmosphere_on_ = false;
   bool dome_on_ = false;
