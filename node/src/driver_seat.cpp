@@ -421,6 +421,7 @@ class DriverSeatModule::Seat {
         cockpit.headlights = own.lights.headlights;
         cockpit.sim_ns = sim_ns + static_cast<int64_t>(1e9 * SecondsBetween(others_at, t0));
         cockpit.eye_in_vehicle = eye_v;
+        cockpit.interior_light = viewer::InteriorLight(scene->Look());
         window->SetCockpit(cockpit);
         if (audio) {
           // The sound of this frame: the cockpit's engine speed, the pedal as load, the lamp as the tell-tale shows it.

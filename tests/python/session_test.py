@@ -316,8 +316,7 @@ def test_session(server, config):
               f"clouds() returns the seat lidar's scans live ({len(live_clouds)}, "
               f"{[len(c) for c in live_clouds]} points, on VehicleId('robot', 0))")
         stamps = [c.stamp_ns for c in live_clouds]
-        check(stamps == sorted(set(stamps)) and all((b - a) % 100_000_000 == 0 for a, b in zip(stamps, stamps[1:])),
-              f"live clouds come oldest first, on the 100 ms scan grid: {stamps}")
+        check(stamps == sorted(set(stamps)), f"live clouds come oldest first, each once: {stamps}")
         check(live_clouds[0].points.dtype == platoon.CLOUD_DTYPE and int(live_clouds[0].points["intensity"].max()) <= 255
               and tuple(live_clouds[0].mount_position) == (1.5, 0.0, 1.9),
               "a live cloud's points are the recorded record layout, its mount the session file's")

@@ -356,3 +356,25 @@ TEST_CASE("signs: a variable sign's content text parses back, and bad texts are 
   CHECK_FALSE(platoon::road::ApplyVariableContents(signs, {{2, 0, 50.0}}));  // no change the second time
   CHECK(platoon::road::VariableContents(signs) == std::vector<platoon::world::VariableSignContent>{{2, 0, 50.0}});
 }
+
+TEST_CASE("signs: an OpenDRIVE road's sign signals become the session's signs, its traffic light does not") {
+  const auto session = config::LoadSessionText(
+      "[road]\nfile = \"" + std::string(PLATOON_SOURCE_DIR) + "/tests/data/opendrive/objects_signals.xodr\"\n"
+      "[[sign]]\ns_m = 10\ntype = \"give_way\"\n",
+      "odr.toml");
+  const auto signs = road::SessionSigns(session);
+  REQUIRE(signs.size() == 3);  // the listed give way, the 274 limit and the 206 stop (no 1000001 light)
+  CHECK(signs[0].type == SignType::kGiveWay);
+  CHECK(signs[0].id == 1);
+  CHECK(signs[1].type == SignType::kSpeedLimit);
+  CHECK(signs[1].value == 50);
+  CHECK(signs[1].s_m == 25);
+  CHECK(signs[1].direction == 1);
+  CHECK(signs[1].side == -1);
+  CHECK(signs[1].size_m == doctest::Approx(0.6));
+  CHECK(signs[2].type == SignType::kStop);
+  CHECK(signs[2].s_m == 80);
+  CHECK(signs[2].direction == -1);
+  CHECK(signs[1].id != signs[2].id);
+  CHECK(signs[1].id > 1);
+}

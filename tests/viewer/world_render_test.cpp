@@ -335,6 +335,9 @@ TEST_CASE("world render: a seat sees day dusk night fog and rain as a participan
   for (const Shot& shot : shots) {
     scene.SetConditions(shot.c);
     scene.Update(others, 1'300'000'000);
+    CockpitState cockpit;  // as the seat hands it over: the interior lit by the light outside
+    cockpit.interior_light = InteriorLight(scene.Look());
+    window.SetCockpit(cockpit);
     Image img;
     REQUIRE(window.PollEvents());
     window.Render(eye, {}, {}, &img);
@@ -352,4 +355,22 @@ TEST_CASE("world render: a seat sees day dusk night fog and rain as a participan
   CHECK(WrMeanLuma(frames["fog"]) > 1.3 * WrMeanLuma(frames["day"]));
   CHECK(WrLumaSpread(frames["fog"]) < 0.85 * WrLumaSpread(frames["day"]));
   CHECK(WrMeanLuma(frames["rain"]) < 0.8 * WrMeanLuma(frames["day"]));
+  // The bonnet and dashboard (rows 75-82 % down, beside the backlit instruments in the middle) are dark
+  // at night, not lit as by day.
+  auto bottom = [](const Image& img) {
+    double sum = 0;
+    int n = 0;
+    for (uint32_t y = img.height * 75 / 100; y < img.height * 82 / 100; ++y)
+      for (uint32_t x = 0; x < img.width; x += 2) {
+        if (x > img.width * 3 / 10 && x < img.width * 7 / 10) continue;
+        ++n;
+        const auto px = img.At(x, y);
+        sum += 0.2126 * px[0] + 0.7152 * px[1] + 0.0722 * px[2];
+      }
+    return sum / n;
+  };
+  MESSAGE("bonnet and dashboard mean luma: day " << bottom(frames["day"]) << ", dusk " << bottom(frames["dusk"])
+                                                    << ", night " << bottom(frames["night"]));
+  CHECK(bottom(frames["night"]) < 0.25 * bottom(frames["day"]));
+  CHECK(bottom(frames["dusk"]) < bottom(frames["day"]));
 }

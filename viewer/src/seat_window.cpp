@@ -10,6 +10,8 @@
 #include <imgui.h>
 #include <imgui_impl_sdl.h>
 #include <osg/Camera>
+#include <osg/Program>
+#include <osg/Uniform>
 #include <osg/Texture2D>
 #include <osgViewer/Viewer>
 
@@ -112,6 +114,7 @@ struct SeatWindow::Impl {
   CockpitState cockpit_state;
   osg::ref_ptr<osg::Group> root;        // mirrors' cameras, the scene, the own car's camera
   osg::ref_ptr<osg::Camera> cockpit;    // post-render, vehicle frame as its world
+  osg::ref_ptr<osg::Uniform> interior_light;  // the cockpit's colour scale (CockpitState::interior_light)
   std::vector<Mirror> mirrors;
   // With screens: the main screen's corners (in the SdlGlWindow above) and where it sits in the screens'
   // order; the others in their own windows, in order without the main one.
@@ -233,6 +236,21 @@ SeatWindow::SeatWindow(const SeatWindowDef& def, SceneGraph& scene) : impl_(std:
     m.cockpit->setClearMask(GL_DEPTH_BUFFER_BIT);
     m.cockpit->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
     m.cockpit->addChild(BuildCockpitGeometry(def.cockpit_def));
+    // Its baked colours scaled by the light outside: a dark interior at night.
+    osg::ref_ptr<osg::Program> program = new osg::Program;
+    program->addShader(new osg::Shader(osg::Shader::VERTEX, R"(#version 120
+void main() {
+  gl_Position = ftransform();
+  gl_FrontColor = gl_Color;
+}
+)"));
+    program->addShader(new osg::Shader(osg::Shader::FRAGMENT, R"(#version 120
+uniform float u_interior_light;
+void main() { gl_FragColor = vec4(gl_Color.rgb * u_interior_light, gl_Color.a); }
+)"));
+    m.interior_light = new osg::Uniform("u_interior_light", 1.0f);
+    m.cockpit->getOrCreateStateSet()->setAttributeAndModes(program, osg::StateAttribute::ON);
+    m.cockpit->getOrCreateStateSet()->addUniform(m.interior_light);
     m.root->addChild(m.cockpit);
   }
   m.viewer->setSceneData(m.root);
@@ -462,7 +480,10 @@ void SeatWindow::Render(const Pose& eye_world, const std::vector<std::string>& h
   m.window->Swap();
 }
 
-void SeatWindow::SetCockpit(const CockpitState& state) { impl_->cockpit_state = state; }
+void SeatWindow::SetCockpit(const CockpitState& state) {
+  impl_->cockpit_state = state;
+  if (impl_->interior_light) impl_->interior_light->set(static_cast<float>(state.interior_light));
+}
 
 std::array<double, 4> SeatWindow::MirrorRect(size_t i) const { return impl_->Rect(impl_->mirrors.at(i).def); }
 

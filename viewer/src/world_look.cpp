@@ -103,4 +103,9 @@ WorldLook LookOf(const world::WorldConditions& conditions) {
   return out;
 }
 
+double InteriorLight(const WorldLook& look) {
+  static const double kNoon = Luma(LookOf(world::WorldConditions{}).ambient);
+  return std::clamp(Luma(look.ambient) / kNoon, 0.05, 1.0);
+}
+
 }  // namespace platoon::viewer

@@ -78,6 +78,18 @@ std::vector<EnvObject> SessionEnvironment(const config::SessionDef& session) {
 
 std::vector<Sign> SessionSigns(const config::SessionDef& session) {
   std::vector<Sign> out = session.signs;
+  // An OpenDRIVE road's signals that are signs this model knows (SignFromOpenDrive; traffic lights are not).
+  const std::string& file = session.road.file;
+  if (session.has_road && file.size() > 5 && file.compare(file.size() - 5, 5, ".xodr") == 0) {
+    for (const auto& g : SessionRoad(session.road).Def().signals) {
+      auto sign = SignFromOpenDrive(g.type, g.subtype, g.has_value ? g.value : 0.0, g.unit, g.country, g.s_m, g.t_m,
+                                    g.orientation);
+      if (!sign) continue;
+      sign->id = static_cast<uint32_t>(out.size() + 1);
+      if (g.height_m > 0) sign->size_m = std::max(g.height_m, g.width_m);
+      out.push_back(*sign);
+    }
+  }
   if (session.has_road && session.sign_generator.enabled) {
     const auto generated =
         GenerateSigns(SessionRoad(session.road), session.sign_generator, static_cast<uint32_t>(out.size() + 1));

@@ -31,8 +31,9 @@ Road SessionRoad(const config::RoadSessionDef& def);
 /// [road]. The lidar's scene, the camera images, the viewer and the seat window all draw this list.
 std::vector<EnvObject> SessionEnvironment(const config::SessionDef& session);
 
-/// The session's traffic signs: the [[sign]] list, then (ids after them) what the [signs] generator places
-/// on SessionRoad; sorted by s. Empty without either. Road traffic, sensor hosts, the viewer and the seat
+/// The session's traffic signs: the [[sign]] list, then (ids after them) the signs among an OpenDRIVE road
+/// file's signals on SessionRoad (SignFromOpenDrive; traffic lights and unknown codes are left out), then
+/// what the [signs] generator places on SessionRoad; sorted by s. Empty without any. Road traffic, sensor hosts, the viewer and the seat
 /// all take their signs from here (docs/WORLD.md "Signs").
 std::vector<Sign> SessionSigns(const config::SessionDef& session);
 /// SessionSigns placed along SessionRoad (PlaceSigns): what the viewer, the seat and the camera draw.

@@ -70,6 +70,9 @@ struct CockpitState {
   bool warning = false;                       ///< A general warning (amber tell-tale), e.g. the controller layer intervening.
   int64_t sim_ns = 0;                         ///< Session sim time of this frame, in ns (indicator blink phase).
   Pose eye_in_vehicle = Pose{Vec3(1.2, 0.35, 1.2), Quat::Identity()};  ///< The eye in the vehicle frame (head tracking moves it).
+  /// Scale of the interior's colours (bonnet, dashboard, pillars) for the light outside, 0.05..1
+  /// (InteriorLight of the scene's look): dark at night; the backlit instruments keep theirs.
+  double interior_light = 1.0;
 };
 
 /// Angle of the speedometer's needle at `speed_kmh`, in rad, counter-clockwise from the dial's 3 o'clock

@@ -58,4 +58,8 @@ WorldLook LookOf(const world::WorldConditions& conditions);
 /// Rec. 709 luma of a colour, 0..1.
 double Luma(const Rgb& c);
 
+/// How bright an unlit interior with baked colours (the seat's cockpit) is under `look`: the ambient light's
+/// luma against a clear summer noon's, clamped to 0.05..1 (1 by day, about 0.06 at night).
+double InteriorLight(const WorldLook& look);
+
 }  // namespace platoon::viewer
