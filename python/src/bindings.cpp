@@ -711,27 +711,14 @@ class Session {
   /// for one; read_clouds' dict, with "dropped" (messages the bound dropped since the last call).
   py::dict TakeClouds(const std::string& stream, size_t max_messages, double timeout_s) {
     CloudColumns clouds;
-    uint64_t dropped = 0;
-    {
-      py::gil_scoped_release release;
-      for (auto& m : Take(stream, max_messages, timeout_s, dropped)) clouds.Add(m);
-    }
-    py::dict d = clouds.Dict();
-    d["dropped"] = dropped;
+    py::dict d = TakeInto(clouds, stream, max_messages, timeout_s);
     d["unreadable"] = clouds.unreadable;
     return d;
   }
   /// The same for radar, object-list, IMU and GNSS streams: read_stream's dict, with "dropped".
   py::dict TakeSensor(const std::string& stream, size_t max_messages, double timeout_s) {
     SensorColumns rows;
-    uint64_t dropped = 0;
-    {
-      py::gil_scoped_release release;
-      for (auto& m : Take(stream, max_messages, timeout_s, dropped)) rows.Add(m);
-    }
-    py::dict d = rows.Dict();
-    d["dropped"] = dropped;
-    return d;
+    return TakeInto(rows, stream, max_messages, timeout_s);
   }
 
  private:
@@ -743,6 +730,19 @@ class Session {
     size_t bytes = 0;
     uint64_t dropped = 0;
   };
+
+  // Take()'s messages added to `columns` without the GIL; their dict with "dropped".
+  template <class Columns>
+  py::dict TakeInto(Columns& columns, const std::string& stream, size_t max_messages, double timeout_s) {
+    uint64_t dropped = 0;
+    {
+      py::gil_scoped_release release;
+      for (auto& m : Take(stream, max_messages, timeout_s, dropped)) columns.Add(m);
+    }
+    py::dict d = columns.Dict();
+    d["dropped"] = dropped;
+    return d;
+  }
 
   std::vector<protocol::Message> Take(const std::string& stream, size_t max_messages, double timeout_s, uint64_t& dropped) {
     std::unique_lock lk(data_mutex_);

@@ -171,27 +171,14 @@ TEST_CASE("scenario: the lead car decelerates at the commanded rate, then drives
   CHECK(run.min_distance_m > 5.0);  // reference points more than a car length apart: no crash
 }
 
-TEST_CASE("scenario: sign conditions fire at the distance to the next sign ahead and back to the last one passed") {
-  const char* text = R"(
-[session]
-name = "signs"
-mode = "lockstep"
-step_hz = 100
-end_s = 7
-
+// A lock-step session of one road-traffic car ("lead", 20 m/s from s = 100 m on a 1 km generated road) and
+// `rest` (the [session] table's name and end, signs, events).
+std::string SignSession(const std::string& rest) {
+  return rest + R"(
 [road]
 generate_length_m = 1000
 seed = 1
 lanes = 1
-
-[[sign]]
-s_m = 180
-type = "speed_limit"
-value = 60
-
-[[sign]]
-s_m = 150
-type = "warning_general"
 
 [[node]]
 name = "lead"
@@ -202,6 +189,25 @@ start_s_m = 100
 start_lane = -1
 start_speed_mps = 20
 speed_mps = 20
+)";
+}
+
+TEST_CASE("scenario: sign conditions fire at the distance to the next sign ahead and back to the last one passed") {
+  const std::string text = SignSession(R"(
+[session]
+name = "signs"
+mode = "lockstep"
+step_hz = 100
+end_s = 7
+
+[[sign]]
+s_m = 180
+type = "speed_limit"
+value = 60
+
+[[sign]]
+s_m = 150
+type = "warning_general"
 
 [[event]]
 name = "near_limit"
@@ -227,7 +233,7 @@ do = [ { action = "mark", text = "a sign ahead" } ]
 name = "stop_ahead"
 when = { entity = "lead", quantity = "sign_ahead_distance", sign = "stop", below = 1000 }
 do = [ { action = "mark", text = "never" } ]
-)";
+)");
   const Run run = RunSession(text);
   std::map<std::string, server::ScenarioFiring> fired;
   for (const auto& f : run.firings) fired.emplace(f.name, f);
@@ -272,33 +278,18 @@ do = [ { action = "mark", text = "never" } ]
 }
 
 TEST_CASE("scenario: a variable message sign set by an event changes the limit traffic obeys and what the conditions say") {
-  const char* text = R"(
+  const std::string text = SignSession(R"(
 [session]
 name = "vms"
 mode = "lockstep"
 step_hz = 100
 end_s = 12
 
-[road]
-generate_length_m = 1000
-seed = 1
-lanes = 1
-
 [[sign]]
 s_m = 180
 type = "blank"
 mount = "gantry"
 variable = true
-
-[[node]]
-name = "lead"
-role = "traffic"
-traffic_model = "road"
-vehicles = 1
-start_s_m = 100
-start_lane = -1
-start_speed_mps = 20
-speed_mps = 20
 
 [[event]]
 name = "show_50"
@@ -309,7 +300,7 @@ do = [ { action = "set_param", path = "signs.vms_1", value = "speed_limit 50" } 
 name = "under_50"
 when = { entity = "lead", quantity = "sign_passed_value", sign = "speed_limit", equals = 50 }
 do = [ { action = "mark", text = "under 50" } ]
-)";
+)");
   const Run run = RunSession(text);
   std::map<std::string, server::ScenarioFiring> fired;
   for (const auto& f : run.firings) fired.emplace(f.name, f);
@@ -469,7 +460,6 @@ do = [ { action = "mark", text = "close" } ]
   CHECK(marked);
 }
 
-
 TEST_CASE("scenario: target ahead of a named vehicle acts on its leader at a sim-time firing") {
   // The study's "the car ahead of the participant brakes at 3 s": a time condition names no entity, the
   // target names the vehicle the leader is found for. The lead traffic node keeps its lane (lane_changes).
@@ -514,7 +504,6 @@ TEST_CASE("scenario: target ahead of a named vehicle acts on its leader at a sim
   CHECK(error_of("ahead:nobody").find("names no vehicle") != std::string::npos);
   CHECK(error_of("ahead:driver").empty());
 }
-
 
 TEST_CASE("scenario: lead names a driver node of a road traffic node and lead_gap_m needs it") {
   auto error_of = [](const std::string& lead_keys) {
