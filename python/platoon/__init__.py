@@ -15,6 +15,7 @@ has the whole API.
 import json
 import math
 import os
+import time
 
 from . import _platoon
 from ._platoon import KIND_NAMES, PROTOCOL_VERSION, Refused, free_ports, vehicle_id
@@ -191,9 +192,14 @@ class Session:
         "objects", "imu", "gnss", "camera")."""
         return dict(self._c.streams())
 
-    def _stream(self, stream, kinds, reader):
+    def _stream(self, stream, kinds, reader, timeout):
         stream = str(stream)
+        # Right after the join the node table may still be on its way: wait for the stream within `timeout`.
+        deadline = time.monotonic() + timeout
         streams = self._c.streams()
+        while stream not in streams and time.monotonic() < deadline:
+            time.sleep(0.02)
+            streams = self._c.streams()
         kind = streams.get(stream)
         if kind not in kinds:
             known = ", ".join(f"{s} ({k})" for s, k in sorted(streams.items()) if k in kinds) or "none"
@@ -216,15 +222,17 @@ class Session:
         """Live point clouds of lidar or fused stream `stream`: the clouds that arrived since the last call
         (at most `max_clouds`, oldest first), as read_clouds() returns them from a log (a list of Cloud),
         waiting up to `timeout` s (default self.timeout) for the first; [] when none came. The first call
-        subscribes (see subscribe). Raises ValueError when the node table has no such cloud stream.
+        subscribes (see subscribe). Raises ValueError when the node table has no such cloud stream (after
+        waiting up to `timeout` for it to appear, as right after the join).
 
             with platoon.Session() as s:
                 for c in s.clouds("lidar_front", timeout=2.0):
                     print(c.sim_time, len(c), c.points["intensity"].mean())
         """
-        stream, _ = self._stream(stream, ("lidar", "fused"), "clouds()")
+        timeout = self.timeout if timeout is None else float(timeout)
+        stream, _ = self._stream(stream, ("lidar", "fused"), "clouds()", timeout)
         self._c.subscribe(stream)
-        r = self._c.take_clouds(stream, int(max_clouds), self.timeout if timeout is None else float(timeout))
+        r = self._c.take_clouds(stream, int(max_clouds), timeout)
         self.dropped = int(r["dropped"])
         return clouds_of(r, stream)
 
@@ -238,9 +246,10 @@ class Session:
             with platoon.Session() as s:
                 imu = s.sensor("imu", timeout=1.0)    # columns sim_time, stamp_ns, id, wx .. az
         """
-        stream, kind = self._stream(stream, STREAM_KINDS, "sensor()")
+        timeout = self.timeout if timeout is None else float(timeout)
+        stream, kind = self._stream(stream, STREAM_KINDS, "sensor()", timeout)
         self._c.subscribe(stream)
-        r = self._c.take_sensor(stream, int(max_messages), self.timeout if timeout is None else float(timeout))
+        r = self._c.take_sensor(stream, int(max_messages), timeout)
         self.dropped = int(r["dropped"])
         return stream_rows_of(r, kind, frame)
 

@@ -336,6 +336,11 @@ def test_session(server, config):
                 check(bad in str(err) and ("lidar_robot" in str(err) or "imu_robot" in str(err)),
                       f"{reader.__name__}({bad!r}) is refused naming the session's streams: {err}")
         s.unsubscribe("imu_robot")
+        # Right after a join the node table is on its way: clouds() waits for the stream, then for a cloud.
+        with platoon.Session(server, name="pytest-fresh", timeout=20) as q:
+            got = q.clouds("lidar_robot", timeout=5.0)
+            check(len(got) >= 1 and got[0].entity_id == robot_id,
+                  f"clouds() right after a join waits for the node table and returns the lidar's scan ({len(got)})")
 
         # Publish a car along x at 5 m/s; remember what was sent at each stamp.
         sent = []
