@@ -238,6 +238,16 @@ void RoadTrafficModule::OnEvent(const protocol::LoggedEvent& event, ModuleContex
     } else if (a == "lane_offset") {
       ok = traffic_->SetLaneOffset(index, JsonNumber(d, "offset_m", 0), JsonNumber(d, "duration_s", 0),
                                    ShapeOf(JsonString(d, "shape")));
+    } else if (a == "follow_path") {
+      // The path (s, t pairs) and, when the points have times, the speed profile that keeps them.
+      const auto xy = JsonNumbers(d, "path");
+      std::vector<std::pair<double, double>> path;
+      for (size_t i = 0; i + 1 < xy.size(); i += 2) path.emplace_back(xy[i], xy[i + 1]);
+      ok = traffic_->FollowPath(index, std::move(path));
+      const auto p = JsonNumbers(d, "points");
+      std::vector<std::pair<double, double>> points;
+      for (size_t i = 0; i + 1 < p.size(); i += 2) points.emplace_back(p[i], p[i + 1]);
+      if (ok && !points.empty()) ok = traffic_->FollowProfile(index, std::move(points));
     } else if (a == "speed_profile") {
       const auto p = JsonNumbers(d, "points");
       std::vector<std::pair<double, double>> points;

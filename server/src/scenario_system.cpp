@@ -348,6 +348,12 @@ uint64_t ScenarioSystem::LeaderOf(uint64_t id, int64_t sim_ns) const {
   return leader;
 }
 
+double ScenarioSystem::AlongRoad(const Vec3& from_m, const Vec3& to_m) const {
+  // In the direction of travel of the lane `from` is on: +s right of the reference line, -s left of it.
+  const road::RoadCoord a = roads_.Project(from_m), b = roads_.Project(to_m);
+  return a.lane > 0 ? a.s_m - b.s_m : b.s_m - a.s_m;
+}
+
 void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns) {
   const config::EventDef& e = events_[p.event];
   const std::string source = "event:" + e.name;
@@ -478,6 +484,87 @@ void ScenarioSystem::RunActions(const Pending& p, int64_t sim_ns, int64_t now_ns
             for (size_t k = 0; k < points.size(); ++k)
               args += fmt::format("{}{:.9g},{:.9g}", k ? "," : "", points[k].first, points[k].second);
             args += "]";
+            break;
+          }
+          case ActionDef::Kind::kSynchronize: {
+            // Both distances along the road and the master's speed now: the target covers its distance in the
+            // time the master needs for its own at that speed.
+            const uint64_t master_id = config::EntityRefId(a.master);
+            protocol::EntityState own, master;
+            if (roads_.Roads().empty() || !StateAt(target, sim_ns, own) || !StateAt(master_id, sim_ns, master)) {
+              log_->warn("scenario: event {}: synchronize {} with {}: {} not in the world (or no road); skipped", e.name,
+                         a.target, a.master, roads_.Roads().empty() ? "no road," : "a vehicle is");
+              continue;
+            }
+            const double d_own = AlongRoad(own.kinematics.pose.position_m, Vec3(a.point[0], a.point[1], 0));
+            const double d_master = AlongRoad(master.kinematics.pose.position_m, Vec3(a.master_point[0], a.master_point[1], 0));
+            const double v0 = own.kinematics.velocity_mps.norm(), vm = master.kinematics.velocity_mps.norm();
+            std::optional<double> final_speed;
+            if (a.final_speed)
+              final_speed = a.relative_to.empty() ? a.speed_mps : std::max(0.0, a.factor ? vm * a.delta_mps : vm + a.delta_mps);
+            const double T = vm > 1e-3 && d_master > 0 ? d_master / vm : -1;
+            const auto points = T > 0 && d_own >= 0 ? config::SynchronizeProfile(d_own, T, v0, final_speed)
+                                                    : std::vector<std::pair<double, double>>{};
+            if (points.empty()) {
+              log_->warn("scenario: event {}: synchronize {} with {}: {} m to go for it, {} m at {:.2f} m/s for {}: no "
+                         "speed profile without reversing; skipped", e.name, a.target, a.master, Num(d_own), Num(d_master),
+                         vm, a.master);
+              continue;
+            }
+            running_s = std::max(running_s, T);
+            out.text = "speed_profile";
+            args = fmt::format("\"action\":\"synchronize\",\"master\":{},\"distance_m\":{},\"master_distance_m\":{},"
+                               "\"arrival_s\":{},\"points\":[",
+                               session_log::JsonQuote(a.master), Num(d_own), Num(d_master), Num(Seconds(sim_ns) + T));
+            for (size_t k = 0; k < points.size(); ++k)
+              args += fmt::format("{}{:.9g},{:.9g}", k ? "," : "", points[k].first, points[k].second);
+            args += "]";
+            break;
+          }
+          case ActionDef::Kind::kFollowPath: {
+            // The points across the road (s, t), and with times the speeds that pass them then.
+            protocol::EntityState own;
+            if (roads_.Roads().empty() || !StateAt(target, sim_ns, own)) {
+              log_->warn("scenario: event {}: follow_path of {}: not in the world (or no road); skipped", e.name, a.target);
+              continue;
+            }
+            const road::RoadCoord here = roads_.Project(own.kinematics.pose.position_m);
+            std::vector<double> s, t, times;
+            bool ordered = true;
+            for (size_t k = 0; k + 1 < a.path_xy.size(); k += 2) {
+              const road::RoadCoord c = roads_.Project(Vec3(a.path_xy[k], a.path_xy[k + 1], 0));
+              if (!s.empty() && !(c.s_m > s.back())) ordered = false;
+              s.push_back(c.s_m);
+              t.push_back(c.t_m);
+            }
+            if (!ordered || s.back() <= here.s_m) {
+              log_->warn("scenario: event {}: follow_path of {}: the points must lie ahead of it in its direction along "
+                         "the road, one after another; skipped", e.name, a.target);
+              continue;
+            }
+            out.text = "follow_path";
+            args = "\"action\":\"follow_path\",\"path\":[";
+            for (size_t k = 0; k < s.size(); ++k) args += fmt::format("{}{:.9g},{:.9g}", k ? "," : "", s[k], t[k]);
+            args += "]";
+            if (!a.times_s.empty()) {
+              std::vector<double> ds;
+              for (size_t k = 0; k < s.size(); ++k) {
+                times.push_back(a.absolute_times ? a.times_s[k] - Seconds(sim_ns) : a.times_s[k]);
+                ds.push_back(s[k] - here.s_m);
+              }
+              bool exact = true;
+              const auto points = config::TimedPathProfile(times, ds, own.kinematics.velocity_mps.norm(), &exact);
+              if (!exact)
+                log_->warn("scenario: event {}: follow_path of {}: its times ask it to go back; it waits instead", e.name, a.target);
+              args += ",\"points\":[";
+              for (size_t k = 0; k < points.size(); ++k)
+                args += fmt::format("{}{:.9g},{:.9g}", k ? "," : "", points[k].first, points[k].second);
+              args += "]";
+              running_s = std::max(running_s, times.back());
+            } else {
+              const double v = own.kinematics.velocity_mps.norm();
+              if (v > 1e-3) running_s = std::max(running_s, (s.back() - here.s_m) / v);
+            }
             break;
           }
           case ActionDef::Kind::kSpeedProfile: {

@@ -164,6 +164,77 @@ TEST_CASE("osc: a linear rate reaches the target at dv over a and a sinusoid is 
   CHECK(config::TransitionShape("cubic", 0.25) == doctest::Approx(0.15625));
 }
 
+TEST_CASE("osc: a synchronize profile covers its distance in its time and a timed path profile keeps every time") {
+  // Integrated independently at 1 ms (trapezoid of the piecewise linear speed).
+  auto speed_at = [](const std::vector<std::pair<double, double>>& p, double t) {
+    if (t <= p.front().first) return p.front().second;
+    for (size_t k = 1; k < p.size(); ++k)
+      if (t <= p[k].first) return p[k - 1].second + (t - p[k - 1].first) / (p[k].first - p[k - 1].first) * (p[k].second - p[k - 1].second);
+    return p.back().second;
+  };
+  auto distance = [&](const std::vector<std::pair<double, double>>& p, double until) {
+    double d = 0;
+    for (double t = 0; t < until - 1e-12; t += 1e-3) d += 0.5e-3 * (speed_at(p, t) + speed_at(p, t + 1e-3));
+    return d;
+  };
+  // 424.85 m in 18.99 s from 15 m/s, arriving at 20 m/s: the middle speed 2 d / T - (v0 + vf) / 2.
+  auto p = config::SynchronizeProfile(424.85, 18.99, 15, 20.0);
+  REQUIRE(p.size() == 4);
+  CHECK(p[1].second == doctest::Approx(2 * 424.85 / 18.99 - 17.5));
+  CHECK(distance(p, 18.99) == doctest::Approx(424.85).epsilon(1e-6));
+  CHECK(speed_at(p, 18.99) == doctest::Approx(20.0));
+  // Without a final speed: one ramp; impossible without reversing: empty.
+  p = config::SynchronizeProfile(100, 10, 5, std::nullopt);
+  CHECK(distance(p, 10) == doctest::Approx(100).epsilon(1e-6));
+  CHECK(config::SynchronizeProfile(10, 10, 20, std::nullopt).empty());
+  CHECK(config::SynchronizeProfile(10, 10, 20, 20.0).empty());
+  // A timed path: 30, 44, 38 and 80 m at 1.5, 3.5, 5.5, 9.5 s from 20 m/s: each distance exact at its time.
+  const std::vector<double> t = {1.5, 3.5, 5.5, 9.5}, s = {30, 74, 112, 192};
+  bool exact = false;
+  p = config::TimedPathProfile(t, s, 20, &exact);
+  CHECK(exact);
+  for (size_t k = 0; k < t.size(); ++k) CHECK(distance(p, t[k]) == doctest::Approx(s[k]).epsilon(1e-6));
+  CHECK(speed_at(p, 100) == doctest::Approx(80.0 / 4.0).epsilon(0.02));
+  // Times that ask it to go back: it waits (speed 0) and says so.
+  p = config::TimedPathProfile({1, 2}, {30, 20}, 20, &exact);
+  CHECK_FALSE(exact);
+  for (const auto& [time, v] : p) CHECK(v >= 0);
+}
+
+TEST_CASE("osc: synchronize and follow_path in a session file are checked with file and line") {
+  auto load = [](const std::string& actions) {
+    const std::string text = "[session]\nname = \"x\"\n[road]\nlanes = 2\n[[node]]\nname = \"a\"\nrole = \"traffic\"\n"
+                             "traffic_model = \"road\"\nvehicles = 1\n[[node]]\nname = \"b\"\nrole = \"traffic\"\n"
+                             "traffic_model = \"road\"\nvehicles = 1\n[[event]]\nname = \"e\"\nwhen = { sim_time = 1.0 }\n"
+                             "do = [ " + actions + " ]\n";
+    config::SessionDef s = config::LoadSessionText(text, "s.toml");
+    config::ValidateSession(s);
+    return s;
+  };
+  const auto ok = load(R"({ action = "synchronize", target = "a", master = "b", point = [100.0, -1.75], master_point = [90.0, -5.25], final_factor = 1.1 })");
+  const auto& a = ok.events[0].actions[0];
+  CHECK(a.kind == config::ActionDef::Kind::kSynchronize);
+  CHECK(a.relative_to == "b");
+  CHECK(a.factor);
+  CHECK(a.delta_mps == doctest::Approx(1.1));
+  CHECK_THROWS_WITH_AS(load(R"({ action = "synchronize", target = "a", master = "b", point = [100.0] , master_point = [1.0, 2.0] })"),
+                       doctest::Contains("s.toml:18: event[0].do[0].point: expected 2 numbers"), config::ConfigError);
+  CHECK_THROWS_WITH_AS(load(R"({ action = "synchronize", target = "a", master = "b", point = [1.0, 2.0] })"),
+                       doctest::Contains("master_point"), config::ConfigError);
+  CHECK_THROWS_WITH_AS(load(R"({ action = "synchronize", target = "a", master = "nobody", point = [1.0, 2.0], master_point = [1.0, 2.0] })"),
+                       doctest::Contains("nobody"), config::ConfigError);
+  CHECK_THROWS_WITH_AS(load(R"({ action = "synchronize", target = "a", master = "b", point = [1.0, 2.0], master_point = [1.0, 2.0], final_speed_mps = 3.0, final_factor = 1.0 })"),
+                       doctest::Contains("one of final_speed_mps"), config::ConfigError);
+  const auto path = load(R"({ action = "follow_path", target = "a", path = [10.0, -1.75, 20.0, -3.0], times_s = [1.0, 2.0] })");
+  CHECK(path.events[0].actions[0].path_xy.size() == 4);
+  CHECK_THROWS_WITH_AS(load(R"({ action = "follow_path", target = "a", path = [10.0, -1.75, 20.0] })"),
+                       doctest::Contains("expected pairs x, y"), config::ConfigError);
+  CHECK_THROWS_WITH_AS(load(R"({ action = "follow_path", target = "a", path = [10.0, -1.75, 20.0, -3.0], times_s = [1.0] })"),
+                       doctest::Contains("one time per point"), config::ConfigError);
+  CHECK_THROWS_WITH_AS(load(R"({ action = "follow_path", target = "a", path = [10.0, -1.75, 20.0, -3.0], times_s = [2.0, 1.0] })"),
+                       doctest::Contains("times must increase"), config::ConfigError);
+}
+
 TEST_CASE("osc: the cut-in fixture reads catalog vehicles and places relative to another entity") {
   const OscMapping m = LoadOpenScenarioFile(Fixture("cut_in.xosc"));
   REQUIRE(m.nodes.size() == 2);
@@ -283,6 +354,65 @@ TEST_CASE("osc: unsupported and malformed content fails with file and line") {
   left.replace(left.find("laneId=\"-1\""), 11, "laneId=\"2\"");
   CHECK_THROWS_WITH_AS(MapOpenScenario(left, "l.xosc", "."), doctest::Contains(std::string("l.xosc:" + std::to_string(LineOf(left, "<LanePosition")) + ": LanePosition is not supported: lane 2").c_str()),
                        config::ConfigError);
+}
+
+
+TEST_CASE("osc: synchronize and polyline trajectories map to actions, their unsupported variants refused by line") {
+  // The synchronize fixture: Other's action names Ego as master and both points as world points.
+  const OscMapping sync = LoadOpenScenarioFile(Fixture("synchronize.xosc"));
+  CHECK(sync.refused == 0);
+  const config::ActionDef* a = nullptr;
+  for (const auto& e : sync.events)
+    for (const auto& act : e.actions)
+      if (act.kind == config::ActionDef::Kind::kSynchronize) a = &act;
+  REQUIRE(a);
+  CHECK(a->target == "Other");
+  CHECK(a->master == "Ego");
+  REQUIRE(a->point.size() == 2);
+  CHECK(a->point[0] == doctest::Approx(450.0));
+  CHECK(a->point[1] == doctest::Approx(-5.25));  // LanePosition lane -2 on straight.xodr
+  CHECK(a->master_point[1] == doctest::Approx(-1.75));
+  CHECK(a->final_speed);
+  CHECK(a->relative_to == "Ego");
+  CHECK_FALSE(a->factor);
+  // The trajectory fixture: four world points with their relative times.
+  const OscMapping traj = LoadOpenScenarioFile(Fixture("trajectory.xosc"));
+  CHECK(traj.refused == 0);
+  const config::ActionDef* f = nullptr;
+  for (const auto& e : traj.events)
+    for (const auto& act : e.actions)
+      if (act.kind == config::ActionDef::Kind::kFollowPath) f = &act;
+  REQUIRE(f);
+  const std::vector<double> want = {100, -1.75, 144, -3.5, 182, -5.25, 262, -5.25};
+  REQUIRE(f->path_xy.size() == want.size());
+  for (size_t k = 0; k < want.size(); ++k) CHECK(f->path_xy[k] == doctest::Approx(want[k]).epsilon(1e-9));
+  CHECK(f->times_s == std::vector<double>{1.5, 3.5, 5.5, 9.5});
+  CHECK_FALSE(f->absolute_times);
+  // Refused, by name and line: a clothoid shape, a closed trajectory, a steady state before the target, a route.
+  const std::string traj_text = ReadText(Fixture("trajectory.xosc"));
+  auto refused = [&](std::string text, const std::string& from, const std::string& to, const std::string& what) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    const std::string dir = std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios";
+    const std::string needle = to.substr(0, to.find_first_of(" >"));
+    CHECK_THROWS_WITH_AS(MapOpenScenario(text, "r.xosc", dir),
+                         doctest::Contains(("r.xosc:" + std::to_string(LineOf(text, needle)) + ": " + what).c_str()),
+                         config::ConfigError);
+  };
+  std::string clothoid = traj_text;
+  clothoid.replace(clothoid.find("<Polyline>"), 10, "<Clothoid curvature=\"0\" curvatureDot=\"0\" length=\"10\"/><!--");
+  clothoid.replace(clothoid.find("</Polyline>"), 11, "-->");
+  refused(clothoid, "<Clothoid", "<Clothoid", "Clothoid is not supported: trajectory shapes: Polyline");
+  refused(traj_text, "closed=\"false\"", "closed=\"true\"", "Trajectory is not supported: a closed trajectory");
+  const std::string sync_text = ReadText(Fixture("synchronize.xosc"));
+  refused(sync_text, "<RelativeSpeedToMaster value=\"0\" speedTargetValueType=\"delta\"/>",
+          "<AbsoluteSpeed value=\"3\"><SteadyState><TargetTimeSteadyState value=\"2\"/></SteadyState></AbsoluteSpeed>",
+          "SteadyState is not supported");
+  std::string route = traj_text;
+  route.replace(route.find("<FollowTrajectoryAction>"), 24, "<AssignRouteAction/><!--");
+  route.replace(route.find("</FollowTrajectoryAction>"), 25, "-->");
+  refused(route, "<AssignRouteAction/>", "<AssignRouteAction/>", "AssignRouteAction is not supported: routing actions");
 }
 
 }  // namespace platoon::scenario

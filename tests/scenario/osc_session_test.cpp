@@ -250,4 +250,80 @@ desired_speed_mps = 25
   CHECK(close->detail.find("\"entity_name\":\"driver\"") != std::string::npos);
 }
 
+
+TEST_CASE("osc session: two vehicles synchronized to one point arrive within 10 ms of each other") {
+  // synchronize.xosc: Ego at 20 m/s reaches x = 450 m at t = 20 s; Other, synchronized at 1 s, reaches x = 450 m in
+  // lane -2 then, at Ego's speed. Run twice: the same firing and the same hash.
+  const OscRun a = RunOsc("synchronize.xosc", 22);
+  const OscRun b = RunOsc("synchronize.xosc", 22);
+  const auto* f = a.Fired("go");
+  REQUIRE(f);
+  REQUIRE(b.Fired("go"));
+  CHECK(f->sim_time_ns == b.Fired("go")->sim_time_ns);
+  CHECK(a.server_hash == b.server_hash);
+  CHECK(Seconds(f->sim_time_ns) == doctest::Approx(1.01).epsilon(1e-9));
+  // When each crosses x = 450 m, interpolated between 10 ms samples.
+  auto crossing = [](const std::vector<Sample>& track, double x, double* speed) {
+    for (size_t i = 1; i < track.size(); ++i)
+      if (track[i - 1].position_m.x() < x && track[i].position_m.x() >= x) {
+        const double u = (x - track[i - 1].position_m.x()) / (track[i].position_m.x() - track[i - 1].position_m.x());
+        *speed = track[i - 1].speed_mps + u * (track[i].speed_mps - track[i - 1].speed_mps);
+        return Seconds(track[i - 1].sim_ns) + u * Seconds(track[i].sim_ns - track[i - 1].sim_ns);
+      }
+    return -1.0;
+  };
+  double v_ego = 0, v_other = 0;
+  const double t_ego = crossing(a.tracks.at(VehicleId("Ego", 0)), 450.0, &v_ego);
+  const double t_other = crossing(a.tracks.at(VehicleId("Other", 0)), 450.0, &v_other);
+  REQUIRE(t_ego > 0);
+  REQUIRE(t_other > 0);
+  MESSAGE("Ego at x = 450 m at " << t_ego << " s, Other at " << t_other << " s (" << v_ego << " and " << v_other << " m/s)");
+  CHECK(t_ego == doctest::Approx(20.0).epsilon(1e-3));  // 50 + 20 t = 450
+  CHECK(std::abs(t_ego - t_other) < 0.010);
+  // Other arrives at the master's speed (RelativeSpeedToMaster delta 0), in lane -2, and its plan went faster in
+  // between (a middle speed of 2 d / T - (v0 + vf) / 2 = 27.24 m/s).
+  CHECK(v_other == doctest::Approx(v_ego).epsilon(0.01));
+  double top = 0;
+  for (const auto& s : a.tracks.at(VehicleId("Other", 0))) top = std::max(top, s.speed_mps);
+  CHECK(top == doctest::Approx(27.24).epsilon(0.01));
+  const road::Road road = road::SessionRoad(a.session.road);
+  CHECK(road.Project(a.tracks.at(VehicleId("Other", 0)).back().position_m).lane == -2);
+}
+
+TEST_CASE("osc session: a timed polyline trajectory passes each vertex at its time and ends on its lane") {
+  // trajectory.xosc: from 1.01 s the car passes (100, -1.75), (144, -3.5), (182, -5.25), (262, -5.25) 1.5, 3.5, 5.5
+  // and 9.5 s after the start of the action.
+  const OscRun a = RunOsc("trajectory.xosc", 12);
+  const auto* f = a.Fired("go");
+  REQUIRE(f);
+  const double t0 = Seconds(f->sim_time_ns);
+  const auto& car = a.tracks.at(VehicleId("Car", 0));
+  const double vx[] = {100, 144, 182, 262}, vy[] = {-1.75, -3.5, -5.25, -5.25}, vt[] = {1.5, 3.5, 5.5, 9.5};
+  int passed = 0;
+  for (int k = 0; k < 4; ++k)
+    for (const auto& s : car)
+      if (std::abs(Seconds(s.sim_ns) - (t0 + vt[k])) < 1e-6) {
+        MESSAGE("vertex " << k << ": at " << s.position_m.x() << ", " << s.position_m.y() << " (want " << vx[k] << ", "
+                          << vy[k] << ")");
+        CHECK(std::abs(s.position_m.x() - vx[k]) < 0.05);
+        CHECK(std::abs(s.position_m.y() - vy[k]) < 0.01);
+        ++passed;
+      }
+  CHECK(passed == 4);
+  // Between vertices it is on the straight segment joining them (linear in x on this straight road).
+  for (const auto& s : car) {
+    const double x = s.position_m.x();
+    if (x <= vx[0] || x >= vx[3]) continue;
+    int k = 0;
+    while (x > vx[k + 1]) ++k;
+    const double y = vy[k] + (x - vx[k]) / (vx[k + 1] - vx[k]) * (vy[k + 1] - vy[k]);
+    CHECK(std::abs(s.position_m.y() - y) < 1e-6);
+  }
+  // Afterwards it stays on lane -2's centre, at the last piece's speed (80 m over 4 s).
+  const road::Road road = road::SessionRoad(a.session.road);
+  CHECK(road.Project(car.back().position_m).lane == -2);
+  CHECK(std::abs(road.Project(car.back().position_m).t_m - road.LaneCenterOffset(-2)) < 1e-9);
+  CHECK(car.back().speed_mps == doctest::Approx(20.0).epsilon(0.02));
+}
+
 }  // namespace platoon::testing

@@ -227,6 +227,11 @@ double RoadTraffic::ShapeAt(Shape shape, double u) {
   return u * u * (3.0 - 2.0 * u);
 }
 
+bool RoadTraffic::OnPath(uint32_t index) const {
+  const auto it = lateral_.find(index);
+  return it != lateral_.end() && !it->second.path.empty();
+}
+
 double RoadTraffic::OffsetNow(const Lateral& l) const {
   if (l.offset_duration_s <= 0) return l.offset_to_m;
   const double u = (time_s_ - l.offset_start_s) / l.offset_duration_s;
@@ -247,6 +252,19 @@ bool RoadTraffic::ChangeLane(uint32_t index, int lane, double duration_s, Shape 
   l.offset_start_s = time_s_;
   l.offset_duration_s = l.change_duration_s;
   l.offset_shape = shape;
+  return true;
+}
+
+bool RoadTraffic::FollowPath(uint32_t index, std::vector<std::pair<double, double>> points) {
+  const TrafficCar* car = Find(index);
+  if (!car || points.empty() || car->s_m >= points.back().first) return false;
+  for (size_t k = 1; k < points.size(); ++k)
+    if (!(points[k].first > points[k - 1].first)) return false;
+  // From where it is now (a lane change under way included) to the first point ahead of it.
+  const double t_now = LateralOffsetM(*car);
+  while (!points.empty() && points.front().first <= car->s_m) points.erase(points.begin());
+  points.insert(points.begin(), {car->s_m, t_now});
+  lateral_[index].path = std::move(points);
   return true;
 }
 
@@ -760,6 +778,27 @@ void RoadTraffic::Step(double dt_s) {
     }
     c.cooldown_s = std::max(0.0, c.cooldown_s - dt_s);
     const auto lat = lateral_.find(c.index);
+    if (lat != lateral_.end() && !lat->second.path.empty() && c.s_m >= lat->second.path.back().first) {
+      // The path's end: its last offset, now in the lane it lies in (or the nearest driving lane).
+      Lateral& l = lat->second;
+      const double t_end = l.path.back().second;
+      int lane = road_.LaneAt(t_end);
+      if (std::find(lanes_.begin(), lanes_.end(), lane) == lanes_.end()) {
+        double best = std::numeric_limits<double>::infinity();
+        for (int k : lanes_)
+          if (std::abs(road_.LaneCenterOffset(k) - t_end) < best) {
+            best = std::abs(road_.LaneCenterOffset(k) - t_end);
+            lane = k;
+          }
+      }
+      c.lane = c.target_lane = lane;
+      c.lane_change_progress = 0;
+      l.change_duration_s = -1;
+      l.offset_from_m = l.offset_to_m = t_end - road_.LaneCenterOffset(lane);
+      l.offset_duration_s = 0;
+      l.path.clear();
+      index_dirty_ = true;
+    }
     if (c.target_lane != c.lane && lat != lateral_.end() && lat->second.change_duration_s >= 0) {
       // A commanded change: its progress from its own start and duration (ends exactly after it).
       const Lateral& l = lat->second;
@@ -784,13 +823,22 @@ void RoadTraffic::Step(double dt_s) {
   // Lane changes see the new positions.
   index_dirty_ = true;
   for (size_t i = 0; i < cars_.size(); ++i)
-    if (!commands_.count(cars_[i].index)) ConsiderLaneChange(i);
+    if (!commands_.count(cars_[i].index) && !OnPath(cars_[i].index)) ConsiderLaneChange(i);
 }
 
 double RoadTraffic::LateralOffsetM(const TrafficCar& c) const {
   const double from = road_.LaneCenterOffset(c.lane);
   // A commanded lateral motion: its shape and the offset from the lane centre (left positive).
   const auto lat = lateral_.find(c.index);
+  if (lat != lateral_.end() && !lat->second.path.empty()) {
+    // A path: linear in s between its points.
+    const auto& p = lat->second.path;
+    if (c.s_m <= p.front().first) return p.front().second;
+    for (size_t k = 1; k < p.size(); ++k)
+      if (c.s_m <= p[k].first)
+        return p[k - 1].second + (c.s_m - p[k - 1].first) / (p[k].first - p[k - 1].first) * (p[k].second - p[k - 1].second);
+    return p.back().second;
+  }
   const double offset = lat == lateral_.end() ? 0.0 : OffsetNow(lat->second);
   if (c.target_lane == c.lane) return from + offset;
   const double u = std::clamp(c.lane_change_progress, 0.0, 1.0);

@@ -828,7 +828,20 @@ const std::vector<KeyMeaning>& KeyMeanings() {
        "relative to the condition's entity."},
       {S, "event.do.path",
        "set_param: the parameter path, as `platoon ctl set` takes it (\"server.broadcast_hz\", "
-       "\"node.<name>.<key>\")."},
+       "\"node.<name>.<key>\"); follow_path: the world points x0, y0, x1, y1, ... (m) the vehicle drives through, "
+       "ahead of it along the road."},
+      {S, "event.do.times_s",
+       "follow_path: when the vehicle passes each point, in s since the firing (or sim time with absolute_times); its "
+       "speed is planned so it does.", "none: it keeps its speed"},
+      {S, "event.do.absolute_times", "follow_path: times_s are sim times rather than times since the firing."},
+      {S, "event.do.master", "synchronize: the vehicle whose arrival at master_point the target's arrival at point matches."},
+      {S, "event.do.point", "synchronize: [x, y], the world point (m) the target reaches when the master reaches master_point."},
+      {S, "event.do.master_point", "synchronize: [x, y], the master's world point (m)."},
+      {S, "event.do.final_speed_mps", "synchronize: the target's speed on arrival.", "none: free"},
+      {S, "event.do.final_delta_mps", "synchronize: the speed on arrival as the master's speed at the firing plus this.",
+       "none"},
+      {S, "event.do.final_factor", "synchronize: the speed on arrival as the master's speed at the firing times this.",
+       "none"},
       {S, "event.do.value",
        "set_param, scenario_param set: the new value (a number, a boolean or a string); scenario_param add/multiply: the "
        "operand; speed: the time, rate or distance of the change (dimension).", "required"},

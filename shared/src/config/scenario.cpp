@@ -19,7 +19,7 @@ const std::vector<std::string> kQuantities = {"speed", "region", "gap", "time_he
                                               "sign_passed_value"};
 const std::vector<std::string> kActions = {"set_param", "brake", "stop", "change_lane", "speed_profile", "resume",
                                            "spawn", "remove", "message", "mark", "speed", "lane_offset",
-                                           "scenario_param"};
+                                           "scenario_param", "synchronize", "follow_path"};
 const std::vector<std::string> kShapes = {"step", "linear", "sinusoidal", "cubic"};
 const std::vector<std::string> kEdges = {"none", "rising", "falling", "rising_or_falling"};
 
@@ -171,12 +171,13 @@ ActionDef ReadAction(const Table& t) {
   using K = ActionDef::Kind;
   const K kinds[] = {K::kSetParam, K::kBrake, K::kStop,   K::kChangeLane, K::kSpeedProfile, K::kResume,
                      K::kSpawn,    K::kRemove, K::kMessage, K::kMark,    K::kSpeed,  K::kLaneOffset,
-                     K::kScenarioParam};
+                     K::kScenarioParam, K::kSynchronize, K::kFollowPath};
   for (size_t i = 0; i < kActions.size(); ++i)
     if (kActions[i] == a.name) a.kind = kinds[i];
   const bool on_vehicle = a.kind == K::kBrake || a.kind == K::kStop || a.kind == K::kChangeLane ||
                           a.kind == K::kSpeedProfile || a.kind == K::kResume || a.kind == K::kRemove ||
-                          a.kind == K::kSpeed || a.kind == K::kLaneOffset;
+                          a.kind == K::kSpeed || a.kind == K::kLaneOffset || a.kind == K::kSynchronize ||
+                          a.kind == K::kFollowPath;
   if (on_vehicle) {
     a.target = t.RequireString("target");
     CheckEntityRef(t, "target", a.target, true);
@@ -273,6 +274,40 @@ ActionDef ReadAction(const Table& t) {
       }
       break;
     }
+    case K::kSynchronize:
+      a.master = t.RequireString("master");
+      CheckEntityRef(t, "master", a.master, false);
+      if (!t.Has("point") || !t.Has("master_point"))
+        t.Fail("action", "synchronize needs point = [x, y] (the target's) and master_point = [x, y] (the master's), in m");
+      a.point = t.GetDoubleArray("point", {}, 2, -1e7, 1e7);
+      a.master_point = t.GetDoubleArray("master_point", {}, 2, -1e7, 1e7);
+      // The arrival speed: absolute, or relative to the master's speed at the firing.
+      if ((t.Has("final_speed_mps") ? 1 : 0) + (t.Has("final_delta_mps") ? 1 : 0) + (t.Has("final_factor") ? 1 : 0) > 1)
+        t.Fail("action", "synchronize takes one of final_speed_mps, final_delta_mps and final_factor");
+      a.final_speed = t.Has("final_speed_mps") || t.Has("final_delta_mps") || t.Has("final_factor");
+      a.speed_mps = t.GetDouble("final_speed_mps", 0, 0, 150);
+      if (t.Has("final_delta_mps") || t.Has("final_factor")) {
+        a.relative_to = a.master;
+        a.factor = t.Has("final_factor");
+        a.delta_mps = a.factor ? t.GetDouble("final_factor", 1, 0, 100) : t.GetDouble("final_delta_mps", 0, -150, 150);
+      }
+      break;
+    case K::kFollowPath: {
+      if (!t.Has("path")) t.Fail("action", "follow_path needs path = [x0, y0, x1, y1, ...] (world points, m)");
+      a.path_xy = t.GetDoubleArray("path", {}, 0, -1e7, 1e7);
+      if (a.path_xy.size() < 4 || a.path_xy.size() % 2 != 0 || a.path_xy.size() / 2 > kMaxProfilePoints)
+        t.Fail("path", "expected pairs x, y (2 to " + std::to_string(kMaxProfilePoints) + " points), got " +
+                           std::to_string(a.path_xy.size()) + " numbers");
+      a.times_s = t.GetDoubleArray("times_s", {}, 0, 0, 1e6);
+      if (!a.times_s.empty() && a.times_s.size() != a.path_xy.size() / 2)
+        t.Fail("times_s", fmt::format("expected one time per point ({}), got {}", a.path_xy.size() / 2, a.times_s.size()));
+      for (size_t i = 1; i < a.times_s.size(); ++i)
+        if (!(a.times_s[i] > a.times_s[i - 1]))
+          t.Fail("times_s", fmt::format("times must increase, got {} after {}", a.times_s[i], a.times_s[i - 1]));
+      a.absolute_times = t.GetBool("absolute_times", false);
+      if (a.absolute_times && a.times_s.empty()) t.Fail("absolute_times", "is for times_s: give the points' times too");
+      break;
+    }
     case K::kSpawn:
       a.node = t.RequireString("node");
       a.s_m = t.GetDouble("s_m", 0, 0, 1e7);
@@ -361,6 +396,53 @@ std::vector<std::pair<double, double>> SpeedProfilePoints(const ActionDef& a, do
   }
   // Held afterwards: a point far in the future at the target.
   p.emplace_back(p.back().first + 1e6, target_speed_mps);
+  return p;
+}
+
+std::vector<std::pair<double, double>> TimedPathProfile(const std::vector<double>& t_s, const std::vector<double>& s_m,
+                                                        double from_speed_mps, bool* exact) {
+  std::vector<std::pair<double, double>> p;
+  if (exact) *exact = true;
+  double t0 = 0, s0 = 0, v_prev = from_speed_mps;
+  for (size_t k = 0; k < t_s.size() && k < s_m.size(); ++k) {
+    const double dt = t_s[k] - t0, d = s_m[k] - s0;
+    if (!(dt > 0)) continue;
+    // Ramp from v_prev over 2r, then hold v: r (v_prev + v) + v (dt - 2r) = d.
+    const double r = std::min(0.25, dt / 4);
+    double v = (d - r * v_prev) / (dt - r);
+    if (v < 0) {
+      v = 0;
+      if (exact) *exact = false;
+    }
+    p.emplace_back(t0, v_prev);
+    p.emplace_back(t0 + 2 * r, v);
+    v_prev = v;
+    t0 = t_s[k];
+    s0 = s_m[k];
+  }
+  p.emplace_back(t0, v_prev);
+  p.emplace_back(t0 + 1e6, v_prev);  // held afterwards
+  return p;
+}
+
+std::vector<std::pair<double, double>> SynchronizeProfile(double distance_m, double time_s, double from_speed_mps,
+                                                          std::optional<double> final_speed_mps) {
+  std::vector<std::pair<double, double>> p;
+  if (!(time_s > 0) || !(distance_m >= 0)) return p;
+  p.emplace_back(0.0, from_speed_mps);
+  if (final_speed_mps) {
+    // Two ramps of T/2: T/4 (v0 + 2 vm + vf) = d.
+    const double vm = 2 * distance_m / time_s - 0.5 * (from_speed_mps + *final_speed_mps);
+    if (vm < 0) return {};
+    p.emplace_back(0.5 * time_s, vm);
+    p.emplace_back(time_s, *final_speed_mps);
+  } else {
+    // One ramp: T (v0 + v1) / 2 = d.
+    const double v1 = 2 * distance_m / time_s - from_speed_mps;
+    if (v1 < 0) return {};
+    p.emplace_back(time_s, v1);
+  }
+  p.emplace_back(time_s + 1e6, p.back().second);
   return p;
 }
 
@@ -495,6 +577,7 @@ void ValidateEvents(const SessionDef& session) {
     for (const auto& a : e.actions) {
       check_vehicle(a.where, "target", a.target);
       if (!a.relative_to.empty() && a.relative_to != "self") check_vehicle(a.where, "relative_to", a.relative_to);
+      if (!a.master.empty()) check_vehicle(a.where, "master", a.master);
       // Vehicle commands are carried out by road traffic: a seat's car is driven by its driver.
       const std::string target_node = a.target.rfind("ahead:", 0) == 0 ? std::string() : node_of(a.target);
       if (const NodeDef* n = target_node.empty() ? nullptr : session.FindNode(target_node);

@@ -988,6 +988,65 @@ class Mapper {
       Refuse(*l, apath + "/" + l->name, "lateral actions: LaneChangeAction, LaneOffsetAction");
       return;
     }
+    if (a->name == "SynchronizeAction") {
+      // The target reaches its position when the master reaches its own: a speed profile the server computes
+      // at the firing from both distances along the road and the master's speed then.
+      act.kind = ActionDef::Kind::kSynchronize;
+      act.name = "synchronize";
+      const std::string master = Attr(*a, "masterEntityRef");
+      act.master = NodeOf(*a, master);
+      const Element* master_pos = Child(*a, "TargetPositionMaster");
+      const Element* own_pos = Child(*a, "TargetPosition");
+      if (!master_pos || !own_pos)
+        throw ConfigError(Where(*a) + ": SynchronizeAction: expected TargetPositionMaster and TargetPosition");
+      Cover(*master_pos, apath + "/TargetPositionMaster", Status::kMapped, "the master's point");
+      Cover(*own_pos, apath + "/TargetPosition", Status::kMapped, "the actor's point");
+      const Vec3 pm = WorldPoint(*master_pos, apath + "/TargetPositionMaster");
+      const Vec3 pt = WorldPoint(*own_pos, apath + "/TargetPosition");
+      act.master_point = {pm.x(), pm.y()};
+      act.point = {pt.x(), pt.y()};
+      std::string final_what = "its speed on arrival free";
+      if (const Element* fs = Child(*a, "FinalSpeed")) {
+        const Element* f = OneChild(*fs);
+        if (Child(*f, "SteadyState")) {
+          Refuse(*Child(*f, "SteadyState"), apath + "/FinalSpeed/" + f->name + "/SteadyState",
+                 "a steady state before the target (the speed changes all the way to it)");
+          return;
+        }
+        act.final_speed = true;
+        if (f->name == "AbsoluteSpeed") {
+          act.speed_mps = Num(*f, "value");
+          final_what = fmt::format("arriving at {} m/s", act.speed_mps);
+        } else if (f->name == "RelativeSpeedToMaster") {
+          act.relative_to = act.master;
+          act.factor = Choice(*f, "speedTargetValueType", {"delta", "factor"}) == "factor";
+          act.delta_mps = Num(*f, "value");
+          final_what = fmt::format("arriving at the master's speed {} {}", act.factor ? "times" : "plus", act.delta_mps);
+        } else {
+          Refuse(*f, apath + "/FinalSpeed/" + f->name, "final speeds: AbsoluteSpeed, RelativeSpeedToMaster");
+          return;
+        }
+        Cover(*fs, apath + "/FinalSpeed", Status::kMapped, final_what);
+        Cover(*f, apath + "/FinalSpeed/" + f->name, Status::kMapped, final_what);
+      }
+      if (a->Find("targetTolerance") || a->Find("targetToleranceMaster"))
+        Warn(*a, "SynchronizeAction tolerances: platoon aims at the points themselves");
+      Cover(*a, apath, Status::kMapped,
+            fmt::format("synchronize with {} at ({:.2f}, {:.2f}) / ({:.2f}, {:.2f}), {}", master, pt.x(), pt.y(), pm.x(),
+                        pm.y(), final_what));
+      out.push_back(act);
+      return;
+    }
+    if (a->name == "RoutingAction") {
+      const Element* r = OneChild(*a);
+      if (r->name != "FollowTrajectoryAction") {
+        Refuse(*r, apath + "/" + r->name, "routing actions: FollowTrajectoryAction (routes are not read)");
+        return;
+      }
+      Cover(*a, apath, Status::kMapped, "a trajectory");
+      FollowTrajectory(*r, apath + "/FollowTrajectoryAction", act, out);
+      return;
+    }
     if (a->name == "TeleportAction") {
       Refuse(*a, apath, "a TeleportAction during the run (only in Init)");
       return;
@@ -998,7 +1057,106 @@ class Mapper {
       MarkTree(*a, apath, Status::kIgnored);
       return;
     }
-    Refuse(*a, apath, "private actions: LongitudinalAction/SpeedAction, LateralAction (LaneChange, LaneOffset)");
+    Refuse(*a, apath, "private actions: LongitudinalAction/SpeedAction, LateralAction (LaneChange, LaneOffset), "
+                      "SynchronizeAction, RoutingAction/FollowTrajectoryAction");
+  }
+
+  // A FollowTrajectoryAction on a polyline: the vertices' world points across the road, and their times
+  // (TimeReference Timing) as times since the action starts.
+  void FollowTrajectory(const Element& f, const std::string& path, ActionDef act, std::vector<ActionDef>& out) {
+    act.kind = ActionDef::Kind::kFollowPath;
+    act.name = "follow_path";
+    if (Num(f, "initialDistanceOffset", 0.0) != 0) {
+      Refuse(f, path, "an initialDistanceOffset other than 0 (the trajectory starts at its first vertex)");
+      return;
+    }
+    const Element* traj = Child(f, "Trajectory");
+    std::string tpath = path + "/Trajectory";
+    if (const Element* ref = Child(f, "TrajectoryRef")) {
+      Cover(*ref, path + "/TrajectoryRef", Status::kMapped, "the trajectory inline");
+      traj = Child(*ref, "Trajectory");
+      tpath = path + "/TrajectoryRef/Trajectory";
+      if (!traj) {
+        Refuse(*OneChild(*ref), path + "/TrajectoryRef/" + OneChild(*ref)->name, "trajectories from catalogs (give it inline)");
+        return;
+      }
+    }
+    if (const Element* c = Child(f, "CatalogReference")) {
+      Refuse(*c, path + "/CatalogReference", "trajectories from catalogs (give it inline)");
+      return;
+    }
+    if (!traj) throw ConfigError(Where(f) + ": FollowTrajectoryAction: expected a Trajectory or TrajectoryRef, got none");
+    if (Bool(*traj, "closed", false)) {
+      Refuse(*traj, tpath, "a closed trajectory (it is driven once, from its first vertex to its last)");
+      return;
+    }
+    Attr(*traj, "name");
+    if (const Element* pd = Child(*traj, "ParameterDeclarations"))
+      if (!pd->children.empty()) {
+        Refuse(*pd, tpath + "/ParameterDeclarations", "trajectory parameters (use the scenario's)");
+        return;
+      }
+    const Element* shape = Child(*traj, "Shape");
+    if (!shape) throw ConfigError(Where(*traj) + ": Trajectory: expected a Shape, got none");
+    const Element* poly = OneChild(*shape);
+    if (poly->name != "Polyline") {
+      Refuse(*poly, tpath + "/Shape/" + poly->name, "trajectory shapes: Polyline");
+      return;
+    }
+    // Timing: vertex time * scale + offset, relative to the action's start or absolute sim time.
+    bool timed = false;
+    double scale = 1, offset = 0;
+    if (const Element* tr = Child(f, "TimeReference")) {
+      const Element* k = OneChild(*tr);
+      if (k->name == "Timing") {
+        timed = true;
+        act.absolute_times = Choice(*k, "domainAbsoluteRelative", {"absolute", "relative"}) == "absolute";
+        scale = Num(*k, "scale");
+        offset = Num(*k, "offset");
+        if (!(scale > 0)) throw ConfigError(Where(*k) + ": Timing.scale: expected > 0, got " + fmt::format("{}", scale));
+        Cover(*k, path + "/TimeReference/Timing", Status::kMapped,
+              fmt::format("vertex times ({}, scale {}, offset {} s)", act.absolute_times ? "sim time" : "since the start", scale, offset));
+      } else if (k->name == "None") {
+        Cover(*k, path + "/TimeReference/None", Status::kMapped, "no times: the actor keeps its speed");
+      } else {
+        throw ConfigError(Where(*k) + ": TimeReference: expected Timing or None, got " + k->name);
+      }
+      Cover(*tr, path + "/TimeReference", Status::kMapped, timed ? "timed vertices" : "untimed");
+    }
+    if (const Element* m = Child(f, "TrajectoryFollowingMode")) {
+      const std::string mode = Choice(*m, "followingMode", {"position", "follow"});
+      Cover(*m, path + "/TrajectoryFollowingMode", Status::kMapped,
+            mode == "position" ? "the position on the path" : "followed as a path (as position: road traffic has no steering controller)");
+      if (mode == "follow") Warn(*m, "followingMode follow: the actor is moved along the path as with position");
+    }
+    for (const Element* v : Children(*poly, "Vertex")) {
+      const Element* pos = Child(*v, "Position");
+      if (!pos) throw ConfigError(Where(*v) + ": Vertex: expected a Position, got none");
+      Cover(*pos, tpath + "/Shape/Polyline/Vertex/Position", Status::kMapped, "a point of the path");
+      const Vec3 w = WorldPoint(*pos, tpath + "/Shape/Polyline/Vertex/Position");
+      act.path_xy.push_back(w.x());
+      act.path_xy.push_back(w.y());
+      if (timed) {
+        if (!v->Find("time")) throw ConfigError(Where(*v) + ": Vertex: expected attribute time (the TimeReference is Timing)");
+        const double t = Num(*v, "time") * scale + offset;
+        if (!act.times_s.empty() && !(t > act.times_s.back()))
+          throw ConfigError(Where(*v) + fmt::format(": Vertex.time: expected a time after the last vertex's, got {} s", t));
+        act.times_s.push_back(t);
+      } else if (v->Find("time")) {
+        Num(*v, "time");
+      }
+      Cover(*v, tpath + "/Shape/Polyline/Vertex", Status::kMapped, timed ? fmt::format("at {} s", act.times_s.back()) : "untimed");
+    }
+    if (act.path_xy.size() < 4) throw ConfigError(Where(*poly) + ": Polyline: expected at least 2 vertices, got " + std::to_string(act.path_xy.size() / 2));
+    if (act.path_xy.size() / 2 > config::kMaxProfilePoints)
+      throw ConfigError(Where(*poly) + ": Polyline: at most " + std::to_string(config::kMaxProfilePoints) + " vertices");
+    if (!timed) act.times_s.clear();
+    Cover(*poly, tpath + "/Shape/Polyline", Status::kMapped, fmt::format("{} vertices", act.path_xy.size() / 2));
+    Cover(*shape, tpath + "/Shape", Status::kMapped, "a polyline");
+    Cover(*traj, tpath, Status::kMapped, "the path");
+    Cover(f, path, Status::kMapped,
+          fmt::format("follow_path through {} points{}", act.path_xy.size() / 2, timed ? ", timed" : ", at the actor's speed"));
+    out.push_back(act);
   }
 
   // --- conditions ---

@@ -100,6 +100,8 @@ class ScenarioSystem final : public WorldSystem {
   // The vehicle ahead of `id` in its lane at `sim_ns` (data::ComputeMetrics' leader), 0 when none.
   uint64_t LeaderOf(uint64_t id, int64_t sim_ns) const;
   uint32_t OwnerOf(uint64_t id, const std::string& ref) const;
+  // The distance along the road from `from_m` to `to_m` in the direction of travel of from's lane, in m.
+  double AlongRoad(const Vec3& from_m, const Vec3& to_m) const;
   uint32_t NodeIdByName(const std::string& name) const;
   // The readable name of entity `id` (EntityDisplayName over the session's and the joined nodes).
   std::string NameOf(uint64_t id) const;

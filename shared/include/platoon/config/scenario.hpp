@@ -118,6 +118,14 @@ struct ActionDef {
     kSpeed,         ///< A traffic vehicle changes speed to a target with a shape (step, linear, sinusoidal, cubic).
     kLaneOffset,    ///< A traffic vehicle moves to offset_m from its lane centre with a shape over duration_s.
     kScenarioParam, ///< Sets (op "set"), adds to ("add") or multiplies ("multiply") a scenario parameter.
+    /// A traffic vehicle reaches `point` when `master` reaches `master_point` (at `speed_mps` when final_speed):
+    /// the server turns it into a speed profile at the firing, from both vehicles' distances along the road and
+    /// the master's speed then (an OpenSCENARIO SynchronizeAction).
+    kSynchronize,
+    /// A traffic vehicle drives through the world points `path` (x0, y0, x1, y1, ...) as offsets across the
+    /// road; with `times_s`, it passes point k at times_s[k] after the firing (an OpenSCENARIO
+    /// FollowTrajectoryAction on a polyline).
+    kFollowPath,
   };
   Kind kind = Kind::kMark;
   std::string name;               ///< Config name ("brake").
@@ -147,6 +155,13 @@ struct ActionDef {
   bool factor = false;            ///< kSpeed relative: delta_mps is a factor.
   double offset_m = 0;            ///< kLaneOffset: target offset from the lane centre, left positive, in m; kChangeLane: in the target lane.
   std::string op = "set";         ///< kScenarioParam: "set", "add" or "multiply".
+  std::string master;             ///< kSynchronize: the vehicle the target keeps pace with.
+  std::vector<double> point;      ///< kSynchronize: the target's point (x, y), in m.
+  std::vector<double> master_point;  ///< kSynchronize: the master's point (x, y), in m.
+  bool final_speed = false;       ///< kSynchronize: speed_mps is the target's speed on arrival.
+  std::vector<double> path_xy;    ///< kFollowPath: world points x0, y0, x1, y1, ... in m.
+  std::vector<double> times_s;    ///< kFollowPath: the time of each point since the firing, in s (empty: none).
+  bool absolute_times = false;    ///< kFollowPath: times_s are sim times, not times since the firing.
   std::string where;              ///< "file:line: event[i].do[j]", for later messages.
 };
 
@@ -179,6 +194,19 @@ double ActionDuration(const ActionDef& a, double from_speed_mps, double target_s
 /// point far in the future so the target is held. Linear with rate a reaches the target at |dv| / a.
 std::vector<std::pair<double, double>> SpeedProfilePoints(const ActionDef& a, double from_speed_mps,
                                                           double target_speed_mps);
+
+/// The speed profile that takes a vehicle at `from_speed_mps` through the distances `s_m[k]` (along the road
+/// from where it is at time 0) at the times `t_s[k]` (s, increasing, > 0): within each piece the speed ramps
+/// linearly from the last piece's over min(0.5 s, a half of the piece), then holds, with the piece's speed chosen
+/// so the distance is exact at every time. Speeds that would be negative are 0 (then `*exact` is false).
+std::vector<std::pair<double, double>> TimedPathProfile(const std::vector<double>& t_s, const std::vector<double>& s_m,
+                                                        double from_speed_mps, bool* exact = nullptr);
+
+/// The speed profile that makes a vehicle at `from_speed_mps` cover `distance_m` in `time_s` (ending at
+/// `final_speed_mps` when given: a linear ramp to a middle speed over the first half, back over the second; else one
+/// linear ramp over the whole time), then hold its last speed. Empty when it would need a negative speed.
+std::vector<std::pair<double, double>> SynchronizeProfile(double distance_m, double time_s, double from_speed_mps,
+                                                          std::optional<double> final_speed_mps);
 
 /// The fraction 0..1 of a transition of `shape` ("step", "linear", "sinusoidal", "cubic") at progress u in [0, 1].
 double TransitionShape(const std::string& shape, double u);

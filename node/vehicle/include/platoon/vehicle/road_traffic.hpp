@@ -190,6 +190,11 @@ class RoadTraffic {
   bool ChangeLane(uint32_t index, int lane, double duration_s, Shape shape, double offset_m);
   /// Vehicle `index` moves to `offset_m` (left positive) from its lane's centre over `duration_s` along `shape`.
   bool SetLaneOffset(uint32_t index, double offset_m, double duration_s, Shape shape);
+  /// Vehicle `index` drives through the points (s, t) of the road (s increasing, t left positive from the
+  /// reference line), linear between them in s, from where it is now; past the last point it keeps that point's
+  /// offset in the lane the point lies in (an OpenSCENARIO polyline trajectory). Its speed is left as it is
+  /// (FollowProfile times it). False when the points are not ahead of it in increasing s.
+  bool FollowPath(uint32_t index, std::vector<std::pair<double, double>> points);
   /// Adds a vehicle at (s_m, lane) with `speed_mps` (also its desired speed; 0: the traffic's). Returns
   /// its index, or nullopt when the lane is no driving lane or the traffic has kMaxVehicles.
   std::optional<uint32_t> Spawn(double s_m, int lane, double speed_mps);
@@ -293,9 +298,11 @@ class RoadTraffic {
     Shape change_shape = Shape::kCubic;
     double offset_from_m = 0, offset_to_m = 0, offset_start_s = 0, offset_duration_s = 0;
     Shape offset_shape = Shape::kCubic;
+    std::vector<std::pair<double, double>> path;  // (s, t) points it follows now (FollowPath); empty: none
   };
   std::map<uint32_t, Lateral> lateral_;  // by vehicle index
   double OffsetNow(const Lateral& l) const;
+  bool OnPath(uint32_t index) const;
   static double ShapeAt(Shape shape, double u);
   double CommandedAccel(TrafficCar& car, double idm_accel, double dt_s);
   double speed_limit_mps_ = 0;
