@@ -51,14 +51,18 @@ double PolyArcLengthBetween(const std::array<double, 4>& p, double u0, double u1
   return 0.5 * h * sum;
 }
 
-// Edge of a projection grid cell, in m. A query within a carriageway (|t| up to ~10 m) needs every sample
-// within its nearest sample distance + 2 sample steps (~12 m, see Road::Project); a 20 m cell covers that
-// with the 3 x 3 cells around the query, while a road crossing a cell leaves only ~30 samples (1 m apart)
-// in it to try. Smaller cells need more rings, larger ones more samples per cell.
-constexpr double kGridCellM = 20.0;
-// Rings of cells searched around a query before it falls back to trying every sample: 8 rings of 20 m
+// Edge of a projection grid cell, in m: a road's own grid (Road::Project) and the network's (RoadNetwork::Project,
+// over every road's samples at once). A query needs every sample within its nearest sample distance + 2 to 2.5
+// sample steps (1 m at most); small cells visit fewer samples, large ones fewer cells and less memory. Measured
+// with road_index_bench and opendrive_import_bench (docs/BENCHMARKS.md); the network's cells grow where the map's
+// box would need more than kNetworkCellsPerSample cells per sample.
+constexpr double kRoadGridCellM = 4.0;
+constexpr double kNetworkGridCellM = 4.0;
+constexpr double kNetworkCellsPerSample = 4.0;
+constexpr double kGridCellM = kNetworkGridCellM;
+// Rings of cells searched around a query before it falls back to trying every sample: 40 rings of 4 m
 // reach at least 160 m, beyond which a road's nearest sample is far and brute force is rare.
-constexpr int kGridMaxRings = 8;
+constexpr int kGridMaxRings = 40;
 // Slack on the ring distance bound, in m: covers the rounding of cell coordinates and of the distances
 // (both ~1e-12 m at 1e5 m from the origin), so a bound never cuts off a sample it should keep.
 constexpr double kGridSlackM = 1e-6;
@@ -73,11 +77,13 @@ struct GridLayout {
 
 // A layout over the box [x_lo, x_hi] x [y_lo, y_hi]; cells grow past kGridCellM only where the box would
 // need more than ~4 cells per point (a long diagonal road), which bounds the grid's memory to O(points).
-GridLayout MakeGridLayout(double x_lo, double x_hi, double y_lo, double y_hi, size_t points) {
+GridLayout MakeGridLayout(double x_lo, double x_hi, double y_lo, double y_hi, size_t points, double cell_m,
+                          double cells_per_point = 4.0) {
   GridLayout g;
+  g.cell_m = cell_m;
   g.x0_m = x_lo;
   g.y0_m = y_lo;
-  const double max_cells = 4.0 * static_cast<double>(points) + 64.0;
+  const double max_cells = cells_per_point * static_cast<double>(points) + 64.0;
   for (;;) {
     const double nx = std::floor((x_hi - x_lo) / g.cell_m) + 1, ny = std::floor((y_hi - y_lo) / g.cell_m) + 1;
     if (nx * ny <= max_cells) {
@@ -427,6 +433,9 @@ Road::Road(RoadDef def) : def_(std::move(def)) {
     sample_s_m_.push_back(s);
     sample_x_m_.push_back(p.position_m.x());
     sample_y_m_.push_back(p.position_m.y());
+    sample_cos_.push_back(std::cos(p.heading_rad));
+    sample_sin_.push_back(std::sin(p.heading_rad));
+    sample_k_.push_back(p.curvature_1pm);
   }
   BuildGrid();
 }
@@ -434,7 +443,7 @@ Road::Road(RoadDef def) : def_(std::move(def)) {
 void Road::BuildGrid() {
   const auto [x_lo, x_hi] = std::minmax_element(sample_x_m_.begin(), sample_x_m_.end());
   const auto [y_lo, y_hi] = std::minmax_element(sample_y_m_.begin(), sample_y_m_.end());
-  const GridLayout g = MakeGridLayout(*x_lo, *x_hi, *y_lo, *y_hi, sample_x_m_.size());
+  const GridLayout g = MakeGridLayout(*x_lo, *x_hi, *y_lo, *y_hi, sample_x_m_.size(), kRoadGridCellM);
   grid_x0_m_ = g.x0_m;
   grid_y0_m_ = g.y0_m;
   grid_cell_m_ = g.cell_m;
@@ -452,6 +461,20 @@ void Road::BuildGrid() {
 }
 
 RoadPoint Road::Integrate(const Checkpoint& c, double s_m) const {
+  if (c.curvature_rate_1pm2 == 0.0) {
+    // A line or an arc: closed form. The chord from the checkpoint has the mean heading and length
+    // du sinc(k du / 2) (sinc by its series where k du is tiny, so a slight arc loses no digits).
+    const double du = s_m - c.s_m, k = c.curvature_1pm;
+    const double half = 0.5 * k * du;
+    const double sinc = std::abs(half) < 1e-4 ? 1.0 - half * half / 6.0 : std::sin(half) / half;
+    const double mean = c.heading_rad + half;
+    RoadPoint r;
+    r.s_m = s_m;
+    r.position_m = Vec3(c.x_m + du * sinc * std::cos(mean), c.y_m + du * sinc * std::sin(mean), Height(s_m));
+    r.heading_rad = c.heading_rad + k * du;
+    r.curvature_1pm = k;
+    return r;
+  }
   // x(u) = x_c + int_0^u cos(theta(v)) dv, theta(v) = theta_c + k_c v + k' v^2 / 2 (eq. 2-3),
   // split into panels of bounded heading change, each with 10-point Gauss-Legendre.
   const double du = s_m - c.s_m;
@@ -716,8 +739,53 @@ double Road::SampleDistance2(size_t i, double x_m, double y_m) const {
   return dx * dx + dy * dy;
 }
 
+namespace {
+// The last point RefineMinimum evaluated, so Finish need not evaluate the same s again (one per thread).
+struct RefinedPoint {
+  const Road* road = nullptr;
+  double s_m = 0;
+  RoadPoint point;
+};
+thread_local RefinedPoint g_refined;
+}  // namespace
+
 double Road::RefineMinimum(size_t i, size_t i0, size_t n, double x, double y, double* f2_out) const {
   double a = sample_s_m_[i == i0 ? i0 : i - 1], b = sample_s_m_[i + 1 == n ? n - 1 : i + 1];
+  // Newton on (p - c(s)) . T(s) = 0 (derivative -(1 - k t), eq. 8) within the bracket: its first step from the
+  // sample's stored frame, then on the exact line until the step is below 1e-10 m (a few steps: quadratic
+  // convergence from within a sample step). Near a centre of curvature (1 - k t < 0.1) or without convergence:
+  // the bracketing search below.
+  {
+    double s = sample_s_m_[i];
+    double dx = x - sample_x_m_[i], dy = y - sample_y_m_[i];
+    double along = dx * sample_cos_[i] + dy * sample_sin_[i], lateral = -dx * sample_sin_[i] + dy * sample_cos_[i];
+    double denom = 1.0 - sample_k_[i] * lateral;
+    bool converged = false;
+    for (int it = 0; it < 8 && denom >= 0.1; ++it) {
+      // The first step projects onto the sample's osculating circle (exact on lines and arcs), the later ones are
+      // Newton's.
+      const double k = sample_k_[i];
+      const double step = it == 0 && std::abs(k) > 1e-12 ? std::atan2(k * along, denom) / k : along / denom;
+      const double s_new = std::clamp(s + step, a, b);
+      if (std::abs(s_new - s) <= 1e-10) {
+        converged = true;
+        break;
+      }
+      s = s_new;
+      const RoadPoint rp = Evaluate(s);
+      g_refined = RefinedPoint{this, s, rp};
+      const double ch = std::cos(rp.heading_rad), sh = std::sin(rp.heading_rad);
+      dx = x - rp.position_m.x();
+      dy = y - rp.position_m.y();
+      along = dx * ch + dy * sh;
+      lateral = -dx * sh + dy * ch;
+      denom = 1.0 - rp.curvature_1pm * lateral;
+    }
+    if (converged) {
+      *f2_out = dx * dx + dy * dy;
+      return s;
+    }
+  }
   // Golden-section search of the squared distance within the bracket.
   const double g = (std::sqrt(5.0) - 1.0) / 2.0;
   double c = b - g * (b - a), d = a + g * (b - a);
@@ -749,7 +817,7 @@ double Road::RefineMinimum(size_t i, size_t i0, size_t n, double x, double y, do
 }
 
 RoadCoord Road::Finish(double s_m, double d2, double x, double y) const {
-  const RoadPoint rp = Evaluate(s_m);
+  const RoadPoint rp = g_refined.road == this && g_refined.s_m == s_m ? g_refined.point : Evaluate(s_m);
   RoadCoord r;
   r.road_id = def_.id;
   r.s_m = s_m;
@@ -875,7 +943,7 @@ RoadNetwork::RoadNetwork(std::vector<RoadDef> defs) {
     samples += r.sample_x_m_.size();
     max_half_step_m_ = std::max(max_half_step_m_, 0.5 * r.sample_step_m_);
   }
-  const GridLayout g = MakeGridLayout(x_lo, x_hi, y_lo, y_hi, samples);
+  const GridLayout g = MakeGridLayout(x_lo, x_hi, y_lo, y_hi, samples, kNetworkGridCellM, kNetworkCellsPerSample);
   grid_x0_m_ = g.x0_m;
   grid_y0_m_ = g.y0_m;
   grid_cell_m_ = g.cell_m;
@@ -895,6 +963,25 @@ RoadNetwork::RoadNetwork(std::vector<RoadDef> defs) {
   }
   BuildCellLists(std::move(pairs), static_cast<size_t>(grid_nx_) * static_cast<size_t>(grid_ny_), &grid_start_,
                  &grid_roads_);
+  // The sample grid, in the same cells.
+  std::vector<std::pair<uint32_t, GridSample>> cells;
+  for (size_t ri = 0; ri < roads_.size(); ++ri) {
+    const Road& r = roads_[ri];
+    for (size_t i = 0; i < r.sample_x_m_.size(); ++i) {
+      const int cx = CellOf(r.sample_x_m_[i], grid_x0_m_, grid_cell_m_, grid_nx_);
+      const int cy = CellOf(r.sample_y_m_[i], grid_y0_m_, grid_cell_m_, grid_ny_);
+      cells.emplace_back(static_cast<uint32_t>(cy * grid_nx_ + cx),
+                         GridSample{r.sample_x_m_[i], r.sample_y_m_[i], static_cast<uint32_t>(ri), static_cast<uint32_t>(i)});
+    }
+  }
+  std::stable_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const size_t ncells = static_cast<size_t>(grid_nx_) * static_cast<size_t>(grid_ny_);
+  sample_grid_start_.assign(ncells + 1, 0);
+  for (const auto& c : cells) ++sample_grid_start_[c.first + 1];
+  for (size_t j = 0; j < ncells; ++j) sample_grid_start_[j + 1] += sample_grid_start_[j];
+  sample_grid_.clear();
+  sample_grid_.reserve(cells.size());
+  for (const auto& c : cells) sample_grid_.push_back(c.second);
 }
 
 const Road* RoadNetwork::Find(int id) const {
@@ -917,6 +1004,110 @@ RoadCoord RoadNetwork::ProjectBruteForce(const Vec3& p_m) const {
 }
 
 RoadCoord RoadNetwork::Project(const Vec3& p_m) const {
+  // One search over every road's samples at once, giving what asking each road (Road::Project) and keeping
+  // the nearest gives, to the bit, without asking roads that cannot win:
+  // 1. Rings of cells around the query until the disc they cover holds every sample within
+  //    (nearest sample distance) + 2.5 largest sample steps.
+  // 2. Per road found, a lower bound of its distance: its nearest sample's distance - half its sample step (its
+  //    line is within half a step of a sample). Roads in the order of that bound, until it exceeds the best
+  //    distance found: each one's sampled local minima within its own reach (its nearest sample distance + 2
+  //    steps, inside the disc, else the per-road search below) refined in ascending order, as Road::Project does.
+  // 3. Equal distances: the road defined first, as in the brute force.
+  const double x = p_m.x(), y = p_m.y();
+  if (roads_.empty()) return {};
+  const GridLayout g{grid_x0_m_, grid_y0_m_, grid_cell_m_, grid_nx_, grid_ny_};
+  GridQuery q;
+  if (!(std::abs(x) < kGridMaxCoordM && std::abs(y) < kGridMaxCoordM) || !LocateInGrid(g, x, y, &q))
+    return ProjectByRoads(p_m);
+  struct Found {
+    uint32_t road, sample;  // road index, sample index within the road
+    double d2;
+  };
+  thread_local std::vector<Found> found;
+  found.clear();
+  double best_sample = 1e300, bound = 0, keep2 = 1e300;
+  const double max_step = 2.0 * max_half_step_m_;
+  bool enough = false;
+  for (int k = 0; k <= kGridMaxRings && !enough; ++k) {
+    ForEachRingCell(g, q, k, [&](size_t cell) {
+      for (uint32_t j = sample_grid_start_[cell]; j < sample_grid_start_[cell + 1]; ++j) {
+        const GridSample& gs = sample_grid_[j];
+        const double dx = x - gs.x_m, dy = y - gs.y_m;
+        const double d2 = dx * dx + dy * dy;
+        if (d2 < best_sample) {
+          best_sample = d2;
+          keep2 = (std::sqrt(d2) + 2.5 * max_step) * (std::sqrt(d2) + 2.5 * max_step);
+        }
+        if (d2 <= keep2) found.push_back(Found{gs.road, gs.sample, d2});  // the rest can never matter (below)
+      }
+    });
+    bound = k * grid_cell_m_ + q.edge_m - kGridSlackM;
+    enough = !found.empty() && std::sqrt(best_sample) + 2.5 * max_step < bound;
+  }
+  if (!enough) return ProjectByRoads(p_m);
+  // Only samples within (nearest) + 2.5 steps matter: a road that can win is within half its step of the best
+  // distance (<= the nearest sample's), and refines samples within 2 steps of its own nearest.
+  const double keep = std::sqrt(best_sample) + 2.5 * max_step;
+  found.erase(std::remove_if(found.begin(), found.end(), [&](const Found& f) { return f.d2 > keep * keep; }), found.end());
+  // Per road found: its nearest sample, and a lower bound of its distance.
+  struct Candidate {
+    double lower;       // lower bound of the road's distance
+    uint32_t road;
+    double best_d2;     // its nearest sample
+  };
+  thread_local std::vector<Candidate> candidates;
+  candidates.clear();
+  for (const Found& f : found) {
+    auto it = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return c.road == f.road; });
+    if (it == candidates.end()) candidates.push_back(Candidate{0, f.road, f.d2});
+    else it->best_d2 = std::min(it->best_d2, f.d2);
+  }
+  for (Candidate& c : candidates) c.lower = std::sqrt(c.best_d2) - 0.5 * roads_[c.road].sample_step_m_ - kGridSlackM;
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.lower != b.lower ? a.lower < b.lower : a.road < b.road;
+  });
+  thread_local std::vector<uint32_t> minima;
+  double best_d = 1e300, best_d2 = 0, best_s = 0;
+  size_t best_road = roads_.size();
+  for (const Candidate& c : candidates) {
+    if (best_road < roads_.size() && c.lower > best_d) break;
+    const Road& r = roads_[c.road];
+    const double reach = std::sqrt(c.best_d2) + 2.0 * r.sample_step_m_;
+    if (!(reach < bound)) return ProjectByRoads(p_m);  // its reach is not all inside the searched disc
+    const size_t n = r.sample_s_m_.size();
+    // Its sampled local minima within its reach, refined in ascending order as Road::Project does.
+    minima.clear();
+    for (const Found& f : found) {
+      if (f.road != c.road || f.d2 > reach * reach) continue;
+      const uint32_t i = f.sample;
+      const bool local_min = (i == 0 || f.d2 <= r.SampleDistance2(i - 1, x, y)) &&
+                             (i + 1 == n || f.d2 <= r.SampleDistance2(i + 1, x, y));
+      if (local_min) minima.push_back(i);
+    }
+    std::sort(minima.begin(), minima.end());
+    double road_s = 0, road_d2 = 1e300;
+    for (const uint32_t i : minima) {
+      double f2 = 0.0;
+      const double s = r.RefineMinimum(i, 0, n, x, y, &f2);
+      if (f2 < road_d2) {
+        road_d2 = f2;
+        road_s = s;
+      }
+    }
+    if (road_d2 > 1e299) continue;
+    const double d = std::sqrt(road_d2);
+    if (d < best_d || (d == best_d && c.road < best_road)) {
+      best_d = d;
+      best_d2 = road_d2;
+      best_s = road_s;
+      best_road = c.road;
+    }
+  }
+  if (best_road == roads_.size()) return ProjectByRoads(p_m);
+  return roads_[best_road].Finish(best_s, best_d2, x, y);
+}
+
+RoadCoord RoadNetwork::ProjectByRoads(const Vec3& p_m) const {
   // The roads are asked in rings of cells around the query, nearest first. A road with no sample in
   // the searched block has every sample at least `bound` away, and its line (within half a sample step
   // of a sample: a chord is never longer than its arc) at least bound - max_half_step_m_: once that

@@ -231,6 +231,7 @@ class Road {
   std::vector<CurveFrame> frames_;
   std::vector<double> sample_s_m_;       // coarse samples for projection
   std::vector<double> sample_x_m_, sample_y_m_;
+  std::vector<double> sample_cos_, sample_sin_, sample_k_;  // heading and curvature at each sample (Newton's start)
   double sample_step_m_ = 1.0;
   // Uniform grid over the samples: cell (cx, cy) covers x in [grid_x0_m_ + cx * grid_cell_m_, + grid_cell_m_),
   // the same in y; the samples of cell j = cy * grid_nx_ + cx are grid_samples_[grid_start_[j] .. grid_start_[j + 1]).
@@ -279,6 +280,17 @@ class RoadNetwork {
   std::vector<uint32_t> grid_start_;
   std::vector<uint32_t> grid_roads_;
   double max_half_step_m_ = 0.0;  // largest half sample step of any road: how far its line can be from a sample
+  // The same cells over every road's samples: those in cell j are sample_grid_[sample_grid_start_[j] ..
+  // sample_grid_start_[j + 1]), by road and sample index.
+  // (x, y) copies in cell order, so a query reads each cell's samples from one run of memory.
+  struct GridSample {
+    double x_m, y_m;
+    uint32_t road, sample;  // road index, sample index within it
+  };
+  std::vector<uint32_t> sample_grid_start_;
+  std::vector<GridSample> sample_grid_;
+  // Project(p_m) asking each road found in the road grid (the way for points beyond the sample search).
+  RoadCoord ProjectByRoads(const Vec3& p_m) const;
 };
 
 }  // namespace platoon::road
