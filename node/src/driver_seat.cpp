@@ -101,11 +101,18 @@ Pose DriverStartPose(const config::SessionDef& session, const config::NodeDef& n
   if (node.start_s_m > road.Length())
     throw config::ConfigError(where + ": start_s_m " + fmt::format("{:.1f}", node.start_s_m) +
                               " m is beyond the end of the road (" + fmt::format("{:.1f}", road.Length()) + " m)");
-  const int lanes = node.start_lane > 0 ? road.LanesLeft() : road.LanesRight();
+  // The lanes where the seat starts (an OpenDRIVE road's lanes vary along s).
+  const int right = road.LanesRightAt(node.start_s_m), left = road.LanesLeftAt(node.start_s_m);
+  const int lanes = node.start_lane > 0 ? left : right;
   if (std::abs(node.start_lane) > lanes)
-    throw config::ConfigError(where + ": start_lane " + std::to_string(node.start_lane) + " is not on the road (it has " +
-                              std::to_string(road.LanesRight()) + " lanes right (-1..-" + std::to_string(road.LanesRight()) +
-                              ") and " + std::to_string(road.LanesLeft()) + " left of its reference line)");
+    throw config::ConfigError(where + ": start_lane " + std::to_string(node.start_lane) + " is not on the road at s = " +
+                              fmt::format("{:.1f}", node.start_s_m) + " m (it has " + std::to_string(right) +
+                              " lanes right (-1..-" + std::to_string(right) + ") and " + std::to_string(left) +
+                              " left of its reference line there)");
+  if (!road.IsDrivingLane(node.start_s_m, node.start_lane))
+    throw config::ConfigError(where + ": start_lane " + std::to_string(node.start_lane) + " is not a driving lane at s = " +
+                              fmt::format("{:.1f}", node.start_s_m) + " m (its type: " +
+                              road::LaneTypeName(road.LaneTypeAt(node.start_s_m, node.start_lane)) + ")");
   // Right lanes (negative) run along s, left lanes against it.
   const double heading = road.Heading(node.start_s_m) + (node.start_lane > 0 ? M_PI : 0.0);
   return Pose{road.LaneCenter(node.start_s_m, node.start_lane), Quat(Eigen::AngleAxisd(heading, Vec3::UnitZ()))};

@@ -1,3 +1,4 @@
+#include "platoon/road/opendrive.hpp"
 #include "platoon/road/road_generator.hpp"
 #include "platoon/vehicle/road_traffic.hpp"
 
@@ -186,4 +187,35 @@ TEST_CASE("road traffic: a lead car keeps its gap ahead of a participant who spe
   traffic.SetExternal({ExternalCar{-2, s, v, 42}});
   traffic.Step(dt);
   CHECK(traffic.Cars()[0].speed_mps == doctest::Approx(v_before - 6.0 * dt).epsilon(1e-6));  // the command wins
+}
+
+TEST_CASE("road traffic: on an OpenDRIVE road cars keep to the driving lanes and to their centres as laneOffset and widths change") {
+  // lane_profile.xodr: a laneOffset cubic, lane -1's width growing from s = 40 m, lane -2 a shoulder in the first
+  // section and a lane opening from width 0 in the second: only lane -1 is driving all along.
+  const road::Road road = road::LoadOpenDriveFile(std::string(PLATOON_SOURCE_DIR) + "/tests/data/opendrive/lane_profile.xodr").Roads().front();
+  RoadTrafficDef def = DefaultRoadTrafficDef();
+  def.vehicles = 4;
+  def.idm.desired_speed_mps = 12;
+  RoadTraffic traffic(road, def);
+  REQUIRE(traffic.Lanes() == std::vector<int>{-1});
+  double worst = 0, t_min = 1e9, t_max = -1e9;
+  for (int step = 0; step < 600; ++step) {
+    traffic.Step(0.05);
+    for (const auto& c : traffic.Cars()) {
+      CHECK(c.lane == -1);
+      const Vec3 p = traffic.State(c, 0).pose.position_m;
+      const road::RoadCoord at = road.Project(p);
+      const double centre = road.LaneCenterOffsetAt(at.s_m, -1);
+      worst = std::max(worst, std::abs(at.t_m - centre));
+      t_min = std::min(t_min, at.t_m);
+      t_max = std::max(t_max, at.t_m);
+    }
+  }
+  MESSAGE("largest distance from lane -1's centre: " << worst << " m; the centre ranged over t = " << t_min << " .. " << t_max);
+  CHECK(worst < 1e-6);
+  CHECK(t_max - t_min > 0.3);  // the centre moved: the test is not on a constant lane
+  // lane_types.xodr: driving -1 and -2, then a shoulder, a border, parking, biking and walking: traffic takes -1 and -2.
+  const road::Road types = road::LoadOpenDriveFile(std::string(PLATOON_SOURCE_DIR) + "/tests/data/opendrive/lane_types.xodr").Roads().front();
+  RoadTraffic on_types(types, def);
+  CHECK(on_types.Lanes() == std::vector<int>{-1, -2});
 }

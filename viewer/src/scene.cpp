@@ -17,6 +17,7 @@
 #include <osg/Program>
 
 #include <algorithm>
+#include <sstream>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -200,6 +201,77 @@ void AddStrip(const road::Road& road, double s0, double s1, double t0, double t1
   }
 }
 
+// A strip between two lateral offsets that vary along s (t0(s), t1(s)) over [s0, s1] of `road`, on its surface
+// (superelevation included), raised by dz; tessellated at least every `step` and at both ends.
+template <class T0, class T1>
+void AddStripAlong(const road::Road& road, double s0, double s1, T0&& t0, T1&& t1, double dz, double step,
+                   osg::Vec3Array& v, osg::Vec3Array& n, osg::DrawElementsUInt& idx) {
+  if (!(s1 > s0)) return;
+  const int count = std::max(1, static_cast<int>(std::ceil((s1 - s0) / step)));
+  const auto base = static_cast<unsigned>(v.size());
+  for (int i = 0; i <= count; ++i) {
+    const double s = i == count ? s1 : s0 + (s1 - s0) * i / count;
+    v.push_back(ToOsg(road.SurfacePoint(s, t0(s)) + Vec3(0, 0, dz)));
+    v.push_back(ToOsg(road.SurfacePoint(s, t1(s)) + Vec3(0, 0, dz)));
+    n.push_back(osg::Vec3(0, 0, 1));
+    n.push_back(osg::Vec3(0, 0, 1));
+    if (i < count) {
+      const unsigned k = base + 2 * static_cast<unsigned>(i);
+      for (unsigned d : {0u, 2u, 1u, 1u, 2u, 3u}) idx.push_back(k + d);
+    }
+  }
+}
+
+// Whether a lane of this type is paved like the carriageway (drawn in asphalt) rather than a footway, verge or
+// kerb (drawn in the pavement colour); lanes of type none are not drawn.
+bool PavedLikeCarriageway(road::LaneType t) {
+  using L = road::LaneType;
+  switch (t) {
+    case L::kSidewalk: case L::kCurb: case L::kWalking: case L::kMedian: case L::kBorder: case L::kShoulder:
+    case L::kNone: case L::kRail: case L::kTram:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// Where one road mark's lines go: the white and the yellow marks' arrays.
+struct MarkGeometry {
+  osg::Vec3Array* v;
+  osg::Vec3Array* n;
+  osg::DrawElementsUInt* idx;
+};
+
+// One road mark's lines over [s0, s1] on boundary b: its type's words (solid, broken, botts dots; two words:
+// two lines, the first left of the boundary), its width; yellow marks go to `yellow`.
+void AddMark(const road::Road& road, const road::RoadMarkDef& mark, int b, double s0, double s1, const SceneDef& def,
+             double step, const MarkGeometry& white, const MarkGeometry& yellow) {
+  std::vector<std::string> words;
+  {
+    std::string type = mark.type;
+    for (size_t at = type.find("botts dots"); at != std::string::npos; at = type.find("botts dots")) type.replace(at, 10, "dots");
+    std::istringstream is(type);
+    for (std::string w; is >> w;) words.push_back(w);
+  }
+  const MarkGeometry& g = mark.color == road::MarkColor::kYellow ? yellow : white;
+  const double hw = 0.5 * std::clamp(mark.width_m, 0.05, 0.5);
+  const double dz = def.marking_height_m;
+  for (size_t k = 0; k < words.size() && k < 2; ++k) {
+    const double shift = words.size() < 2 ? 0.0 : (k == 0 ? 2 * hw : -2 * hw);
+    auto lo = [&](double s) { return road.BoundaryOffsetAt(s, b) + shift - hw; };
+    auto hi = [&](double s) { return road.BoundaryOffsetAt(s, b) + shift + hw; };
+    if (words[k] == "solid") {
+      AddStripAlong(road, s0, s1, lo, hi, dz, step, *g.v, *g.n, *g.idx);
+    } else if (words[k] == "broken") {
+      for (double s = s0; s < s1; s += def.dash_length_m + def.dash_gap_m)
+        AddStripAlong(road, s, std::min(s1, s + def.dash_length_m), lo, hi, dz, step, *g.v, *g.n, *g.idx);
+    } else if (words[k] == "dots") {
+      for (double s = s0; s < s1; s += 1.2) AddStripAlong(road, s, std::min(s1, s + 2 * hw), lo, hi, dz, step, *g.v, *g.n, *g.idx);
+    }
+    // curb, grass, edge, custom, none: no paint.
+  }
+}
+
 // Tessellation step of a road: chords stay within `sagitta` of the curve (s^2 |k| / 8 <= sagitta).
 double RoadStep(const road::Road& road, const SceneDef& def) {
   double k_max = 0.0;
@@ -209,6 +281,83 @@ double RoadStep(const road::Road& road, const SceneDef& def) {
   return std::clamp(std::sqrt(8.0 * def.road_sagitta_m / k_max), 0.25, def.road_max_step_m);
 }
 
+// A road whose lanes vary along s (an OpenDRIVE map): per lane section, each lane between its boundaries as they
+// are at each s, in asphalt or the pavement colour by its type; the road marks of the centre line and of each
+// lane's outer boundary, by type, width and colour (white or yellow).
+osg::ref_ptr<osg::Group> BuildProfiledRoad(const road::Road& road, const SceneDef& def, double step,
+                                           osg::ref_ptr<osg::Geometry> asphalt,
+                                           osg::ref_ptr<osg::Vec4Array>& asphalt_colour,
+                                           osg::ref_ptr<osg::Vec4Array>& marking_colour) {
+  osg::ref_ptr<osg::Geometry> pavement = NewGeometry(def.pavement);
+  osg::ref_ptr<osg::Geometry> lines = NewGeometry(def.marking);
+  osg::ref_ptr<osg::Geometry> yellow_lines = NewGeometry(def.yellow_marking);
+  struct Arrays {
+    osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array, n = new osg::Vec3Array;
+    osg::ref_ptr<osg::DrawElementsUInt> idx = new osg::DrawElementsUInt(GL_TRIANGLES);
+  } a_asphalt, a_pavement, a_white, a_yellow;
+  const MarkGeometry white{a_white.v.get(), a_white.n.get(), a_white.idx.get()};
+  const MarkGeometry yellow{a_yellow.v.get(), a_yellow.n.get(), a_yellow.idx.get()};
+  // Sections: the lane profile's, or one over the whole road (a lane offset on constant lanes).
+  std::vector<double> starts;
+  for (const auto& ls : road.Def().lane_sections) starts.push_back(std::clamp(ls.s_m, 0.0, road.Length()));
+  if (starts.empty()) starts.push_back(0.0);
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const double s0 = starts[k], s1 = k + 1 < starts.size() ? starts[k + 1] : road.Length();
+    if (!(s1 > s0)) continue;
+    const double mid = 0.5 * (s0 + s1);
+    for (int side : {-1, 1}) {
+      const int count = side < 0 ? road.LanesRightAt(mid) : road.LanesLeftAt(mid);
+      for (int i = 1; i <= count; ++i) {
+        const int lane = side * i;
+        const road::LaneType type = road.LaneTypeAt(mid, lane);
+        if (type == road::LaneType::kNone) continue;
+        Arrays& arr = PavedLikeCarriageway(type) ? a_asphalt : a_pavement;
+        // Lower t first, as every strip goes, so all triangles face up.
+        auto right_edge = [&](double s) { return road.BoundaryOffsetAt(s, side < 0 ? lane : lane - side); };
+        auto left_edge = [&](double s) { return road.BoundaryOffsetAt(s, side < 0 ? lane - side : lane); };
+        AddStripAlong(road, s0, s1, right_edge, left_edge, 0.0, step, *arr.v, *arr.n, *arr.idx);
+      }
+    }
+    // Marks: the centre line's (b = 0) and each lane's outer boundary, each mark until the next.
+    if (road.HasLaneProfile()) {
+      const road::LaneSectionDef& ls = road.Def().lane_sections[k];
+      auto marks = [&](const std::vector<road::RoadMarkDef>& list, int b) {
+        for (size_t m = 0; m < list.size(); ++m) {
+          const double from = std::max(s0, s0 + list[m].s_offset_m);
+          const double to = m + 1 < list.size() ? std::min(s1, s0 + list[m + 1].s_offset_m) : s1;
+          if (to > from) AddMark(road, list[m], b, from, to, def, step, white, yellow);
+        }
+      };
+      marks(ls.center_marks, 0);
+      for (const auto& l : ls.right) marks(l.marks, l.id);
+      for (const auto& l : ls.left) marks(l.marks, l.id);
+    }
+  }
+  auto finish = [](osg::Geometry* g, Arrays& a) {
+    g->setVertexArray(a.v);
+    g->setNormalArray(a.n, osg::Array::BIND_PER_VERTEX);
+    g->addPrimitiveSet(a.idx);
+  };
+  finish(asphalt.get(), a_asphalt);
+  finish(pavement.get(), a_pavement);
+  finish(lines.get(), a_white);
+  finish(yellow_lines.get(), a_yellow);
+  asphalt_colour = static_cast<osg::Vec4Array*>(asphalt->getColorArray());
+  marking_colour = static_cast<osg::Vec4Array*>(lines->getColorArray());
+  osg::ref_ptr<osg::Geode> asphalt_geode = new osg::Geode;
+  asphalt_geode->addDrawable(asphalt);
+  asphalt_geode->addDrawable(pavement);
+  asphalt_geode->getOrCreateStateSet()->setAttributeAndModes(new osg::PolygonOffset(-1.0f, -2.0f));
+  osg::ref_ptr<osg::Geode> line_geode = new osg::Geode;
+  line_geode->addDrawable(lines);
+  line_geode->addDrawable(yellow_lines);
+  line_geode->getOrCreateStateSet()->setAttributeAndModes(new osg::PolygonOffset(-2.0f, -4.0f));
+  osg::ref_ptr<osg::Group> g = new osg::Group;
+  g->addChild(asphalt_geode);
+  g->addChild(line_geode);
+  return g;
+}
+
 // Asphalt and markings of one road, as two geodes (markings drawn with a stronger polygon offset); their
 // colour arrays go to `asphalt_colour` and `marking_colour` (SetConditions changes them).
 osg::ref_ptr<osg::Group> BuildRoad(const road::Road& road, const SceneDef& def, osg::ref_ptr<osg::Vec4Array>& asphalt_colour,
@@ -216,6 +365,8 @@ osg::ref_ptr<osg::Group> BuildRoad(const road::Road& road, const SceneDef& def, 
   const double step = RoadStep(road, def);
   const double len = road.Length();
   osg::ref_ptr<osg::Geometry> asphalt = NewGeometry(def.asphalt);
+  if (road.HasLaneProfile() || !road.Def().lane_offset.empty())
+    return BuildProfiledRoad(road, def, step, asphalt, asphalt_colour, marking_colour);
   {
     osg::ref_ptr<osg::Vec3Array> v = new osg::Vec3Array;
     osg::ref_ptr<osg::Vec3Array> n = new osg::Vec3Array;

@@ -17,7 +17,7 @@ double LaneDirection(int lane) { return lane > 0 ? -1.0 : 1.0; }
 // Curvature of lane `lane`'s centre at road s, seen in its direction of travel (L3).
 double LaneCurvature(const road::Road& road, int lane, double s_m) {
   const double kappa = road.Curvature(std::clamp(s_m, 0.0, road.Length()));
-  const double t = road.LaneCenterOffset(lane);
+  const double t = road.LaneCenterOffsetAt(std::clamp(s_m, 0.0, road.Length()), lane);
   const double denom = 1.0 - kappa * t;
   // A lane centre at or beyond the centre of curvature has no meaningful curvature; keep the reference's.
   const double lane_kappa = denom > 0.05 ? kappa / denom : kappa;
@@ -43,7 +43,7 @@ LaneErrors LaneErrorsOf(const LaneKeepingDef& def, const road::Road& road, int l
                         const VehicleState& state) {
   const double dir = LaneDirection(lane);
   LaneErrors e;
-  e.lateral_m = dir * (at.t_m - road.LaneCenterOffset(lane));
+  e.lateral_m = dir * (at.t_m - road.LaneCenterOffsetAt(at.s_m, lane));
   // Course: the direction the CG moves (the body's heading when it stands).
   const double slip = std::abs(state.vx_mps) > 0.1 ? std::atan2(state.vy_mps, state.vx_mps) : 0.0;
   const double lane_heading = road.Heading(at.s_m) + (dir < 0 ? std::numbers::pi : 0.0);

@@ -23,7 +23,17 @@ RoadTraffic::RoadTraffic(const road::EndlessRoad& road, const RoadTrafficDef& de
 }
 
 void RoadTraffic::Place() {
-  for (int l = 1; l <= road_.LanesRight(); ++l) lanes_.push_back(-l);
+  // The driving lanes right of the reference line: on a road whose lanes vary along s (an OpenDRIVE map),
+  // those of type driving in every lane section (sidewalks, shoulders, borders... are drawn and seen, not
+  // driven).
+  const int right = road_.HasLaneProfile() ? road_.LanesRightAt(0.0) : road_.LanesRight();
+  for (int l = 1; l <= right; ++l) {
+    bool driving = true;
+    if (road_.HasLaneProfile())
+      for (const auto& sec : road_.Def().lane_sections)
+        driving = driving && l <= road_.LanesRightAt(sec.s_m) && road_.IsDrivingLane(sec.s_m, -l);
+    if (driving) lanes_.push_back(-l);
+  }
   if (lanes_.empty()) lanes_.push_back(1);  // a road with left lanes only: drive those
   std::mt19937_64 rng(def_.seed);
   std::uniform_real_distribution<double> spread(-def_.desired_speed_spread, def_.desired_speed_spread);
@@ -782,19 +792,19 @@ void RoadTraffic::Step(double dt_s) {
       // The path's end: its last offset, now in the lane it lies in (or the nearest driving lane).
       Lateral& l = lat->second;
       const double t_end = l.path.back().second;
-      int lane = road_.LaneAt(t_end);
+      int lane = road_.LaneAt(c.s_m, t_end);
       if (std::find(lanes_.begin(), lanes_.end(), lane) == lanes_.end()) {
         double best = std::numeric_limits<double>::infinity();
         for (int k : lanes_)
-          if (std::abs(road_.LaneCenterOffset(k) - t_end) < best) {
-            best = std::abs(road_.LaneCenterOffset(k) - t_end);
+          if (std::abs(road_.LaneCenterOffsetAt(c.s_m, k) - t_end) < best) {
+            best = std::abs(road_.LaneCenterOffsetAt(c.s_m, k) - t_end);
             lane = k;
           }
       }
       c.lane = c.target_lane = lane;
       c.lane_change_progress = 0;
       l.change_duration_s = -1;
-      l.offset_from_m = l.offset_to_m = t_end - road_.LaneCenterOffset(lane);
+      l.offset_from_m = l.offset_to_m = t_end - road_.LaneCenterOffsetAt(c.s_m, lane);
       l.offset_duration_s = 0;
       l.path.clear();
       index_dirty_ = true;
@@ -827,7 +837,8 @@ void RoadTraffic::Step(double dt_s) {
 }
 
 double RoadTraffic::LateralOffsetM(const TrafficCar& c) const {
-  const double from = road_.LaneCenterOffset(c.lane);
+  // Lane centres where the car is: on an OpenDRIVE road they move with laneOffset and the width polynomials.
+  const double from = road_.LaneCenterOffsetAt(c.s_m, c.lane);
   // A commanded lateral motion: its shape and the offset from the lane centre (left positive).
   const auto lat = lateral_.find(c.index);
   if (lat != lateral_.end() && !lat->second.path.empty()) {
@@ -844,7 +855,7 @@ double RoadTraffic::LateralOffsetM(const TrafficCar& c) const {
   const double u = std::clamp(c.lane_change_progress, 0.0, 1.0);
   const double f = lat != lateral_.end() && lat->second.change_duration_s >= 0 ? ShapeAt(lat->second.change_shape, u)
                                                                                  : u * u * (3 - 2 * u);  // smoothstep
-  return from + (road_.LaneCenterOffset(c.target_lane) - from) * f + offset;
+  return from + (road_.LaneCenterOffsetAt(c.s_m, c.target_lane) - from) * f + offset;
 }
 
 KinematicState RoadTraffic::State(const TrafficCar& c, int64_t stamp_ns) const {

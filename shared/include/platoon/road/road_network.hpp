@@ -148,8 +148,8 @@ class Road {
   Marking BoundaryMarking(int b) const;
   /// Lateral offset of the centre of lane `lane`, in m.
   double LaneCenterOffset(int lane) const;
-  /// World point on the centre of lane `lane` at `s_m`, in m.
-  Vec3 LaneCenter(double s_m, int lane) const { return PointAt(s_m, LaneCenterOffset(lane)); }
+  /// World point on the centre of lane `lane` at `s_m` (where lanes vary along s, as they are there), in m.
+  Vec3 LaneCenter(double s_m, int lane) const { return PointAt(s_m, LaneCenterOffsetAt(s_m, lane)); }
   /// Left edge of the carriageway (t of the outermost left boundary), in m; >= 0.
   double LeftEdgeOffset() const { return BoundaryOffset(LanesLeft()); }
   /// Right edge of the carriageway (t of the outermost right boundary), in m; <= 0.

@@ -41,6 +41,8 @@ struct SceneDef {
   Rgb ground = {0.32f, 0.46f, 0.24f};     ///< Grass.
   Rgb asphalt = {0.27f, 0.27f, 0.29f};    ///< Carriageway.
   Rgb marking = {0.95f, 0.95f, 0.95f};    ///< Lane markings.
+  Rgb yellow_marking = {0.93f, 0.72f, 0.12f};  ///< Yellow road marks (OpenDRIVE color="yellow").
+  Rgb pavement = {0.56f, 0.55f, 0.52f};   ///< Sidewalks, kerbs, borders, shoulders and medians of OpenDRIVE roads.
   double ground_half_size_m = 5000.0;     ///< Least half size of the square ground plane, in m. Typical 2000-10000.
   double ground_margin_m = 2000.0;        ///< The ground reaches at least this far beyond every road, in m.
   double ground_depth_m = 0.03;           ///< The ground lies this far below the lowest road point, in m.
