@@ -311,3 +311,47 @@ TEST_CASE("batch: --port-base gives run K the ports base + 4(K-1) .. +3, and a r
   CHECK_MESSAGE(text.find("control_port = " + std::to_string(base + 4)) != std::string::npos, text);
   CHECK_MESSAGE(text.find("state_port = " + std::to_string(base + 7)) != std::string::npos, text);
 }
+
+TEST_CASE("batch: an OpenSCENARIO distribution of 8 variants runs as a batch and gives the same results twice") {
+  // cut_in_variants.xosc: EgoSpeed {22, 25} x CutInDistance 10..25 step 5 over cut_in.xosc, 30 s each.
+  const std::string dist = std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios/cut_in_variants.xosc";
+  const TempDir dir;
+  const BatchRun a = Batch({dist, "--out", dir.Path() + "/a"});
+  const BatchRun b = Batch({dist, "--out", dir.Path() + "/b"});
+  INFO(a.output);
+  REQUIRE(a.status == 0);
+  REQUIRE(b.status == 0);
+  const std::string csv = ReadAll(dir.Path() + "/a/results.csv");
+  CHECK(csv == ReadAll(dir.Path() + "/b/results.csv"));
+  const auto lines = Lines(csv);
+  REQUIRE(lines.size() == 9);  // header and 8 runs
+  CHECK(lines[0].rfind("run,scenario.parameters.EgoSpeed,scenario.parameters.CutInDistance,", 0) == 0);
+  // Each run took its values: Ego drives at EgoSpeed (max_speed), and the cutter cuts in at CutInDistance ahead
+  // (the smallest headway), the product in order (the first list slowest).
+  const auto header = Lines(csv)[0];
+  std::vector<std::string> cols;
+  {
+    std::stringstream ss(header);
+    for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
+  }
+  const auto col = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin());
+  };
+  REQUIRE(col("max_speed_mps") < cols.size());
+  REQUIRE(col("min_headway_m") < cols.size());
+  const double speeds[] = {22, 22, 22, 22, 25, 25, 25, 25}, gaps[] = {10, 15, 20, 25, 10, 15, 20, 25};
+  for (size_t r = 1; r <= 8; ++r) {
+    std::vector<std::string> f;
+    std::stringstream ss(lines[r]);
+    for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
+    REQUIRE(f.size() >= cols.size() - 1);
+    CHECK(std::stod(f[1]) == speeds[r - 1]);
+    CHECK(std::stod(f[2]) == gaps[r - 1]);
+    CHECK(std::stod(f[col("max_speed_mps")]) == doctest::Approx(speeds[r - 1]).epsilon(1e-6));
+    CHECK(std::abs(std::stod(f[col("min_headway_m")]) - gaps[r - 1]) < 0.5);
+  }
+  // An .xosc that is a scenario, not a distribution: a usage error naming it.
+  const BatchRun wrong = Batch({std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios/cut_in.xosc", "--out", dir.Path() + "/c"});
+  CHECK(wrong.status == 2);
+  CHECK(wrong.output.find("no ParameterValueDistribution") != std::string::npos);
+}

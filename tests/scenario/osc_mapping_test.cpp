@@ -476,3 +476,81 @@ TEST_CASE("osc: platoon scenario check prints every element and exits 1 on a ref
 }
 
 }  // namespace platoon::scenario
+
+namespace platoon::scenario {
+
+TEST_CASE("osc distribution: deterministic lists and sets, stochastic draws, and refusals with file and line") {
+  auto dist = [](const std::string& body) {
+    return std::string("<?xml version=\"1.0\"?>\n<OpenSCENARIO>\n<FileHeader revMajor=\"1\" revMinor=\"2\" date=\"2026-11-28T12:00:00\" "
+                       "description=\"d\" author=\"platoon\"/>\n<ParameterValueDistribution>\n<ScenarioFile filepath=\"s.xosc\"/>\n") +
+           body + "\n</ParameterValueDistribution>\n</OpenSCENARIO>\n";
+  };
+  // The fixture: 2 x 4 values, a range inclusive of its upper limit.
+  const std::string fixture = std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios/cut_in_variants.xosc";
+  std::ifstream in(fixture);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const ParameterDistribution d = ReadParameterDistribution(ss.str(), "v.xosc", "/base");
+  CHECK(d.scenario_file == "/base/cut_in.xosc");
+  REQUIRE(d.lists.size() == 2);
+  CHECK(d.lists[0].values == std::vector<std::string>{"22", "25"});
+  CHECK(d.lists[1].values == std::vector<std::string>{"10", "15", "20", "25"});
+  // A range whose steps do not land on the upper limit stops below it; 0.1 steps do not lose the last to rounding.
+  const auto r = ReadParameterDistribution(dist("<Deterministic><DeterministicSingleParameterDistribution parameterName=\"A\">"
+                                                "<DistributionRange stepWidth=\"0.1\"><Range lowerLimit=\"0\" upperLimit=\"0.3\"/>"
+                                                "</DistributionRange></DeterministicSingleParameterDistribution></Deterministic>"),
+                                           "r.xosc", "");
+  CHECK(r.lists[0].values.size() == 4);
+  // Value sets: one run per set.
+  const auto sets = ReadParameterDistribution(
+      dist("<Deterministic><DeterministicMultiParameterDistribution><ValueSetDistribution>"
+           "<ParameterValueSet><ParameterAssignment parameterRef=\"A\" value=\"1\"/><ParameterAssignment parameterRef=\"B\" value=\"x\"/></ParameterValueSet>"
+           "<ParameterValueSet><ParameterAssignment parameterRef=\"A\" value=\"2\"/><ParameterAssignment parameterRef=\"B\" value=\"y\"/></ParameterValueSet>"
+           "</ValueSetDistribution></DeterministicMultiParameterDistribution></Deterministic>"),
+      "s.xosc", "");
+  REQUIRE(sets.sets.size() == 2);
+  CHECK(sets.sets[1].at("B") == "y");
+  // Stochastic: runs, seed, a normal's standard deviation from its variance, a truncation range, weights.
+  const auto st = ReadParameterDistribution(
+      dist("<Stochastic numberOfTestRuns=\"8\" randomSeed=\"42\">"
+           "<StochasticDistribution parameterName=\"A\"><NormalDistribution expectedValue=\"20\" variance=\"4\"><Range lowerLimit=\"15\" upperLimit=\"25\"/></NormalDistribution></StochasticDistribution>"
+           "<StochasticDistribution parameterName=\"B\"><UniformDistribution><Range lowerLimit=\"1\" upperLimit=\"2\"/></UniformDistribution></StochasticDistribution>"
+           "<StochasticDistribution parameterName=\"C\"><ProbabilityDistributionSet><Element value=\"a\" weight=\"3\"/><Element value=\"b\" weight=\"1\"/></ProbabilityDistributionSet></StochasticDistribution>"
+           "</Stochastic>"),
+      "st.xosc", "");
+  CHECK(st.runs == 8);
+  CHECK(st.seed == 42);
+  REQUIRE(st.draws.size() == 3);
+  CHECK(st.draws[0].stddev == doctest::Approx(2.0));
+  CHECK(st.draws[0].truncated);
+  CHECK(st.draws[1].dist == "uniform");
+  CHECK(st.draws[2].weights == std::vector<double>{3, 1});
+  // Refusals name the file and line.
+  const std::string poisson = dist("<Stochastic numberOfTestRuns=\"2\">\n<StochasticDistribution parameterName=\"A\">\n"
+                                   "<PoissonDistribution expectedValue=\"3\"><Range lowerLimit=\"0\" upperLimit=\"9\"/></PoissonDistribution>"
+                                   "</StochasticDistribution></Stochastic>");
+  CHECK_THROWS_WITH_AS(ReadParameterDistribution(poisson, "p.xosc", ""), doctest::Contains("p.xosc:8: PoissonDistribution is not supported"),
+                       config::ConfigError);
+  const std::string both = dist("<Deterministic><DeterministicSingleParameterDistribution parameterName=\"A\"><DistributionSet><Element value=\"1\"/></DistributionSet></DeterministicSingleParameterDistribution>\n"
+                                "<DeterministicMultiParameterDistribution><ValueSetDistribution><ParameterValueSet><ParameterAssignment parameterRef=\"B\" value=\"1\"/></ParameterValueSet></ValueSetDistribution></DeterministicMultiParameterDistribution></Deterministic>");
+  CHECK_THROWS_WITH_AS(ReadParameterDistribution(both, "b.xosc", ""), doctest::Contains("either the product"), config::ConfigError);
+  CHECK_THROWS_WITH_AS(ReadParameterDistribution(dist(""), "e.xosc", ""), doctest::Contains("e.xosc:4: ParameterValueDistribution: expected Deterministic or Stochastic"),
+                       config::ConfigError);
+  const std::string twice = dist("<Deterministic><DeterministicSingleParameterDistribution parameterName=\"A\"><DistributionSet><Element value=\"1\"/></DistributionSet></DeterministicSingleParameterDistribution>\n"
+                                 "<DeterministicSingleParameterDistribution parameterName=\"A\"><DistributionSet><Element value=\"2\"/></DistributionSet></DeterministicSingleParameterDistribution></Deterministic>");
+  CHECK_THROWS_WITH_AS(ReadParameterDistribution(twice, "t.xosc", ""), doctest::Contains("t.xosc:7: DeterministicSingleParameterDistribution: parameter A is distributed twice"),
+                       config::ConfigError);
+  // A session's [scenario] parameters replace the declared values; an undeclared one is an error.
+  OscOptions o;
+  o.parameters["CutInDistance"] = "21";
+  const OscMapping m = LoadOpenScenarioFile(std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios/cut_in.xosc", o);
+  bool found = false;
+  for (const auto& [name, value] : m.params) found = found || (name == "CutInDistance" && value == "21");
+  CHECK(found);
+  o.parameters["Nope"] = "1";
+  o.parameters_where = "x.toml:3: scenario.parameters";
+  CHECK_THROWS_WITH_AS(LoadOpenScenarioFile(std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios/cut_in.xosc", o),
+                       doctest::Contains("x.toml:3: scenario.parameters: parameter Nope is not declared"), config::ConfigError);
+}
+
+}  // namespace platoon::scenario

@@ -13,6 +13,7 @@
 #include "platoon/log/session_log.hpp"
 #include "platoon/process/child.hpp"
 #include "platoon/road/session_road.hpp"
+#include "platoon/scenario/osc.hpp"
 #include "platoon/server/replay.hpp"
 #include "platoon/transport/channel.hpp"
 
@@ -101,6 +102,8 @@ struct Variator {
   double min = 0, max = 1;           // uniform
   double mean = 0, stddev = 1;       // normal
   std::vector<Scalar> choices;       // choice
+  std::vector<double> weights;       // choice: relative weights (empty: equal)
+  bool truncated = false;            // normal: redrawn until within [min, max]
   double round_to = 0;               // uniform/normal: rounded to a multiple of this (0: not rounded)
   bool integer = false;              // uniform/normal: the value is written as an integer
   std::string where;
@@ -195,7 +198,85 @@ void CheckPath(const config::Table& t, const std::string& path) {
     t.Fail("path", "expected " + head + ".<name>.<key>, got \"" + path + "\"");
 }
 
+// A scalar from a distribution's value text: an integer, a number, true/false, else the text.
+Scalar ScalarFromText(const std::string& text) {
+  char* end = nullptr;
+  const long long i = std::strtoll(text.c_str(), &end, 10);
+  if (!text.empty() && *end == '\0') return Scalar(static_cast<int64_t>(i));
+  const double d = std::strtod(text.c_str(), &end);
+  if (!text.empty() && *end == '\0' && std::isfinite(d)) return Scalar(d);
+  if (text == "true" || text == "false") return Scalar(text == "true");
+  return Scalar(text);
+}
+
+/// The plan of an OpenSCENARIO parameter value distribution (docs/SCENARIOS.md, "Parameter distributions as
+/// batches"): its scenario as the base session, a [[vary]] per single-parameter list (product) or per parameter
+/// of the value sets (zip), a [[random]] per stochastic parameter repeated numberOfTestRuns times; 30 s of sim
+/// time; outputs of the scenario's first entity.
+Plan DistributionPlan(const std::string& path, const std::string& text) {
+  Plan p;
+  p.file = path;
+  p.text = text;
+  p.dir = fs::absolute(fs::path(path)).parent_path();
+  const scenario::ParameterDistribution d = scenario::ReadParameterDistribution(text, path, p.dir.string());
+  p.session = fs::path(d.scenario_file).lexically_normal();
+  if (!fs::is_regular_file(p.session))
+    throw config::ConfigError(path + ": ScenarioFile: no scenario file " + p.session.string());
+  p.session_text = scenario::SessionTextFor(p.session.string(), true, 0);
+  p.out = "batch/" + fs::path(path).stem().string();
+  p.duration_s = 30;
+  const scenario::OscMapping m = scenario::LoadOpenScenarioFile(p.session.string());
+  if (m.entity_node.empty()) throw config::ConfigError(p.session.string() + ": the scenario has no entities to measure");
+  p.subject = m.nodes.empty() ? m.entity_node.begin()->second : m.nodes.front().name;
+  for (const auto& [name, header] : OutputNames())
+    if (name != "event_time" && name != "reaction_time") p.outputs.push_back(name);
+  const std::string param_path = "scenario.parameters.";
+  for (const auto& l : d.lists) {
+    Variant v;
+    v.path = param_path + l.parameter;
+    for (const auto& t : l.values) v.values.push_back(ScalarFromText(t));
+    v.where = l.where + ": DeterministicSingleParameterDistribution " + l.parameter;
+    p.vary.push_back(std::move(v));
+  }
+  if (!d.sets.empty()) {
+    p.zip = true;
+    for (const auto& [name, value] : d.sets.front()) {
+      Variant v;
+      v.path = param_path + name;
+      for (const auto& set : d.sets) v.values.push_back(ScalarFromText(set.at(name)));
+      v.where = d.sets_where + ": ValueSetDistribution " + name;
+      p.vary.push_back(std::move(v));
+    }
+  }
+  for (const auto& r : d.draws) {
+    Variator v;
+    v.path = param_path + r.parameter;
+    v.dist = r.dist;
+    v.min = r.min;
+    v.max = r.max;
+    v.mean = r.mean;
+    v.stddev = r.stddev;
+    v.truncated = r.truncated;
+    for (const auto& t : r.values) v.choices.push_back(ScalarFromText(t));
+    v.weights = r.weights;
+    v.where = r.where + ": StochasticDistribution " + r.parameter;
+    p.random.push_back(std::move(v));
+  }
+  if (!d.draws.empty()) {
+    p.repeat = d.runs;
+    p.seed = d.seed;
+  }
+  return p;
+}
+
 Plan LoadPlan(const std::string& path) {
+  if (scenario::IsOpenScenarioPath(path)) {
+    const std::string text = ReadText(path);
+    if (!scenario::IsParameterDistribution(text))
+      throw UsageError(path + ": an OpenSCENARIO file that is no ParameterValueDistribution (run a scenario with "
+                              "platoon run, or vary it from a plan with [batch] session = a session naming it)");
+    return DistributionPlan(path, text);
+  }
   Plan p;
   p.file = path;
   p.text = ReadText(path);
@@ -340,14 +421,32 @@ class RunRng {
 
 Scalar Draw(const Variator& v, uint64_t seed, int run, size_t index) {
   RunRng rng(seed, run, index);
-  if (v.dist == "choice") return v.choices[rng.Next() % v.choices.size()];
+  if (v.dist == "choice") {
+    if (v.weights.empty()) return v.choices[rng.Next() % v.choices.size()];
+    // By weight: the first choice whose cumulative weight passes a uniform draw.
+    double total = 0;
+    for (double w : v.weights) total += w;
+    double u = rng.Uniform() * total;
+    for (size_t k = 0; k < v.choices.size(); ++k) {
+      if (u < v.weights[k]) return v.choices[k];
+      u -= v.weights[k];
+    }
+    return v.choices.back();
+  }
   double x;
   if (v.dist == "uniform") {
     x = v.min + (v.max - v.min) * rng.Uniform();
   } else {
-    // Box-Muller with u1 in (0, 1].
-    const double u1 = 1.0 - rng.Uniform(), u2 = rng.Uniform();
-    x = v.mean + v.stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+    // Box-Muller with u1 in (0, 1]; truncated: redrawn until inside the range (at most 1000 draws, then clamped).
+    for (int tries = 0;; ++tries) {
+      const double u1 = 1.0 - rng.Uniform(), u2 = rng.Uniform();
+      x = v.mean + v.stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+      if (!v.truncated || (x >= v.min && x <= v.max)) break;
+      if (tries >= 1000) {
+        x = std::clamp(x, v.min, v.max);
+        break;
+      }
+    }
   }
   if (v.round_to > 0) {
     // Rounded, then written with round_to's decimals and read back: 1.15, not 1.1500000000000001.
@@ -411,6 +510,21 @@ std::vector<std::string> Split(const std::string& s, char sep) {
 // returns what is wrong, or "".
 std::string SetPath(toml::table& root, const std::string& path, const Scalar& value) {
   const auto parts = Split(path, '.');
+  if (parts.size() == 3 && parts[0] == "scenario" && parts[1] == "parameters") {
+    // An OpenSCENARIO parameter: an entry "<name>=<value>" of [scenario] parameters (replacing one of that name).
+    auto* sc = root["scenario"].as_table();
+    if (!sc) return "the session has no [scenario] whose parameters could be set";
+    if (!(*sc)["parameters"].as_array()) sc->insert_or_assign("parameters", toml::array{});
+    auto* arr = (*sc)["parameters"].as_array();
+    const std::string entry = parts[2] + "=" + ScalarText(value);
+    for (size_t k = 0; k < arr->size(); ++k)
+      if (auto str = (*arr)[k].value<std::string>(); str && str->rfind(parts[2] + "=", 0) == 0) {
+        arr->replace(arr->cbegin() + static_cast<std::ptrdiff_t>(k), entry);
+        return "";
+      }
+    arr->push_back(entry);
+    return "";
+  }
   toml::table* cur = &root;
   size_t i = 0;
   if (parts[0] == "node" || parts[0] == "event") {
@@ -903,10 +1017,11 @@ CLI::App* AddBatchCommand(CLI::App& app, BatchOptions& o) {
       "  parallel -S host1,host2 < runs.txt                          ... spread over PCs with GNU parallel\n"
       "  platoon batch plan.toml --run 7                             run 7 alone (what --list prints)\n"
       "  platoon batch plan.toml --jobs 4 --port-base 20000          run K's server on ports 20000 + 4(K-1) .. +3\n"
-      "  platoon batch plan.toml --collect                           merge the runs' results into results.csv\n\n"
+      "  platoon batch plan.toml --collect                           merge the runs' results into results.csv\n"
+      "  platoon batch examples/scenarios/cut_in_speeds.xosc         an OpenSCENARIO parameter distribution as a plan\n\n"
       "Exit codes: 0 done, 1 runs failed or still to do (run again to resume; --collect: results missing), "
       "2 usage error (bad plan, a variation the session refuses), 130 interrupted. docs/EXPERIMENTS.md, \"Batch runs\".");
-  cmd->add_option("plan", o.plan_path, "Batch plan (TOML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("plan", o.plan_path, "Batch plan (TOML), or an OpenSCENARIO ParameterValueDistribution (.xosc)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out", o.out_dir, "Output folder (default: the plan's [batch] out, else batch/<plan name>)");
   cmd->add_option("--run", o.run, "Only this run (1-based), as --list prints it")->check(CLI::Range(1, kMaxRuns));
   cmd->add_flag("--list", o.list, "Print one self-contained command per run (for GNU parallel or a Slurm array) and exit");

@@ -92,6 +92,9 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "scenario.seats",
        "\"<entity>=<driver node>\" entries: the seat drives that entity and starts where the scenario's Init puts it; "
        "the other entities are road traffic."},
+      {S, "scenario.parameters",
+       "\"<parameter>=<value>\" entries replacing the values the scenario's ParameterDeclarations give (a batch run "
+       "of a parameter distribution sets them); a parameter the file does not declare is an error.", "none"},
       {S, "variator",
        "A parameter varied during a run by the server: triangle, step or toggle, logged as parameter events."},
       {S, "security",

@@ -103,11 +103,22 @@ class Mapper {
       out_.name = Attr(*h, "description", false);
     }
     if (const Element* p = Child(root, "ParameterDeclarations")) Parameters(*p, "OpenSCENARIO/ParameterDeclarations");
+    // Values given from outside ([scenario] parameters, a batch run): they replace the declared ones.
+    for (const auto& [name, value] : options_.parameters) {
+      if (!params_.count(name)) {
+        std::string declared;
+        for (const auto& [n, v] : params_) declared += (declared.empty() ? "" : ", ") + n;
+        throw ConfigError(fmt::format("{}: parameter {} is not declared in the scenario (its parameters: {})",
+                                      options_.parameters_where.empty() ? file_ : options_.parameters_where, name,
+                                      declared.empty() ? "none" : declared));
+      }
+      params_[name] = value;
+    }
     if (const Element* c = Child(root, "CatalogLocations")) Catalogs(*c);
     if (const Element* r = Child(root, "RoadNetwork")) RoadNetwork(*r);
     if (const Element* e = Child(root, "Entities")) Entities(*e);
     if (const Element* s = Child(root, "Storyboard")) Storyboard(*s);
-    else Refuse(root, "OpenSCENARIO", "a scenario without a Storyboard (a catalog or a parameter distribution file)");
+    else Refuse(root, "OpenSCENARIO", "a scenario without a Storyboard (a catalog; or a parameter distribution file, which platoon batch runs)");
     // Every element that nothing above read is refused by name: nothing is dropped silently.
     Sweep(root, "");
     // In file order (the scenario first, then each catalog file).
@@ -1480,6 +1491,14 @@ void ApplyScenarioTable(config::SessionDef& session, const config::Table& t) {
     if (!n || n->role != protocol::Role::kDriver)
       t.Fail("seats", "\"" + node + "\" is not a driver node of this session (a seat must be declared before use)");
     options.seats[s.substr(0, eq)] = node;
+  }
+  // parameters = ["Name=value", ...]: the scenario's declared values replaced.
+  for (const std::string& p : t.GetStringArray("parameters", {})) {
+    const auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0)
+      t.Fail("parameters", "expected \"<parameter>=<value>\" entries, got \"" + p + "\"");
+    options.parameters[p.substr(0, eq)] = p.substr(eq + 1);
+    options.parameters_where = t.Where("parameters") + ": scenario.parameters";
   }
   t.RejectUnknownKeys();
   if (session.has_road) options.road = &session.road;

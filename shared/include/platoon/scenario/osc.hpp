@@ -42,6 +42,11 @@ struct OscOptions {
   /// Entity name -> driver node of the session that drives it (a human seat, or a model driver); the others
   /// become road traffic nodes.
   std::map<std::string, std::string> seats;
+  /// Parameter name -> value text replacing the file's top-level ParameterDeclaration (a session's [scenario]
+  /// parameters, a batch run of a distribution); a name the file does not declare is an error.
+  std::map<std::string, std::string> parameters;
+  /// Where `parameters` come from, for messages ("session.toml:12").
+  std::string parameters_where;
   /// The session's road, for positions given in world coordinates (WorldPosition, ReachPosition); nullptr:
   /// the file's LogicFile, or the default generated road.
   const config::RoadSessionDef* road = nullptr;
@@ -88,7 +93,46 @@ bool IsOpenScenarioPath(const std::string& path);
 /// std::invalid_argument with what was expected.
 double EvaluateExpression(const std::string& expr, const std::map<std::string, std::string>& params);
 
-/// Reads the session file's [scenario] table (file, seats) and adds the mapped nodes, events and parameters to
+/// An OpenSCENARIO parameter value distribution (1.1-1.3): the scenario it varies and the values of its runs.
+struct ParameterDistribution {
+  std::string scenario_file;  ///< ScenarioFile filepath, resolved against the distribution's folder.
+  /// DeterministicSingleParameterDistribution: one parameter's values (a DistributionSet, or a DistributionRange
+  /// from lowerLimit by stepWidth up to upperLimit); the runs are the product of the lists.
+  struct List {
+    std::string parameter;
+    std::vector<std::string> values;
+    std::string where;
+  };
+  std::vector<List> lists;
+  /// DeterministicMultiParameterDistribution/ValueSetDistribution: one run per set (parameter -> value).
+  std::vector<std::map<std::string, std::string>> sets;
+  std::string sets_where;
+  /// Stochastic: numberOfTestRuns runs, each drawing every parameter (seeded by randomSeed).
+  struct Draw {
+    std::string parameter;
+    std::string dist;                 ///< "uniform", "normal" or "choice"
+    double min = 0, max = 0;          ///< uniform; normal when truncated (redrawn until inside)
+    double mean = 0, stddev = 0;      ///< normal (stddev = sqrt(variance))
+    bool truncated = false;           ///< normal with a Range
+    std::vector<std::string> values;  ///< choice (ProbabilityDistributionSet)
+    std::vector<double> weights;      ///< choice weights
+    std::string where;
+  };
+  std::vector<Draw> draws;
+  int runs = 1;                       ///< Stochastic numberOfTestRuns.
+  uint64_t seed = 1;                  ///< Stochastic randomSeed.
+};
+
+/// True when `text` is a parameter value distribution file (it holds <ParameterValueDistribution>).
+bool IsParameterDistribution(const std::string& text);
+
+/// Reads a ParameterValueDistribution file; `base_dir` resolves the scenario file. Throws config::ConfigError
+/// "file:line: ..." on anything it does not read (Poisson, Histogram, user-defined distributions, both a product
+/// of lists and value sets, parameter references).
+ParameterDistribution ReadParameterDistribution(const std::string& text, const std::string& source_name,
+                                                const std::string& base_dir);
+
+/// Reads the session file's [scenario] table (file, seats, parameters) and adds the mapped nodes, events and parameters to
 /// `session` (its [road] wins over the file's LogicFile). Throws config::ConfigError.
 void ApplyScenarioTable(config::SessionDef& session, const config::Table& table);
 
