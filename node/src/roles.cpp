@@ -2,6 +2,7 @@
 
 #include "platoon/node/driver_seat.hpp"
 #include "platoon/node/fusion.hpp"
+#include "platoon/node/network_traffic_module.hpp"
 #include "platoon/node/recorder.hpp"
 #include "platoon/node/road_traffic_module.hpp"
 #include "platoon/node/route_traffic.hpp"
@@ -27,8 +28,10 @@ Modules One(Args&&... args) {
 Modules Observer(const config::SessionDef&, const config::NodeDef&, Log) { return {}; }
 
 Modules Traffic(const config::SessionDef& session, const config::NodeDef& node, Log log) {
-  // traffic_model picks the model: vehicles on the session's road, or the closed stadium tracks.
+  // traffic_model picks the model: vehicles on the session's road, on its road network through junctions,
+  // along routes, people walking, or the closed stadium tracks.
   if (node.traffic_model == "road") return One<RoadTrafficModule>(session, node);
+  if (node.traffic_model == "network") return One<NetworkTrafficModule>(session, node);
   if (node.traffic_model == "route") return One<RouteTrafficModule>(session, node, std::move(log));
   if (node.traffic_model == "pedestrians") return One<PedestrianModule>(node);
   return One<TrafficModule>(node);

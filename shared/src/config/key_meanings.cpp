@@ -325,7 +325,7 @@ const std::vector<KeyMeaning>& KeyMeanings() {
       {S, "node.monitor_rate_hz", "Rate of the clock monitor, which checks every tick of the synced clock."},
       {S, "node.traffic_model",
        "traffic: \"stadium\" (a closed test track whose truth every node can check), \"road\" (IDM and MOBIL on "
-       "[road]), \"route\" ([node.route]) or \"pedestrians\" ([[node.pedestrian]])."},
+       "[road]), \"network\" (every road and junction of the [road] file, seeded route choices), \"route\" ([node.route]) or \"pedestrians\" ([[node.pedestrian]])."},
       {S, "node.track_center", "traffic, stadium: centre of the track, x, y in m.", "from the node name"},
       {S, "node.attach_to",
        "sensor, fusion: the vehicle the sensors ride on: \"<node>\" (its first vehicle) or \"<node>:<index>\" of a "

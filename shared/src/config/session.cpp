@@ -479,7 +479,7 @@ NodeDef ReadNodeDef(const Table& t) {
   d.speed_mps = t.GetDouble("speed_mps", d.speed_mps, bounds::kTrafficSpeedMps.min, bounds::kTrafficSpeedMps.max);
   d.module_rate_hz = t.GetDouble("module_rate_hz", d.module_rate_hz, 1, 10000);
   d.monitor_rate_hz = t.GetDouble("monitor_rate_hz", d.monitor_rate_hz, 1, 10000);
-  d.traffic_model = t.GetString("traffic_model", d.traffic_model, {"stadium", "road", "route", "pedestrians"});
+  d.traffic_model = t.GetString("traffic_model", d.traffic_model, {"stadium", "road", "network", "route", "pedestrians"});
   d.lane_changes = t.GetBool("lane_changes", d.lane_changes);
   if (t.Has("lane_changes") && !(d.role == protocol::Role::kTraffic && d.traffic_model == "road"))
     t.Fail("lane_changes", "is for traffic nodes with traffic_model = \"road\" (whether their vehicles change lanes)");
@@ -1026,6 +1026,12 @@ void ValidateSession(const SessionDef& session) {
   // Routes after the road, which a route along a lane loads.
   for (const auto& n : session.nodes)
     if (n.role == protocol::Role::kTraffic && n.traffic_model == "route") CheckRoute(session, n);
+  // Network traffic drives the road file's lanes and junctions.
+  for (const auto& n : session.nodes)
+    if (n.role == protocol::Role::kTraffic && n.traffic_model == "network" && (!session.has_road || session.road.file.empty() || session.road.endless))
+      throw ConfigError(n.where + ".traffic_model: \"network\" drives the roads and junctions of a road file: it needs "
+                        "[road] file = \"<map>.xodr\" (or a .toml road file), got " +
+                        (session.has_road ? std::string("a generated road") : std::string("no [road]")));
 }
 
 SessionDef LoadSession(const std::string& path) { return ReadSession(Table::ParseFile(path)); }

@@ -743,14 +743,18 @@ class Importer {
   }
 
   // True (and d's constant layout set) when `ls` starts at 0 and holds only driving lanes of constant width with
-  // one mark each: platoon's own export.
+  // one mark each, none yellow, and lane links only to the same id: platoon's own export. (Other lane links and
+  // colours would be lost.)
   static bool ConstantSection(const LaneSectionDef& ls, RoadDef& d) {
     if (ls.s_m != 0.0) return false;
     if (ls.center_marks.size() > 1) return false;
+    if (!ls.center_marks.empty() && ls.center_marks[0].color == MarkColor::kYellow) return false;
     std::vector<double> left, right;
     for (const auto* side : {&ls.left, &ls.right})
       for (const LaneDef& l : *side) {
         if (l.type != LaneType::kDriving || l.border || l.width.size() != 1 || l.marks.size() > 1) return false;
+        if ((l.predecessor != 0 && l.predecessor != l.id) || (l.successor != 0 && l.successor != l.id)) return false;
+        if (!l.marks.empty() && l.marks[0].color == MarkColor::kYellow) return false;
         const CubicPiece& w = l.width[0];
         if (w.s_m != 0.0 || w.b != 0.0 || w.c != 0.0 || w.d != 0.0 || !(w.a > 0)) return false;
         if (l.marks.size() == 1 && l.marks[0].s_offset_m != 0.0) return false;

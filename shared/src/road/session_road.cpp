@@ -1,6 +1,7 @@
 #include "platoon/road/session_road.hpp"
 
 #include "platoon/road/endless_road.hpp"
+#include "platoon/road/opendrive.hpp"
 #include "platoon/road/road_file.hpp"
 #include "platoon/road/road_generator.hpp"
 
@@ -58,6 +59,11 @@ RoadNetwork SessionRoadNetwork(const config::RoadSessionDef& def) {
   return LoadRoadFile(def.file);
 }
 
+std::vector<JunctionDef> SessionJunctions(const config::RoadSessionDef& def) {
+  if (def.file.empty() || !IsOpenDrivePath(def.file)) return {};
+  return LoadOpenDriveMapFile(def.file).junctions;
+}
+
 Road SessionRoad(const config::RoadSessionDef& def) {
   const RoadNetwork network = SessionRoadNetwork(def);
   if (network.Roads().empty()) throw config::ConfigError(def.file + ": the road file has no [[road]]");
@@ -81,7 +87,8 @@ std::vector<Sign> SessionSigns(const config::SessionDef& session) {
   // An OpenDRIVE road's signals that are signs this model knows (SignFromOpenDrive; traffic lights are not).
   const std::string& file = session.road.file;
   if (session.has_road && file.size() > 5 && file.compare(file.size() - 5, 5, ".xodr") == 0) {
-    for (const auto& g : SessionRoad(session.road).Def().signals) {
+    const Road road = SessionRoad(session.road);  // kept alive: the loop reads its signals
+    for (const auto& g : road.Def().signals) {
       auto sign = SignFromOpenDrive(g.type, g.subtype, g.has_value ? g.value : 0.0, g.unit, g.country, g.s_m, g.t_m,
                                     g.orientation);
       if (!sign) continue;

@@ -6,6 +6,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/road/endless_road.hpp"
 #include "platoon/road/environment.hpp"
+#include "platoon/road/opendrive.hpp"
 #include "platoon/road/road_network.hpp"
 #include "platoon/road/signs.hpp"
 
@@ -21,6 +22,10 @@ EndlessRoadDef SessionEndlessRoadDef(const config::RoadSessionDef& def);
 /// generate_length_m of them, as one road). Throws config::ConfigError naming the file
 /// (and line and key) on a bad road file.
 RoadNetwork SessionRoadNetwork(const config::RoadSessionDef& def);
+
+/// The junctions of an OpenDRIVE [road] file (their connections and lane links); empty for other roads.
+/// Throws config::ConfigError like SessionRoadNetwork.
+std::vector<JunctionDef> SessionJunctions(const config::RoadSessionDef& def);
 
 /// The road traffic drives on: `road_id` of the file (0: its first road), or the generated road.
 /// Throws config::ConfigError when the file has no roads or no road with that id.

@@ -1,0 +1,130 @@
+#pragma once
+/// AI traffic on a road network with junctions (an OpenDRIVE map): vehicles drive along the lane graph
+/// (road::LaneGraph), choose their way at every fork with a seeded draw, follow the vehicle ahead with IDM
+/// (along their own route, and any vehicle still leaving the lane they are on), slow down for curves to a
+/// lateral acceleration limit, and enter a junction only when admitted:
+///
+/// - a vehicle asks to enter when it is within reach of the junction's stop line (its comfortable braking
+///   distance plus approach_m); requests are served in the order they were first made (then by index);
+/// - it is admitted when no vehicle is on, or admitted to, a connecting lane that crosses or merges with its
+///   own (LaneGraph::Crosses with the vehicle width plus a margin), no earlier request waits for such a lane,
+///   and the lane it leaves the junction on has room for it behind the vehicles already heading there;
+/// - until then it treats the stop line as a standing obstacle; a vehicle keeps its admission until it has
+///   left the junction (its rear included).
+///
+/// Right-hand traffic only. Pure and deterministic: the caller owns time. docs/ROADS.md "Traffic through junctions".
+
+#include "platoon/geometry.hpp"
+#include "platoon/road/lane_graph.hpp"
+#include "platoon/vehicle/driver_models.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace platoon::vehicle {
+
+/// Network traffic settings.
+struct NetworkTrafficDef {
+  int vehicles = 30;                  ///< Number of AI vehicles.
+  IdmDef idm = DefaultIdmDef();       ///< Car following; desired_speed_mps is the mean desired speed.
+  double desired_speed_spread = 0.15; ///< Desired speeds spread uniformly by +- this fraction.
+  double max_lateral_accel_mps2 = 2.0;  ///< Curve speed: v <= sqrt(this / |curvature|), in m/s^2.
+  double max_decel_mps2 = 8.0;        ///< Hardest braking a vehicle is capable of, in m/s^2.
+  double approach_m = 5.0;            ///< A vehicle asks to enter a junction this far beyond its braking distance, in m.
+  double stop_line_gap_m = 1.0;       ///< Vehicles not admitted stop this far before the stop line, in m.
+  double conflict_margin_m = 0.7;     ///< Connecting lanes whose centres come within width + this conflict, in m.
+  double lookahead_m = 150.0;         ///< How far ahead along its route a vehicle looks (leaders, curves), in m.
+  double vehicle_length_m = 4.5;      ///< Length of every vehicle, in m.
+  double vehicle_width_m = 1.8;       ///< Width of every vehicle, in m.
+  uint64_t seed = 1;                  ///< Random seed (desired speeds, route choices).
+  double start_offset_m = 0.0;        ///< Shifts the initial placement along the lanes, in m.
+};
+inline NetworkTrafficDef DefaultNetworkTrafficDef() { return NetworkTrafficDef{}; }
+
+/// One AI vehicle on the network.
+struct NetworkCar {
+  uint32_t index = 0;            ///< Index in the traffic, stable for the session.
+  uint32_t piece = 0;            ///< Lane piece its front is on.
+  double d_m = 0.0;              ///< Distance of its front from the piece's entry, in m.
+  double speed_mps = 0.0;        ///< Speed along the lane, in m/s.
+  double accel_mps2 = 0.0;       ///< Last commanded acceleration, in m/s^2.
+  double desired_speed_mps = 0.0;  ///< Own free-road speed, in m/s.
+  std::deque<uint32_t> route;    ///< Pieces it will drive after `piece`, chosen so far.
+  int64_t behind = -1;           ///< The piece before `piece` while its rear is still on it, else -1.
+  uint64_t choices = 0;          ///< Route choices drawn so far (the seed of the next).
+  uint64_t junctions_crossed = 0;  ///< Connecting lanes driven to their end.
+  double distance_m = 0.0;       ///< Distance driven, in m.
+};
+
+/// What Check found since the start.
+struct NetworkTrafficCheck {
+  int overlaps = 0;                ///< Pairs of vehicles whose footprints overlapped (checked at each Check).
+  double min_gap_m = 1e9;          ///< Smallest bumper-to-bumper gap to the leader seen by a vehicle, in m.
+  double min_accel_mps2 = 0.0;     ///< Hardest braking commanded, in m/s^2.
+  uint64_t forced_stops = 0;       ///< Vehicles that reached a stop line unadmitted and were held there.
+  double max_wait_s = 0.0;         ///< Longest time a request waited for admission, in s.
+};
+
+/// The traffic on a lane graph.
+class NetworkTraffic {
+ public:
+  /// Places `def.vehicles` evenly on the pieces outside junctions; `graph` must outlive the traffic. Fewer fit
+  /// when the lanes are short (Cars().size() tells).
+  NetworkTraffic(const road::LaneGraph& graph, const NetworkTrafficDef& def);
+
+  /// Advances every vehicle by `dt_s` (typical 0.01-0.1 s).
+  void Step(double dt_s);
+  /// The vehicles.
+  const std::vector<NetworkCar>& Cars() const { return cars_; }
+  /// World state of a vehicle's centre at `stamp_ns`.
+  KinematicState State(const NetworkCar& car, int64_t stamp_ns) const;
+  /// Looks for overlapping footprints now; returns the totals since the start.
+  NetworkTrafficCheck Check();
+  /// Traffic time: the sum of Step's dt, in s.
+  double Time() const { return time_s_; }
+  /// How often each connecting piece (junction movement) was driven to its end, by piece index.
+  const std::map<uint32_t, uint64_t>& Movements() const { return movements_; }
+  /// Whether vehicle `car` (an index into Cars()) is admitted to the junction ahead of it.
+  bool Admitted(size_t car) const { return admitted_[car] >= 0; }
+  /// Mean desired speed, in m/s (live).
+  void SetDesiredSpeed(double mps);
+  double DesiredSpeed() const { return def_.idm.desired_speed_mps; }
+
+ private:
+  struct Leader {
+    double gap_m = 1e9;
+    double speed_mps = 0.0;
+    bool vehicle = false;  // a vehicle (else a stop line or a lane's end)
+  };
+  void ExtendRoute(NetworkCar& car);
+  uint32_t Choose(NetworkCar& car, const std::vector<uint32_t>& options) const;
+  Leader FindLeader(size_t i) const;
+  double CurveLimit(uint32_t piece, double desired_mps) const;
+  double Accel(size_t i);
+  void Admit();
+  bool RoomOnExit(size_t i, uint32_t junction_piece) const;
+  double Rand01(uint64_t a, uint64_t b) const;
+
+  const road::LaneGraph& graph_;
+  NetworkTrafficDef def_;
+  std::vector<NetworkCar> cars_;
+  std::vector<double> spread_;  // per vehicle: desired speed / mean
+  double time_s_ = 0.0;
+  // Per piece: (d, car index) of the vehicles whose front is on it, sorted by d; rebuilt every step.
+  std::vector<std::vector<std::pair<double, uint32_t>>> on_piece_;
+  // Per piece: whether it lies inside a junction, and the junction pieces it crosses (conflicts).
+  std::vector<std::vector<uint32_t>> conflicts_;
+  // Per vehicle: the junction piece it is admitted to (-1: none), and when it first asked (< 0: not asking).
+  std::vector<int64_t> admitted_;
+  std::vector<double> asked_at_;
+  std::vector<int64_t> wants_;  // the junction piece it asks for this step, -1 none
+  std::vector<double> stop_at_;  // distance along its route to the stop line it must hold at, or infinity
+  std::map<uint32_t, uint64_t> movements_;
+  NetworkTrafficCheck check_;
+};
+
+}  // namespace platoon::vehicle
