@@ -128,7 +128,7 @@ def main():
         links = ['<predecessor elementType="junction" elementId="%d"/>' % ja,
                  '<successor elementType="junction" elementId="%d"/>' % jb]
         body.append(road_xml(rid, 'road %d' % rid, -1, geoms, length, links,
-                             right=[(-1, 'broken'), (-2, 'solid')], left=[(1, 'broken'), (2, 'solid')]))
+                             right=[(-1, 'broken'), (-2, 'solid')], left=[(2, 'solid'), (1, 'broken')]))  # descending ids
     junction_xml = []
     for jid, name, (cx, cy), arms in JUNCTIONS:
         connections = []

@@ -431,11 +431,13 @@ TEST_CASE("opendrive import: netconvert reads the fixtures and its lane shapes l
   }
   // netconvert (SUMO 1.15) gives each lane one constant width per edge, so lanes whose width changes along s
   // (lane_profile.xodr, combined.xodr) are not compared: their difference is the width change itself.
-  for (const char* fixture : {"param_poly3.xodr", "lane_types.xodr", "elevation.xodr", "junction.xodr"}) {
-    const std::string name = fixture;
+  // And the junction network of configs/junctions.toml (three junctions, turn lanes, laneOffset in the right turns).
+  for (const char* fixture :
+       {"param_poly3.xodr", "lane_types.xodr", "elevation.xodr", "junction.xodr", "../../../configs/roads/junctions.xodr"}) {
+    const std::string name = std::filesystem::path(fixture).filename().string();
     CAPTURE(name);
     const RoadNetwork net(LoadFixture(fixture).roads);
-    const std::string out = TempFile(std::string(fixture) + ".net.xml"), log = TempFile(std::string(fixture) + ".log");
+    const std::string out = TempFile(name + ".net.xml"), log = TempFile(name + ".log");
     const std::string cmd = "netconvert --xml-validation never --opendrive-files '" + FixturePath(fixture) +
                             "' -o '" + out + "' --offset.disable-normalization --opendrive.curve-resolution 0.25 "
                             "--precision 4 --output.original-names --no-internal-links --no-turnarounds "
