@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace platoon::node {
 
@@ -27,7 +28,18 @@ NetworkTrafficModule::NetworkTrafficModule(const config::SessionDef& session, co
 }
 
 void NetworkTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
+  // Every remote vehicle (human drivers, other nodes' traffic) where this node displays it: followed and yielded to.
+  std::vector<vehicle::NetworkExternal> external;
+  for (const auto& e : context.RemoteEntities(info.sim_ns)) {
+    if (e.state.kind == protocol::EntityKind::kPedestrian || e.state.kind == protocol::EntityKind::kStaticObject) continue;
+    const Vec3 f = e.displayed.orientation * Vec3::UnitX();
+    external.push_back(vehicle::NetworkExternal{e.displayed.position_m, std::atan2(f.y(), f.x()),
+                                                e.state.kinematics.velocity_mps.norm(),
+                                                e.state.box_size_m.x() > 0 ? e.state.box_size_m.x() : 4.5, e.state.id});
+  }
+  traffic_->SetExternal(std::move(external));
   if (info.dt_ns > 0) traffic_->Step(NsToS(info.dt_ns));
+  max_external_ = std::max(max_external_, traffic_->ExternalOnLanes());
   for (const auto& c : traffic_->Cars()) {
     protocol::EntityState e;
     e.id = VehicleId(name_, c.index);
@@ -61,9 +73,10 @@ void NetworkTrafficModule::Summarize(std::vector<std::string>& fields) const {
   fields.push_back(fmt::format(
       "\"network_vehicles\":{},\"network_lanes\":{},\"network_movements\":{},\"network_movements_driven\":{},"
       "\"network_junction_crossings\":{},\"network_overlaps\":{},\"network_forced_stops\":{},"
-      "\"network_min_gap_m\":{:.2f},\"network_max_wait_s\":{:.1f}",
+      "\"network_min_gap_m\":{:.2f},\"network_max_wait_s\":{:.1f},\"network_max_external\":{}",
       traffic_->Cars().size(), graph_->Pieces().size(), movements, traffic_->Movements().size(), crossed,
-      check_.overlaps, check_.forced_stops, check_.min_gap_m > 1e8 ? -1.0 : check_.min_gap_m, check_.max_wait_s));
+      check_.overlaps, check_.forced_stops, check_.min_gap_m > 1e8 ? -1.0 : check_.min_gap_m, check_.max_wait_s,
+      max_external_));
 }
 
 }  // namespace platoon::node

@@ -102,3 +102,66 @@ TEST_CASE("network traffic: 10 minutes through a four-way and two three-way junc
 }
 
 }  // namespace platoon::vehicle
+
+namespace platoon::vehicle {
+
+TEST_CASE("network traffic: vehicles queue behind a standing external car and keep out of a junction where one stands") {
+  const road::OpenDriveMap map = road::LoadOpenDriveMapFile(NetworkFixture());
+  const road::RoadNetwork network(map.roads);
+  const road::LaneGraph graph(network, map.junctions);
+  NetworkTrafficDef def = DefaultNetworkTrafficDef();
+  def.vehicles = 40;
+  def.idm.desired_speed_mps = 13.9;
+  def.seed = 3;
+  NetworkTraffic traffic(graph, def);
+  // A broken-down car on road 1's lane -1 (eastbound, y = -1.75) at x = 150, and one standing in J2 on the
+  // straight from south to north (lane -1 of that connecting road: x = 301.75, y = 0, heading north).
+  const std::vector<NetworkExternal> standing = {{Vec3(150, -1.75, 0), 0.0, 0.0, 4.5, 901},
+                                                 {Vec3(301.75, 0, 0), M_PI / 2, 0.0, 4.5, 902}};
+  const int64_t blocked = graph.PieceAt(2006, -1, 15.0);
+  REQUIRE(blocked >= 0);
+  // J2's connecting lanes that cross the one the car stands on.
+  std::vector<uint32_t> crossing;
+  for (uint32_t p = 0; p < graph.Pieces().size(); ++p)
+    if (graph.Pieces()[p].junction_id == 200 && graph.Crosses(p, static_cast<uint32_t>(blocked), 2.5)) crossing.push_back(p);
+  REQUIRE(crossing.size() >= 2);
+  auto crossed = [&] {
+    uint64_t n = 0;
+    for (const uint32_t p : crossing)
+      if (const auto it = traffic.Movements().find(p); it != traffic.Movements().end()) n += it->second;
+    return n;
+  };
+  traffic.SetExternal(standing);
+  for (int k = 0; k < 200; ++k) traffic.Step(0.05);  // 10 s: vehicles admitted before are through
+  CHECK(traffic.ExternalOnLanes() == 2);
+  const uint64_t before = crossed();
+  for (int k = 0; k < 2400; ++k) {
+    traffic.Step(0.05);
+    if (k % 10 == 0) traffic.Check();
+  }
+  const NetworkTrafficCheck check = traffic.Check();
+  const uint64_t blocked_crossings = crossed() - before;
+  // The queue behind the broken-down car: the nearest vehicle behind it on its lane stands 2 m (the jam gap) back.
+  double queue_gap = 1e9, queue_speed = 0;
+  const double front_of_standing = graph.DistanceAt(static_cast<uint32_t>(graph.PieceAt(1, -1, 135.0)), 135.0) + 2.25;
+  for (const auto& c : traffic.Cars())
+    if (c.piece == static_cast<uint32_t>(graph.PieceAt(1, -1, 135.0)) && c.d_m < front_of_standing) {
+      const double gap = front_of_standing - 4.5 - c.d_m;
+      if (gap < queue_gap) queue_gap = gap, queue_speed = c.speed_mps;
+    }
+  MESSAGE("120 s with two standing cars: ", blocked_crossings, " crossings of the blocked lane's crossers, queue gap ",
+          queue_gap, " m at ", queue_speed, " m/s, overlaps ", check.overlaps);
+  CHECK(check.overlaps == 0);
+  CHECK(blocked_crossings == 0);
+  CHECK(queue_gap >= 1.0);
+  CHECK(queue_gap < 4.5);
+  CHECK(queue_speed < 0.1);
+  // Gone again: the junction is crossed again.
+  traffic.SetExternal({});
+  const uint64_t after = crossed();
+  for (int k = 0; k < 2400; ++k) traffic.Step(0.05);
+  CHECK(crossed() > after);
+  CHECK(traffic.Check().overlaps == 0);
+}
+
+}  // namespace platoon::vehicle

@@ -139,6 +139,39 @@ void NetworkTraffic::SetDesiredSpeed(double mps) {
   for (auto& c : cars_) c.desired_speed_mps = mps * spread_[c.index];
 }
 
+double NetworkTraffic::SpeedOf(uint32_t key) const {
+  return key < cars_.size() ? cars_[key].speed_mps : external_[key - cars_.size()].speed_mps;
+}
+
+void NetworkTraffic::LocateExternal() {
+  const auto& pieces = graph_.Pieces();
+  const auto& roads = graph_.Network().Roads();
+  external_at_.assign(external_.size(), ExternalAt{});
+  external_on_lanes_ = 0;
+  for (size_t e = 0; e < external_.size(); ++e) {
+    const NetworkExternal& x = external_[e];
+    double best = kInf;
+    for (const auto& road : roads) {
+      const road::RoadCoord c = road.Project(x.position_m);
+      if (c.s_m < 0.0 || c.s_m > road.Length() || c.distance_m > 30.0) continue;
+      const int lane = road.LaneAt(c.s_m, c.t_m);
+      if (lane == 0 || !road.IsDrivingLane(c.s_m, lane)) continue;
+      const double off = std::abs(c.t_m - road.LaneCenterOffsetAt(c.s_m, lane));
+      if (off >= best) continue;
+      const int64_t p = graph_.PieceAt(road.Id(), lane, c.s_m);
+      if (p < 0) continue;
+      const double d = graph_.DistanceAt(static_cast<uint32_t>(p), c.s_m);
+      // Only a lane running its way (within 60 degrees).
+      if (std::cos(graph_.Pose(static_cast<uint32_t>(p), d).heading_rad - x.heading_rad) < 0.5) continue;
+      best = off;
+      external_at_[e] = ExternalAt{p, std::min(d + 0.5 * x.length_m, pieces[p].length_m)};
+    }
+    if (external_at_[e].piece < 0) continue;
+    ++external_on_lanes_;
+    on_piece_[external_at_[e].piece].emplace_back(external_at_[e].d_m, static_cast<uint32_t>(cars_.size() + e));
+  }
+}
+
 NetworkTraffic::Leader NetworkTraffic::FindLeader(size_t i) const {
   const auto& pieces = graph_.Pieces();
   const NetworkCar& c = cars_[i];
@@ -150,7 +183,7 @@ NetworkTraffic::Leader NetworkTraffic::FindLeader(size_t i) const {
   // On its own piece.
   for (const auto& [d, j] : on_piece_[c.piece])
     if (j != i && (d > c.d_m || (d == c.d_m && j > i))) {
-      consider(d - c.d_m - len, cars_[j].speed_mps);
+      consider(d - c.d_m - len, SpeedOf(j));
       break;
     }
   // Along its route; at each fork also a vehicle on another branch whose rear is still at the fork.
@@ -162,12 +195,12 @@ NetworkTraffic::Leader NetworkTraffic::FindLeader(size_t i) const {
       if (n == p) continue;
       for (const auto& [d, j] : on_piece_[n]) {
         if (d > len + def_.idm.min_gap_m) break;
-        consider(dist + d - len, cars_[j].speed_mps);
+        consider(dist + d - len, SpeedOf(j));
       }
     }
     if (!on_piece_[p].empty()) {
       const auto& [d, j] = on_piece_[p].front();
-      consider(dist + d - len, cars_[j].speed_mps);
+      consider(dist + d - len, SpeedOf(j));
       break;
     }
     dist += pieces[p].length_m;
@@ -232,7 +265,7 @@ bool NetworkTraffic::RoomOnExit(size_t i, uint32_t junction_piece) const {
   double room = pieces[exit].length_m;
   if (!on_piece_[exit].empty()) {
     const auto& [d, j] = on_piece_[exit].front();
-    room = d - def_.vehicle_length_m + cars_[j].speed_mps * def_.idm.time_headway_s;
+    room = d - def_.vehicle_length_m + SpeedOf(j) * def_.idm.time_headway_s;
   }
   int queued = 0;
   for (size_t j = 0; j < cars_.size(); ++j) {
@@ -258,6 +291,21 @@ void NetworkTraffic::Admit() {
     if (pieces[c.piece].junction_id >= 0) taken[c.piece] = 1;
     if (c.behind >= 0 && pieces[c.behind].junction_id >= 0) taken[c.behind] = 1;
     if (admitted_[i] >= 0) taken[admitted_[i]] = 1;
+  }
+  // External vehicles: the connecting lane they are on (or whose end their rear may still be in), and those they
+  // may take next within their braking distance + 15 m.
+  for (size_t e = 0; e < external_.size(); ++e) {
+    const int64_t p = external_at_[e].piece;
+    if (p < 0) continue;
+    const double d = external_at_[e].d_m;
+    if (pieces[p].junction_id >= 0) taken[p] = 1;
+    if (d < external_[e].length_m)
+      for (const uint32_t q : pieces[p].prev)
+        if (pieces[q].junction_id >= 0) taken[q] = 1;
+    const double v = external_[e].speed_mps;
+    if (pieces[p].length_m - d < v * v / (2.0 * def_.idm.comfort_decel_mps2) + 15.0)
+      for (const uint32_t q : pieces[p].next)
+        if (pieces[q].junction_id >= 0 && pieces[q].junction_id != pieces[p].junction_id) taken[q] = 1;
   }
   // Who asks: the first connecting lane on its route not yet admitted, within its reach.
   std::vector<std::pair<double, uint32_t>> asking;
@@ -308,6 +356,7 @@ void NetworkTraffic::Step(double dt_s) {
   const auto& pieces = graph_.Pieces();
   for (auto& v : on_piece_) v.clear();
   for (size_t i = 0; i < cars_.size(); ++i) on_piece_[cars_[i].piece].emplace_back(cars_[i].d_m, static_cast<uint32_t>(i));
+  LocateExternal();
   for (auto& v : on_piece_) std::sort(v.begin(), v.end());
   Admit();
   std::vector<double> accel(cars_.size());
@@ -390,9 +439,16 @@ NetworkTrafficCheck NetworkTraffic::Check() {
     centres.push_back(k.pose.position_m);
     boxes.push_back(Footprint(k.pose.position_m, std::atan2(f.y(), f.x()), def_.vehicle_length_m, def_.vehicle_width_m));
   }
-  const double near = def_.vehicle_length_m + def_.vehicle_width_m;
+  // The external vehicles too (a vehicle of the traffic that runs into one counts).
+  for (const auto& x : external_) {
+    centres.push_back(x.position_m);
+    boxes.push_back(Footprint(x.position_m, x.heading_rad, x.length_m, def_.vehicle_width_m));
+  }
+  double longest = def_.vehicle_length_m;
+  for (const auto& x : external_) longest = std::max(longest, x.length_m);
+  const double near = longest + def_.vehicle_width_m;
   for (size_t a = 0; a < cars_.size(); ++a)
-    for (size_t b = a + 1; b < cars_.size(); ++b) {
+    for (size_t b = a + 1; b < centres.size(); ++b) {
       const Vec3 d = centres[a] - centres[b];
       if (std::hypot(d.x(), d.y()) < near && Overlap(boxes[a], boxes[b])) ++check_.overlaps;
     }

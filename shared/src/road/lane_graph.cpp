@@ -184,6 +184,21 @@ double LaneGraph::RoadS(uint32_t piece, double d_m) const {
   return s[k - 1] + f * (s[k] - s[k - 1]);
 }
 
+double LaneGraph::DistanceAt(uint32_t piece, double s_m) const {
+  const auto& d = sample_d_[piece];
+  const auto& s = sample_s_[piece];
+  // s runs up or down along the piece; measured from its entry it always rises.
+  const double sign = s.back() >= s.front() ? 1.0 : -1.0;
+  const double u = sign * (s_m - s.front());
+  const double span = sign * (s.back() - s.front());
+  if (u <= 0.0) return 0.0;
+  if (u >= span) return d.back();
+  const size_t n = s.size();
+  const size_t k = std::min(n - 1, std::max<size_t>(1, static_cast<size_t>(std::ceil(u / span * static_cast<double>(n - 1)))));
+  const double f = (u - sign * (s[k - 1] - s.front())) / std::max(1e-12, sign * (s[k] - s[k - 1]));
+  return d[k - 1] + std::clamp(f, 0.0, 1.0) * (d[k] - d[k - 1]);
+}
+
 LanePose LaneGraph::Pose(uint32_t piece, double d_m) const {
   const LanePiece& p = pieces_[piece];
   const Road& road = RoadOf(piece);

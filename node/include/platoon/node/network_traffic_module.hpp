@@ -2,7 +2,7 @@
 /// The traffic role on a road network with junctions (traffic_model = "network"): AI vehicles that drive every
 /// road and junction of the [road] file's OpenDRIVE map along its lane graph (platoon::vehicle::NetworkTraffic),
 /// choosing their way at every fork with a seeded draw, published like every entity. docs/ROADS.md
-/// "Traffic through junctions".
+/// "Traffic through junctions". Remote vehicles (human drivers, other nodes' traffic) are followed and yielded to.
 
 #include "platoon/config/session.hpp"
 #include "platoon/node/module.hpp"
@@ -41,6 +41,7 @@ class NetworkTrafficModule final : public Module {
   std::unique_ptr<vehicle::NetworkTraffic> traffic_;
   vehicle::NetworkTrafficCheck check_;
   int64_t next_check_ns_ = 0;
+  size_t max_external_ = 0;  // most remote vehicles on its lanes at once
 };
 
 }  // namespace platoon::node

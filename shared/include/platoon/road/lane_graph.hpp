@@ -52,6 +52,8 @@ class LaneGraph {
   /// reported in Notes().
   LaneGraph(const RoadNetwork& network, const std::vector<JunctionDef>& junctions);
 
+  /// The network it was built on.
+  const RoadNetwork& Network() const { return network_; }
   /// Every piece.
   const std::vector<LanePiece>& Pieces() const { return pieces_; }
   /// The road a piece lies on.
@@ -60,6 +62,8 @@ class LaneGraph {
   double RoadS(uint32_t piece, double d_m) const;
   /// Pose at distance `d_m` from the piece's entry.
   LanePose Pose(uint32_t piece, double d_m) const;
+  /// Distance from the piece's entry of road s `s_m` (clamped to the piece), in m: RoadS's inverse.
+  double DistanceAt(uint32_t piece, double s_m) const;
   /// The piece holding (road, lane) at road s `s_m`, or -1.
   int64_t PieceAt(int road_id, int lane, double s_m) const;
   /// Pieces `a` and `b` (both inside junctions) whose lane centres come within `clearance_m` of each other,

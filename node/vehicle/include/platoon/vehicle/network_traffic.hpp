@@ -60,6 +60,15 @@ struct NetworkCar {
   double distance_m = 0.0;       ///< Distance driven, in m.
 };
 
+/// A vehicle this traffic does not drive (a human driver, another node's traffic), as last seen.
+struct NetworkExternal {
+  Vec3 position_m = Vec3::Zero();  ///< Centre of its box, in m.
+  double heading_rad = 0.0;        ///< Heading, in rad.
+  double speed_mps = 0.0;          ///< Speed, in m/s.
+  double length_m = 4.5;           ///< Box length, in m.
+  uint64_t id = 0;                 ///< Its entity id (0: not known).
+};
+
 /// What Check found since the start.
 struct NetworkTrafficCheck {
   int overlaps = 0;                ///< Pairs of vehicles whose footprints overlapped (checked at each Check).
@@ -90,6 +99,13 @@ class NetworkTraffic {
   const std::map<uint32_t, uint64_t>& Movements() const { return movements_; }
   /// Whether vehicle `car` (an index into Cars()) is admitted to the junction ahead of it.
   bool Admitted(size_t car) const { return admitted_[car] >= 0; }
+  /// Vehicles the traffic must react to, as of now; replaces the previous set. Each is put on the driving lane
+  /// whose centre is nearest (within half a lane) among those running its way; there the vehicles behind it follow
+  /// it, and no vehicle enters a connecting lane crossing one it is on, or one it may take within its braking
+  /// distance + 15 m (the traffic yields to it).
+  void SetExternal(std::vector<NetworkExternal> vehicles) { external_ = std::move(vehicles); }
+  /// How many of the external vehicles were on a driving lane at the last Step.
+  size_t ExternalOnLanes() const { return external_on_lanes_; }
   /// Mean desired speed, in m/s (live).
   void SetDesiredSpeed(double mps);
   double DesiredSpeed() const { return def_.idm.desired_speed_mps; }
@@ -108,6 +124,10 @@ class NetworkTraffic {
   void Admit();
   bool RoomOnExit(size_t i, uint32_t junction_piece) const;
   double Rand01(uint64_t a, uint64_t b) const;
+  // Speed of the vehicle behind a key of on_piece_: a car index, or cars_.size() + external index.
+  double SpeedOf(uint32_t key) const;
+  // Puts the external vehicles on the lanes (external_at_) and into on_piece_.
+  void LocateExternal();
 
   const road::LaneGraph& graph_;
   NetworkTrafficDef def_;
@@ -124,6 +144,13 @@ class NetworkTraffic {
   std::vector<int64_t> wants_;  // the junction piece it asks for this step, -1 none
   std::vector<double> stop_at_;  // distance along its route to the stop line it must hold at, or infinity
   std::map<uint32_t, uint64_t> movements_;
+  std::vector<NetworkExternal> external_;
+  struct ExternalAt {
+    int64_t piece = -1;  // -1: on no driving lane
+    double d_m = 0.0;    // its front's distance from the piece's entry
+  };
+  std::vector<ExternalAt> external_at_;
+  size_t external_on_lanes_ = 0;
   NetworkTrafficCheck check_;
 };
 
