@@ -66,6 +66,8 @@ constexpr int kGridMaxRings = 40;
 // Slack on the ring distance bound, in m: covers the rounding of cell coordinates and of the distances
 // (both ~1e-12 m at 1e5 m from the origin), so a bound never cuts off a sample it should keep.
 constexpr double kGridSlackM = 1e-6;
+// How far a sample may lie outside the cell it is binned in (rounding of the binning), in m.
+constexpr double kGridBinSlackM = 1e-6;
 // Coordinates beyond this, in m, go straight to brute force: no cell index overflows.
 constexpr double kGridMaxCoordM = 1e9;
 
@@ -134,6 +136,19 @@ void ForEachRingCell(const GridLayout& g, const GridQuery& q, int k, F&& f) {
       if (q.cx - k >= 0 && q.cx - k < g.nx) f(row + static_cast<size_t>(q.cx - k));
       if (k > 0 && q.cx + k >= 0 && q.cx + k < g.nx) f(row + static_cast<size_t>(q.cx + k));
     }
+  }
+}
+
+// Calls f(cell index, x, y) for the cells of ring k around q inside the grid (ForEachRingCell with coordinates).
+template <class F>
+void ForEachRingCellXY(const GridLayout& g, const GridQuery& q, int k, F&& f) {
+  for (int dy = -k; dy <= k; ++dy) {
+    const int y = q.cy + dy;
+    if (y < 0 || y >= g.ny) continue;
+    const size_t row = static_cast<size_t>(y) * static_cast<size_t>(g.nx);
+    const int step = (dy == -k || dy == k) ? 1 : std::max(1, 2 * k);
+    for (int x = q.cx - k; x <= q.cx + k; x += step)
+      if (x >= 0 && x < g.nx) f(row + static_cast<size_t>(x), x, y);
   }
 }
 
@@ -365,7 +380,7 @@ Road::Road(RoadDef def) : def_(std::move(def)) {
 
   // Chain the sections: each starts at the previous one's end state (G1), with checkpoints inside
   // so that one Evaluate integrates at most kCheckpointSpacingM or kPanelHeadingRad of heading.
-  Checkpoint c{0.0, def_.start_x_m, def_.start_y_m, def_.start_heading_rad, 0.0, 0.0};
+  Checkpoint c = MakeCheckpoint(0.0, def_.start_x_m, def_.start_y_m, def_.start_heading_rad, 0.0, 0.0);
   double max_k = 0.0;
   for (size_t si = 0; si < def_.sections.size(); ++si) {
     const auto& sec = def_.sections[si];
@@ -395,7 +410,7 @@ Road::Road(RoadDef def) : def_(std::move(def)) {
       max_k = std::max(max_k, std::abs(EvaluateCurve(si, c.s_m).curvature_1pm));
       max_k = std::max(max_k, std::abs(e.curvature_1pm));
       max_k = std::max(max_k, std::abs(EvaluateCurve(si, c.s_m + 0.5 * sec.length_m).curvature_1pm));
-      c = Checkpoint{c.s_m + sec.length_m, e.position_m.x(), e.position_m.y(), e.heading_rad, e.curvature_1pm, 0.0};
+      c = MakeCheckpoint(c.s_m + sec.length_m, e.position_m.x(), e.position_m.y(), e.heading_rad, e.curvature_1pm, 0.0);
       continue;
     }
     const double rate = (sec.curvature_end_1pm - sec.curvature_start_1pm) / sec.length_m;
@@ -412,8 +427,8 @@ Road::Road(RoadDef def) : def_(std::move(def)) {
       // Positions from the section start's checkpoint-relative integration, s from the exact fraction.
       const double s_next = s0 + sec.length_m * (i + 1) / n;
       const RoadPoint p = Integrate(c, s_next);
-      c = Checkpoint{s_next, p.position_m.x(), p.position_m.y(), p.heading_rad,
-                     sec.curvature_start_1pm + rate * (s_next - s0), rate};
+      c = MakeCheckpoint(s_next, p.position_m.x(), p.position_m.y(), p.heading_rad,
+                         sec.curvature_start_1pm + rate * (s_next - s0), rate);
     }
     c.s_m = s0 + sec.length_m;
   }
@@ -468,9 +483,11 @@ RoadPoint Road::Integrate(const Checkpoint& c, double s_m) const {
     const double half = 0.5 * k * du;
     const double sinc = std::abs(half) < 1e-4 ? 1.0 - half * half / 6.0 : std::sin(half) / half;
     const double mean = c.heading_rad + half;
+    // On a line the mean heading is the checkpoint's (half = 0): its cached cosine and sine are the same bits.
+    const double cm = k == 0.0 ? c.cos_heading : std::cos(mean), sm = k == 0.0 ? c.sin_heading : std::sin(mean);
     RoadPoint r;
     r.s_m = s_m;
-    r.position_m = Vec3(c.x_m + du * sinc * std::cos(mean), c.y_m + du * sinc * std::sin(mean), Height(s_m));
+    r.position_m = Vec3(c.x_m + du * sinc * cm, c.y_m + du * sinc * sm, Height(s_m));
     r.heading_rad = c.heading_rad + k * du;
     r.curvature_1pm = k;
     return r;
@@ -1028,15 +1045,21 @@ RoadCoord RoadNetwork::Project(const Vec3& p_m) const {
   double best_sample = 1e300, bound = 0, keep2 = 1e300;
   const double max_step = 2.0 * max_half_step_m_;
   bool enough = false;
+  double keep = 1e300;
   for (int k = 0; k <= kGridMaxRings && !enough; ++k) {
-    ForEachRingCell(g, q, k, [&](size_t cell) {
+    ForEachRingCellXY(g, q, k, [&](size_t cell, int cx, int cy) {
+      // A cell wholly beyond the distance that still matters holds nothing that does (slack for the binning).
+      const double left = g.x0_m + cx * g.cell_m, bottom = g.y0_m + cy * g.cell_m;
+      const double ox = std::max({0.0, left - x, x - left - g.cell_m}), oy = std::max({0.0, bottom - y, y - bottom - g.cell_m});
+      if (ox * ox + oy * oy > (keep + kGridBinSlackM) * (keep + kGridBinSlackM)) return;
       for (uint32_t j = sample_grid_start_[cell]; j < sample_grid_start_[cell + 1]; ++j) {
         const GridSample& gs = sample_grid_[j];
         const double dx = x - gs.x_m, dy = y - gs.y_m;
         const double d2 = dx * dx + dy * dy;
         if (d2 < best_sample) {
           best_sample = d2;
-          keep2 = (std::sqrt(d2) + 2.5 * max_step) * (std::sqrt(d2) + 2.5 * max_step);
+          keep = std::sqrt(d2) + 2.5 * max_step;
+          keep2 = keep * keep;
         }
         if (d2 <= keep2) found.push_back(Found{gs.road, gs.sample, d2});  // the rest can never matter (below)
       }
@@ -1047,21 +1070,33 @@ RoadCoord RoadNetwork::Project(const Vec3& p_m) const {
   if (!enough) return ProjectByRoads(p_m);
   // Only samples within (nearest) + 2.5 steps matter: a road that can win is within half its step of the best
   // distance (<= the nearest sample's), and refines samples within 2 steps of its own nearest.
-  const double keep = std::sqrt(best_sample) + 2.5 * max_step;
+  // (keep = sqrt(best_sample) + 2.5 max_step, as the scan left it.)
   found.erase(std::remove_if(found.begin(), found.end(), [&](const Found& f) { return f.d2 > keep * keep; }), found.end());
   // Per road found: its nearest sample, and a lower bound of its distance.
   struct Candidate {
     double lower;       // lower bound of the road's distance
     uint32_t road;
     double best_d2;     // its nearest sample
+    int32_t head;       // its first sample in `found`, chained by next_found (-1: end)
   };
   thread_local std::vector<Candidate> candidates;
+  thread_local std::vector<int32_t> slot_of_road, next_found;  // slot_of_road: -1 outside a query
+  if (slot_of_road.size() < roads_.size()) slot_of_road.resize(roads_.size(), -1);
   candidates.clear();
-  for (const Found& f : found) {
-    auto it = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return c.road == f.road; });
-    if (it == candidates.end()) candidates.push_back(Candidate{0, f.road, f.d2});
-    else it->best_d2 = std::min(it->best_d2, f.d2);
+  next_found.resize(found.size());
+  for (size_t i = 0; i < found.size(); ++i) {
+    const Found& f = found[i];
+    int32_t& slot = slot_of_road[f.road];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(candidates.size());
+      candidates.push_back(Candidate{0, f.road, f.d2, -1});
+    }
+    Candidate& c = candidates[static_cast<size_t>(slot)];
+    c.best_d2 = std::min(c.best_d2, f.d2);
+    next_found[i] = c.head;
+    c.head = static_cast<int32_t>(i);
   }
+  for (const Candidate& c : candidates) slot_of_road[c.road] = -1;
   for (Candidate& c : candidates) c.lower = std::sqrt(c.best_d2) - 0.5 * roads_[c.road].sample_step_m_ - kGridSlackM;
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return a.lower != b.lower ? a.lower < b.lower : a.road < b.road;
@@ -1077,8 +1112,9 @@ RoadCoord RoadNetwork::Project(const Vec3& p_m) const {
     const size_t n = r.sample_s_m_.size();
     // Its sampled local minima within its reach, refined in ascending order as Road::Project does.
     minima.clear();
-    for (const Found& f : found) {
-      if (f.road != c.road || f.d2 > reach * reach) continue;
+    for (int32_t fi = c.head; fi >= 0; fi = next_found[static_cast<size_t>(fi)]) {
+      const Found& f = found[static_cast<size_t>(fi)];
+      if (f.d2 > reach * reach) continue;
       const uint32_t i = f.sample;
       const bool local_min = (i == 0 || f.d2 <= r.SampleDistance2(i - 1, x, y)) &&
                              (i + 1 == n || f.d2 <= r.SampleDistance2(i + 1, x, y));

@@ -14,6 +14,7 @@
 #include "platoon/geometry.hpp"
 #include "platoon/road/road_profile.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <array>
 #include <cstdint>
@@ -208,7 +209,11 @@ class Road {
     double s_m;
     double x_m, y_m, heading_rad, curvature_1pm;
     double curvature_rate_1pm2;
+    double cos_heading, sin_heading;  // of heading_rad (a line needs no other trigonometry)
   };
+  static Checkpoint MakeCheckpoint(double s_m, double x_m, double y_m, double heading_rad, double k_1pm, double rate_1pm2) {
+    return Checkpoint{s_m, x_m, y_m, heading_rad, k_1pm, rate_1pm2, std::cos(heading_rad), std::sin(heading_rad)};
+  }
   RoadPoint Integrate(const Checkpoint& c, double s_m) const;
   RoadPoint EvaluateCurve(size_t section, double s_m) const;
   double Distance2(double s_m, double x_m, double y_m) const;
