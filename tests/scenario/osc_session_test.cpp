@@ -327,3 +327,41 @@ TEST_CASE("osc session: a timed polyline trajectory passes each vertex at its ti
 }
 
 }  // namespace platoon::testing
+
+namespace platoon::testing {
+using namespace osc_session_test_detail;
+
+TEST_CASE("osc session: an entity added at 5 s enters where AddEntityAction puts it, Ego leaves at 10 s, a MiscObject is a scene box") {
+  const OscRun run = RunOsc("entities.xosc", 14);
+  // The cone: a static box of the session's scene, on lane -2's centre at s = 300 m, its bounding box's size.
+  REQUIRE(run.session.scene.boxes.size() == 1);
+  const auto& box = run.session.scene.boxes.front();
+  CHECK(box.position_m.x() == doctest::Approx(300.0));
+  CHECK(box.position_m.y() == doctest::Approx(-5.25));
+  CHECK(box.size_m.x() == doctest::Approx(0.4));
+  CHECK(box.size_m.z() == doctest::Approx(0.7));
+  CHECK(box.id == scenario::kOscBoxIdBase);
+  const uint64_t ego = VehicleId("Ego", 0), late = VehicleId("Late", 0);
+  REQUIRE(run.tracks.count(ego));
+  REQUIRE(run.tracks.count(late));
+  const auto& e = run.tracks.at(ego);
+  const auto& l = run.tracks.at(late);
+  MESSAGE("Ego from ", Seconds(e.front().sim_ns), " s to ", Seconds(e.back().sim_ns), " s; Late from ",
+          Seconds(l.front().sim_ns), " s at x = ", l.front().position_m.x(), ", y = ", l.front().position_m.y(),
+          " to ", Seconds(l.back().sim_ns), " s at ", l.back().speed_mps, " m/s");
+  // Late is absent until the event at 5 s (within a step or two of it), then enters at s = 100 m of lane -2.
+  CHECK(Seconds(l.front().sim_ns) > 5.0);
+  CHECK(Seconds(l.front().sim_ns) < 5.05);
+  CHECK(l.front().position_m.x() == doctest::Approx(100.0).epsilon(0.01));
+  CHECK(l.front().position_m.y() == doctest::Approx(-5.25).epsilon(0.001));
+  CHECK(Seconds(l.back().sim_ns) > 13.9);
+  CHECK(l.back().speed_mps == doctest::Approx(12.0).epsilon(0.02));
+  // Ego is there from the start and gone after the event at 10 s.
+  CHECK(Seconds(e.front().sim_ns) < 0.05);
+  CHECK(Seconds(e.back().sim_ns) > 9.95);
+  CHECK(Seconds(e.back().sim_ns) < 10.1);
+  REQUIRE(run.Fired("add_late"));
+  REQUIRE(run.Fired("delete_ego"));
+}
+
+}  // namespace platoon::testing

@@ -335,9 +335,13 @@ class Mapper {
       if (const Element* c = Child(*o, "ObjectController")) human = Controller(*c, path + "/ObjectController");
       const Element* v = Child(*o, "Vehicle");
       const Element* ref = Child(*o, "CatalogReference");
+      if (const Element* misc = Child(*o, "MiscObject"); misc && !v && !ref) {
+        MiscObject(name, *o, *misc, path + "/MiscObject");
+        continue;
+      }
       if (!v && !ref) {
         for (const auto& c : o->children)
-          if (c.name == "Pedestrian" || c.name == "MiscObject" || c.name == "ExternalObjectReference") {
+          if (c.name == "Pedestrian" || c.name == "ExternalObjectReference") {
             seen_.insert(&c);
             Refuse(c, path + "/" + c.name, "platoon's scenario entities are vehicles (a " + c.name + " is not one)");
           }
@@ -367,6 +371,32 @@ class Mapper {
       node_where_[name] = Where(*o) + ": Entities.ScenarioObject \"" + name + "\"";
     }
   }
+  // A MiscObject: a static box of the scene, placed by its Init TeleportAction.
+  void MiscObject(const std::string& name, const Element& object, const Element& misc, const std::string& path) {
+    Attr(misc, "name", false);
+    const Element* bb = Child(misc, "BoundingBox");
+    const Element* dim = bb ? Child(*bb, "Dimensions") : nullptr;
+    if (!dim) throw ConfigError(Where(misc) + ": MiscObject: expected a BoundingBox with Dimensions, got none");
+    Misc m;
+    m.size_m = Vec3(Num(*dim, "length"), Num(*dim, "width"), Num(*dim, "height"));
+    for (int k = 0; k < 3; ++k)
+      if (!(m.size_m[k] > 0.0 && m.size_m[k] < 1000.0))
+        throw ConfigError(Where(*dim) + ": Dimensions: expected sizes in (0, 1000) m, got " +
+                          fmt::format("{} x {} x {}", m.size_m.x(), m.size_m.y(), m.size_m.z()));
+    if (const Element* c = Child(*bb, "Center")) {
+      m.center_m = Vec3(Num(*c, "x"), Num(*c, "y"), Num(*c, "z"));
+      seen_.insert(c);
+    }
+    seen_.insert(dim);
+    Cover(*bb, path + "/BoundingBox", Status::kMapped, "the box's size");
+    MarkTree(misc, path, Status::kMapped);
+    m.where = Where(object);
+    misc_[name] = m;
+    entities_.insert(name);
+    Cover(object, "OpenSCENARIO/Entities/ScenarioObject", Status::kMapped,
+          "a static box of the scene (" + Attr(misc, "miscObjectCategory", false) + ")");
+  }
+
   // Whether the controller marks the entity for a human (interactive or external).
   bool Controller(const Element& c, const std::string& path) {
     Cover(c, path, Status::kMapped, "who drives it: a seat named in the session, else road traffic");
@@ -539,8 +569,25 @@ class Mapper {
   void Storyboard(const Element& sb) {
     Cover(sb, "OpenSCENARIO/Storyboard", Status::kMapped, "[[event]]s of the server's scenario system");
     if (const Element* init = Child(sb, "Init")) Init(*init);
-    // Entities become nodes once their start is known.
+    // Entities an AddEntityAction brings in later.
+    std::function<void(const Element&)> scan = [&](const Element& x) {
+      if (x.name == "EntityAction" && Child(x, "AddEntityAction")) added_later_.insert(Attr(x, "entityRef", false));
+      for (const auto& c : x.children) scan(c);
+    };
+    for (const Element* story : Children(sb, "Story")) scan(*story);
+    // Entities become nodes once their start is known; MiscObjects boxes.
     for (const auto& name : order_) MakeNode(name);
+    for (const auto& [name, m] : misc_) {
+      if (!m.placed) throw ConfigError(m.where + ": MiscObject \"" + name + "\": expected a TeleportAction in Init that places it");
+      config::SceneBoxDef b;
+      b.id = kOscBoxIdBase + static_cast<uint32_t>(out_.boxes.size());
+      const Vec3 c(std::cos(m.yaw_rad) * m.center_m.x() - std::sin(m.yaw_rad) * m.center_m.y(),
+                   std::sin(m.yaw_rad) * m.center_m.x() + std::cos(m.yaw_rad) * m.center_m.y(), 0.0);
+      b.position_m = Vec3(m.position_m.x() + c.x(), m.position_m.y() + c.y(), 0.0);
+      b.size_m = m.size_m;
+      b.yaw_rad = m.yaw_rad;
+      out_.boxes.push_back(b);
+    }
     // Pass 1: names of every act and event, for StoryboardElementState conditions anywhere.
     const auto stories = Children(sb, "Story");
     for (const Element* story : stories) Register(*story);
@@ -569,7 +616,9 @@ class Mapper {
     Cover(*actions, path, Status::kMapped, "start placement and speed");
     for (const auto& a : actions->children) {
       seen_.insert(&a);
-      if (a.name == "Private") {
+      if (a.name == "Private" && misc_.count(Attr(a, "entityRef"))) {
+        MiscInit(a, path + "/Private");
+      } else if (a.name == "Private") {
         const std::string entity = Attr(a, "entityRef");
         NodeOf(a, entity);
         Cover(a, path + "/Private", Status::kMapped, "the start of " + entity);
@@ -591,6 +640,37 @@ class Mapper {
       } else {
         Refuse(a, path + "/" + a.name, "Init actions: Private and GlobalAction");
       }
+    }
+  }
+  // A MiscObject's Init: its TeleportAction places the box (the bounding box's centre over the position).
+  void MiscInit(const Element& a, const std::string& path) {
+    const std::string entity = Attr(a, "entityRef");
+    Misc& m = misc_[entity];
+    Cover(a, path, Status::kMapped, "where the box of " + entity + " stands");
+    for (const Element* pa : Children(a, "PrivateAction")) {
+      const Element* t = OneChild(*pa);
+      if (t->name != "TeleportAction") {
+        Refuse(*t, path + "/PrivateAction/" + t->name, "a MiscObject stands where its TeleportAction puts it");
+        continue;
+      }
+      Cover(*pa, path + "/PrivateAction", Status::kMapped, "the box's place");
+      Cover(*t, path + "/PrivateAction/TeleportAction", Status::kMapped, "the box's place");
+      const Element* pos = Child(*t, "Position");
+      if (!pos) throw ConfigError(Where(*t) + ": TeleportAction: expected a Position, got none");
+      const Element* kind = OneChild(*pos);
+      m.position_m = WorldPoint(*pos, path + "/PrivateAction/TeleportAction/Position");
+      // Heading: a world position's h, else the road's direction there (and an Orientation's h relative to it).
+      if (kind->name == "WorldPosition") {
+        m.yaw_rad = Num(*kind, "h", 0.0);
+      } else {
+        const Start st = Position(*pos, path + "/PrivateAction/TeleportAction/Position");
+        m.yaw_rad = Road(*pos).Heading(st.s_m);
+        if (const Element* o = Child(*kind, "Orientation")) {
+          seen_.insert(o);
+          m.yaw_rad += Num(*o, "h", 0.0);
+        }
+      }
+      m.placed = true;
     }
   }
   void InitAction(const Element& pa, const std::string& entity, const std::string& path) {
@@ -659,7 +739,8 @@ class Mapper {
     n.name = out_.entity_node[entity];
     n.role = protocol::Role::kTraffic;
     n.traffic_model = "road";
-    n.vehicles = 1;
+    // Brought in by an AddEntityAction and not placed in Init: absent until then (its spawn is vehicle 0).
+    n.vehicles = added_later_.count(entity) && !s.placed ? 0 : 1;
     n.speed_mps = std::max(1.0, s.speed_mps);
     n.lane_changes = false;
     n.start_given = true;
@@ -668,7 +749,8 @@ class Mapper {
     n.start_speed_mps = s.speed_mps;
     n.vehicle_names = {entity};
     n.where = node_where_[entity];
-    if (!s.placed) out_.warnings.push_back(n.where + ": no TeleportAction in Init: it starts at s = 0 m in lane -1");
+    if (!s.placed && n.vehicles > 0)
+      out_.warnings.push_back(n.where + ": no TeleportAction in Init: it starts at s = 0 m in lane -1");
     out_.nodes.push_back(std::move(n));
   }
 
@@ -816,13 +898,15 @@ class Mapper {
         }
         if (actors.empty()) Warn(*kind, "no actors: the action acts on nothing");
       } else if (kind->name == "GlobalAction") {
-        Cover(*kind, apath + "/GlobalAction", Status::kMapped, "a scenario parameter");
+        Cover(*kind, apath + "/GlobalAction", Status::kMapped, "a parameter set, or an entity entering or leaving");
         const Element* g = OneChild(*kind);
         ActionDef act;
         if (g->name == "ParameterAction" || g->name == "VariableAction") {
           if (ParameterAction(*g, apath + "/GlobalAction/" + g->name, act)) e.actions.push_back(act);
+        } else if (g->name == "EntityAction") {
+          EntityAction(*g, apath + "/GlobalAction/EntityAction", e.actions);
         } else {
-          Refuse(*g, apath + "/GlobalAction/" + g->name, "global actions: ParameterAction, VariableAction");
+          Refuse(*g, apath + "/GlobalAction/" + g->name, "global actions: ParameterAction, VariableAction, EntityAction");
         }
       } else {
         Refuse(*kind, apath + "/" + kind->name, "actions: PrivateAction, GlobalAction");
@@ -859,6 +943,50 @@ class Mapper {
     if (!variable && !params_.count(act.path))
       throw ConfigError(Where(g) + ": ParameterAction.parameterRef: expected a declared parameter, got \"" + act.path + "\"");
     return true;
+  }
+
+  // AddEntityAction: the entity's road traffic node spawns its vehicle there (absent until then, unless Init
+  // placed it); DeleteEntityAction: the vehicle leaves the session.
+  void EntityAction(const Element& g, const std::string& path, std::vector<ActionDef>& out) {
+    const std::string ref = Attr(g, "entityRef");
+    const Element* k = OneChild(g);
+    if (misc_.count(ref)) {
+      Refuse(*k, path + "/" + k->name, "a MiscObject is a static box of the scene from the start to the end");
+      return;
+    }
+    const std::string node = NodeOf(g, ref);
+    if (Seated(ref)) {
+      Refuse(*k, path + "/" + k->name, "the seat's car stays in the session");
+      return;
+    }
+    ActionDef act;
+    act.where = Where(*k);
+    if (k->name == "DeleteEntityAction") {
+      act.kind = ActionDef::Kind::kRemove;
+      act.name = "remove";
+      act.target = node;
+      Cover(g, path, Status::kMapped, "the entity leaves or enters");
+      Cover(*k, path + "/DeleteEntityAction", Status::kMapped, "remove: " + ref + " leaves the session");
+      out.push_back(act);
+    } else if (k->name == "AddEntityAction") {
+      const Element* pos = Child(*k, "Position");
+      if (!pos) throw ConfigError(Where(*k) + ": AddEntityAction: expected a Position, got none");
+      const Start p = Position(*pos, path + "/AddEntityAction/Position");
+      if (!p.placed) return;
+      act.kind = ActionDef::Kind::kSpawn;
+      act.name = "spawn";
+      act.node = node;
+      act.s_m = p.s_m;
+      act.lane = p.lane;
+      // It enters at its Init speed (an Init SpeedAction of an entity placed later), else the node's.
+      if (const auto st = starts_.find(ref); st != starts_.end() && st->second.has_speed) act.speed_mps = st->second.speed_mps;
+      Cover(g, path, Status::kMapped, "the entity leaves or enters");
+      Cover(*k, path + "/AddEntityAction", Status::kMapped,
+            fmt::format("spawn: {} enters at s = {} m, lane {}", ref, p.s_m, p.lane));
+      out.push_back(act);
+    } else {
+      Refuse(*k, path + "/" + k->name, "entity actions: AddEntityAction, DeleteEntityAction");
+    }
   }
 
   static std::string ShapeName(const std::string& osc) {
@@ -1433,6 +1561,14 @@ class Mapper {
   std::map<std::string, std::string> params_;
   std::string vehicle_catalog_dir_;
   std::set<std::string> entities_, node_names_, used_names_;
+  struct Misc {
+    Vec3 size_m = Vec3::Ones(), center_m = Vec3::Zero(), position_m = Vec3::Zero();
+    double yaw_rad = 0.0;
+    bool placed = false;
+    std::string where;
+  };
+  std::map<std::string, Misc> misc_;   // MiscObjects by name
+  std::set<std::string> added_later_;  // entities an AddEntityAction brings in (absent until then)
   std::vector<std::string> order_;
   std::map<std::string, Start> starts_;
   std::map<std::string, std::string> node_where_;
@@ -1542,6 +1678,11 @@ void ApplyScenarioTable(config::SessionDef& session, const config::Table& t) {
   if (session.events.size() > config::kMaxEvents)
     t.Fail("file", "more than " + std::to_string(config::kMaxEvents) + " events with the scenario's");
   session.scenario_params = m.params;
+  for (const auto& b : m.boxes) {
+    for (const auto& have : session.scene.boxes)
+      if (have.id == b.id) t.Fail("file", fmt::format("scenario MiscObject box id {} clashes with a [[scene.box]] of the session", b.id));
+    session.scene.boxes.push_back(b);
+  }
 }
 
 std::string SessionTextFor(const std::string& xosc_path, bool lockstep, double end_s) {

@@ -54,6 +54,9 @@ struct OscOptions {
   bool keep_going = false;
 };
 
+/// Entity id of the first scene box a scenario's MiscObjects become (the next ones count up).
+inline constexpr uint32_t kOscBoxIdBase = 0x05C00001;
+
 /// The session parts an OpenSCENARIO file maps to.
 struct OscMapping {
   std::string file;                        ///< The .xosc file.
@@ -71,6 +74,9 @@ struct OscMapping {
     double offset_m = 0;
   };
   std::map<std::string, Start> starts;
+  /// MiscObjects (barriers, cones, parked obstacles): static boxes of the scene at their Init position, with their
+  /// BoundingBox; ids from kOscBoxIdBase.
+  std::vector<config::SceneBoxDef> boxes;
   std::vector<CoverageItem> coverage;      ///< Every element, in file order.
   std::vector<std::string> warnings;       ///< "file:line: ..." for what is mapped approximately.
   int refused = 0;                         ///< Coverage items refused (only with keep_going; else it threw).
