@@ -1,5 +1,5 @@
-// Helpers the multi-process benchmarks share: a process's CPU time, and the SUMMARY line a platoon
-// process prints at exit with its numeric fields.
+// Helpers the multi-process benchmarks share: a process's CPU time, the SUMMARY line a platoon process
+// prints at exit with its numeric fields, and the wall time of a shell command.
 #pragma once
 
 #include "platoon/process/child.hpp"
@@ -7,6 +7,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -14,6 +17,18 @@
 #include <string>
 
 namespace platoon::bench {
+
+/// Wall seconds `cmd` took in the shell; a failure prints "<bench>: '<cmd>' failed (rc)" and exits with 1.
+inline double TimeCommand(const std::string& cmd, const char* bench) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = std::system(cmd.c_str());
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rc != 0) {
+    std::fprintf(stderr, "%s: '%s' failed (%d)\n", bench, cmd.c_str(), rc);
+    std::exit(1);
+  }
+  return s;
+}
 
 /// CPU seconds (user + system) of a process so far, from /proc/<pid>/stat; 0 when it cannot be read.
 inline double CpuSeconds(pid_t pid) {

@@ -5,6 +5,7 @@
 // TTC) against the baseline without the leader columns (--variables x,y,speed,lane,lane_offset).
 //   export_road_bench [--vehicles 2000] [--length-m 20000] [--seconds 30] [--rate 20] [--export-s 5] [--work DIR] [--keep]
 #include "platoon/config/session.hpp"
+#include "bench_support.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/log/session_log.hpp"
 #include "platoon/process/child.hpp"
@@ -12,7 +13,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,23 +22,7 @@
 
 using namespace platoon;
 
-namespace export_road_bench_detail {
-
-double TimeCommand(const std::string& cmd) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const int rc = std::system(cmd.c_str());
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (rc != 0) {
-    std::fprintf(stderr, "export_road_bench: '%s' failed (%d)\n", cmd.c_str(), rc);
-    std::exit(1);
-  }
-  return s;
-}
-
-}  // namespace export_road_bench_detail
-
 int main(int argc, char** argv) {
-  using namespace export_road_bench_detail;
   int vehicles = 2000;
   double length_m = 20000, seconds = 30, rate_hz = 20, export_s = 5;
   std::string work = (std::filesystem::temp_directory_path() / "export_road_bench").string();
@@ -122,9 +106,11 @@ int main(int argc, char** argv) {
   char to[32];
   std::snprintf(to, sizeof to, "%g", export_s);
   const std::string common = platoon + " export " + log + " --rate 10 --to " + to + " --config " + session_path;
-  const double base_s = TimeCommand(common + " --csv " + (fs::path(work) / "base").string() +
-                                    " --variables x,y,speed,lane,lane_offset > /dev/null 2>&1");
-  const double full_s = TimeCommand(common + " --csv " + (fs::path(work) / "full").string() + " > /dev/null 2>&1");
+  const char* me = "export_road_bench";
+  const double base_s = bench::TimeCommand(common + " --csv " + (fs::path(work) / "base").string() +
+                                               " --variables x,y,speed,lane,lane_offset > /dev/null 2>&1",
+                                           me);
+  const double full_s = bench::TimeCommand(common + " --csv " + (fs::path(work) / "full").string() + " > /dev/null 2>&1", me);
   std::printf("log: %d cars on a %.1f km road (2 lanes each way), %.0f s at %g Hz, %.1f MB\n", vehicles,
               road.Length() / 1000, seconds, rate_hz, log_mb);
   std::printf("export of %g s at 10 Hz (%d rows), wall s: without leader columns (baseline) %.2f, every column %.2f (%.2fx)\n",

@@ -4,6 +4,7 @@
 // baseline `platoon export LOG --csv DIR --rate R` of the same log (the existing export of every entity).
 // Prints wall time, the multiple of real time (sim seconds per wall second) and output sizes.
 //   ros2_export_bench [--vehicles 2000] [--seconds 60] [--rate 10] [--work DIR] [--bin-dir DIR]
+#include "bench_support.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/log/session_log.hpp"
 #include "platoon/process/child.hpp"
@@ -26,17 +27,6 @@ uint64_t DirBytes(const std::filesystem::path& dir) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
     if (e.is_regular_file()) n += e.file_size();
   return n;
-}
-
-double TimeCommand(const std::string& cmd) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const int rc = std::system(cmd.c_str());
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (rc != 0) {
-    std::fprintf(stderr, "ros2_export_bench: '%s' failed (%d)\n", cmd.c_str(), rc);
-    std::exit(1);
-  }
-  return s;
 }
 
 }  // namespace ros2_export_bench_detail
@@ -103,8 +93,8 @@ int main(int argc, char** argv) {
   const std::string csv_dir = (fs::path(work) / "csv").string(), bag_dir = (fs::path(work) / "bag").string();
   char rate[32];
   std::snprintf(rate, sizeof rate, "%g", rate_hz);
-  const double csv_s = TimeCommand(platoon + " export " + log + " --csv " + csv_dir + " --rate " + rate + " 2>/dev/null");
-  const double ros2_s = TimeCommand(platoon + " export " + log + " --ros2 " + bag_dir + " 2>/dev/null");
+  const double csv_s = bench::TimeCommand(platoon + " export " + log + " --csv " + csv_dir + " --rate " + rate + " 2>/dev/null", "ros2_export_bench");
+  const double ros2_s = bench::TimeCommand(platoon + " export " + log + " --ros2 " + bag_dir + " 2>/dev/null", "ros2_export_bench");
   const double csv_mb = static_cast<double>(DirBytes(csv_dir)) / 1e6, bag_mb = static_cast<double>(DirBytes(bag_dir)) / 1e6;
   std::printf("log: %d vehicles x %.0f s at %g Hz (%d world states), %.1f MB\n", vehicles, seconds, rate_hz, states + 1, log_mb);
   std::printf("%-28s %10s %14s %10s\n", "export", "wall s", "x real time", "out MB");

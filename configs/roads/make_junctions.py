@@ -16,6 +16,8 @@ Layout (right-hand traffic, every lane 3.5 m wide):
     right turn: an arc of radius 15 with laneOffset -3.5 and lane -1, from and to the outer lanes.
   J1: left, straight and right from every arm; J2: W left/right, N straight/right, S straight/left;
   J3: N left/right, E straight/right, W straight/left. No U-turns.
+  Who gives way: stop signs (DE 206) on J1's north and south arms; at J2 and J3 the road that ends there gives
+  way to the through road (junction <priority>).
 Run: python3 make_junctions.py > junctions.xodr (byte-identical output).
 """
 import math
@@ -72,7 +74,7 @@ def lane_xml(lane_id, mark, color='white', pred=None, succ=None):
 
 
 def road_xml(rid, name, junction, geoms, length, links, right, left=(), center_mark='solid', center_color='yellow',
-             lane_offset=None):
+             lane_offset=None, signals=()):
     out = ['  <road name="%s" length="%s" id="%d" junction="%d" rule="RHT">' % (name, num(length), rid, junction),
            '    <link>']
     out += ['      ' + l for l in links]
@@ -88,7 +90,12 @@ def road_xml(rid, name, junction, geoms, length, links, right, left=(), center_m
     out += ['        <center>', '          <lane id="0" type="none" level="false"><roadMark sOffset="0" type="%s" '
             'color="%s" width="0.12"/></lane>' % (center_mark, center_color), '        </center>', '        <right>']
     out += [lane_xml(*l) for l in right]
-    out += ['        </right>', '      </laneSection>', '    </lanes>', '  </road>']
+    out += ['        </right>', '      </laneSection>', '    </lanes>']
+    if signals:
+        out.append('    <signals>')
+        out += ['      ' + g for g in signals]
+        out.append('    </signals>')
+    out.append('  </road>')
     return '\n'.join(out)
 
 
@@ -109,6 +116,11 @@ ROADS = [
                                  ('arc', R * math.pi / 2, 1 / R), ('line', 250 - H)]),
 ]
 
+# Who gives way: at J2 road 1 (from the west) to roads 3 and 4 (north-south), at J3 road 2 (from the north) to
+# roads 4 and 5 (east-west); at J1 the north and south arms (roads 3 and 2) have stop signs.
+PRIORITIES = {200: [(3, 1), (4, 1)], 300: [(4, 2), (5, 2)]}
+STOP_ARMS = 'NS'
+
 
 def main():
     centre = {j[0]: j[2] for j in JUNCTIONS}
@@ -127,8 +139,15 @@ def main():
         mouth[(jb, arm_b)] = (rid, 'end')
         links = ['<predecessor elementType="junction" elementId="%d"/>' % ja,
                  '<successor elementType="junction" elementId="%d"/>' % jb]
+        signals = []
+        if ja == 100 and arm_a in STOP_ARMS:
+            # A stop sign (German 206) for the traffic arriving at J1 on this arm: it drives the left lanes, towards
+            # -s, so the sign faces -s and stands right of them (t = 8.5 m), 3 m before the mouth.
+            signals.append('<signal s="3" t="8.5" id="stop%d" name="stop" dynamic="no" orientation="-" zOffset="1.5" '
+                           'country="DE" type="206" subtype="-1" height="0.9" width="0.9"/>' % rid)
         body.append(road_xml(rid, 'road %d' % rid, -1, geoms, length, links,
-                             right=[(-1, 'broken'), (-2, 'solid')], left=[(2, 'solid'), (1, 'broken')]))  # descending ids
+                             right=[(-1, 'broken'), (-2, 'solid')], left=[(2, 'solid'), (1, 'broken')],  # descending ids
+                             signals=signals))
     junction_xml = []
     for jid, name, (cx, cy), arms in JUNCTIONS:
         connections = []
@@ -175,6 +194,9 @@ def main():
                 connections.append('    <connection id="%d" incomingRoad="%d" connectingRoad="%d" contactPoint="start">\n%s\n'
                                    '    </connection>' % (n, road_in, cid, '\n'.join(
                                        '      <laneLink from="%d" to="%d"/>' % l for l in lane_links)))
+        # The three-way junctions' through roads have priority over the road that ends there.
+        for high, low in PRIORITIES.get(jid, []):
+            connections.append('    <priority high="%d" low="%d"/>' % (high, low))
         junction_xml.append('  <junction id="%d" name="%s">\n%s\n  </junction>' % (jid, name, '\n'.join(connections)))
     print('<?xml version="1.0" encoding="UTF-8"?>')
     print('<!-- A town of three junctions (a four-way, two three-way with turn lanes) joined by five roads; written by '

@@ -7,6 +7,7 @@
 #include "platoon/config/session.hpp"
 #include "platoon/node/network_traffic_module.hpp"
 #include "platoon/road/opendrive.hpp"
+#include "platoon/road/session_road.hpp"
 
 #include <doctest/doctest.h>
 
@@ -137,6 +138,27 @@ TEST_CASE("junction session: traffic_model = \"network\" without a road file is 
     CHECK(what.find("traffic_model") != std::string::npos);
     CHECK(what.find("[road] file") != std::string::npos);
     CHECK(what.find("a generated road") != std::string::npos);
+  }
+}
+
+}  // namespace platoon::testing
+
+namespace platoon::testing {
+
+TEST_CASE("junction session: the stop signs of the map's other roads stand where their signals are") {
+  config::SessionDef session = config::LoadSessionText(JunctionSession(10), "junctions.toml");
+  config::ValidateSession(session);
+  // The session drives road 1 (the first); the stop signs stand on roads 3 and 2, 3 m from J1's north and south
+  // mouths, 8.5 m left of the reference line: (-8.5, 18) and (8.5, -18).
+  CHECK(road::SessionSigns(session).empty());
+  const auto placed = road::SessionPlacedSigns(session);
+  REQUIRE(placed.size() == 2);
+  CHECK(placed[0].sign.id != placed[1].sign.id);
+  for (const auto& p : placed) {
+    CHECK(p.sign.type == road::SignType::kStop);
+    const Vec3 at = p.pose.plate_m;
+    const double to_north = std::hypot(at.x() + 8.5, at.y() - 18.0), to_south = std::hypot(at.x() - 8.5, at.y() + 18.0);
+    CHECK(std::min(to_north, to_south) < 2.0);
   }
 }
 

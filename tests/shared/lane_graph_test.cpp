@@ -76,6 +76,9 @@ TEST_CASE("lane graph: the T junction's lanes link through road links and juncti
       CHECK(std::cos(at.heading_rad) == doctest::Approx(-1.0));
     }
   }
+  // The junction's <priority high="1" low="3">: road 3's lane into the junction gives way; road 1's does not.
+  CHECK(g.Pieces()[g.PieceAt(3, 1, 45.0)].yield == Yield::kGiveWay);
+  CHECK(g.Pieces()[g.PieceAt(1, -1, 45.0)].yield == Yield::kNone);
   // A piece found by road, lane and s.
   const int64_t k = g.PieceAt(3, 1, 45.0);
   REQUIRE(k >= 0);
@@ -87,6 +90,35 @@ TEST_CASE("lane graph: the T junction's lanes link through road links and juncti
   CHECK(g.Crosses(straight, right, 2.5));
   CHECK(g.Crosses(straight, from3, 2.5));
   CHECK_FALSE(g.Crosses(straight, straight, 2.5));
+}
+
+}  // namespace platoon::road
+
+namespace platoon::road {
+
+TEST_CASE("lane graph: stop signs and junction priorities of the town map say who gives way where") {
+  const OpenDriveMap map = LoadOpenDriveMapFile(std::string(PLATOON_SOURCE_DIR) + "/configs/roads/junctions.xodr");
+  const RoadNetwork network(map.roads);
+  const LaneGraph g(network, map.junctions);
+  auto yield = [&](int road, int lane, double s) {
+    const int64_t k = g.PieceAt(road, lane, s);
+    REQUIRE(k >= 0);
+    return g.Pieces()[static_cast<size_t>(k)].yield;
+  };
+  // J1: stop signs for the traffic arriving on roads 3 (north) and 2 (south), both lanes; none on roads 1 and 5.
+  for (int lane : {1, 2}) {
+    CHECK(yield(3, lane, 10.0) == Yield::kStop);
+    CHECK(yield(2, lane, 10.0) == Yield::kStop);
+    CHECK(yield(1, lane, 10.0) == Yield::kNone);
+    CHECK(yield(5, lane, 10.0) == Yield::kNone);
+  }
+  // J2: road 1 (its end, right lanes) gives way to roads 3 and 4; J3: road 2's end gives way to 4 and 5.
+  CHECK(yield(1, -1, 200.0) == Yield::kGiveWay);
+  CHECK(yield(2, -2, 200.0) == Yield::kGiveWay);
+  CHECK(yield(3, -1, 700.0) == Yield::kNone);
+  CHECK(yield(4, 1, 100.0) == Yield::kNone);
+  // Away from junctions nothing: the sign on road 3 is for the lanes driven towards its start only.
+  CHECK(yield(3, -1, 10.0) == Yield::kNone);
 }
 
 }  // namespace platoon::road

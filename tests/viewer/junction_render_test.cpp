@@ -1,10 +1,12 @@
 // Traffic through a junction as people see it from above (docs/ROADS.md "Traffic through junctions"): the four-way
-// junction of configs/roads/junctions.xodr with its connecting roads drawn as asphalt, and network traffic after a
-// minute of driving, every vehicle on the asphalt. Picture as a PNG when PLATOON_WORLD_PICTURES names a folder.
+// junction of configs/roads/junctions.xodr with its connecting roads drawn as asphalt, its stop signs, and network
+// traffic after a minute of driving, every vehicle on the asphalt. Picture as a PNG when PLATOON_WORLD_PICTURES names a folder.
 // Needs an X display: part of platoon_render_tests, which ctest runs under xvfb-run.
+#include "platoon/config/session.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/road/lane_graph.hpp"
 #include "platoon/road/opendrive.hpp"
+#include "platoon/road/session_road.hpp"
 #include "platoon/vehicle/network_traffic.hpp"
 #include "platoon/viewer/image.hpp"
 #include "platoon/viewer/offscreen_renderer.hpp"
@@ -51,6 +53,12 @@ TEST_CASE("junction render: the four-way junction's connecting roads are asphalt
   }
   SceneGraph scene;
   scene.SetRoads(network);
+  // The map's stop signs (on the north and south arms), placed as a session places them.
+  const config::SessionDef session = config::LoadSessionText(
+      "[road]\nfile = \"" + std::string(PLATOON_SOURCE_DIR) + "/configs/roads/junctions.xodr\"\n", "junctions.toml");
+  const auto signs = road::SessionPlacedSigns(session);
+  CHECK(signs.size() == 2);
+  scene.SetSigns(signs);
   world::WorldConditions conditions;
   conditions.light.sun_set_directly = true;
   conditions.light.sun_elevation_deg = 60.0;

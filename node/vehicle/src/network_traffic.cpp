@@ -101,6 +101,7 @@ NetworkTraffic::NetworkTraffic(const road::LaneGraph& graph, const NetworkTraffi
   asked_at_.assign(cars_.size(), -1.0);
   wants_.assign(cars_.size(), -1);
   stop_at_.assign(cars_.size(), kInf);
+  stood_.assign(cars_.size(), 0);
   on_piece_.resize(pieces.size());
 }
 
@@ -309,6 +310,7 @@ void NetworkTraffic::Admit() {
   }
   // Who asks: the first connecting lane on its route not yet admitted, within its reach.
   std::vector<std::pair<double, uint32_t>> asking;
+  std::vector<road::Yield> rule(cars_.size(), road::Yield::kNone);  // what the asking vehicle's approach demands
   for (size_t i = 0; i < cars_.size(); ++i) {
     NetworkCar& c = cars_[i];
     wants_[i] = -1;
@@ -324,8 +326,13 @@ void NetworkTraffic::Admit() {
         if (admitted_[i] != static_cast<int64_t>(p)) {
           wants_[i] = p;
           stop_at_[i] = dist;
+          rule[i] = pieces[from].yield;
           if (asked_at_[i] < 0) asked_at_[i] = time_s_;
           asking.emplace_back(asked_at_[i], static_cast<uint32_t>(i));
+          // At a stop sign: standing at the line (where the stop line holds it, the jam gap before it) counts.
+          if (rule[i] == road::Yield::kStop && c.speed_mps < 0.1 &&
+              dist <= def_.stop_line_gap_m + def_.idm.min_gap_m + 1.0)
+            stood_[i] = 1;
         }
         break;
       }
@@ -334,20 +341,35 @@ void NetworkTraffic::Admit() {
     }
     if (wants_[i] < 0) asked_at_[i] = -1.0;
   }
-  std::sort(asking.begin(), asking.end());
+  // Requests with priority first, each class in the order asked.
+  std::sort(asking.begin(), asking.end(), [&](const auto& a, const auto& b) {
+    const bool pa = rule[a.second] == road::Yield::kNone, pb = rule[b.second] == road::Yield::kNone;
+    return pa != pb ? pa : a < b;
+  });
+  // Connecting lanes that vehicles with priority (no sign, not the junction's low road) are driving towards: who
+  // gives way waits while one of them comes (one standing in a queue lets it go; admitted ones are taken).
+  std::vector<char> priority_asks(pieces.size(), 0);
+  for (const auto& [at, i] : asking)
+    if (rule[i] == road::Yield::kNone && cars_[i].speed_mps > 1.0) priority_asks[static_cast<size_t>(wants_[i])] = 1;
   std::vector<char> waiting(pieces.size(), 0);  // connecting lanes an earlier request still waits for
   for (const auto& [at, i] : asking) {
     const auto j = static_cast<uint32_t>(wants_[i]);
     bool free = admitted_[i] < 0;  // one admission at a time
     for (const uint32_t k : conflicts_[j]) free = free && !taken[k] && !waiting[k];
+    // Give way (and stop first): no vehicle with priority may be about to take a crossing lane.
+    if (rule[i] != road::Yield::kNone)
+      for (const uint32_t k : conflicts_[j]) free = free && !priority_asks[k];
+    if (rule[i] == road::Yield::kStop) free = free && stood_[i];
     if (free && RoomOnExit(i, j)) {
       admitted_[i] = j;
       taken[j] = 1;
       stop_at_[i] = kInf;
       check_.max_wait_s = std::max(check_.max_wait_s, time_s_ - at);
+      if (rule[i] == road::Yield::kStop) ++check_.stops;
       asked_at_[i] = -1.0;
-    } else {
-      waiting[j] = 1;
+      stood_[i] = 0;
+    } else if (rule[i] == road::Yield::kNone) {
+      waiting[j] = 1;  // who gives way holds up nobody
     }
   }
 }

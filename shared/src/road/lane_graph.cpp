@@ -1,5 +1,7 @@
 #include "platoon/road/lane_graph.hpp"
 
+#include "platoon/road/signs.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,6 +36,13 @@ std::pair<double, double> SectionRange(const Road& road, uint32_t i) {
 
 uint32_t SectionCount(const Road& road) {
   return road.Def().lane_sections.empty() ? 1u : static_cast<uint32_t>(road.Def().lane_sections.size());
+}
+
+// dt/ds of lane `lane`'s centre offset at `s_m`, by central differences inside [lo, hi].
+double OffsetSlope(const Road& road, int lane, double s_m, double lo, double hi) {
+  const double h = 0.05;
+  const double a = std::clamp(s_m - h, lo, hi), b = std::clamp(s_m + h, lo, hi);
+  return b > a ? (road.LaneCenterOffsetAt(b, lane) - road.LaneCenterOffsetAt(a, lane)) / (b - a) : 0.0;
 }
 
 }  // namespace
@@ -141,6 +150,29 @@ LaneGraph::LaneGraph(const RoadNetwork& network, const std::vector<JunctionDef>&
       }
     }
   }
+  // Who gives way where a piece enters a junction: the junction's priorities, and stop and give-way signs.
+  for (LanePiece& p : pieces_) {
+    if (p.junction_id >= 0 || p.next.empty()) continue;
+    const int junction = pieces_[p.next.front()].junction_id;
+    if (junction < 0) continue;
+    for (const auto& j : junctions)
+      if (j.id == junction)
+        for (const auto& [high, low] : j.priorities)
+          if (low == p.road_id) p.yield = Yield::kGiveWay;
+    const bool forward = p.lane < 0;
+    for (const auto& g : roads[p.road_index].Def().signals) {
+      const auto sign = SignFromOpenDrive(g.type, g.subtype, g.has_value ? g.value : 0.0, g.unit, g.country, g.s_m,
+                                          g.t_m, g.orientation);
+      if (!sign || (sign->type != SignType::kStop && sign->type != SignType::kGiveWay)) continue;
+      if (g.orientation == "+" && !forward) continue;
+      if (g.orientation == "-" && forward) continue;
+      // Before the piece's end, within reach (s increases towards the end of a forward piece).
+      const double before = forward ? p.s_end_m - g.s_m : g.s_m - p.s_end_m;
+      if (before < -1e-6 || before > kYieldSignReachM) continue;
+      if (sign->type == SignType::kStop) p.yield = Yield::kStop;
+      else if (p.yield == Yield::kNone) p.yield = Yield::kGiveWay;
+    }
+  }
 }
 
 void LaneGraph::Sample(LanePiece& p, std::vector<double>& s, std::vector<double>& d, std::vector<Vec3>& xy) const {
@@ -152,9 +184,7 @@ void LaneGraph::Sample(LanePiece& p, std::vector<double>& s, std::vector<double>
   // The lane centre's arc length per m of s: sqrt((1 - k t)^2 + (dt/ds)^2), integrated by the trapezoid rule
   // (exact on lines and arcs with a constant offset); its curvature k / (1 - k t).
   auto stretch = [&](double se, double t) {
-    const double h = 0.05;
-    const double a = std::clamp(se - h, lo, hi_eval), b = std::clamp(se + h, lo, hi_eval);
-    const double slope = b > a ? (road.LaneCenterOffsetAt(b, p.lane) - road.LaneCenterOffsetAt(a, p.lane)) / (b - a) : 0.0;
+    const double slope = OffsetSlope(road, p.lane, se, lo, hi_eval);
     const double k = road.Curvature(se);
     const double g = 1.0 - k * t;
     if (std::abs(g) > 1e-9) p.max_curvature_1pm = std::max(p.max_curvature_1pm, std::abs(k / g));
@@ -210,9 +240,7 @@ LanePose LaneGraph::Pose(uint32_t piece, double d_m) const {
   const RoadPoint ref = road.Evaluate(out.s_m);
   out.position_m = road.SurfacePoint(out.s_m, out.t_m);
   // The lane centre's direction: the reference heading turned by the offset's slope dt/ds.
-  const double h = 0.05;
-  const double a = std::clamp(out.s_m - h, lo, hi_eval), b = std::clamp(out.s_m + h, lo, hi_eval);
-  const double slope = b > a ? (road.LaneCenterOffsetAt(b, p.lane) - road.LaneCenterOffsetAt(a, p.lane)) / (b - a) : 0.0;
+  const double slope = OffsetSlope(road, p.lane, out.s_m, lo, hi_eval);
   const double stretch = 1.0 - ref.curvature_1pm * out.t_m;
   const double turn = std::atan2(slope, stretch);
   const bool forward = p.lane < 0;

@@ -1059,8 +1059,20 @@ class Importer {
       Fail(a->line, "junction.type \"" + a->value + "\" is not supported (supported: default)");
     std::vector<int> lines;
     for (const Element& c : j.children) {
+      if (c.name == "priority") {
+        // Traffic from the low road gives way to traffic from the high one.
+        Attributes(c, {}, {"high", "low"});
+        NoText(c);
+        const auto* high = c.Find("high");
+        const auto* low = c.Find("low");
+        if (high && low) {
+          out.priorities.emplace_back(Integer(c, *high, 0, 1000000000), Integer(c, *low, 0, 1000000000));
+          Count("junction priority");
+        }
+        continue;
+      }
       if (c.name != "connection") {
-        Ignore(c);  // priority, controller, surface, boundary, elevationGrid, userData
+        Ignore(c);  // controller, surface, boundary, elevationGrid, userData
         continue;
       }
       Attributes(c, {"id", "incomingRoad", "connectingRoad", "contactPoint"}, {"type"});

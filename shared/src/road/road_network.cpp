@@ -123,22 +123,6 @@ bool LocateInGrid(const GridLayout& g, double x_m, double y_m, GridQuery* q) {
   return true;
 }
 
-// Calls f(cell index) for every cell of ring k around q (the border of its (2k + 1)^2 block) inside the grid.
-template <class F>
-void ForEachRingCell(const GridLayout& g, const GridQuery& q, int k, F&& f) {
-  for (int dy = -k; dy <= k; ++dy) {
-    const int y = q.cy + dy;
-    if (y < 0 || y >= g.ny) continue;
-    const size_t row = static_cast<size_t>(y) * static_cast<size_t>(g.nx);
-    if (dy == -k || dy == k) {
-      for (int x = std::max(0, q.cx - k); x <= std::min(g.nx - 1, q.cx + k); ++x) f(row + static_cast<size_t>(x));
-    } else {
-      if (q.cx - k >= 0 && q.cx - k < g.nx) f(row + static_cast<size_t>(q.cx - k));
-      if (k > 0 && q.cx + k >= 0 && q.cx + k < g.nx) f(row + static_cast<size_t>(q.cx + k));
-    }
-  }
-}
-
 // Calls f(cell index, x, y) for the cells of ring k around q inside the grid (ForEachRingCell with coordinates).
 template <class F>
 void ForEachRingCellXY(const GridLayout& g, const GridQuery& q, int k, F&& f) {
@@ -150,6 +134,12 @@ void ForEachRingCellXY(const GridLayout& g, const GridQuery& q, int k, F&& f) {
     for (int x = q.cx - k; x <= q.cx + k; x += step)
       if (x >= 0 && x < g.nx) f(row + static_cast<size_t>(x), x, y);
   }
+}
+
+// Calls f(cell index) for every cell of ring k around q (the border of its (2k + 1)^2 block) inside the grid.
+template <class F>
+void ForEachRingCell(const GridLayout& g, const GridQuery& q, int k, F&& f) {
+  ForEachRingCellXY(g, q, k, [&](size_t cell, int, int) { f(cell); });
 }
 
 // Compressed cell lists from (cell, value) pairs: start[j] .. start[j + 1] index the values of cell j,

@@ -82,20 +82,35 @@ std::vector<EnvObject> SessionEnvironment(const config::SessionDef& session) {
   return GenerateEnvironment(SessionRoad(session.road), env);
 }
 
+namespace {
+
+// The signals of an OpenDRIVE road that are signs this model knows (SignFromOpenDrive; traffic lights are not),
+// with ids from `first_id`.
+std::vector<Sign> SignsOfSignals(const Road& road, uint32_t first_id) {
+  std::vector<Sign> out;
+  for (const auto& g : road.Def().signals) {
+    auto sign = SignFromOpenDrive(g.type, g.subtype, g.has_value ? g.value : 0.0, g.unit, g.country, g.s_m, g.t_m,
+                                  g.orientation);
+    if (!sign) continue;
+    sign->id = first_id + static_cast<uint32_t>(out.size());
+    if (g.height_m > 0) sign->size_m = std::max(g.height_m, g.width_m);
+    out.push_back(*sign);
+  }
+  return out;
+}
+
+bool OpenDriveRoad(const config::SessionDef& session) {
+  return session.has_road && !session.road.file.empty() && IsOpenDrivePath(session.road.file);
+}
+
+}  // namespace
+
 std::vector<Sign> SessionSigns(const config::SessionDef& session) {
   std::vector<Sign> out = session.signs;
-  // An OpenDRIVE road's signals that are signs this model knows (SignFromOpenDrive; traffic lights are not).
-  const std::string& file = session.road.file;
-  if (session.has_road && file.size() > 5 && file.compare(file.size() - 5, 5, ".xodr") == 0) {
-    const Road road = SessionRoad(session.road);  // kept alive: the loop reads its signals
-    for (const auto& g : road.Def().signals) {
-      auto sign = SignFromOpenDrive(g.type, g.subtype, g.has_value ? g.value : 0.0, g.unit, g.country, g.s_m, g.t_m,
-                                    g.orientation);
-      if (!sign) continue;
-      sign->id = static_cast<uint32_t>(out.size() + 1);
-      if (g.height_m > 0) sign->size_m = std::max(g.height_m, g.width_m);
-      out.push_back(*sign);
-    }
+  // The session road's OpenDRIVE signals that are signs.
+  if (OpenDriveRoad(session)) {
+    const auto mapped = SignsOfSignals(SessionRoad(session.road), static_cast<uint32_t>(out.size() + 1));
+    out.insert(out.end(), mapped.begin(), mapped.end());
   }
   if (session.has_road && session.sign_generator.enabled) {
     const auto generated =
@@ -107,9 +122,27 @@ std::vector<Sign> SessionSigns(const config::SessionDef& session) {
 }
 
 std::vector<PlacedSign> SessionPlacedSigns(const config::SessionDef& session) {
+  if (!session.has_road) return {};
   const auto signs = SessionSigns(session);
-  if (signs.empty() || !session.has_road) return {};
-  return PlaceSigns(SessionRoad(session.road), signs);
+  std::vector<PlacedSign> out;
+  if (!signs.empty()) out = PlaceSigns(SessionRoad(session.road), signs);
+  // The other roads of an OpenDRIVE map: their signs stand along them too (drawn and seen by cameras; what road
+  // traffic and the data write read along s is the session road's list).
+  if (OpenDriveRoad(session)) {
+    uint32_t next_id = 1;
+    for (const auto& g : signs) next_id = std::max(next_id, g.id + 1);
+    const RoadNetwork network = SessionRoadNetwork(session.road);
+    const int driven = SessionRoad(session.road).Id();
+    for (const Road& road : network.Roads()) {
+      if (road.Id() == driven) continue;
+      const auto own = SignsOfSignals(road, next_id);
+      if (own.empty()) continue;
+      next_id += static_cast<uint32_t>(own.size());
+      const auto placed = PlaceSigns(road, own);
+      out.insert(out.end(), placed.begin(), placed.end());
+    }
+  }
+  return out;
 }
 
 }  // namespace platoon::road

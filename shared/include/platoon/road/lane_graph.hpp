@@ -20,6 +20,13 @@
 
 namespace platoon::road {
 
+/// What a vehicle must do at the end of a piece that leads into a junction.
+enum class Yield : uint8_t {
+  kNone,     ///< Nothing: first come, first served.
+  kGiveWay,  ///< Give way: the junction's <priority> names its road low, or a give-way sign stands before its end.
+  kStop,     ///< Stop, then give way: a stop sign stands before its end.
+};
+
 /// One driving lane of one lane section, in its direction of travel.
 struct LanePiece {
   int road_id = -1;          ///< Road it lies on.
@@ -32,9 +39,14 @@ struct LanePiece {
   double length_m = 0.0;     ///< Arc length of the lane centre, in m.
   double max_curvature_1pm = 0.0;  ///< Largest |curvature| of the lane centre, in 1/m.
   double speed_limit_mps = 0.0;    ///< The lane's or the road's limit, in m/s; 0: none.
+  Yield yield = Yield::kNone;      ///< At its end, into a junction (signs within kYieldSignReachM of the end count).
   std::vector<uint32_t> next;      ///< Pieces a vehicle may enter at its end, in link order.
   std::vector<uint32_t> prev;      ///< Pieces whose end leads into it.
 };
+
+/// A stop or give-way sign (an OpenDRIVE signal of the road for the piece's direction) counts for a piece ending in a
+/// junction when it stands at most this far before the piece's end, in m.
+inline constexpr double kYieldSignReachM = 50.0;
 
 /// Where a vehicle is on a piece.
 struct LanePose {

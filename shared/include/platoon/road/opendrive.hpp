@@ -39,6 +39,7 @@ struct JunctionDef {
   int id = -1;                                 ///< Junction id.
   std::string name;                            ///< Name as written.
   std::vector<JunctionConnection> connections; ///< Connections in file order.
+  std::vector<std::pair<int, int>> priorities; ///< <priority>: (high road id, low road id); low gives way to high.
 };
 
 /// Everything one import read, and what it accepted without effect in platoon.

@@ -41,7 +41,8 @@ std::vector<EnvObject> SessionEnvironment(const config::SessionDef& session);
 /// what the [signs] generator places on SessionRoad; sorted by s. Empty without any. Road traffic, sensor hosts, the viewer and the seat
 /// all take their signs from here (docs/WORLD.md "Signs").
 std::vector<Sign> SessionSigns(const config::SessionDef& session);
-/// SessionSigns placed along SessionRoad (PlaceSigns): what the viewer, the seat and the camera draw.
+/// SessionSigns placed along SessionRoad (PlaceSigns), and with an OpenDRIVE map every other road's signs placed
+/// along that road (ids after SessionSigns'): what the viewer, the seat and the camera draw.
 std::vector<PlacedSign> SessionPlacedSigns(const config::SessionDef& session);
 
 }  // namespace platoon::road

@@ -9,6 +9,9 @@
 /// - it is admitted when no vehicle is on, or admitted to, a connecting lane that crosses or merges with its
 ///   own (LaneGraph::Crosses with the vehicle width plus a margin), no earlier request waits for such a lane,
 ///   and the lane it leaves the junction on has room for it behind the vehicles already heading there;
+/// - where its approach gives way (road::Yield: the junction's <priority> names its road low, or a give-way
+///   sign), also no vehicle with priority asks for a crossing lane; at a stop sign it must first have stood at
+///   the line. Requests that give way hold up nobody;
 /// - until then it treats the stop line as a standing obstacle; a vehicle keeps its admission until it has
 ///   left the junction (its rear included).
 ///
@@ -76,6 +79,7 @@ struct NetworkTrafficCheck {
   double min_accel_mps2 = 0.0;     ///< Hardest braking commanded, in m/s^2.
   uint64_t forced_stops = 0;       ///< Vehicles that reached a stop line unadmitted and were held there.
   double max_wait_s = 0.0;         ///< Longest time a request waited for admission, in s.
+  uint64_t stops = 0;              ///< Admissions at a stop sign, each after standing at its line.
 };
 
 /// The traffic on a lane graph.
@@ -143,6 +147,7 @@ class NetworkTraffic {
   std::vector<double> asked_at_;
   std::vector<int64_t> wants_;  // the junction piece it asks for this step, -1 none
   std::vector<double> stop_at_;  // distance along its route to the stop line it must hold at, or infinity
+  std::vector<char> stood_;      // it has stood at the stop line of a stop sign since it asked
   std::map<uint32_t, uint64_t> movements_;
   std::vector<NetworkExternal> external_;
   struct ExternalAt {
