@@ -347,7 +347,11 @@ TEST_CASE("opendrive import: a T junction imports with its connecting roads and 
     CHECK(std::abs(g.heading_error_rad) < 1e-9);
   }
   CheckAgainstReference(net, "junction.xodr");
-  CHECK(Mentions(map.ignored, "<priority> accepted and ignored"));
+  // The junction's <priority high="1" low="3">: read (road 3 gives way to road 1), no longer ignored.
+  REQUIRE(map.junctions.size() == 1);
+  CHECK(map.junctions[0].priorities == std::vector<std::pair<int, int>>{{1, 3}});
+  CHECK(Mentions(map.read, "junction priority"));
+  CHECK_FALSE(Mentions(map.ignored, "<priority>"));
 }
 
 TEST_CASE("opendrive import: a file combining many elements imports and reports what it read and ignored") {
