@@ -719,6 +719,14 @@ std::vector<RayPacket16> ScanRayPackets(const Pose& sensor_at_scan_start, const 
 std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
                              const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng,
                              const std::function<void(double)>& before_block) {
+  std::vector<LidarPoint> out;
+  ScanInto(scene, sensor_at_scan_start, velocity_mps, angular_velocity_radps, def, rng, out, before_block);
+  return out;
+}
+
+void ScanInto(const Scene& scene, const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
+              const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng, std::vector<LidarPoint>& out,
+              const std::function<void(double)>& before_block) {
   assert(def.Validate().empty());
   ScanSetup su = MakeSetup(sensor_at_scan_start, velocity_mps, angular_velocity_radps, def);
   su.noise_seed = rng();
@@ -728,6 +736,9 @@ std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_star
   // between them); without it, the whole scan. Each segment is split into `threads` contiguous column
   // ranges whose points are appended in column order, so the output does not depend on the split.
   std::vector<ScanWorkspace> ws(static_cast<size_t>(threads));
+  // The points go straight into `out`'s memory (kept from the caller's last scan: no fresh pages to fault in).
+  ws[0].points = std::move(out);
+  ws[0].points.clear();
   // Room for one surface echo a beam, and one from the air too in fog or rain.
   ws[0].points.reserve(static_cast<size_t>(su.columns) * su.channels * (su.bs_p > 0.0 ? 2 : 1));
   const int segment_columns = before_block ? kBlockColumns : std::max(su.columns, 1);
@@ -781,7 +792,7 @@ std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_star
       }
     }
   }
-  return std::move(ws[0].points);
+  out = std::move(ws[0].points);
 }
 
 }  // namespace platoon::sensors

@@ -28,9 +28,9 @@ class LidarSensor final : public SensorInstance {
     const Scene& scene = world.SceneAt(start);
     // The session's fog, rain and sun now (docs/WORLD.md "Weather").
     const LidarDef def = LidarInConditions(spec_.lidar, world.Conditions());
-    const auto raw = Scan(scene, SensorPoseInWorld(vehicle.pose, spec_.mounting), mount.velocity_mps,
-                          vehicle.angular_velocity_radps, def, rng_,
-                          [&](double t_s) { world.SceneAt(start + SToNs(t_s)); });
+    ScanInto(scene, SensorPoseInWorld(vehicle.pose, spec_.mounting), mount.velocity_mps, vehicle.angular_velocity_radps,
+             def, rng_, raw_, [&](double t_s) { world.SceneAt(start + SToNs(t_s)); });
+    const auto& raw = raw_;
     for (const LidarPoint& p : raw) backscatter_points_ += p.class_id == kWeatherClassId ? 1 : 0;
     protocol::PointCloud msg;
     msg.header.stamp_ns = start;
@@ -49,6 +49,7 @@ class LidarSensor final : public SensorInstance {
   SensorSpec spec_;
   std::mt19937_64 rng_;
   uint64_t backscatter_points_ = 0;  // echoes from fog or rain (class kWeatherClassId) so far
+  std::vector<LidarPoint> raw_;       // the last scan's points (its memory reused by the next)
 };
 
 }  // namespace

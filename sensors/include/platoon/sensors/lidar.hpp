@@ -205,6 +205,11 @@ SoftEcho MeanSoftEcho(const LidarDef& def);
 std::vector<LidarPoint> Scan(const Scene& scene, const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
                              const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng,
                              const std::function<void(double)>& before_block = {});
+/// Scan into `out` (replaced), reusing its memory: a sensor that keeps one vector for its scans writes every scan
+/// into memory already mapped (a fresh vector of a large scan costs its page faults each time). Same points as Scan.
+void ScanInto(const Scene& scene, const Pose& sensor_at_scan_start, const Vec3& velocity_mps,
+              const Vec3& angular_velocity_radps, const LidarDef& def, std::mt19937_64& rng, std::vector<LidarPoint>& out,
+              const std::function<void(double)>& before_block = {});
 
 /// The ray packets Scan() casts for this scan with one thread, in casting order (columns in blocks of 64,
 /// per column channel-major then sub-ray; each block starts a new packet), for benchmarks that time a
