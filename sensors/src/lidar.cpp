@@ -604,7 +604,9 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
         if (!(su.bs_p > 0.0)) return std::numeric_limits<double>::infinity();
         const double v = 1.0 - uniform.Next();  // (0, 1]
         if (!(v < su.bs_p)) return std::numeric_limits<double>::infinity();
-        const double u = -std::log(v);  // the echo's Exp(1) power factor, given that it cleared the threshold
+        // The echo's Exp(1) power factor, given that it cleared the threshold. In single precision: the power and
+        // the SNR are recorded as floats, and logf costs half of log on every beam of a foggy scan.
+        const double u = -static_cast<double>(std::log(static_cast<float>(v)));
         *p_r = u * su.bs_power_w;
         *snr = u * su.bs_snr;
         return su.bs_range_m + su.bs_depth_m * uniform.Next();
