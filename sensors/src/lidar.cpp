@@ -548,6 +548,8 @@ void RayPhysics(const ScanSetup& su, size_t n_packets, ScanWorkspace& ws) {
 // Casts columns [c0, c1) and appends their points to ws.points in firing order.
 void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWorkspace& ws) {
   const LidarDef& def = *su.def;
+  // A soft echo's calibrated reflectance per W of its power (the air's mean echo reads as bs_rho).
+  const double soft_rho_per_w = su.bs_power_w > 0.0 ? su.bs_rho / su.bs_power_w : 0.0;
   for (int b0 = c0; b0 < c1; b0 += kBlockColumns) {
     const int b1 = std::min(c1, b0 + kBlockColumns);
     const size_t n_packets = GenerateRays(su, b0, b1, ws);
@@ -622,7 +624,7 @@ void CastColumns(const Scene& scene, const ScanSetup& su, int c0, int c1, ScanWo
         pt.column = static_cast<uint16_t>(c);
         pt.time_offset_s = t;
         pt.echo = static_cast<uint8_t>(echo);
-        pt.reflectivity = ReflectivityValue(p_r / su.bs_power_w * su.bs_rho);
+        pt.reflectivity = ReflectivityValue(p_r * soft_rho_per_w);
         pt.return_type = static_cast<uint8_t>(point_record::ReturnType::kOnly);
         pt.class_id = kWeatherClassId;
       };
