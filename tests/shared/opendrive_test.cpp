@@ -653,6 +653,12 @@ TEST_CASE("opendrive: platoon road export and info, with usage errors exiting 2"
   CHECK(testing::AnyLineContains(lines_c, "read: paramPoly3 x 1"));
   CHECK(testing::AnyLineContains(lines_c, "<surface> accepted and ignored (1 in the file, first at "));
   CHECK(testing::AnyLineContains(lines_c, "1 poly3/paramPoly3"));
+  // The town map's lane graph: 32 connecting lanes, 4 approaches that give way and 4 that stop, none leading nowhere.
+  const auto [rc_j, lines_j] = RunPlatoon({"road", "info", SourcePath("configs/roads/junctions.xodr")});
+  CAPTURE(lines_j);
+  CHECK(rc_j == 0);
+  CHECK(testing::AnyLineContains(lines_j, "lane graph (traffic_model = \"network\"): 52 driving lane pieces, 32 of them "
+                                          "connecting lanes in junctions; 4 approaches give way, 4 stop; 0 lead nowhere"));
   CHECK(RunPlatoon({"road", "export", ring}).first == 2);
   CHECK(RunPlatoon({"road"}).first == 2);
   CHECK(RunPlatoon({"road", "export", dir.File("missing.toml"), "-o", out}).first == 2);

@@ -3,6 +3,7 @@
 #include "platoon/config/cli.hpp"
 #include "platoon/config/session.hpp"
 #include "platoon/config/table.hpp"
+#include "platoon/road/lane_graph.hpp"
 #include "platoon/road/opendrive.hpp"
 #include "platoon/road/road_file.hpp"
 #include "platoon/road/session_road.hpp"
@@ -99,6 +100,24 @@ int Info(const RoadOptions& o) {
     std::printf("OpenDRIVE: %zu road(s), %zu junction(s)\n", map.roads.size(), map.junctions.size());
     for (const auto& line : map.read) std::printf("  read: %s\n", line.c_str());
     for (const auto& line : map.ignored) std::printf("  %s\n", line.c_str());
+    // What network traffic (traffic_model = "network") can drive: the lane graph.
+    const road::LaneGraph graph(net, map.junctions);
+    size_t movements = 0, give_way = 0, stop = 0;
+    std::vector<uint32_t> dead_ends;
+    for (uint32_t i = 0; i < graph.Pieces().size(); ++i) {
+      const road::LanePiece& p = graph.Pieces()[i];
+      movements += p.junction_id >= 0 ? 1 : 0;
+      give_way += p.yield == road::Yield::kGiveWay ? 1 : 0;
+      stop += p.yield == road::Yield::kStop ? 1 : 0;
+      if (p.next.empty()) dead_ends.push_back(i);
+    }
+    std::printf("lane graph (traffic_model = \"network\"): %zu driving lane pieces, %zu of them connecting lanes in "
+                "junctions; %zu approaches give way, %zu stop; %zu lead nowhere (vehicles stop at their end)\n",
+                graph.Pieces().size(), movements, give_way, stop, dead_ends.size());
+    for (size_t k = 0; k < dead_ends.size() && k < 10; ++k)
+      std::printf("  leads nowhere: %s\n", graph.Describe(dead_ends[k]).c_str());
+    if (dead_ends.size() > 10) std::printf("  ... and %zu more\n", dead_ends.size() - 10);
+    for (const auto& note : graph.Notes()) std::printf("  link left out: %s\n", note.c_str());
   }
   return 0;
 }
@@ -125,7 +144,9 @@ CLI::App* AddRoadCommand(CLI::App& app, RoadOptions& o) {
   o.export_cmd->add_option("-o,--output", o.output, "The .xodr to write (\"-\": standard output)")->required();
   o.export_cmd->add_option("--name", o.name, "The header's name (default: the input's file name without extension)");
   o.info_cmd = cmd->add_subcommand("info", "Print the roads of a road file (.toml, .xodr) or of a session's [road]: "
-                                           "sections, lanes, markings, links and link gaps");
+                                           "sections, lanes, markings, links and link gaps; for an OpenDRIVE map also "
+                                           "what the import read and ignored, and its lane graph (junction "
+                                           "movements, who gives way, lanes that lead nowhere)");
   o.info_cmd->add_option("input", o.input, "Road file (.toml or .xodr) or session file (.toml with [road])")
       ->required()
       ->check(CLI::ExistingFile);
