@@ -1,5 +1,7 @@
 #include "platoon/node/network_traffic_module.hpp"
 
+#include "action_args.hpp"
+
 #include "platoon/config/params.hpp"
 #include "platoon/entity_id.hpp"
 #include "platoon/road/session_road.hpp"
@@ -55,6 +57,24 @@ void NetworkTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
   }
 }
 
+void NetworkTrafficModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) {
+  if (event.kind != protocol::LoggedEvent::Kind::kAction || event.target_node == 0 ||
+      event.target_node != context.NodeId())
+    return;
+  const std::string& a = event.text;
+  const std::string& d = event.detail;
+  bool ok = false;
+  // The vehicle: VehicleId(name, index) of this node.
+  if ((event.entity_id >> 16) == (VehicleId(name_, 0) >> 16)) {
+    const auto index = static_cast<uint32_t>(event.entity_id & 0xffff);
+    if (a == "brake") ok = traffic_->Brake(index, JsonNumber(d, "decel_mps2", 6), JsonNumber(d, "duration_s", 0));
+    else if (a == "stop") ok = traffic_->Stop(index, JsonNumber(d, "decel_mps2", 4));
+    else if (a == "resume") ok = traffic_->Resume(index);
+    else if (a == "remove") ok = traffic_->Remove(index);
+  }
+  ++(ok ? actions_done_ : actions_refused_);
+}
+
 void NetworkTrafficModule::Params(config::ParamRegistry& registry, const std::string& prefix) {
   namespace b = config::bounds;
   auto* t = traffic_.get();
@@ -73,10 +93,11 @@ void NetworkTrafficModule::Summarize(std::vector<std::string>& fields) const {
   fields.push_back(fmt::format(
       "\"network_vehicles\":{},\"network_lanes\":{},\"network_movements\":{},\"network_movements_driven\":{},"
       "\"network_junction_crossings\":{},\"network_overlaps\":{},\"network_forced_stops\":{},"
-      "\"network_min_gap_m\":{:.2f},\"network_max_wait_s\":{:.1f},\"network_max_external\":{}",
+      "\"network_min_gap_m\":{:.2f},\"network_max_wait_s\":{:.1f},\"network_max_external\":{},"
+      "\"network_actions\":{},\"network_actions_refused\":{}",
       traffic_->Cars().size(), graph_->Pieces().size(), movements, traffic_->Movements().size(), crossed,
       check_.overlaps, check_.forced_stops, check_.min_gap_m > 1e8 ? -1.0 : check_.min_gap_m, check_.max_wait_s,
-      max_external_));
+      max_external_, actions_done_, actions_refused_));
 }
 
 }  // namespace platoon::node

@@ -1,5 +1,7 @@
 #include "platoon/node/road_traffic_module.hpp"
 
+#include "action_args.hpp"
+
 #include "platoon/entity_id.hpp"
 #include "platoon/road/session_road.hpp"
 
@@ -149,41 +151,6 @@ void RoadTrafficModule::Params(config::ParamRegistry& registry, const std::strin
 
 namespace {
 
-// The numbers after "key": in a flat JSON object (an action's arguments): one number, or the elements
-// of an array of numbers. Empty when the key is missing.
-std::vector<double> JsonNumbers(const std::string& json, const std::string& key) {
-  std::vector<double> out;
-  const std::string k = "\"" + key + "\":";
-  const auto at = json.find(k);
-  if (at == std::string::npos) return out;
-  const char* p = json.c_str() + at + k.size();
-  const bool array = *p == '[';
-  if (array) ++p;
-  while (*p) {
-    char* end = nullptr;
-    const double v = std::strtod(p, &end);
-    if (end == p) break;
-    out.push_back(v);
-    p = end;
-    if (!array || *p != ',') break;
-    ++p;
-  }
-  return out;
-}
-
-double JsonNumber(const std::string& json, const std::string& key, double fallback) {
-  const auto v = JsonNumbers(json, key);
-  return v.empty() ? fallback : v.front();
-}
-
-// The string after "key": in a flat JSON object (no escapes in it); empty when missing.
-std::string JsonString(const std::string& json, const std::string& key) {
-  const std::string k = "\"" + key + "\":\"";
-  const auto at = json.find(k);
-  if (at == std::string::npos) return {};
-  const auto end = json.find('"', at + k.size());
-  return end == std::string::npos ? std::string() : json.substr(at + k.size(), end - at - k.size());
-}
 
 // A transition shape's name ("step", "linear", "sinusoidal", "cubic"; anything else: cubic).
 vehicle::RoadTraffic::Shape ShapeOf(const std::string& name) {

@@ -5,11 +5,14 @@
 #include "../support/in_process_session.hpp"
 
 #include "platoon/config/session.hpp"
+#include "platoon/entity_id.hpp"
 #include "platoon/node/network_traffic_module.hpp"
 #include "platoon/road/opendrive.hpp"
 #include "platoon/road/session_road.hpp"
+#include "platoon/server/scenario_system.hpp"
 
 #include <doctest/doctest.h>
+#include <spdlog/sinks/null_sink.h>
 
 #include <array>
 #include <cmath>
@@ -159,6 +162,66 @@ TEST_CASE("junction session: the stop signs of the map's other roads stand where
     const Vec3 at = p.pose.plate_m;
     const double to_north = std::hypot(at.x() + 8.5, at.y() - 18.0), to_south = std::hypot(at.x() - 8.5, at.y() + 18.0);
     CHECK(std::min(to_north, to_south) < 2.0);
+  }
+}
+
+}  // namespace platoon::testing
+
+namespace platoon::testing {
+
+TEST_CASE("junction session: scenario events stop, resume and remove network traffic vehicles") {
+  const std::string text = JunctionSession(90) +
+                           "\n[[event]]\nname = \"halt\"\nwhen = { sim_time = 20.0 }\n"
+                           "do = [ { action = \"stop\", target = \"town:0\", decel_mps2 = 4.0 } ]\n"
+                           "\n[[event]]\nname = \"go\"\nwhen = { sim_time = 50.0 }\n"
+                           "do = [ { action = \"resume\", target = \"town:0\" } ]\n"
+                           "\n[[event]]\nname = \"gone\"\nwhen = { sim_time = 70.0 }\n"
+                           "do = [ { action = \"remove\", target = \"town:1\" } ]\n";
+  config::SessionDef session = config::LoadSessionText(text, "junctions.toml");
+  config::ValidateSession(session);
+  InProcessOptions options;
+  options.publish_every_step = true;
+  std::shared_ptr<server::ScenarioSystem> system;  // the server's scenario system carries the events out
+  options.setup_core = [&](server::WorldCore& core) {
+    system = server::InstallScenario(core, std::make_shared<spdlog::logger>("junctions", std::make_shared<spdlog::sinks::null_sink_mt>()));
+  };
+  const uint64_t halted = VehicleId("town", 0), removed = VehicleId("town", 1);
+  double max_speed_stopped = 0, moved_after = 0;
+  int64_t last_seen_removed = 0;
+  Vec3 at_resume = Vec3::Zero(), at_end = Vec3::Zero();
+  options.on_world = [&](const protocol::WorldState& w, const std::string&) {
+    for (const auto& e : w.entities) {
+      if (e.id == halted) {
+        const double v = e.kinematics.velocity_mps.norm();
+        // Stopped within 14 m/s / 4 m/s^2 = 3.5 s of the event, and standing until it resumes at 50 s.
+        if (w.sim_time_ns > 25'000'000'000 && w.sim_time_ns < 50'000'000'000) max_speed_stopped = std::max(max_speed_stopped, v);
+        if (w.sim_time_ns == 50'000'000'000) at_resume = e.kinematics.pose.position_m;
+        at_end = e.kinematics.pose.position_m;
+      }
+      if (e.id == removed) last_seen_removed = w.sim_time_ns;
+    }
+  };
+  const InProcessResult r = RunInProcess(session, 1, options);
+  moved_after = (at_end - at_resume).head<2>().norm();
+  MESSAGE("town:0 fastest while stopped ", max_speed_stopped, " m/s, moved ", moved_after, " m after the resume; town:1 last seen at ",
+          last_seen_removed / 1e9, " s; entities at the end ", r.entities);
+  CHECK(max_speed_stopped < 0.01);
+  CHECK(moved_after > 50.0);
+  CHECK(last_seen_removed > 69'000'000'000);
+  CHECK(last_seen_removed < 71'000'000'000);
+  CHECK(r.entities == 39);
+}
+
+TEST_CASE("junction session: a lane change on a network traffic vehicle is refused naming the traffic model") {
+  const std::string text = JunctionSession(10) +
+                           "\n[[event]]\nname = \"swerve\"\nwhen = { sim_time = 2.0 }\n"
+                           "do = [ { action = \"change_lane\", target = \"town:0\", lane = -2 } ]\n";
+  config::SessionDef session = config::LoadSessionText(text, "junctions.toml");
+  try {
+    config::ValidateSession(session);
+    FAIL("accepted");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()).find("brake, stop and resume also on \"network\"") != std::string::npos);
   }
 }
 

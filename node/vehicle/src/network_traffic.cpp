@@ -240,7 +240,53 @@ double NetworkTraffic::Accel(size_t i) {
     dist += pieces[p].length_m;
   }
   if (leader.vehicle && leader.gap_m < 1e8) check_.min_gap_m = std::min(check_.min_gap_m, leader.gap_m);
+  // A scenario's command: never more acceleration than it allows.
+  if (const auto cmd = commands_.find(c.index); cmd != commands_.end()) {
+    const Command& k = cmd->second;
+    const bool standing = c.speed_mps <= 0.0;
+    if (!k.stop && (time_s_ >= k.until_s || (std::isinf(k.until_s) && standing))) {
+      commands_.erase(cmd);  // done: it drives on
+    } else {
+      a = standing ? std::min(a, 0.0) : std::min(a, -k.decel_mps2);
+    }
+  }
   return std::max(a, -def_.max_decel_mps2);
+}
+
+int64_t NetworkTraffic::Position(uint32_t index) const {
+  for (size_t i = 0; i < cars_.size(); ++i)
+    if (cars_[i].index == index) return static_cast<int64_t>(i);
+  return -1;
+}
+
+bool NetworkTraffic::Brake(uint32_t index, double decel_mps2, double duration_s) {
+  if (Position(index) < 0 || !(decel_mps2 > 0.0)) return false;
+  commands_[index] = Command{false, decel_mps2, duration_s > 0.0 ? time_s_ + duration_s : kInf};
+  return true;
+}
+
+bool NetworkTraffic::Stop(uint32_t index, double decel_mps2) {
+  if (Position(index) < 0 || !(decel_mps2 > 0.0)) return false;
+  commands_[index] = Command{true, decel_mps2, kInf};
+  return true;
+}
+
+bool NetworkTraffic::Resume(uint32_t index) {
+  if (Position(index) < 0) return false;
+  commands_.erase(index);
+  return true;
+}
+
+bool NetworkTraffic::Remove(uint32_t index) {
+  const int64_t p = Position(index);
+  if (p < 0) return false;
+  const auto at = static_cast<size_t>(p);
+  cars_.erase(cars_.begin() + p);
+  for (auto* v : {&admitted_, &wants_}) v->erase(v->begin() + p);
+  for (auto* v : {&asked_at_, &stop_at_}) v->erase(v->begin() + p);
+  stood_.erase(stood_.begin() + static_cast<std::ptrdiff_t>(at));
+  commands_.erase(index);
+  return true;
 }
 
 bool NetworkTraffic::RoomOnExit(size_t i, uint32_t junction_piece) const {

@@ -580,11 +580,16 @@ void ValidateEvents(const SessionDef& session) {
       if (!a.master.empty()) check_vehicle(a.where, "master", a.master);
       // Vehicle commands are carried out by road traffic: a seat's car is driven by its driver.
       const std::string target_node = a.target.rfind("ahead:", 0) == 0 ? std::string() : node_of(a.target);
+      // Network traffic carries out brake, stop and resume (and remove, as every node).
+      const bool network_ok = a.kind == ActionDef::Kind::kBrake || a.kind == ActionDef::Kind::kStop ||
+                              a.kind == ActionDef::Kind::kResume;
       if (const NodeDef* n = target_node.empty() ? nullptr : session.FindNode(target_node);
-          n && a.kind != ActionDef::Kind::kRemove && (n->role != protocol::Role::kTraffic || n->traffic_model != "road"))
+          n && a.kind != ActionDef::Kind::kRemove &&
+          (n->role != protocol::Role::kTraffic ||
+           (n->traffic_model != "road" && !(n->traffic_model == "network" && network_ok))))
         throw ConfigError(a.where + ".target: \"" + a.target + "\": " + a.name +
-                          " acts on road traffic vehicles (a traffic node with traffic_model = \"road\"), and \"" +
-                          n->name + "\" is not one");
+                          " acts on road traffic vehicles (a traffic node with traffic_model = \"road\"; brake, stop "
+                          "and resume also on \"network\"), and \"" + n->name + "\" is not one");
       if (a.kind == ActionDef::Kind::kSpawn) {
         const NodeDef* n = session.FindNode(a.node);
         if (!n || n->role != protocol::Role::kTraffic || n->traffic_model != "road")

@@ -25,6 +25,8 @@ class NetworkTrafficModule final : public Module {
   std::string Name() const override { return "network-traffic"; }
   double RateHz() const override { return rate_hz_; }
   void Step(const StepInfo& info, ModuleContext& context) override;
+  /// Scenario actions for this node's vehicles: brake, stop, resume, remove; others are refused (counted).
+  void OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) override;
   /// desired_speed_mps (live), vehicles.
   void Params(config::ParamRegistry& registry, const std::string& prefix) override;
   void Summarize(std::vector<std::string>& fields) const override;
@@ -42,6 +44,7 @@ class NetworkTrafficModule final : public Module {
   vehicle::NetworkTrafficCheck check_;
   int64_t next_check_ns_ = 0;
   size_t max_external_ = 0;  // most remote vehicles on its lanes at once
+  uint64_t actions_done_ = 0, actions_refused_ = 0;  // scenario actions carried out / not
 };
 
 }  // namespace platoon::node

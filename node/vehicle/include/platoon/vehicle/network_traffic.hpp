@@ -110,6 +110,15 @@ class NetworkTraffic {
   void SetExternal(std::vector<NetworkExternal> vehicles) { external_ = std::move(vehicles); }
   /// How many of the external vehicles were on a driving lane at the last Step.
   size_t ExternalOnLanes() const { return external_on_lanes_; }
+  // --- Scenario commands (take effect at the next Step; false when no vehicle has `index`) ---
+  /// Brakes vehicle `index` at `decel_mps2` for `duration_s` (0: until it stands), then it drives on.
+  bool Brake(uint32_t index, double decel_mps2, double duration_s);
+  /// Brakes vehicle `index` at `decel_mps2` to a stop; it stays there until Resume.
+  bool Stop(uint32_t index, double decel_mps2);
+  /// Vehicle `index` drops its command and drives on.
+  bool Resume(uint32_t index);
+  /// Removes vehicle `index` (its admission with it).
+  bool Remove(uint32_t index);
   /// Mean desired speed, in m/s (live).
   void SetDesiredSpeed(double mps);
   double DesiredSpeed() const { return def_.idm.desired_speed_mps; }
@@ -149,6 +158,13 @@ class NetworkTraffic {
   std::vector<double> stop_at_;  // distance along its route to the stop line it must hold at, or infinity
   std::vector<char> stood_;      // it has stood at the stop line of a stop sign since it asked
   std::map<uint32_t, uint64_t> movements_;
+  struct Command {
+    bool stop = false;            // stop and stay (else brake)
+    double decel_mps2 = 0.0;
+    double until_s = 0.0;         // brake: traffic time it ends (infinity: when it stands)
+  };
+  std::map<uint32_t, Command> commands_;  // by vehicle index
+  int64_t Position(uint32_t index) const;  // position of vehicle `index` in cars_, or -1
   std::vector<NetworkExternal> external_;
   struct ExternalAt {
     int64_t piece = -1;  // -1: on no driving lane
