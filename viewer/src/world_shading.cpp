@@ -70,6 +70,9 @@ const vec3 kStreetColour = vec3(1.0, 0.84, 0.60);
 float Beam(vec3 L, vec3 fwd, float high) {
   float x = dot(L, fwd);
   if (x <= 0.0) return 0.0;
+  // Above the low beam's cut-off (av > -0.3 deg, i.e. L.z / x > tan(-0.3 deg)) only a high beam lights: the
+  // angles and the exponentials below are not needed there (most of what stands above the lamps).
+  if (high <= 0.0 && L.z > -0.0052360 * x) return 0.0;
   vec3 left = normalize(cross(vec3(0.0, 0.0, 1.0), fwd));
   float ah = degrees(atan(dot(L, left), x));
   float av = degrees(atan(L.z, x));
