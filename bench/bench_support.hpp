@@ -1,13 +1,16 @@
 // Helpers the multi-process benchmarks share: a process's CPU time, the SUMMARY line a platoon process
-// prints at exit with its numeric fields, and the wall time of a shell command.
+// prints at exit with its numeric fields, the wall time of a shell command, and a synthetic traffic log.
 #pragma once
 
+#include "platoon/entity_id.hpp"
+#include "platoon/log/session_log.hpp"
 #include "platoon/process/child.hpp"
 
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -28,6 +31,47 @@ inline double TimeCommand(const std::string& cmd, const char* bench) {
     std::exit(1);
   }
   return s;
+}
+
+/// Writes a session log of `vehicles` cars of one node "traffic", `states` + 1 world states at `rate_hz` (every state
+/// keyframed, as a recorder logs them); `place(i, t_ns, state)` sets car i's pose and velocity at t_ns. A failed write
+/// prints "<bench>: ..." and exits with 1.
+template <class Place>
+void WriteTrafficLog(const std::string& path, int vehicles, int states, double rate_hz, Place&& place, const char* bench) {
+  std::string error;
+  auto w = session_log::Writer::Open(path, &error);
+  if (!w) {
+    std::fprintf(stderr, "%s: %s\n", bench, error.c_str());
+    std::exit(1);
+  }
+  bool ok = w->WriteJson(session_log::kSessionTopic, "", "", session_log::SessionInfoJson({"bench", "", "", "rec"}), 0, 0).Ok();
+  protocol::NodeInfo node;
+  node.node_id = 1;
+  node.name = "traffic";
+  for (int k = 0; k <= states && ok; ++k) {
+    const int64_t t = static_cast<int64_t>(std::llround(k * 1e9 / rate_hz));
+    protocol::WorldState ws;
+    ws.sequence = static_cast<uint64_t>(k + 1);
+    ws.sim_time_ns = ws.server_time_ns = t;
+    ws.phase = protocol::SessionPhase::kRunning;
+    ws.nodes = {node};
+    ws.entities.reserve(static_cast<size_t>(vehicles));
+    for (int i = 0; i < vehicles; ++i) {
+      protocol::EntityState e;
+      e.id = VehicleId("traffic", static_cast<uint32_t>(i));
+      e.owner_node = 1;
+      e.kind = protocol::EntityKind::kCar;
+      e.kinematics.stamp_ns = t;
+      place(i, t, e);
+      ws.entities.push_back(e);
+    }
+    ok = w->WriteWorld(ws).Ok() && (k % 10 != 0 || w->Flush().Ok());
+  }
+  ok = ok && w->Close().Ok();
+  if (!ok) {
+    std::fprintf(stderr, "%s: writing %s: %s\n", bench, path.c_str(), w->Error().c_str());
+    std::exit(1);
+  }
 }
 
 /// CPU seconds (user + system) of a process so far, from /proc/<pid>/stat; 0 when it cannot be read.

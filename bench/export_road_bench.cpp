@@ -55,50 +55,22 @@ int main(int argc, char** argv) {
 
   // The log: the cars spread evenly over the four lanes, 25 m/s, the left lanes against s.
   const std::string log = (fs::path(work) / "traffic.mcap").string();
-  std::string error;
-  auto w = session_log::Writer::Open(log, &error);
-  if (!w) {
-    std::fprintf(stderr, "export_road_bench: %s\n", error.c_str());
-    return 1;
-  }
-  bool ok = w->WriteJson(session_log::kSessionTopic, "", "", session_log::SessionInfoJson({"bench", "", "", "rec"}), 0, 0).Ok();
   const int states = static_cast<int>(std::lround(seconds * rate_hz));
   const int lanes[4] = {-1, -2, 1, 2};
-  protocol::NodeInfo node;
-  node.node_id = 1;
-  node.name = "traffic";
   const double margin = 30.0 * seconds;  // the cars stay on the road for the whole log
-  for (int k = 0; k <= states && ok; ++k) {
-    const int64_t t = static_cast<int64_t>(std::llround(k * 1e9 / rate_hz));
-    protocol::WorldState ws;
-    ws.sequence = static_cast<uint64_t>(k + 1);
-    ws.sim_time_ns = ws.server_time_ns = t;
-    ws.phase = protocol::SessionPhase::kRunning;
-    ws.nodes = {node};
-    ws.entities.reserve(static_cast<size_t>(vehicles));
-    for (int i = 0; i < vehicles; ++i) {
-      const int lane = lanes[i % 4];
-      const double dir = lane < 0 ? 1.0 : -1.0;
-      const double s0 = margin + (road.Length() - 2 * margin) * (i / 4) / std::max(1, vehicles / 4);
-      const double s = s0 + dir * 25.0 * NsToS(t);
-      const double h = road.Heading(s) + (dir > 0 ? 0.0 : M_PI);
-      protocol::EntityState e;
-      e.id = VehicleId("traffic", static_cast<uint32_t>(i));
-      e.owner_node = 1;
-      e.kind = protocol::EntityKind::kCar;
-      e.kinematics.stamp_ns = t;
-      e.kinematics.pose.position_m = road.LaneCenter(s, lane);
-      e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(h, Vec3::UnitZ()));
-      e.kinematics.velocity_mps = 25.0 * Vec3(std::cos(h), std::sin(h), 0.0);
-      ws.entities.push_back(e);
-    }
-    ok = w->WriteWorld(ws).Ok() && (k % 10 != 0 || w->Flush().Ok());
-  }
-  ok = ok && w->Close().Ok();
-  if (!ok) {
-    std::fprintf(stderr, "export_road_bench: writing %s: %s\n", log.c_str(), w->Error().c_str());
-    return 1;
-  }
+  bench::WriteTrafficLog(
+      log, vehicles, states, rate_hz,
+      [&](int i, int64_t t, protocol::EntityState& e) {
+        const int lane = lanes[i % 4];
+        const double dir = lane < 0 ? 1.0 : -1.0;
+        const double s0 = margin + (road.Length() - 2 * margin) * (i / 4) / std::max(1, vehicles / 4);
+        const double s = s0 + dir * 25.0 * NsToS(t);
+        const double h = road.Heading(s) + (dir > 0 ? 0.0 : M_PI);
+        e.kinematics.pose.position_m = road.LaneCenter(s, lane);
+        e.kinematics.pose.orientation = Quat(Eigen::AngleAxisd(h, Vec3::UnitZ()));
+        e.kinematics.velocity_mps = 25.0 * Vec3(std::cos(h), std::sin(h), 0.0);
+      },
+      "export_road_bench");
   const double log_mb = static_cast<double>(fs::file_size(log)) / 1e6;
 
   // The same export twice: without the leader columns (the baseline), then with every column.

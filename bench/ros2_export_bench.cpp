@@ -50,42 +50,14 @@ int main(int argc, char** argv) {
 
   // The log: one node "traffic" with `vehicles` cars driving along x in lanes 3.5 m apart.
   const std::string log = (fs::path(work) / "traffic.mcap").string();
-  std::string error;
-  auto w = session_log::Writer::Open(log, &error);
-  if (!w) {
-    std::fprintf(stderr, "ros2_export_bench: %s\n", error.c_str());
-    return 1;
-  }
-  bool ok = w->WriteJson(session_log::kSessionTopic, "", "", session_log::SessionInfoJson({"bench", "", "", "rec"}), 0, 0).Ok();
   const int states = static_cast<int>(std::lround(seconds * rate_hz));
-  protocol::NodeInfo node;
-  node.node_id = 1;
-  node.name = "traffic";
-  for (int k = 0; k <= states && ok; ++k) {
-    const int64_t t = static_cast<int64_t>(std::llround(k * 1e9 / rate_hz));
-    protocol::WorldState ws;
-    ws.sequence = static_cast<uint64_t>(k + 1);
-    ws.sim_time_ns = ws.server_time_ns = t;
-    ws.phase = protocol::SessionPhase::kRunning;
-    ws.nodes = {node};
-    ws.entities.reserve(static_cast<size_t>(vehicles));
-    for (int i = 0; i < vehicles; ++i) {
-      protocol::EntityState s;
-      s.id = VehicleId("traffic", static_cast<uint32_t>(i));
-      s.owner_node = 1;
-      s.kind = protocol::EntityKind::kCar;
-      s.kinematics.stamp_ns = t;
-      s.kinematics.pose.position_m = Vec3(20.0 * (i / 8) + 25.0 * NsToS(t), 3.5 * (i % 8), 0.0);
-      s.kinematics.velocity_mps = Vec3(25.0, 0.0, 0.0);
-      ws.entities.push_back(s);
-    }
-    ok = w->WriteWorld(ws).Ok() && (k % 10 != 0 || w->Flush().Ok());
-  }
-  ok = ok && w->Close().Ok();
-  if (!ok) {
-    std::fprintf(stderr, "ros2_export_bench: writing %s: %s\n", log.c_str(), w->Error().c_str());
-    return 1;
-  }
+  bench::WriteTrafficLog(
+      log, vehicles, states, rate_hz,
+      [](int i, int64_t t, protocol::EntityState& s) {
+        s.kinematics.pose.position_m = Vec3(20.0 * (i / 8) + 25.0 * NsToS(t), 3.5 * (i % 8), 0.0);
+        s.kinematics.velocity_mps = Vec3(25.0, 0.0, 0.0);
+      },
+      "ros2_export_bench");
   const double log_mb = static_cast<double>(fs::file_size(log)) / 1e6;
 
   // The same log through both exports, the baseline first.
