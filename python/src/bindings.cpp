@@ -590,7 +590,7 @@ class Session {
     // Refused (a start of a running session, no operator token): the session is as it was.
     if (!status->error.empty()) {
       std::string why = command + ": " + status->error;
-      if (why.find("operator token") != std::string::npos && def_.operator_token.empty())
+      if (why.find("operator token") != std::string::npos && !client_.HasOperatorToken())
         why += "; this Session found no operator token: looked in " +
                session::FindOperatorToken(ParseServer(server_).second).Where();
       throw Refused(why);
@@ -635,6 +635,7 @@ class Session {
     def.clock.min_fit_span_s = 0.2;  // a start needs "now" on the server's clock soon, as platoon ctl does
     // No CURVE here: commands present the operator token the server wrote for this user, as platoon ctl does.
     def.operator_token = session::FindOperatorToken(control_port).token;
+    def.find_operator_token = session::OperatorTokenFinder(control_port);
     return def;
   }
   static std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name);

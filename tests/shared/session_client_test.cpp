@@ -96,6 +96,37 @@ TEST_CASE("session client: joins, retries until welcomed, then follows the annou
   CHECK(Rig::Count<protocol::Join>(out) == 0);
 }
 
+// A client started beside its server (platoon run) may look for the token before the server has written it.
+TEST_CASE("session client: a token not there at construction is looked for again before each set, and kept once found") {
+  ClientDef def = Rig::Def();
+  std::string file;  // the token file's text as the finder reads it; empty: not written yet
+  int looks = 0;
+  def.find_operator_token = [&] {
+    ++looks;
+    return file;
+  };
+  Rig r(def);
+  auto set = [&](const std::string& value) {
+    r.client.RequestParams(protocol::ParamSet{"server.broadcast_hz", value, 1});
+    return r.Poll();
+  };
+  auto out = set("30");
+  CHECK(Rig::Count<protocol::OperatorHello>(out) == 0);
+  CHECK(Rig::Count<protocol::ParamSet>(out) == 1);
+  CHECK_FALSE(r.client.HasOperatorToken());
+  CHECK(looks == 1);
+  file = "c0ffee";
+  out = set("40");
+  REQUIRE(Rig::Count<protocol::OperatorHello>(out) == 1);
+  for (const auto& [s, m] : out)
+    if (const auto* h = std::get_if<protocol::OperatorHello>(&m)) CHECK(h->token == "c0ffee");
+  CHECK(r.client.HasOperatorToken());
+  file = "changed";
+  out = set("50");
+  CHECK(Rig::Count<protocol::OperatorHello>(out) == 1);
+  CHECK(looks == 2);  // found once, not read again
+}
+
 TEST_CASE("session client: sim time follows the newest world state, and a restarted server cannot move a running session") {
   Rig r;
   r.Poll();

@@ -578,7 +578,10 @@ int RunBridge(const BridgeOptions& o) {
   cdef.retry_refused = false;
   cdef.keep_replies = true;      // parameter answers for the clients
   cdef.world_hold_s = 0;
-  if (!curve) cdef.operator_token = session::FindOperatorToken(server.port).token;
+  if (!curve) {
+    cdef.operator_token = session::FindOperatorToken(server.port).token;
+    cdef.find_operator_token = session::OperatorTokenFinder(server.port);
+  }
 
   std::signal(SIGINT, OnBridgeSignal);
   std::signal(SIGTERM, OnBridgeSignal);

@@ -18,7 +18,10 @@ session::ClientDef MakeClientDef(const WorldClientDef& def) {
   d.retry_refused = true;  // a viewer keeps trying, and shows the refusal
   d.keep_replies = true;   // the parameter panel reads the answers (TakeReplies)
   // No CURVE: session buttons and parameter sets present the operator token the server wrote for this user.
-  if (!def.curve) d.operator_token = session::FindOperatorToken(def.control_port).token;
+  if (!def.curve) {
+    d.operator_token = session::FindOperatorToken(def.control_port).token;
+    d.find_operator_token = session::OperatorTokenFinder(def.control_port);
+  }
   return d;
 }
 

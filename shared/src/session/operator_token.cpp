@@ -106,6 +106,10 @@ OperatorTokenLookup FindOperatorToken(uint16_t control_port) {
   return r;
 }
 
+std::function<std::string()> OperatorTokenFinder(uint16_t control_port) {
+  return [control_port] { return FindOperatorToken(control_port).token; };
+}
+
 OperatorTokenFile::OperatorTokenFile(std::string path, const std::string& token, bool make_private_dir)
     : path_(std::move(path)) {
   const std::filesystem::path p(path_);

@@ -285,6 +285,7 @@ void SessionClient::RequestParams(const ParamRequest& request) {
 }
 
 void SessionClient::PresentOperatorToken() {
+  if (def_.operator_token.empty() && def_.find_operator_token) def_.operator_token = def_.find_operator_token();
   if (!def_.operator_token.empty()) Queue(Socket::kControl, protocol::OperatorHello{def_.operator_token});
 }
 

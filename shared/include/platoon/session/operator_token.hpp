@@ -10,6 +10,7 @@
 /// PLATOON_OPERATOR_TOKEN_FILE names another file to read (a token handed to a tool by its user).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,6 +53,10 @@ OperatorTokenLookup ReadOperatorToken(const std::string& path);
 /// The token of the server on this machine at `control_port`: the file PLATOON_OPERATOR_TOKEN_FILE
 /// names, else OperatorTokenPath(DiscoveryDir(), control_port).
 OperatorTokenLookup FindOperatorToken(uint16_t control_port);
+
+/// FindOperatorToken(control_port).token as a function, for ClientDef::find_operator_token: a client
+/// started beside its server looks again once the server has written the file.
+std::function<std::string()> OperatorTokenFinder(uint16_t control_port);
 
 /// A server's token file: written on construction (folder made private, the file created exclusively
 /// with mode 0600 beside its place and renamed there, replacing the file of a killed server on the same

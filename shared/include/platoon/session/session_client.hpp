@@ -70,6 +70,9 @@ struct ClientDef {
   /// each session command, parameter set and marker, so that the server lets this connection steer; empty:
   /// none (reads only, or CURVE, where the key is the credential).
   std::string operator_token;
+  /// Where the token is looked for again while `operator_token` is empty, before each command that needs
+  /// it (a client started beside its server may look before the server has written the file); empty: never.
+  std::function<std::string()> find_operator_token;
 };
 
 /// A ClientDef for `name` and `role` on this host and process (hostname, pid filled in).
@@ -174,6 +177,8 @@ class SessionClient {
   // --- state ---
   /// A Welcome was received and the server has not gone silent since.
   bool Joined() const { return joined_; }
+  /// An operator token is known (ClientDef::operator_token, or found since by find_operator_token).
+  bool HasOperatorToken() const { return !def_.operator_token.empty(); }
   /// Id the server gave this client (0 before the first Welcome).
   uint32_t NodeId() const { return node_id_; }
   /// Session name from the Welcome.
