@@ -56,6 +56,7 @@ OffscreenRenderer::OffscreenRenderer(uint32_t width_px, uint32_t height_px) : im
   impl_->height = height_px;
   osg::ref_ptr<osg::GraphicsContext> gc = MakeContext(width_px, height_px);
 
+  UseNearestFirstDrawOrder();
   impl_->viewer = new osgViewer::Viewer;
   osgViewer::Viewer& v = *impl_->viewer;
   v.setThreadingModel(osgViewer::Viewer::SingleThreaded);

@@ -15,11 +15,13 @@
 #include <osg/BufferObject>
 #include <osg/PolygonOffset>
 #include <osg/Program>
+#include <osgUtil/RenderBin>
 
 #include <algorithm>
 #include <sstream>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <tuple>
 
@@ -465,7 +467,17 @@ struct SceneGraph::Model {
   LampsLit lit;
 };
 
+void UseNearestFirstDrawOrder() {
+  static const bool done = [] {
+    const char* env = std::getenv("OSG_DEFAULT_BIN_SORT_MODE");
+    if (!env || !*env) osgUtil::RenderBin::setDefaultRenderBinSortMode(osgUtil::RenderBin::SORT_FRONT_TO_BACK);
+    return true;
+  }();
+  (void)done;
+}
+
 SceneGraph::SceneGraph(const SceneDef& def) : def_(def) {
+  UseNearestFirstDrawOrder();
   root_ = new osg::Group;
   root_->setName("platoon scene");
   // Sun: one directional light fixed in the world (the light source's default, relative reference frame

@@ -187,6 +187,7 @@ SeatWindow::SeatWindow(const SeatWindowDef& def, SceneGraph& scene) : impl_(std:
   m.gl_info = std::string(renderer ? renderer : "?") + " / " + (version ? version : "?");
 
   // OSG renders into the SDL window's context, which this thread keeps current.
+  UseNearestFirstDrawOrder();
   m.viewer = new osgViewer::Viewer;
   m.gw = m.viewer->setUpViewerAsEmbeddedInWindow(0, 0, m.width, m.height);
   m.viewer->setThreadingModel(osgViewer::Viewer::SingleThreaded);
@@ -277,6 +278,7 @@ void main() { gl_FragColor = vec4(gl_Color.rgb * u_interior_light, gl_Color.a); 
     SDL_GL_MakeCurrent(x.window, x.context);
     SDL_GL_SetSwapInterval(def.vsync ? 1 : 0);
     SDL_GL_GetDrawableSize(x.window, &x.width, &x.height);
+    UseNearestFirstDrawOrder();
     x.viewer = new osgViewer::Viewer;
     x.gw = x.viewer->setUpViewerAsEmbeddedInWindow(0, 0, x.width, x.height);
     x.viewer->setThreadingModel(osgViewer::Viewer::SingleThreaded);

@@ -103,6 +103,7 @@ int RunViewerApp(const ViewerAppDef& def, SceneGraph& scene, WorldClient& client
            reinterpret_cast<const char*>(glGetString(GL_VERSION)));
 
   // OSG renders into the SDL window's context, which this thread keeps current.
+  UseNearestFirstDrawOrder();
   osg::ref_ptr<osgViewer::Viewer> viewer = new osgViewer::Viewer;
   osg::ref_ptr<osgViewer::GraphicsWindowEmbedded> gw = viewer->setUpViewerAsEmbeddedInWindow(0, 0, width, height);
   gw->getEventQueue()->getCurrentEventState()->setMouseYOrientation(Ea::Y_INCREASING_DOWNWARDS);

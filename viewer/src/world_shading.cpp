@@ -55,6 +55,7 @@ uniform vec3 u_eye_world;
 uniform int u_head_count;
 uniform vec4 u_head_pos[8];
 uniform vec3 u_head_dir[8];
+uniform vec3 u_head_left[8];
 uniform int u_street_count;
 uniform vec3 u_street_pos[8];
 varying vec3 v_world;
@@ -64,22 +65,29 @@ varying vec4 v_colour;
 const vec3 kHeadColour = vec3(1.0, 0.96, 0.88);
 const vec3 kStreetColour = vec3(1.0, 0.84, 0.60);
 
+// degrees(atan(u)) within 0.3 deg for every u: the rational form u / (1 + 0.28 u^2) and its complement
+// beyond 45 deg. A software renderer pays an exact atan per pixel and lamp at night.
+float AtanDeg(float u) {
+  float a = abs(u);
+  float r = a <= 1.0 ? a / (1.0 + 0.28 * a * a) : 1.5707963 - a / (a * a + 0.28);
+  return 57.29578 * sign(u) * r;
+}
+
 // Relative luminous intensity of a headlight pair towards unit direction L (lamp frame: fwd, left, up).
 // Low beam: wide (14 deg), hot spot 1.3 deg below the horizontal, cut off above -0.6 deg so it does not
 // dazzle; high beam adds a narrower, brighter lobe on the axis.
-float Beam(vec3 L, vec3 fwd, float high) {
+float Beam(vec3 L, vec3 fwd, vec3 left, float high) {
   float x = dot(L, fwd);
   if (x <= 0.0) return 0.0;
-  // Above the low beam's cut-off (av > -0.3 deg, i.e. L.z / x > tan(-0.3 deg)) only a high beam lights: the
-  // angles and the exponentials below are not needed there (most of what stands above the lamps).
+  // Above the low beam's cut-off (av > -0.3 deg, i.e. L.z / x > tan(-0.3 deg)) only a high beam lights.
   if (high <= 0.0 && L.z > -0.0052360 * x) return 0.0;
-  vec3 left = normalize(cross(vec3(0.0, 0.0, 1.0), fwd));
-  float ah = degrees(atan(dot(L, left), x));
-  float av = degrees(atan(L.z, x));
-  float low = exp(-ah * ah / 392.0) * (1.0 - smoothstep(-0.9, -0.3, av)) *
-              (0.04 + exp(-(av + 1.3) * (av + 1.3) / 5.12));
-  float hi = 2.5 * exp(-ah * ah / 162.0) * exp(-av * av / 12.5);
-  return low + high * hi;
+  float inv = 1.0 / x;
+  float ah = AtanDeg(dot(L, left) * inv);
+  float av = AtanDeg(L.z * inv);
+  float h2 = ah * ah;
+  float dv = av + 1.3;
+  float low = exp(-h2 / 392.0) * (1.0 - smoothstep(-0.9, -0.3, av)) * (0.04 + exp(-dv * dv / 5.12));
+  return low + high * 2.5 * exp(-h2 / 162.0 - av * av / 12.5);
 }
 
 void main() {
@@ -89,24 +97,27 @@ void main() {
     vec3 n = normalize(v_normal);
     if (!gl_FrontFacing) n = -n;
     vec3 v = normalize(u_eye_world - v_world);
-    float wet = u_surface == 1 ? u_wetness : (u_surface == 2 ? 0.4 * u_wetness : 0.0);
-    vec3 albedo = base.rgb * (1.0 - 0.45 * wet);
+    vec3 albedo = base.rgb;
     vec3 light = u_ambient + u_sun_colour * max(dot(n, u_sun_dir), 0.0);
     vec3 spec = vec3(0.0);
-    if (wet > 0.0) {
-      spec += u_sun_colour * pow(max(dot(n, normalize(u_sun_dir + v)), 0.0), 80.0) * 2.0 * wet;
-      spec += u_horizon * pow(1.0 - max(dot(n, v), 0.0), 5.0) * 0.6 * wet;
-    }
+#ifdef WET
+    float wet = u_surface == 1 ? u_wetness : (u_surface == 2 ? 0.4 * u_wetness : 0.0);
+    albedo *= 1.0 - 0.45 * wet;
+    spec += u_sun_colour * pow(max(dot(n, normalize(u_sun_dir + v)), 0.0), 80.0) * 2.0 * wet;
+    spec += u_horizon * pow(1.0 - max(dot(n, v), 0.0), 5.0) * 0.6 * wet;
+#endif
     for (int i = 0; i < 8; ++i) {
       if (i >= u_head_count || u_lamp_gain <= 0.0) break;
       vec3 d = v_world - u_head_pos[i].xyz;
       float dist2 = max(dot(d, d), 1e-4);
       vec3 L = d * inversesqrt(dist2);
-      float b = Beam(L, u_head_dir[i], u_head_pos[i].w);
+      float b = Beam(L, u_head_dir[i], u_head_left[i], u_head_pos[i].w);
       if (b <= 0.0) continue;
       float e = 900.0 * u_lamp_gain * b * sqrt(sqrt(max(dot(n, -L), 0.0))) / (dist2 + 1.0);
       light += kHeadColour * e;
-      if (wet > 0.0) spec += kHeadColour * e * pow(max(dot(n, normalize(v - L)), 0.0), 60.0) * wet;
+#ifdef WET
+      spec += kHeadColour * e * pow(max(dot(n, normalize(v - L)), 0.0), 60.0) * wet;
+#endif
     }
     for (int i = 0; i < 8; ++i) {
       if (i >= u_street_count || u_lamp_gain <= 0.0) break;
@@ -115,7 +126,9 @@ void main() {
       vec3 L = d * inversesqrt(dist2);
       float e = 30.0 * u_lamp_gain * (0.25 + 0.75 * max(-L.z, 0.0)) * sqrt(max(dot(n, -L), 0.0)) / (dist2 + 1.0);
       light += kStreetColour * e;
-      if (wet > 0.0) spec += kStreetColour * e * pow(max(dot(n, normalize(v - L)), 0.0), 40.0) * 3.0 * wet;
+#ifdef WET
+      spec += kStreetColour * e * pow(max(dot(n, normalize(v - L)), 0.0), 40.0) * 3.0 * wet;
+#endif
     }
     colour = albedo * light + spec;
     if (u_mode == 2) colour = mix(colour, vec3(1.0, 0.93, 0.75), u_street_on);
@@ -212,6 +225,7 @@ osg::ref_ptr<osg::StateSet> MakeViewState() {
   ss->getOrCreateUniform("u_street_count", osg::Uniform::INT)->set(0);
   ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC4, "u_head_pos", kMaxHeadlights));
   ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC3, "u_head_dir", kMaxHeadlights));
+  ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC3, "u_head_left", kMaxHeadlights));
   ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC3, "u_street_pos", kMaxStreetLights));
   return ss;
 }
@@ -252,10 +266,14 @@ class ViewCallback final : public osg::NodeCallback {
         Nearest(heads.size(), kMaxHeadlights, eye, [&](size_t i) -> const Vec3& { return heads[i].position_m; });
     osg::Uniform* pos = ss->getUniform("u_head_pos");
     osg::Uniform* dir = ss->getUniform("u_head_dir");
+    osg::Uniform* left = ss->getUniform("u_head_left");
     for (size_t k = 0; k < h.size(); ++k) {
       const Headlight& l = heads[h[k]];
       pos->setElement(static_cast<unsigned>(k), osg::Vec4(ToOsg(l.position_m), l.high_beam ? 1.0f : 0.0f));
       dir->setElement(static_cast<unsigned>(k), ToOsg(l.forward));
+      // The lamp frame's left: horizontal, square to the forward direction.
+      const Vec3 side = Vec3::UnitZ().cross(l.forward);
+      left->setElement(static_cast<unsigned>(k), ToOsg(side.norm() > 1e-9 ? side.normalized() : Vec3::UnitY()));
     }
     ss->getUniform("u_head_count")->set(static_cast<int>(h.size()));
     const auto& lamps = s_->lamps_;
@@ -277,7 +295,12 @@ class ViewCallback final : public osg::NodeCallback {
 Shading::Shading(osg::Group& root, const Vec3& sun_direction, double ambient, double diffuse) {
   root_ss_ = root.getOrCreateStateSet();
   osg::StateSet& ss = *root_ss_;
-  ss.setAttributeAndModes(MakeProgram("platoon scene", kSceneVertex, kSceneFragment));
+  const std::string fragment(kSceneFragment);
+  const size_t body = fragment.find('\n') + 1;  // after #version
+  dry_ = MakeProgram("platoon scene", kSceneVertex, kSceneFragment);
+  wet_ = MakeProgram("platoon scene, wet", kSceneVertex,
+                     (fragment.substr(0, body) + "#define WET 1\n" + fragment.substr(body)).c_str());
+  ss.setAttributeAndModes(dry_);
   // A white texel on unit 0: untextured surfaces sample 1; a node that binds its own texture replaces it.
   osg::ref_ptr<osg::Image> white = new osg::Image;
   white->allocateImage(1, 1, 1, GL_RGBA, GL_UNSIGNED_BYTE);
@@ -353,6 +376,10 @@ void Shading::SetLook(const WorldLook& look) {
   SetFloat(ss, "u_fog_sigma", look.fog_extinction_1pm);
   SetFloat(ss, "u_sun_glow", look.sun_glow);
   SetFloat(ss, "u_wetness", look.wetness);
+  if ((look.wetness > 0.0) != wet_on_) {
+    wet_on_ = look.wetness > 0.0;
+    ss.setAttributeAndModes(wet_on_ ? wet_ : dry_);
+  }
   SetFloat(ss, "u_street_on", look.street_lights ? 1.0 : 0.0);
   SetFloat(ss, "u_lamp_gain", look.lamp_gain);
   SetFloat(ss, "u_rain_share", look.rain_streaks);

@@ -64,6 +64,9 @@ class Shading {
   friend class ViewCallback;
   osg::ref_ptr<osg::StateSet> StateFor(const void* camera);
   osg::StateSet* root_ss_ = nullptr;
+  // The scene program without and with the wet-surface terms (a pixel of a dry world does not pay for them).
+  osg::ref_ptr<osg::Program> dry_, wet_;
+  bool wet_on_ = false;
   osg::ref_ptr<osg::Geode> rain_;
   std::vector<Headlight> heads_;
   std::vector<Vec3> lamps_;

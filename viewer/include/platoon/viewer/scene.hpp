@@ -83,6 +83,12 @@ struct GroundExtent {
   double z_m = 0.0;                            ///< Height of the plane, in m.
 };
 
+/// Opaque surfaces drawn nearest first (OSG's default render bin sort mode, set once for the process
+/// unless OSG_DEFAULT_BIN_SORT_MODE names another): the depth test then rejects hidden pixels before
+/// their shading, which a software renderer pays per pixel. Called before a viewer is made; the scene
+/// graph calls it too. Transparent surfaces stay farthest first.
+void UseNearestFirstDrawOrder();
+
 /// The scene graph and the entity models in it.
 class SceneGraph {
  public:
