@@ -6,6 +6,7 @@
 #include "platoon/road/session_road.hpp"
 #include "platoon/vehicle/fmu.hpp"
 
+#include "action_args.hpp"
 #include "fmu_open.hpp"
 
 #include <fmt/format.h>
@@ -353,17 +354,22 @@ void RouteTrafficModule::Summarize(std::vector<std::string>& fields) const {
 
 namespace {
 
-protocol::EntityState Walker(const config::PedestrianDef& def, const Polyline& path, uint64_t id, int64_t sim_ns) {
+// Walker `def` on `path`, `d_m` along it unfolded (before wrapping or turning back), walking at `speed_mps`.
+protocol::EntityState Walker(const config::PedestrianDef& def, const Polyline& path, uint64_t id, int64_t sim_ns,
+                             double d_m, double speed_mps) {
   const double len = path.Length();
-  const double d = def.start_offset_m + def.speed_mps * NsToS(sim_ns);
   double s = 0;
   Vec3 dir;
   if (path.Loop()) {
-    s = path.Wrap(d);
+    s = path.Wrap(d_m);
     dir = path.DirectionAt(s);
+  } else if (!def.turn_back) {
+    s = std::clamp(d_m, 0.0, len);
+    dir = path.DirectionAt(std::clamp(s, 0.0, len - 1e-9));
+    if (d_m >= len) speed_mps = 0;  // arrived: stands at the end
   } else {
     // To the end and back: a period of twice the length.
-    double m = std::fmod(d, 2 * len);
+    double m = std::fmod(d_m, 2 * len);
     if (m < 0) m += 2 * len;
     if (m <= len) {
       s = m;
@@ -379,7 +385,7 @@ protocol::EntityState Walker(const config::PedestrianDef& def, const Polyline& p
   e.box_size_m = kPedestrianBox;
   e.kinematics.stamp_ns = sim_ns;
   e.kinematics.pose = Pose{path.PointAt(s), YawQuat(std::atan2(dir.y(), dir.x()))};
-  e.kinematics.velocity_mps = def.speed_mps * dir;
+  e.kinematics.velocity_mps = speed_mps * dir;
   return e;
 }
 
@@ -387,19 +393,108 @@ protocol::EntityState Walker(const config::PedestrianDef& def, const Polyline& p
 
 protocol::EntityState PedestrianTruth(const config::NodeDef& node, uint32_t index, int64_t sim_ns) {
   const config::PedestrianDef& def = node.pedestrians.at(index);
-  return Walker(def, Polyline(def.waypoints_m, def.loop), VehicleId(node.name, index), sim_ns);
+  return Walker(def, Polyline(def.waypoints_m, def.loop), VehicleId(node.name, index), sim_ns,
+                def.start_offset_m + def.speed_mps * NsToS(sim_ns), def.speed_mps);
 }
 
-PedestrianModule::PedestrianModule(const config::NodeDef& node) : node_(node) {}
+double ProfileSpeed(const std::vector<std::pair<double, double>>& points, double tau_s) {
+  if (points.empty()) return 0;
+  if (tau_s <= points.front().first) return points.front().second;
+  for (size_t k = 1; k < points.size(); ++k) {
+    const auto& [t0, v0] = points[k - 1];
+    const auto& [t1, v1] = points[k];
+    if (tau_s <= t1) return t1 > t0 ? v0 + (v1 - v0) * (tau_s - t0) / (t1 - t0) : v1;
+  }
+  return points.back().second;
+}
+
+double ProfileDistance(const std::vector<std::pair<double, double>>& points, double tau_s) {
+  if (points.empty() || tau_s <= 0) return 0;
+  // Before the first point its speed; then trapezoids (exact for the linear pieces); after the last, its speed.
+  double d = points.front().second * std::min(tau_s, std::max(points.front().first, 0.0));
+  for (size_t k = 1; k < points.size(); ++k) {
+    const double t0 = std::max(points[k - 1].first, 0.0), t1 = points[k].first;
+    if (tau_s <= t0 || t1 <= t0) continue;
+    const double end = std::min(tau_s, t1);
+    d += 0.5 * (ProfileSpeed(points, t0) + ProfileSpeed(points, end)) * (end - t0);
+  }
+  const double last = std::max(points.back().first, 0.0);
+  if (tau_s > last) d += points.back().second * (tau_s - last);
+  return d;
+}
+
+PedestrianModule::PedestrianModule(const config::NodeDef& node) : node_(node), walks_(node.pedestrians.size()) {
+  for (const auto& p : node_.pedestrians) paths_.emplace_back(p.waypoints_m, p.loop);
+}
+
+std::pair<double, double> PedestrianModule::Along(uint32_t index, int64_t sim_ns) const {
+  const config::PedestrianDef& def = node_.pedestrians[index];
+  const Walk& w = walks_[index];
+  if (!w.driven) return {def.start_offset_m + def.speed_mps * NsToS(sim_ns), def.speed_mps};
+  const double tau = NsToS(sim_ns - w.anchor_ns);
+  return {w.anchor_m + ProfileDistance(w.profile, tau), ProfileSpeed(w.profile, tau)};
+}
+
+std::optional<protocol::EntityState> PedestrianModule::Truth(uint32_t index, int64_t sim_ns) const {
+  if (index >= walks_.size() || walks_[index].removed) return std::nullopt;
+  const auto [d, v] = Along(index, sim_ns);
+  return Walker(node_.pedestrians[index], paths_[index], VehicleId(node_.name, index), sim_ns, d, v);
+}
 
 void PedestrianModule::Step(const StepInfo& info, ModuleContext& context) {
   ++steps_;
-  for (uint32_t i = 0; i < node_.pedestrians.size(); ++i) context.Publish(PedestrianTruth(node_, i, info.sim_ns));
+  for (uint32_t i = 0; i < walks_.size(); ++i)
+    if (const auto e = Truth(i, info.sim_ns)) context.Publish(*e);
+}
+
+void PedestrianModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) {
+  if (event.kind != protocol::LoggedEvent::Kind::kAction || event.target_node == 0 ||
+      event.target_node != context.NodeId())
+    return;
+  // The walker: VehicleId(name, index) of this node.
+  const uint64_t base = VehicleId(node_.name, 0);
+  const auto index = static_cast<uint32_t>(event.entity_id & 0xffff);
+  if ((event.entity_id >> 16) != (base >> 16) || index >= walks_.size() || walks_[index].removed) {
+    ++actions_refused_;
+    return;
+  }
+  Walk& w = walks_[index];
+  const std::string& a = event.text;
+  const std::string& d = event.detail;
+  // From where it is at the action's instant, with the speed it has then.
+  const auto [at_m, v_mps] = Along(index, event.sim_time_ns);
+  std::vector<std::pair<double, double>> profile;
+  if (a == "speed_profile") {
+    const auto p = JsonNumbers(d, "points");
+    for (size_t k = 0; k + 1 < p.size(); k += 2) profile.emplace_back(p[k], std::max(0.0, p[k + 1]));
+  } else if (a == "stop") {
+    const double decel = std::max(JsonNumber(d, "decel_mps2", 4), 1e-3);
+    profile = {{0.0, v_mps}, {v_mps / decel, 0.0}};
+  } else if (a == "resume") {
+    profile = {{0.0, node_.pedestrians[index].speed_mps}};
+  } else if (a == "remove") {
+    w.removed = true;
+    ++actions_done_;
+    return;
+  }
+  bool ordered = !profile.empty();
+  for (size_t k = 1; k < profile.size(); ++k) ordered = ordered && profile[k].first >= profile[k - 1].first;
+  if (!ordered) {
+    ++actions_refused_;
+    return;
+  }
+  w.driven = true;
+  w.anchor_ns = event.sim_time_ns;
+  w.anchor_m = at_m;
+  w.profile = std::move(profile);
+  ++actions_done_;
 }
 
 void PedestrianModule::Summarize(std::vector<std::string>& fields) const {
   fields.push_back("\"pedestrians\":" + std::to_string(node_.pedestrians.size()));
   fields.push_back("\"pedestrian_steps\":" + std::to_string(steps_));
+  fields.push_back("\"pedestrian_actions\":" + std::to_string(actions_done_) + ",\"pedestrian_actions_refused\":" +
+                   std::to_string(actions_refused_));
 }
 
 }  // namespace platoon::node

@@ -357,6 +357,45 @@ TEST_CASE("osc: unsupported and malformed content fails with file and line") {
 }
 
 
+TEST_CASE("osc: pedestrians (inline and from a catalog) become pedestrians nodes, and what they cannot do is refused by line") {
+  const std::string dir = std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios";
+  const std::string text = ReadText(Fixture("pedestrian.xosc"));
+  const OscMapping m = MapOpenScenario(text, "p.xosc", dir);
+  int walkers = 0;
+  for (const auto& n : m.nodes)
+    if (n.traffic_model == "pedestrians") {
+      ++walkers;
+      REQUIRE(n.pedestrians.size() == 1);
+      CHECK_FALSE(n.pedestrians.front().turn_back);
+    }
+  CHECK(walkers == 2);
+  CHECK(m.refused == 0);
+  // A lane change is not a pedestrian's: refused where it stands.
+  std::string lateral = text;
+  const auto at = lateral.find("<LongitudinalAction>", lateral.find("walk_action"));
+  REQUIRE(at != std::string::npos);
+  lateral.insert(at, "<LateralAction><LaneOffsetAction continuous=\"false\"><LaneOffsetActionDynamics dynamicsShape=\"step\"/>"
+                     "<LaneOffsetTarget><AbsoluteTargetLaneOffset value=\"1\"/></LaneOffsetTarget></LaneOffsetAction></LateralAction>\n"
+                     "</PrivateAction></Action><Action name=\"second\"><PrivateAction>");
+  CHECK_THROWS_WITH_AS(MapOpenScenario(lateral, "p.xosc", dir),
+                       doctest::Contains(std::string("p.xosc:" + std::to_string(LineOf(lateral, "<LateralAction")) +
+                                                     ": LateralAction is not supported: a pedestrian's actions").c_str()),
+                       config::ConfigError);
+  // Not placed in Init: named with its ScenarioObject.
+  std::string unplaced = text;
+  const auto init = unplaced.find("<Private entityRef=\"Bystander\">");
+  unplaced.replace(init, unplaced.find("</Private>", init) + 10 - init, "");
+  CHECK_THROWS_WITH_AS(MapOpenScenario(unplaced, "p.xosc", dir),
+                       doctest::Contains(std::string("p.xosc:" + std::to_string(LineOf(unplaced, "<ScenarioObject name=\"Bystander\"")) +
+                                                     ": Entities.ScenarioObject \"Bystander\": Pedestrian: expected a TeleportAction").c_str()),
+                       config::ConfigError);
+  // A seat drives a car.
+  OscOptions seated;
+  seated.seats["Walker"] = "seat";
+  CHECK_THROWS_WITH_AS(MapOpenScenario(text, "p.xosc", dir, seated), doctest::Contains("a seat drives a car, not a pedestrian"),
+                       config::ConfigError);
+}
+
 TEST_CASE("osc: synchronize and polyline trajectories map to actions, their unsupported variants refused by line") {
   // The synchronize fixture: Other's action names Ego as master and both points as world points.
   const OscMapping sync = LoadOpenScenarioFile(Fixture("synchronize.xosc"));

@@ -364,4 +364,80 @@ TEST_CASE("osc session: an entity added at 5 s enters where AddEntityAction puts
   REQUIRE(run.Fired("delete_ego"));
 }
 
+
+TEST_CASE("osc session: a pedestrian starts to cross when Ego comes within 40 m, walks its speed ramp and stops on the lane") {
+  const OscRun run = RunOsc("pedestrian.xosc", 10);
+  // Mapped: each pedestrian a pedestrians node, walking straight on from its start.
+  const config::NodeDef* walker = run.session.FindNode("Walker");
+  REQUIRE(walker);
+  CHECK(walker->traffic_model == "pedestrians");
+  REQUIRE(walker->pedestrians.size() == 1);
+  const auto& w0 = walker->pedestrians.front().waypoints_m;
+  CHECK(w0[0].x() == doctest::Approx(100.0));
+  CHECK(w0[0].y() == doctest::Approx(1.75));
+  CHECK(w0[1].y() < w0[0].y() - 100.0);  // facing -y, across the road
+  CHECK(w0[1].x() == doctest::Approx(100.0).epsilon(1e-9));
+  const uint64_t ped = VehicleId("Walker", 0), ego = VehicleId("Ego", 0), by = VehicleId("Bystander", 0);
+  REQUIRE(run.tracks.count(ped));
+  REQUIRE(run.tracks.count(ego));
+  REQUIRE(run.tracks.count(by));
+  // The start trigger at (80 - 10 t)^2 + 7^2 = 40^2: t = 4.0617 s, within the step it is seen in.
+  const auto* walk = run.Fired("walk");
+  REQUIRE(walk);
+  const double t_f = Seconds(walk->sim_time_ns);
+  const double expected = 8.0 - std::sqrt(1551.0) / 10.0;
+  MESSAGE("walk fired at ", t_f, " s (analytic ", expected, " s)");
+  CHECK(t_f >= expected - 1e-9);
+  CHECK(t_f <= expected + 0.021);
+  // Standing still before, then 0.75 tau^2 for tau <= 1 and 0.75 + 1.5 (tau - 1) after, until the stop.
+  const auto* halt = run.Fired("halt");
+  REQUIRE(halt);
+  const double t_h = Seconds(halt->sim_time_ns);
+  MESSAGE("halt fired ", t_h - t_f, " s after the walk (analytic 2.7 s)");
+  CHECK(t_h - t_f == doctest::Approx(2.7).epsilon(0.01));
+  int checked = 0;
+  double worst = 0;
+  for (const Sample& s : run.tracks.at(ped)) {
+    const double t = Seconds(s.sim_ns);
+    const double tau = t - t_f;
+    if (t < t_f) {
+      CHECK(s.position_m.y() == doctest::Approx(1.75));
+      CHECK(s.speed_mps == doctest::Approx(0.0));
+      continue;
+    }
+    if (t >= t_h - 1e-9) {  // stopped at once (a step shape) from the halt's instant on
+      CHECK(s.speed_mps == doctest::Approx(0.0));
+      continue;
+    }
+    const double walked = tau <= 1.0 ? 0.75 * tau * tau : 0.75 + 1.5 * (tau - 1.0);
+    const double speed = tau <= 1.0 ? 1.5 * tau : 1.5;
+    worst = std::max(worst, std::abs(s.position_m.y() - (1.75 - walked)));
+    CHECK(s.speed_mps == doctest::Approx(speed).epsilon(1e-6));
+    CHECK(s.position_m.x() == doctest::Approx(100.0));
+    ++checked;
+  }
+  MESSAGE(checked, " samples while walking, worst error across the road ", worst, " m");
+  CHECK(checked > 250);
+  CHECK(worst < 1e-6);
+  // It stands where the stop found it: within the 0.2 m of lane -1's centre it walked into.
+  const Sample& last = run.tracks.at(ped).back();
+  CHECK(Seconds(last.sim_ns) > 9.9);
+  CHECK(last.position_m.y() == doctest::Approx(-1.75).epsilon(0.2 / 1.75));
+  CHECK(last.position_m.y() > -1.75);
+  // The bystander stands at (150, 8) and leaves at 6 s.
+  const auto& b = run.tracks.at(by);
+  CHECK(b.front().position_m.x() == doctest::Approx(150.0));
+  CHECK(b.front().position_m.y() == doctest::Approx(8.0));
+  CHECK(b.front().speed_mps == doctest::Approx(0.0));
+  CHECK(Seconds(b.back().sim_ns) > 5.95);
+  CHECK(Seconds(b.back().sim_ns) < 6.1);
+  // The same firings at the same steps, and the same hash, a second time.
+  const OscRun again = RunOsc("pedestrian.xosc", 10);
+  REQUIRE(again.Fired("walk"));
+  REQUIRE(again.Fired("halt"));
+  CHECK(again.Fired("walk")->sim_time_ns == walk->sim_time_ns);
+  CHECK(again.Fired("halt")->sim_time_ns == halt->sim_time_ns);
+  CHECK(again.server_hash == run.server_hash);
+}
+
 }  // namespace platoon::testing

@@ -583,13 +583,18 @@ void ValidateEvents(const SessionDef& session) {
       // Network traffic carries out brake, stop and resume (and remove, as every node).
       const bool network_ok = a.kind == ActionDef::Kind::kBrake || a.kind == ActionDef::Kind::kStop ||
                               a.kind == ActionDef::Kind::kResume;
+      // Pedestrians walk on at a new speed (speed, speed_profile), stop and resume.
+      const bool walker_ok = a.kind == ActionDef::Kind::kSpeed || a.kind == ActionDef::Kind::kSpeedProfile ||
+                             a.kind == ActionDef::Kind::kStop || a.kind == ActionDef::Kind::kResume;
       if (const NodeDef* n = target_node.empty() ? nullptr : session.FindNode(target_node);
           n && a.kind != ActionDef::Kind::kRemove &&
           (n->role != protocol::Role::kTraffic ||
-           (n->traffic_model != "road" && !(n->traffic_model == "network" && network_ok))))
+           (n->traffic_model != "road" && !(n->traffic_model == "network" && network_ok) &&
+            !(n->traffic_model == "pedestrians" && walker_ok))))
         throw ConfigError(a.where + ".target: \"" + a.target + "\": " + a.name +
                           " acts on road traffic vehicles (a traffic node with traffic_model = \"road\"; brake, stop "
-                          "and resume also on \"network\"), and \"" + n->name + "\" is not one");
+                          "and resume also on \"network\"; speed, speed_profile, stop and resume on \"pedestrians\"), "
+                          "and \"" + n->name + "\" is not one");
       if (a.kind == ActionDef::Kind::kSpawn) {
         const NodeDef* n = session.FindNode(a.node);
         if (!n || n->role != protocol::Role::kTraffic || n->traffic_model != "road")

@@ -66,6 +66,9 @@ ConditionDef EventState(const std::string& event, const std::string& state) {
   return c;
 }
 
+// A pedestrian walks straight on from its start along a path this long, and stands at its end, in m.
+constexpr double kWalkerPathM = 1000.0;
+
 // A storyboard element's platoon events (for StoryboardElementState conditions).
 struct ElementEvents {
   std::string started_event;            // act: its start event; "" for others (they start with their events)
@@ -283,9 +286,14 @@ class Mapper {
         if (!d) throw ConfigError(Where(c) + ": VehicleCatalog: expected a Directory element, got none");
         vehicle_catalog_dir_ = Path(Attr(*d, "path"));
         Cover(c, "OpenSCENARIO/CatalogLocations/VehicleCatalog", Status::kMapped, vehicle_catalog_dir_);
+      } else if (c.name == "PedestrianCatalog") {
+        const Element* d = Child(c, "Directory");
+        if (!d) throw ConfigError(Where(c) + ": PedestrianCatalog: expected a Directory element, got none");
+        pedestrian_catalog_dir_ = Path(Attr(*d, "path"));
+        Cover(c, "OpenSCENARIO/CatalogLocations/PedestrianCatalog", Status::kMapped, pedestrian_catalog_dir_);
       } else {
         Cover(c, "OpenSCENARIO/CatalogLocations/" + c.name, Status::kIgnored,
-              "only vehicle catalogs are read; a reference into this catalog is refused where it stands");
+              "only vehicle and pedestrian catalogs are read; a reference into this catalog is refused where it stands");
       }
     }
   }
@@ -339,14 +347,28 @@ class Mapper {
         MiscObject(name, *o, *misc, path + "/MiscObject");
         continue;
       }
+      if (const Element* ped = Child(*o, "Pedestrian"); ped && !v && !ref) {
+        Pedestrian(*ped, path + "/Pedestrian");
+        AddWalker(name, *o, "a pedestrian");
+        continue;
+      }
+      if (const auto [entry, f] = ref ? FindCatalogEntry(*ref, pedestrian_catalog_dir_, "Pedestrian")
+                                      : std::pair<const Element*, std::string>{};
+          entry) {
+        ReadCatalogEntry(*ref, *entry, f, [&, entry = entry] { Pedestrian(*entry, "Catalog/Pedestrian", true); });
+        Cover(*ref, path + "/CatalogReference", Status::kMapped,
+              "pedestrian " + Attr(*ref, "entryName") + " of catalog " + Attr(*ref, "catalogName") + " (" + f + ")");
+        AddWalker(name, *o, "catalog pedestrian " + Attr(*ref, "entryName"));
+        continue;
+      }
       if (!v && !ref) {
         for (const auto& c : o->children)
-          if (c.name == "Pedestrian" || c.name == "ExternalObjectReference") {
+          if (c.name == "ExternalObjectReference") {
             seen_.insert(&c);
-            Refuse(c, path + "/" + c.name, "platoon's scenario entities are vehicles (a " + c.name + " is not one)");
+            Refuse(c, path + "/" + c.name, "platoon's scenario entities are vehicles, pedestrians and MiscObjects");
           }
         if (options_.keep_going) continue;
-        throw ConfigError(Where(*o) + ": ScenarioObject \"" + name + "\": expected a Vehicle or a CatalogReference");
+        throw ConfigError(Where(*o) + ": ScenarioObject \"" + name + "\": expected a Vehicle, Pedestrian, MiscObject or a CatalogReference");
       }
       std::string why = "a vehicle";
       if (v) Vehicle(*v, path + "/Vehicle");
@@ -431,50 +453,93 @@ class Mapper {
       else Cover(*p, path + "/ParameterDeclarations", Status::kMapped, "the entry's parameters, with the reference's assignments");
     }
   }
-  std::string CatalogVehicle(const Element& ref, const std::string& path) {
+  // The entry `entryName` of kind `kind` (Vehicle, Pedestrian) in the catalog `catalogName` among the .xosc
+  // files of `dir`, and its file; nullptr when there is none.
+  std::pair<const Element*, std::string> FindCatalogEntry(const Element& ref, const std::string& dir, const std::string& kind) {
     const std::string catalog = Attr(ref, "catalogName"), entry = Attr(ref, "entryName");
-    if (vehicle_catalog_dir_.empty())
-      throw ConfigError(Where(ref) + ": CatalogReference " + catalog + "/" + entry +
-                        ": expected a CatalogLocations/VehicleCatalog directory, got none");
-    // Assigned parameters override the entry's declarations while it is read.
-    std::map<std::string, std::string> assigned;
-    if (const Element* pa = Child(ref, "ParameterAssignments"))
-      for (const Element* a : Children(*pa, "ParameterAssignment")) assigned[Attr(*a, "parameterRef")] = Attr(*a, "value");
+    if (dir.empty()) return {nullptr, ""};
     std::error_code ec;
     std::vector<std::string> files;
-    for (const auto& f : std::filesystem::directory_iterator(vehicle_catalog_dir_, ec))
+    for (const auto& f : std::filesystem::directory_iterator(dir, ec))
       if (IsOpenScenarioPath(f.path().string())) files.push_back(f.path().string());
-    if (ec) throw ConfigError(Where(ref) + ": VehicleCatalog directory " + vehicle_catalog_dir_ + ": " + ec.message());
+    if (ec) throw ConfigError(Where(ref) + ": " + kind + "Catalog directory " + dir + ": " + ec.message());
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
       std::ifstream in(f, std::ios::binary);
       std::stringstream ss;
       ss << in.rdbuf();
       catalog_docs_.push_back(std::make_unique<Element>(Parse(ss.str(), f)));
-      const Element& root = *catalog_docs_.back();
-      for (const auto& c : root.children) {
+      for (const auto& c : catalog_docs_.back()->children) {
         if (c.name != "Catalog" || !c.Find("name") || c.Find("name")->value != catalog) continue;
-        for (const auto& v : c.children) {
-          if (v.name != "Vehicle" || !v.Find("name") || v.Find("name")->value != entry) continue;
-          const std::string saved = cur_file_;
-          const auto saved_params = params_;
-          cur_file_ = f;
-          if (const Element* pd = Child(v, "ParameterDeclarations"))
-            for (const Element* p : Children(*pd, "ParameterDeclaration")) {
-              seen_.insert(p);
-              params_[Attr(*p, "name")] = Attr(*p, "value");
-            }
-          for (const auto& [k, val] : assigned) params_[k] = val;
-          Vehicle(v, "Catalog/Vehicle", true);
-          cur_file_ = saved;
-          params_ = saved_params;
-          Cover(ref, path, Status::kMapped, "vehicle " + entry + " of catalog " + catalog + " (" + f + ")");
-          return "catalog vehicle " + entry;
-        }
+        for (const auto& v : c.children)
+          if (v.name == kind && v.Find("name") && v.Find("name")->value == entry) return {&v, f};
       }
     }
-    throw ConfigError(Where(ref) + ": CatalogReference: expected a Vehicle \"" + entry + "\" in a Catalog \"" + catalog +
-                      "\" of " + vehicle_catalog_dir_ + ", found none");
+    return {nullptr, ""};
+  }
+  // Reads catalog entry `v` of file `f` with the reference's parameter assignments over its declarations.
+  template <class Read>
+  void ReadCatalogEntry(const Element& ref, const Element& v, const std::string& f, Read read) {
+    std::map<std::string, std::string> assigned;
+    if (const Element* pa = Child(ref, "ParameterAssignments"))
+      for (const Element* a : Children(*pa, "ParameterAssignment")) assigned[Attr(*a, "parameterRef")] = Attr(*a, "value");
+    const std::string saved = cur_file_;
+    const auto saved_params = params_;
+    cur_file_ = f;
+    if (const Element* pd = Child(v, "ParameterDeclarations"))
+      for (const Element* p : Children(*pd, "ParameterDeclaration")) {
+        seen_.insert(p);
+        params_[Attr(*p, "name")] = Attr(*p, "value");
+      }
+    for (const auto& [k, val] : assigned) params_[k] = val;
+    read();
+    cur_file_ = saved;
+    params_ = saved_params;
+  }
+  std::string CatalogVehicle(const Element& ref, const std::string& path) {
+    const std::string catalog = Attr(ref, "catalogName"), entry = Attr(ref, "entryName");
+    if (vehicle_catalog_dir_.empty())
+      throw ConfigError(Where(ref) + ": CatalogReference " + catalog + "/" + entry +
+                        ": expected a CatalogLocations/VehicleCatalog directory, got none");
+    const auto [v, f] = FindCatalogEntry(ref, vehicle_catalog_dir_, "Vehicle");
+    if (!v)
+      throw ConfigError(Where(ref) + ": CatalogReference: expected a Vehicle \"" + entry + "\" in a Catalog \"" + catalog +
+                        "\" of " + vehicle_catalog_dir_ + ", found none");
+    ReadCatalogEntry(ref, *v, f, [&, v = v] { Vehicle(*v, "Catalog/Vehicle", true); });
+    Cover(ref, path, Status::kMapped, "vehicle " + entry + " of catalog " + catalog + " (" + f + ")");
+    return "catalog vehicle " + entry;
+  }
+
+  // A Pedestrian (inline, or the entry a CatalogReference names): a person of a pedestrians node of its own,
+  // walking straight on from where Init's TeleportAction puts it, at its Init speed and then the speeds the
+  // storyboard's SpeedActions give it.
+  void Pedestrian(const Element& p, const std::string& path, bool from_catalog = false) {
+    Attr(p, "name", false);
+    Cover(p, path, Status::kMapped, "a pedestrian (" + Attr(p, "pedestrianCategory", false) + ")");
+    if (const Element* pd = Child(p, "ParameterDeclarations")) {
+      if (!from_catalog) Parameters(*pd, path + "/ParameterDeclarations");
+      else Cover(*pd, path + "/ParameterDeclarations", Status::kMapped, "the entry's parameters, with the reference's assignments");
+    }
+    if (const Element* bb = Child(p, "BoundingBox")) {
+      Cover(*bb, path + "/BoundingBox", Status::kIgnored, "pedestrians are 0.5 m x 0.6 m x 1.75 m boxes");
+      MarkTree(*bb, path + "/BoundingBox", Status::kIgnored);
+    }
+    for (const auto& c : p.children)
+      if (!seen_.count(&c)) {
+        Cover(c, path + "/" + c.name, Status::kIgnored, "a pedestrian's " + c.name + " has no effect in platoon");
+        MarkTree(c, path + "/" + c.name, Status::kIgnored);
+      }
+  }
+  // The entity of a Pedestrian: a pedestrians node of its own.
+  void AddWalker(const std::string& name, const Element& object, const std::string& why) {
+    if (Seated(name)) throw ConfigError(Where(object) + ": ScenarioObject \"" + name + "\": a seat drives a car, not a pedestrian");
+    std::string node = Sanitize(name);
+    while (node_names_.count(node)) node += "_";
+    node_names_.insert(node);
+    out_.entity_node[name] = node;
+    walkers_[name].where = Where(object) + ": Entities.ScenarioObject \"" + name + "\"";
+    entities_.insert(name);
+    Cover(object, "OpenSCENARIO/Entities/ScenarioObject", Status::kMapped, why + " of the pedestrians node " + node);
   }
 
   std::string NodeOf(const Element& at, const std::string& entity) {
@@ -487,7 +552,7 @@ class Mapper {
 
   // --- positions ---
   // A position as (s, lane, offset) on the session's road, for the entity's start or a relative reference.
-  Start Position(const Element& pos, const std::string& path) {
+  Start Position(const Element& pos, const std::string& path, bool any_lane = false) {
     const Element* p = OneChild(pos);
     const std::string at = path + "/" + p->name;
     Start s;
@@ -544,7 +609,7 @@ class Mapper {
       s.placed = false;
       return s;
     }
-    if (s.lane >= 0) {
+    if (s.lane >= 0 && !(any_lane && s.lane > 0)) {
       Refuse(*p, at, "lane " + std::to_string(s.lane) + ": road traffic drives the lanes right of the reference line "
                      "(negative lane ids)");
       s.placed = false;
@@ -577,6 +642,21 @@ class Mapper {
     for (const Element* story : Children(sb, "Story")) scan(*story);
     // Entities become nodes once their start is known; MiscObjects boxes.
     for (const auto& name : order_) MakeNode(name);
+    for (const auto& [name, w] : walkers_) {
+      if (!w.placed) throw ConfigError(w.where + ": Pedestrian: expected a TeleportAction in Init that places it");
+      config::NodeDef n;
+      n.name = out_.entity_node[name];
+      n.role = protocol::Role::kTraffic;
+      n.traffic_model = "pedestrians";
+      config::PedestrianDef p;
+      const Vec3 dir(std::cos(w.yaw_rad), std::sin(w.yaw_rad), 0.0);
+      p.waypoints_m = {w.position_m, w.position_m + kWalkerPathM * dir};
+      p.speed_mps = w.speed_mps;
+      p.turn_back = false;
+      n.pedestrians = {p};
+      n.where = w.where;
+      out_.nodes.push_back(std::move(n));
+    }
     for (const auto& [name, m] : misc_) {
       if (!m.placed) throw ConfigError(m.where + ": MiscObject \"" + name + "\": expected a TeleportAction in Init that places it");
       config::SceneBoxDef b;
@@ -618,6 +698,8 @@ class Mapper {
       seen_.insert(&a);
       if (a.name == "Private" && misc_.count(Attr(a, "entityRef"))) {
         MiscInit(a, path + "/Private");
+      } else if (a.name == "Private" && walkers_.count(Attr(a, "entityRef"))) {
+        WalkerInit(a, path + "/Private");
       } else if (a.name == "Private") {
         const std::string entity = Attr(a, "entityRef");
         NodeOf(a, entity);
@@ -671,6 +753,59 @@ class Mapper {
         }
       }
       m.placed = true;
+    }
+  }
+  // Where a pedestrian starts, facing which way (a world position's h, else the road's direction there with an
+  // Orientation's h added), and its Init speed.
+  void WalkerInit(const Element& a, const std::string& path) {
+    const std::string entity = Attr(a, "entityRef");
+    Walker& w = walkers_[entity];
+    Cover(a, path, Status::kMapped, "where " + entity + " starts and how fast it walks");
+    for (const Element* pa : Children(a, "PrivateAction")) {
+      const Element* t = OneChild(*pa);
+      Cover(*pa, path + "/PrivateAction", Status::kMapped, "the start of " + entity);
+      if (t->name == "TeleportAction") {
+        Cover(*t, path + "/PrivateAction/TeleportAction", Status::kMapped, "the pedestrian's start");
+        const Element* pos = Child(*t, "Position");
+        if (!pos) throw ConfigError(Where(*t) + ": TeleportAction: expected a Position, got none");
+        const Element* kind = OneChild(*pos);
+        if (kind->name == "WorldPosition") {
+          Cover(*kind, path + "/PrivateAction/TeleportAction/Position/WorldPosition", Status::kMapped, "the point");
+          w.position_m = Vec3(Num(*kind, "x"), Num(*kind, "y"), 0.0);
+          w.yaw_rad = Num(*kind, "h", 0.0);
+        } else {
+          // Any lane, a sidewalk's too: a person stands where the position says.
+          const Start st = Position(*pos, path + "/PrivateAction/TeleportAction/Position", true);
+          const road::Road& road = Road(*pos);
+          w.position_m = road.PointAt(st.s_m, road.LaneCenterOffsetAt(st.s_m, st.lane) + st.offset_m);
+          w.yaw_rad = road.Heading(st.s_m);
+          if (const Element* o = Child(*kind, "Orientation")) {
+            seen_.insert(o);
+            w.yaw_rad += Num(*o, "h", 0.0);
+          }
+        }
+        w.placed = true;
+      } else if (t->name == "LongitudinalAction" && Child(*t, "SpeedAction")) {
+        const Element* sa = Child(*t, "SpeedAction");
+        const Element* target = Child(*sa, "SpeedActionTarget");
+        const Element* abs = target ? Child(*target, "AbsoluteTargetSpeed") : nullptr;
+        if (!abs) {
+          Refuse(*t, path + "/PrivateAction/LongitudinalAction", "a pedestrian's Init speed: AbsoluteTargetSpeed");
+          continue;
+        }
+        w.speed_mps = Num(*abs, "value");
+        if (!(w.speed_mps >= 0 && w.speed_mps <= 15))
+          throw ConfigError(Where(*abs) + ": AbsoluteTargetSpeed: expected a walking or running speed in [0, 15] m/s, got " +
+                            std::to_string(w.speed_mps));
+        Cover(*t, path + "/PrivateAction/LongitudinalAction", Status::kMapped,
+              fmt::format("walks at {} m/s from the start", w.speed_mps));
+        MarkTree(*t, path + "/PrivateAction/LongitudinalAction", Status::kMapped);
+      } else if (t->name == "ControllerAction" || t->name == "ActivateControllerAction") {
+        Cover(*t, path + "/PrivateAction/" + t->name, Status::kIgnored, "the pedestrians node walks it");
+        MarkTree(*t, path + "/PrivateAction/" + t->name, Status::kIgnored);
+      } else {
+        Refuse(*t, path + "/PrivateAction/" + t->name, "a pedestrian's Init actions: TeleportAction, SpeedAction");
+      }
     }
   }
   void InitAction(const Element& pa, const std::string& entity, const std::string& path) {
@@ -968,6 +1103,8 @@ class Mapper {
       Cover(g, path, Status::kMapped, "the entity leaves or enters");
       Cover(*k, path + "/DeleteEntityAction", Status::kMapped, "remove: " + ref + " leaves the session");
       out.push_back(act);
+    } else if (k->name == "AddEntityAction" && walkers_.count(ref)) {
+      Refuse(*k, path + "/AddEntityAction", "a pedestrian is placed by its Init TeleportAction");
     } else if (k->name == "AddEntityAction") {
       const Element* pos = Child(*k, "Position");
       if (!pos) throw ConfigError(Where(*k) + ": AddEntityAction: expected a Position, got none");
@@ -996,6 +1133,12 @@ class Mapper {
   void PrivateAction(const Element& pa, const std::string& path, const std::string& node, std::vector<ActionDef>& out) {
     const Element* a = OneChild(pa);
     const std::string apath = path + "/" + a->name;
+    const bool walker = std::any_of(walkers_.begin(), walkers_.end(),
+                                    [&](const auto& w) { return out_.entity_node[w.first] == node; });
+    if (walker && !(a->name == "LongitudinalAction" && Child(*a, "SpeedAction"))) {
+      Refuse(*a, apath, "a pedestrian's actions: LongitudinalAction/SpeedAction (it walks straight on at the new speed)");
+      return;
+    }
     ActionDef act;
     act.target = node;
     act.where = Where(*a);
@@ -1568,6 +1711,14 @@ class Mapper {
     std::string where;
   };
   std::map<std::string, Misc> misc_;   // MiscObjects by name
+  struct Walker {
+    Vec3 position_m = Vec3::Zero();
+    double yaw_rad = 0.0, speed_mps = 0.0;
+    bool placed = false;
+    std::string where;
+  };
+  std::map<std::string, Walker> walkers_;  // Pedestrians by name
+  std::string pedestrian_catalog_dir_;
   std::set<std::string> added_later_;  // entities an AddEntityAction brings in (absent until then)
   std::vector<std::string> order_;
   std::map<std::string, Start> starts_;

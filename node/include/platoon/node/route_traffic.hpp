@@ -24,7 +24,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace platoon::vehicle {
@@ -139,21 +141,46 @@ class RouteTrafficModule final : public Module {
 };
 
 /// Pedestrian `index` of a pedestrians node at `sim_ns`: on its path at start_offset_m + speed t
-/// (wrapped when closed; to the end and back when open), facing where it walks.
+/// (wrapped when closed; to the end and back when open, or standing at the end when it does not turn
+/// back), facing where it walks.
 protocol::EntityState PedestrianTruth(const config::NodeDef& node, uint32_t index, int64_t sim_ns);
 
-/// traffic_model = "pedestrians": every [[node.pedestrian]] of the node.
+/// A speed profile as the scenario actions send it: (time since its start in s, speed in m/s) pairs,
+/// times increasing, linear between them, the last speed held after the last point (and the first before
+/// the first). Speed and distance covered `tau_s` after its start.
+double ProfileSpeed(const std::vector<std::pair<double, double>>& points, double tau_s);
+double ProfileDistance(const std::vector<std::pair<double, double>>& points, double tau_s);
+
+/// traffic_model = "pedestrians": every [[node.pedestrian]] of the node. Scenario actions take a walker
+/// over from its constant speed: speed_profile (its distance along the path from then on is the
+/// profile's integral, exact at any step), stop (to a standstill at decel_mps2), resume (its own speed
+/// again at once) and remove (no longer published).
 class PedestrianModule final : public Module {
  public:
   explicit PedestrianModule(const config::NodeDef& node);
   std::string Name() const override { return "pedestrians"; }
   double RateHz() const override { return node_.module_rate_hz; }
   void Step(const StepInfo& info, ModuleContext& context) override;
+  void OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) override;
   void Summarize(std::vector<std::string>& fields) const override;
+  /// Walker `index` at `sim_ns` as the actions so far have it (PedestrianTruth until the first); nullopt
+  /// once removed.
+  std::optional<protocol::EntityState> Truth(uint32_t index, int64_t sim_ns) const;
 
  private:
+  struct Walk {
+    bool driven = false;   // an action took it over at anchor_ns
+    bool removed = false;
+    int64_t anchor_ns = 0;
+    double anchor_m = 0;   // distance along the path (before folding) at anchor_ns
+    std::vector<std::pair<double, double>> profile;
+  };
+  // Distance along the path (unfolded) and speed of walker `index` at `sim_ns`.
+  std::pair<double, double> Along(uint32_t index, int64_t sim_ns) const;
   config::NodeDef node_;
-  uint64_t steps_ = 0;
+  std::vector<Polyline> paths_;
+  std::vector<Walk> walks_;
+  uint64_t steps_ = 0, actions_done_ = 0, actions_refused_ = 0;
 };
 
 }  // namespace platoon::node

@@ -187,6 +187,9 @@ struct PedestrianDef {
   double speed_mps = 1.4;            ///< Walking speed, in m/s. Typical 1.0..1.6.
   bool loop = false;                 ///< true: the last point joins the first; false: walk to the end and back.
   double start_offset_m = 0;         ///< Starts this far along the path, in m.
+  /// Open paths: true walks back from the end; false stands at the end (an OpenSCENARIO pedestrian's
+  /// straight walk). Set by the scenario mapping, not read from a session file.
+  bool turn_back = true;
 };
 
 /// One node process of the session ([[node]]).
