@@ -52,11 +52,9 @@ uniform float u_wetness;
 uniform float u_street_on;
 uniform float u_lamp_gain;
 uniform vec3 u_eye_world;
-uniform int u_head_count;
 uniform vec4 u_head_pos[8];
 uniform vec3 u_head_dir[8];
 uniform vec3 u_head_left[8];
-uniform int u_street_count;
 uniform vec3 u_street_pos[8];
 varying vec3 v_world;
 varying vec3 v_normal;
@@ -65,12 +63,13 @@ varying vec4 v_colour;
 const vec3 kHeadColour = vec3(1.0, 0.96, 0.88);
 const vec3 kStreetColour = vec3(1.0, 0.84, 0.60);
 
-// degrees(atan(u)) within 0.3 deg for every u: the rational form u / (1 + 0.28 u^2) and its complement
-// beyond 45 deg. A software renderer pays an exact atan per pixel and lamp at night.
+// degrees(atan(u)) within 0.09 deg, without the exact atan a software renderer pays per pixel and lamp: on
+// [0, 1] pi/4 t - t (t - 1)(0.2447 + 0.0663 t), beyond it 90 deg less the same of 1 / |u|.
 float AtanDeg(float u) {
   float a = abs(u);
-  float r = a <= 1.0 ? a / (1.0 + 0.28 * a * a) : 1.5707963 - a / (a * a + 0.28);
-  return 57.29578 * sign(u) * r;
+  float t = a > 1.0 ? 1.0 / a : a;
+  float r = 0.7853982 * t - t * (t - 1.0) * (0.2447 + 0.0663 * t);
+  return 57.29578 * sign(u) * (a > 1.0 ? 1.5707963 - r : r);
 }
 
 // Relative luminous intensity of a headlight pair towards unit direction L (lamp frame: fwd, left, up).
@@ -78,17 +77,41 @@ float AtanDeg(float u) {
 // dazzle; high beam adds a narrower, brighter lobe on the axis.
 float Beam(vec3 L, vec3 fwd, vec3 left, float high) {
   float x = dot(L, fwd);
-  if (x <= 0.0) return 0.0;
-  // Above the low beam's cut-off (av > -0.3 deg, i.e. L.z / x > tan(-0.3 deg)) only a high beam lights.
-  if (high <= 0.0 && L.z > -0.0052360 * x) return 0.0;
-  float inv = 1.0 / x;
+  float inv = 1.0 / max(x, 1e-6);
   float ah = AtanDeg(dot(L, left) * inv);
   float av = AtanDeg(L.z * inv);
   float h2 = ah * ah;
   float dv = av + 1.3;
   float low = exp(-h2 / 392.0) * (1.0 - smoothstep(-0.9, -0.3, av)) * (0.04 + exp(-dv * dv / 5.12));
-  return low + high * 2.5 * exp(-h2 / 162.0 - av * av / 12.5);
+  return step(0.0, x) * (low + high * 2.5 * exp(-h2 / 162.0 - av * av / 12.5));
 }
+
+#ifdef LAMPS
+// One headlight pair: pos.xyz where it stands, pos.w 0 (no lamp in this slot), 1 (low beam) or 2 (high beam too).
+void HeadLight(vec4 pos, vec3 fwd, vec3 left, vec3 n, vec3 v, float wet, inout vec3 light, inout vec3 spec) {
+  vec3 d = v_world - pos.xyz;
+  float dist2 = max(dot(d, d), 1e-4);
+  vec3 L = d * inversesqrt(dist2);
+  float b = min(pos.w, 1.0) * Beam(L, fwd, left, max(pos.w - 1.0, 0.0));
+  float e = 900.0 * u_lamp_gain * b * sqrt(sqrt(max(dot(n, -L), 0.0))) / (dist2 + 1.0);
+  light += kHeadColour * e;
+#ifdef WET
+  spec += kHeadColour * e * pow(max(dot(n, normalize(v - L)), 0.0), 60.0) * wet;
+#endif
+}
+
+// One street lamp (a slot without one stands far away and adds nothing).
+void StreetLight(vec3 pos, vec3 n, vec3 v, float wet, inout vec3 light, inout vec3 spec) {
+  vec3 d = v_world - pos;
+  float dist2 = max(dot(d, d), 1e-4);
+  vec3 L = d * inversesqrt(dist2);
+  float e = 30.0 * u_lamp_gain * (0.25 + 0.75 * max(-L.z, 0.0)) * sqrt(max(dot(n, -L), 0.0)) / (dist2 + 1.0);
+  light += kStreetColour * e;
+#ifdef WET
+  spec += kStreetColour * e * pow(max(dot(n, normalize(v - L)), 0.0), 40.0) * 3.0 * wet;
+#endif
+}
+#endif
 
 void main() {
   vec4 base = v_colour * texture2D(u_tex, gl_TexCoord[0].st);
@@ -106,30 +129,30 @@ void main() {
     spec += u_sun_colour * pow(max(dot(n, normalize(u_sun_dir + v)), 0.0), 80.0) * 2.0 * wet;
     spec += u_horizon * pow(1.0 - max(dot(n, v), 0.0), 5.0) * 0.6 * wet;
 #endif
-    for (int i = 0; i < 8; ++i) {
-      if (i >= u_head_count || u_lamp_gain <= 0.0) break;
-      vec3 d = v_world - u_head_pos[i].xyz;
-      float dist2 = max(dot(d, d), 1e-4);
-      vec3 L = d * inversesqrt(dist2);
-      float b = Beam(L, u_head_dir[i], u_head_left[i], u_head_pos[i].w);
-      if (b <= 0.0) continue;
-      float e = 900.0 * u_lamp_gain * b * sqrt(sqrt(max(dot(n, -L), 0.0))) / (dist2 + 1.0);
-      light += kHeadColour * e;
+#ifdef LAMPS
+    // Unrolled, so that every lamp's uniforms are read at a constant index (a software renderer gathers
+    // an indexed uniform per pixel); a slot without a lamp adds nothing.
+    float wet_lamps = 0.0;
 #ifdef WET
-      spec += kHeadColour * e * pow(max(dot(n, normalize(v - L)), 0.0), 60.0) * wet;
+    wet_lamps = wet;
 #endif
-    }
-    for (int i = 0; i < 8; ++i) {
-      if (i >= u_street_count || u_lamp_gain <= 0.0) break;
-      vec3 d = v_world - u_street_pos[i];
-      float dist2 = max(dot(d, d), 1e-4);
-      vec3 L = d * inversesqrt(dist2);
-      float e = 30.0 * u_lamp_gain * (0.25 + 0.75 * max(-L.z, 0.0)) * sqrt(max(dot(n, -L), 0.0)) / (dist2 + 1.0);
-      light += kStreetColour * e;
-#ifdef WET
-      spec += kStreetColour * e * pow(max(dot(n, normalize(v - L)), 0.0), 40.0) * 3.0 * wet;
+    HeadLight(u_head_pos[0], u_head_dir[0], u_head_left[0], n, v, wet_lamps, light, spec);
+    HeadLight(u_head_pos[1], u_head_dir[1], u_head_left[1], n, v, wet_lamps, light, spec);
+    HeadLight(u_head_pos[2], u_head_dir[2], u_head_left[2], n, v, wet_lamps, light, spec);
+    HeadLight(u_head_pos[3], u_head_dir[3], u_head_left[3], n, v, wet_lamps, light, spec);
+    HeadLight(u_head_pos[4], u_head_dir[4], u_head_left[4], n, v, wet_lamps, light, spec);
+    HeadLight(u_head_pos[5], u_head_dir[5], u_head_left[5], n, v, wet_lamps, light, spec);
+    HeadLight(u_head_pos[6], u_head_dir[6], u_head_left[6], n, v, wet_lamps, light, spec);
+    HeadLight(u_head_pos[7], u_head_dir[7], u_head_left[7], n, v, wet_lamps, light, spec);
+    StreetLight(u_street_pos[0], n, v, wet_lamps, light, spec);
+    StreetLight(u_street_pos[1], n, v, wet_lamps, light, spec);
+    StreetLight(u_street_pos[2], n, v, wet_lamps, light, spec);
+    StreetLight(u_street_pos[3], n, v, wet_lamps, light, spec);
+    StreetLight(u_street_pos[4], n, v, wet_lamps, light, spec);
+    StreetLight(u_street_pos[5], n, v, wet_lamps, light, spec);
+    StreetLight(u_street_pos[6], n, v, wet_lamps, light, spec);
+    StreetLight(u_street_pos[7], n, v, wet_lamps, light, spec);
 #endif
-    }
     colour = albedo * light + spec;
     if (u_mode == 2) colour = mix(colour, vec3(1.0, 0.93, 0.75), u_street_on);
   }
@@ -216,17 +239,23 @@ void SetFloat(osg::StateSet& ss, const char* name, double v) {
   ss.getOrCreateUniform(name, osg::Uniform::FLOAT)->set(static_cast<float>(v));
 }
 
+// Where a street lamp slot without a lamp stands: far enough to add nothing.
+const osg::Vec3 kNoStreetLamp(0.0f, 0.0f, 1.0e6f);
+
 // The per-view uniforms: the view's inverse, its eye and the lights it picked.
 osg::ref_ptr<osg::StateSet> MakeViewState() {
   osg::ref_ptr<osg::StateSet> ss = new osg::StateSet;
   ss->getOrCreateUniform("u_view_inverse", osg::Uniform::FLOAT_MAT4)->set(osg::Matrixf());
   ss->getOrCreateUniform("u_eye_world", osg::Uniform::FLOAT_VEC3)->set(osg::Vec3());
-  ss->getOrCreateUniform("u_head_count", osg::Uniform::INT)->set(0);
-  ss->getOrCreateUniform("u_street_count", osg::Uniform::INT)->set(0);
-  ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC4, "u_head_pos", kMaxHeadlights));
+  // Slots without a lamp: a headlight with w = 0, a street lamp far away.
+  osg::ref_ptr<osg::Uniform> head = new osg::Uniform(osg::Uniform::FLOAT_VEC4, "u_head_pos", kMaxHeadlights);
+  osg::ref_ptr<osg::Uniform> street = new osg::Uniform(osg::Uniform::FLOAT_VEC3, "u_street_pos", kMaxStreetLights);
+  for (unsigned k = 0; k < static_cast<unsigned>(kMaxHeadlights); ++k) head->setElement(k, osg::Vec4(0, 0, 0, 0));
+  for (unsigned k = 0; k < static_cast<unsigned>(kMaxStreetLights); ++k) street->setElement(k, kNoStreetLamp);
+  ss->addUniform(head);
   ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC3, "u_head_dir", kMaxHeadlights));
   ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC3, "u_head_left", kMaxHeadlights));
-  ss->addUniform(new osg::Uniform(osg::Uniform::FLOAT_VEC3, "u_street_pos", kMaxStreetLights));
+  ss->addUniform(street);
   return ss;
 }
 
@@ -269,20 +298,20 @@ class ViewCallback final : public osg::NodeCallback {
     osg::Uniform* left = ss->getUniform("u_head_left");
     for (size_t k = 0; k < h.size(); ++k) {
       const Headlight& l = heads[h[k]];
-      pos->setElement(static_cast<unsigned>(k), osg::Vec4(ToOsg(l.position_m), l.high_beam ? 1.0f : 0.0f));
+      pos->setElement(static_cast<unsigned>(k), osg::Vec4(ToOsg(l.position_m), l.high_beam ? 2.0f : 1.0f));
       dir->setElement(static_cast<unsigned>(k), ToOsg(l.forward));
       // The lamp frame's left: horizontal, square to the forward direction.
       const Vec3 side = Vec3::UnitZ().cross(l.forward);
       left->setElement(static_cast<unsigned>(k), ToOsg(side.norm() > 1e-9 ? side.normalized() : Vec3::UnitY()));
     }
-    ss->getUniform("u_head_count")->set(static_cast<int>(h.size()));
+    for (size_t k = h.size(); k < static_cast<size_t>(kMaxHeadlights); ++k) pos->setElement(static_cast<unsigned>(k), osg::Vec4(0, 0, 0, 0));
     const auto& lamps = s_->lamps_;
     const std::vector<size_t> s =
         s_->street_lights_on ? Nearest(lamps.size(), kMaxStreetLights, eye, [&](size_t i) -> const Vec3& { return lamps[i]; })
                              : std::vector<size_t>{};
     osg::Uniform* spos = ss->getUniform("u_street_pos");
     for (size_t k = 0; k < s.size(); ++k) spos->setElement(static_cast<unsigned>(k), ToOsg(lamps[s[k]]));
-    ss->getUniform("u_street_count")->set(static_cast<int>(s.size()));
+    for (size_t k = s.size(); k < static_cast<size_t>(kMaxStreetLights); ++k) spos->setElement(static_cast<unsigned>(k), kNoStreetLamp);
     cv->pushStateSet(ss.get());
     traverse(node, nv);
     cv->popStateSet();
@@ -297,10 +326,15 @@ Shading::Shading(osg::Group& root, const Vec3& sun_direction, double ambient, do
   osg::StateSet& ss = *root_ss_;
   const std::string fragment(kSceneFragment);
   const size_t body = fragment.find('\n') + 1;  // after #version
-  dry_ = MakeProgram("platoon scene", kSceneVertex, kSceneFragment);
-  wet_ = MakeProgram("platoon scene, wet", kSceneVertex,
-                     (fragment.substr(0, body) + "#define WET 1\n" + fragment.substr(body)).c_str());
-  ss.setAttributeAndModes(dry_);
+  for (int wet = 0; wet < 2; ++wet)
+    for (int lamps = 0; lamps < 2; ++lamps) {
+      const std::string defines = std::string(wet ? "#define WET 1\n" : "") + (lamps ? "#define LAMPS 1\n" : "");
+      programs_[wet][lamps] =
+          MakeProgram(wet ? (lamps ? "platoon scene, wet, lamps" : "platoon scene, wet") : (lamps ? "platoon scene, lamps" : "platoon scene"),
+                      kSceneVertex, (fragment.substr(0, body) + defines + fragment.substr(body)).c_str());
+    }
+  program_ = programs_[0][0].get();
+  ss.setAttributeAndModes(programs_[0][0]);
   // A white texel on unit 0: untextured surfaces sample 1; a node that binds its own texture replaces it.
   osg::ref_ptr<osg::Image> white = new osg::Image;
   white->allocateImage(1, 1, 1, GL_RGBA, GL_UNSIGNED_BYTE);
@@ -376,9 +410,10 @@ void Shading::SetLook(const WorldLook& look) {
   SetFloat(ss, "u_fog_sigma", look.fog_extinction_1pm);
   SetFloat(ss, "u_sun_glow", look.sun_glow);
   SetFloat(ss, "u_wetness", look.wetness);
-  if ((look.wetness > 0.0) != wet_on_) {
-    wet_on_ = look.wetness > 0.0;
-    ss.setAttributeAndModes(wet_on_ ? wet_ : dry_);
+  osg::Program* program = programs_[look.wetness > 0.0][look.lamp_gain > 0.0].get();
+  if (program != program_) {
+    program_ = program;
+    ss.setAttributeAndModes(program);
   }
   SetFloat(ss, "u_street_on", look.street_lights ? 1.0 : 0.0);
   SetFloat(ss, "u_lamp_gain", look.lamp_gain);

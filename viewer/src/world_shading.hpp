@@ -64,9 +64,10 @@ class Shading {
   friend class ViewCallback;
   osg::ref_ptr<osg::StateSet> StateFor(const void* camera);
   osg::StateSet* root_ss_ = nullptr;
-  // The scene program without and with the wet-surface terms (a pixel of a dry world does not pay for them).
-  osg::ref_ptr<osg::Program> dry_, wet_;
-  bool wet_on_ = false;
+  // The scene program [wet][lamps]: without the wet-surface terms in a dry world and without the lamps by day,
+  // so that a pixel pays for neither when they add nothing.
+  osg::ref_ptr<osg::Program> programs_[2][2];
+  osg::Program* program_ = nullptr;
   osg::ref_ptr<osg::Geode> rain_;
   std::vector<Headlight> heads_;
   std::vector<Vec3> lamps_;
