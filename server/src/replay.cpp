@@ -26,9 +26,18 @@ void ReplayLogBuilder::Add(const protocol::WorldState& w) {
     }
     log_.markers.push_back({e.sim_time_ns, e.text, e.source});
   }
+  // Conditions come on keyframes and after a change: a sign change is a content that differs from the last.
+  if (w.conditions && !w.conditions->variable_signs.empty() && w.conditions->variable_signs != last_signs_) {
+    last_signs_ = w.conditions->variable_signs;
+    if (log_.sign_changes.size() < ReplayLog::kMaxSignChanges) log_.sign_changes.push_back({w.sim_time_ns, last_signs_});
+    else ++sign_changes_over_;
+  }
 }
 
 ReplayLog ReplayLogBuilder::Finish() {
+  if (sign_changes_over_ > 0)
+    log_.problems.push_back(std::to_string(sign_changes_over_) + " variable sign changes beyond the first " +
+                            std::to_string(ReplayLog::kMaxSignChanges) + " not read");
   if (markers_over_ > 0)
     log_.problems.push_back(std::to_string(markers_over_) + " markers beyond the first " + std::to_string(ReplayLog::kMaxMarkers) +
                             " not read");

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -87,7 +88,8 @@ protocol::EntityState CarOnLane(const Drive& d, uint64_t id, uint32_t owner, dou
 
 // Writes the drive's log; returns its path.
 std::string WriteLog(const TempDir& dir, const Drive& d, const std::string& session_text = kSession,
-                     const std::string& session_path = "/nowhere/export-drive.toml", bool with_entities = true) {
+                     const std::string& session_path = "/nowhere/export-drive.toml", bool with_entities = true,
+                     const std::function<void(protocol::WorldState&)>& decorate = {}) {
   const std::string path = dir.Path() + "/drive.mcap";
   std::string error;
   auto writer = session_log::Writer::Open(path, &error);
@@ -143,6 +145,7 @@ std::string WriteLog(const TempDir& dir, const Drive& d, const std::string& sess
       mark.text = "go, now";
       w.events.push_back(mark);
     }
+    if (decorate) decorate(w);
     const std::string bytes = protocol::Encode(w);
     REQUIRE(writer->WriteEnvelope(session_log::kWorldTopic, std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
                                   w.sim_time_ns, w.server_time_ns)
@@ -537,4 +540,46 @@ TEST_CASE("platoon export: --markers puts each marker's text in the row of its p
   }
   CHECK(rows > 100);
   CHECK(marked == 1);
+}
+
+TEST_CASE("platoon export: the sign columns follow a variable message sign as the recording's conditions changed it") {
+  // A gantry at s = 200 m: a 100 limit, shown as 60 from 4 s on (keyframes carry the contents, as a server
+  // sends them). The follower (s = 100 + 15 t) passes it at 6.67 s.
+  const std::string session = kSession + R"(
+[[sign]]
+s_m = 200
+type = "speed_limit"
+value = 100
+mount = "gantry"
+variable = true
+)";
+  TempDir dir;
+  const std::string log = WriteLog(dir, MakeDrive(), session, "/nowhere/export-drive.toml", true, [](protocol::WorldState& w) {
+    if (!w.keyframe && w.sim_time_ns != 4000 * kExportMs) return;
+    w.conditions = world::WorldConditions{};
+    w.conditions->variable_signs = {{1, static_cast<uint8_t>(road::SignType::kSpeedLimit), w.sim_time_ns < 4 * kExportS ? 100.0 : 60.0}};
+  });
+  const ExportRun r = Export({log, "--csv", dir.Path() + "/out", "--rate", "10", "--entities", "follow"});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const Csv c = ReadCsv(dir.Path() + "/out/follow_0.csv");
+  int before = 0, shown = 0, passed = 0;
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const double t = c.Num(i, "sim_time_s");
+    if (t < 3.95) {
+      CHECK(c.Num(i, "next_sign_value") == 100);
+      ++before;
+    } else if (t >= 4.0 && t < 6.6) {
+      CHECK(c.Num(i, "next_sign_value") == 60);
+      ++shown;
+    } else if (t > 6.75) {
+      CHECK(c.Num(i, "last_sign_value") == 60);
+      CHECK(std::isnan(c.Num(i, "next_sign_value")));
+      ++passed;
+    }
+  }
+  MESSAGE(before, " rows before the change, ", shown, " while it showed 60 ahead, ", passed, " after passing it");
+  CHECK(before >= 39);
+  CHECK(shown >= 25);
+  CHECK(passed >= 10);
 }

@@ -140,6 +140,32 @@ TEST_CASE("replay: a log's world states become one state per entity and stamp, i
   CHECK(log.first_ns == first);
 }
 
+TEST_CASE("replay: a variable sign's contents are kept each time the world states' conditions changed them") {
+  server::ReplayLogBuilder b;
+  auto world = [](int64_t ms, std::optional<std::vector<world::VariableSignContent>> signs) {
+    protocol::WorldState w;
+    w.sim_time_ns = ms * kReplayMs;
+    if (signs) {
+      w.conditions = world::WorldConditions{};
+      w.conditions->variable_signs = *signs;
+    }
+    return w;
+  };
+  const std::vector<world::VariableSignContent> a = {{7, 0, 100.0}}, c = {{7, 0, 60.0}};
+  b.Add(world(0, std::nullopt));
+  b.Add(world(100, a));           // the first carried
+  b.Add(world(200, std::nullopt));  // no conditions: nothing changed
+  b.Add(world(300, a));           // a keyframe repeating it
+  b.Add(world(400, c));           // a change
+  b.Add(world(500, c));
+  const server::ReplayLog log = b.Finish();
+  REQUIRE(log.sign_changes.size() == 2);
+  CHECK(log.sign_changes[0].sim_ns == 100 * kReplayMs);
+  CHECK(log.sign_changes[0].contents == a);
+  CHECK(log.sign_changes[1].sim_ns == 400 * kReplayMs);
+  CHECK(log.sign_changes[1].contents == c);
+}
+
 TEST_CASE("replay: logs recorded by protocol version 1 and 2 builds give the replay what their twin of this version gives") {
   // The same three world states (two cars, one removed at the third), written by fuzz_seeds in a version 1
   // and a version 2 build (kept in the corpus) and in this one: every state, removal and name read alike.

@@ -326,6 +326,31 @@ TEST_CASE("signs: data columns report the next and last sign for the direction d
   CHECK(std::isnan(off[data::Column::kNextSignType]));
 }
 
+TEST_CASE("signs: an export's sign columns follow the variable sign's recorded contents from their sim times on") {
+  const Road road = StraightRoad(1000);
+  std::vector<Sign> signs = {Listed(SignType::kSpeedLimit, 100, 300)};
+  signs[0].variable = true;
+  const uint32_t id = signs[0].id;
+  constexpr int64_t kS = 1'000'000'000;
+  // Recorded out of order on purpose: the timeline sorts them. 60 from 10 s, blank from 20 s.
+  data::SignTimeline timeline(signs, {{20 * kS, {{id, static_cast<uint8_t>(SignType::kBlank), 0.0}}},
+                                      {10 * kS, {{id, static_cast<uint8_t>(SignType::kSpeedLimit), 60.0}}}});
+  CHECK(timeline.Changes() == 2);
+  auto last_value_at = [&](int64_t t) {
+    data::MetricsRow row;
+    row[data::Column::kRoadId] = road.Id();
+    row[data::Column::kS] = 400;
+    row[data::Column::kYaw] = 0.0;
+    data::FillSignColumns(row, road, timeline.At(t));
+    return std::pair{row[data::Column::kLastSignType], row[data::Column::kLastSignValue]};
+  };
+  CHECK(last_value_at(5 * kS) == std::pair{0.0, 100.0});  // as placed
+  CHECK(last_value_at(10 * kS) == std::pair{0.0, 60.0});   // the change in force from its own time
+  CHECK(last_value_at(15 * kS) == std::pair{0.0, 60.0});
+  CHECK(last_value_at(25 * kS) == std::pair{static_cast<double>(SignType::kBlank), 0.0});
+  CHECK(last_value_at(1 * kS) == std::pair{0.0, 100.0});   // back in time: as placed again
+}
+
 TEST_CASE("signs: a variable sign's content text parses back, and bad texts are refused with the form expected") {
   using platoon::road::SignType;
   std::string error;

@@ -413,6 +413,15 @@ int RunExport(const ExportOptions& o) {
                                           : fmt::format("{} (from {})", session.road.file, session_source);
   }
 
+  // The sign columns follow what the variable message signs showed as recorded.
+  std::optional<data::SignTimeline> sign_timeline;
+  if (sign_road) {
+    std::vector<data::SignTimeline::Change> changes;
+    changes.reserve(log.sign_changes.size());
+    for (auto& c : log.sign_changes) changes.emplace_back(c.sim_ns, std::move(c.contents));
+    sign_timeline.emplace(signs, std::move(changes));
+  }
+
   // 4. Tracks, and their names (EntityDisplayName): the session's vehicle_names, a driver's car by its
   // node name, another node's vehicle "<node>:<index>"; the file by the name, else by the hex id.
   std::vector<data::TrackRemoval> removals;
@@ -537,7 +546,7 @@ int RunExport(const ExportOptions& o) {
         tracks, selected, roads, def,
         [&](size_t i, const data::MetricsRow& computed) {
           data::MetricsRow row = computed;
-          if (sign_road) data::FillSignColumns(row, *sign_road, signs);
+          if (sign_road) data::FillSignColumns(row, *sign_road, sign_timeline->At(SToNs(row[data::Column::kSimTime])));
           Output& out = outputs[i];
           const int64_t t = SToNs(row[data::Column::kSimTime]);
           if (out.rows++ == 0) out.first_row_ns = t;

@@ -1,5 +1,6 @@
 #include "platoon/data/sign_columns.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace platoon::data {
@@ -20,6 +21,23 @@ void FillSignColumns(MetricsRow& row, const road::Road& road, const std::vector<
     row[Column::kLastSignValue] = last.sign->value;
     row[Column::kLastSignDistance] = last.distance_m;
   }
+}
+
+SignTimeline::SignTimeline(std::vector<road::Sign> placed, std::vector<Change> changes)
+    : placed_(std::move(placed)), signs_(placed_), changes_(std::move(changes)) {
+  std::stable_sort(changes_.begin(), changes_.end(), [](const Change& a, const Change& b) { return a.first < b.first; });
+}
+
+const std::vector<road::Sign>& SignTimeline::At(int64_t sim_ns) {
+  const auto after = std::upper_bound(changes_.begin(), changes_.end(), sim_ns,
+                                      [](int64_t t, const Change& c) { return t < c.first; });
+  const std::ptrdiff_t in_force = (after - changes_.begin()) - 1;
+  if (in_force != current_) {
+    signs_ = placed_;
+    if (in_force >= 0) road::ApplyVariableContents(signs_, changes_[static_cast<size_t>(in_force)].second);
+    current_ = in_force;
+  }
+  return signs_;
 }
 
 }  // namespace platoon::data

@@ -46,6 +46,14 @@ struct ReplayLog {
   };
   std::vector<Marker> markers;              ///< The markers the world states carried, each once, in log order (at most kMaxMarkers).
   static constexpr size_t kMaxMarkers = 100000;  ///< Markers kept; more are counted in problems.
+  /// What the variable message signs showed: every variable sign's content from a world state's conditions,
+  /// each time it differed from the one before (the first carried is the first), in log order.
+  struct SignChange {
+    int64_t sim_ns = 0;
+    std::vector<world::VariableSignContent> contents;
+  };
+  std::vector<SignChange> sign_changes;      ///< At most kMaxSignChanges; more are counted in problems.
+  static constexpr size_t kMaxSignChanges = 100000;
 };
 
 /// Collects world states (in recorded order) into a ReplayLog: states deduplicated by (entity, stamp)
@@ -59,7 +67,8 @@ class ReplayLogBuilder {
   ReplayLog log_;
   // Markers already taken: world states repeat an event for a second; a restarted server restarts sequences.
   std::set<std::tuple<uint64_t, int64_t, std::string>> markers_seen_;
-  uint64_t markers_over_ = 0;
+  uint64_t markers_over_ = 0, sign_changes_over_ = 0;
+  std::vector<world::VariableSignContent> last_signs_;  // the newest contents carried
 };
 
 /// Reads a session log's /platoon/session and /platoon/world channels. A file that cannot be read, or
