@@ -239,6 +239,15 @@ void AddStaticScene(const config::SessionDef& session, sensors::Scene& scene) {
   }
 }
 
+void SensorWorld::SetConditions(const world::WorldConditions& conditions) {
+  if (conditions.variable_signs != conditions_.variable_signs)
+    for (const auto& c : conditions.variable_signs)
+      if (c.type < road::kSignTypeCount)
+        scene_.SetStaticDetail(0xD0000000u + c.id, ClassId(SemanticClass::kSign),
+                               road::SignDetail(static_cast<road::SignType>(c.type), c.value));
+  conditions_ = conditions;
+}
+
 KinematicState DisplayedState(const RemoteEntity& remote, dr::Model model, int64_t at_ns) {
   KinematicState k = dr::ExtrapolateState(model, remote.state.kinematics, at_ns);
   // A running blend turns the display slightly off the dead-reckoned track; the motion continues

@@ -301,6 +301,18 @@ void Scene::AddBox(const Pose& pose, const Vec3& half_extents_m, const SurfaceTa
 
 const std::vector<StaticBox>& Scene::StaticBoxes() const { return impl_->static_boxes; }
 
+size_t Scene::SetStaticDetail(uint32_t entity_id, uint32_t class_id, uint32_t detail) {
+  size_t changed = 0;
+  auto set = [&](SurfaceTag& t) {
+    if (t.entity_id != entity_id || t.class_id != class_id || t.detail == detail) return;
+    t.detail = detail;
+    ++changed;
+  };
+  for (SurfaceTag& t : impl_->static_tags) set(t);
+  for (StaticBox& b : impl_->static_boxes) set(b.tag);
+  return changed;
+}
+
 DynamicId Scene::AddDynamicBox(const Vec3& half_extents_m, const SurfaceTag& tag, const Pose& pose) {
   Impl& m = *impl_;
   // Each dynamic box is a one-box prototype scene placed by a rigid instance transform, so re-posing

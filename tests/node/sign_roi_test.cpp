@@ -50,3 +50,39 @@ TEST_CASE("sign roi: a camera ROI of a sign in view has the sign class and its t
   CHECK(road::SignDetailType(stop->detail) == road::SignType::kStop);
   CHECK(road::SignDetailValue(stop->detail) == 0);
 }
+
+TEST_CASE("sign roi: a variable message sign's ROI has what the conditions say it shows, from its next measurement on") {
+  const config::SessionDef session = config::LoadSessionText(
+      "[road]\ngenerate_length_m = 1000\nseed = 3\nlanes = 1\n"
+      "[[sign]]\ns_m = 160\ntype = \"speed_limit\"\nvalue = 100\nmount = \"gantry\"\nvariable = true\n",
+      "vms.toml");
+  const road::Road road = road::SessionRoad(session.road);
+  node::SensorWorld world(session, 0x1234);
+  const uint32_t sign_class = static_cast<uint32_t>(sensors::SemanticClass::kSign);
+  const double s0 = 120;
+  const Pose camera{road.LaneCenter(s0, -1) + Vec3(0, 0, 1.3), Quat(Eigen::AngleAxisd(road.Heading(s0), Vec3::UnitZ()))};
+  sensors::CameraDef def;
+  auto plate_detail = [&] {
+    const sensors::Scene& scene = world.SceneAt(0);
+    const auto rois = sensors::GroundTruth(sensors::StaticTargets(scene, {sign_class}), &scene, camera, def);
+    const auto plate = std::find_if(rois.begin(), rois.end(), [](const sensors::RoiBox& r) { return r.entity_id == 0xD0000001u; });
+    REQUIRE(plate != rois.end());
+    return plate->detail;
+  };
+  CHECK(plate_detail() == road::SignDetail(road::SignType::kSpeedLimit, 100));  // as placed
+  world::WorldConditions c = session.conditions;
+  c.variable_signs = {{1, static_cast<uint8_t>(road::SignType::kSpeedLimit), 60.0}};
+  world.SetConditions(c);
+  CHECK(plate_detail() == road::SignDetail(road::SignType::kSpeedLimit, 60));
+  c.variable_signs = {{1, static_cast<uint8_t>(road::SignType::kBlank), 0.0}};
+  world.SetConditions(c);
+  CHECK(road::SignDetailType(plate_detail()) == road::SignType::kBlank);
+  // A type number out of range changes nothing.
+  c.variable_signs = {{1, 200, 0.0}};
+  world.SetConditions(c);
+  CHECK(road::SignDetailType(plate_detail()) == road::SignType::kBlank);
+  // The posts and the beam keep their own class and no detail.
+  const auto poles = sensors::StaticTargets(world.SceneAt(0), {static_cast<uint32_t>(sensors::SemanticClass::kPole)});
+  for (const auto& p : poles)
+    if (p.entity_id == 0xD0000001u) CHECK(p.detail == 0);
+}

@@ -67,8 +67,9 @@ class SensorWorld final : public sensors::SensorWorldView {
   KinematicState EgoAt(int64_t t_ns) const override;
   std::vector<protocol::EntityState> OthersAt(int64_t t_ns) const override;
   const sensors::Scene& SceneAt(int64_t t_ns) const override;
-  /// Takes the session's light and weather (ModuleContext::Conditions), which every sensor measures in.
-  void SetConditions(const world::WorldConditions& conditions) { conditions_ = conditions; }
+  /// Takes the session's light and weather (ModuleContext::Conditions), which every sensor measures in, and
+  /// what the variable message signs show (their plates' class detail in the scene: the camera's ROIs).
+  void SetConditions(const world::WorldConditions& conditions);
   world::WorldConditions Conditions() const override { return conditions_; }
 
  private:

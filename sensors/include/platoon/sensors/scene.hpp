@@ -92,6 +92,10 @@ class Scene {
   void AddBox(const Pose& pose, const Vec3& half_extents_m, const SurfaceTag& tag);
   /// Every box added by AddBox, in order.
   const std::vector<StaticBox>& StaticBoxes() const;
+  /// Sets the detail of every static surface of entity `entity_id` and class `class_id` (a variable message
+  /// sign's plate showing something else); the geometry is unchanged, so no Commit() is needed. Not while
+  /// rays are cast. Returns how many surfaces changed.
+  size_t SetStaticDetail(uint32_t entity_id, uint32_t class_id, uint32_t detail);
   /// Adds a dynamic box (e.g. a vehicle, half extents 2.3 x 0.9 x 0.75 m) at `pose` (box centre).
   DynamicId AddDynamicBox(const Vec3& half_extents_m, const SurfaceTag& tag, const Pose& pose);
   /// Moves a dynamic box to `pose` (box centre). Takes effect at the next Commit().
