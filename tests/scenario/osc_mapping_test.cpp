@@ -389,6 +389,14 @@ TEST_CASE("osc: pedestrians (inline and from a catalog) become pedestrians nodes
                        doctest::Contains(std::string("p.xosc:" + std::to_string(LineOf(unplaced, "<ScenarioObject name=\"Bystander\"")) +
                                                      ": Entities.ScenarioObject \"Bystander\": Pedestrian: expected a TeleportAction").c_str()),
                        config::ConfigError);
+  // A position on a road other than the session's is refused where it stands (not put on the session's road).
+  std::string other_road = text;
+  other_road.replace(other_road.find("roadId=\"1\" laneId=\"1\""), 10, "roadId=\"7\"");
+  CHECK_THROWS_WITH_AS(MapOpenScenario(other_road, "p.xosc", dir),
+                       doctest::Contains(std::string("p.xosc:" + std::to_string(LineOf(other_road, "roadId=\"7\"")) +
+                                                     ": LanePosition is not supported: road 7: the scenario's vehicles drive "
+                                                     "the session's road 1").c_str()),
+                       config::ConfigError);
   // A seat drives a car.
   OscOptions seated;
   seated.seats["Walker"] = "seat";

@@ -323,6 +323,7 @@ class Mapper {
       config::RoadSessionDef def;
       if (options_.road) def = *options_.road;
       else if (!out_.road_file.empty()) def.file = out_.road_file;
+      road_from_file_ = !def.file.empty();
       try {
         road_ = std::make_unique<road::Road>(road::SessionRoad(def));
       } catch (const ConfigError& err) {
@@ -564,14 +565,20 @@ class Mapper {
       s.offset_m = lane == 0 ? 0 : t - road->LaneCenterOffset(lane);
     };
     if (p->name == "LanePosition") {
-      Attr(*p, "roadId");
+      if (!OnSessionRoad(*p, at)) {
+        s.placed = false;
+        return s;
+      }
       s.s_m = Num(*p, "s");
       s.offset_m = Num(*p, "offset", 0.0);
       const std::string lane = Attr(*p, "laneId");
       s.lane = std::atoi(lane.c_str());
       Cover(*p, at, Status::kMapped, fmt::format("s = {} m, lane {} of the session's road", s.s_m, s.lane));
     } else if (p->name == "RoadPosition") {
-      Attr(*p, "roadId");
+      if (!OnSessionRoad(*p, at)) {
+        s.placed = false;
+        return s;
+      }
       road = &Road(*p);
       s.s_m = Num(*p, "s");
       lane_of_t(Num(*p, "t"));
@@ -616,6 +623,17 @@ class Mapper {
     }
     if (s.s_m < 0) throw ConfigError(Where(*p) + ": " + p->name + ": expected s >= 0 m on the road, got " + std::to_string(s.s_m));
     return s;
+  }
+  // Whether a Lane- or RoadPosition's roadId names the session's road. A road of an OpenDRIVE file has its
+  // file's id; a generated road (no LogicFile, no [road] file) takes any id. Refused by line otherwise: the
+  // scenario's vehicles drive the one road.
+  bool OnSessionRoad(const Element& p, const std::string& at) {
+    const std::string id = Attr(p, "roadId");
+    const road::Road& road = Road(p);
+    if (!road_from_file_ || id == std::to_string(road.Id())) return true;
+    Refuse(p, at, fmt::format("road {}: the scenario's vehicles drive the session's road {} (the file's first road, or "
+                              "[road] road_id); positions on other roads are not supported yet", id, road.Id()));
+    return false;
   }
   // The world point of a position (for ReachPosition and Distance conditions).
   Vec3 WorldPoint(const Element& pos, const std::string& path) {
@@ -1719,6 +1737,7 @@ class Mapper {
   };
   std::map<std::string, Walker> walkers_;  // Pedestrians by name
   std::string pedestrian_catalog_dir_;
+  bool road_from_file_ = false;  // the session's road comes from an OpenDRIVE file (its ids are the file's)
   std::set<std::string> added_later_;  // entities an AddEntityAction brings in (absent until then)
   std::vector<std::string> order_;
   std::map<std::string, Start> starts_;
