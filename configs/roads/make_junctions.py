@@ -19,8 +19,11 @@ Layout (right-hand traffic, every lane 3.5 m wide):
   Who gives way: stop signs (DE 206) on J1's north and south arms; at J2 and J3 the road that ends there gives
   way to the through road (junction <priority>).
 Run: python3 make_junctions.py > junctions.xodr (byte-identical output).
+With --uncontrolled: no stop signs and no priorities, so right before left holds at every junction
+(tests/data/roads/junctions_uncontrolled.xodr).
 """
 import math
+import sys
 
 H = 15.0          # junction centre to mouth, in m
 W = 3.5           # lane width, in m
@@ -123,6 +126,9 @@ STOP_ARMS = 'NS'
 
 
 def main():
+    uncontrolled = '--uncontrolled' in sys.argv[1:]
+    stop_arms = '' if uncontrolled else STOP_ARMS
+    priorities = {} if uncontrolled else PRIORITIES
     centre = {j[0]: j[2] for j in JUNCTIONS}
     mouth = {}  # (junction, arm) -> (road, 'start' | 'end')
     body = []
@@ -140,7 +146,7 @@ def main():
         links = ['<predecessor elementType="junction" elementId="%d"/>' % ja,
                  '<successor elementType="junction" elementId="%d"/>' % jb]
         signals = []
-        if ja == 100 and arm_a in STOP_ARMS:
+        if ja == 100 and arm_a in stop_arms:
             # A stop sign (German 206) for the traffic arriving at J1 on this arm: it drives the left lanes, towards
             # -s, so the sign faces -s and stands right of them (t = 8.5 m), 3 m before the mouth.
             signals.append('<signal s="3" t="8.5" id="stop%d" name="stop" dynamic="no" orientation="-" zOffset="1.5" '
@@ -195,12 +201,12 @@ def main():
                                    '    </connection>' % (n, road_in, cid, '\n'.join(
                                        '      <laneLink from="%d" to="%d"/>' % l for l in lane_links)))
         # The three-way junctions' through roads have priority over the road that ends there.
-        for high, low in PRIORITIES.get(jid, []):
+        for high, low in priorities.get(jid, []):
             connections.append('    <priority high="%d" low="%d"/>' % (high, low))
         junction_xml.append('  <junction id="%d" name="%s">\n%s\n  </junction>' % (jid, name, '\n'.join(connections)))
     print('<?xml version="1.0" encoding="UTF-8"?>')
-    print('<!-- A town of three junctions (a four-way, two three-way with turn lanes) joined by five roads; written by '
-          'make_junctions.py from the OpenDRIVE 1.6 text -->')
+    print('<!-- A town of three junctions (a four-way, two three-way with turn lanes) joined by five roads%s; written by '
+          'make_junctions.py from the OpenDRIVE 1.6 text -->' % (', no signs and no priorities' if uncontrolled else ''))
     print('<OpenDRIVE>')
     print('  <header revMajor="1" revMinor="6" name="junctions" version="1.00" vendor="platoon"/>')
     print('\n'.join(body))

@@ -94,10 +94,11 @@ void NetworkTrafficModule::Summarize(std::vector<std::string>& fields) const {
       "\"network_vehicles\":{},\"network_lanes\":{},\"network_movements\":{},\"network_movements_driven\":{},"
       "\"network_junction_crossings\":{},\"network_overlaps\":{},\"network_forced_stops\":{},"
       "\"network_min_gap_m\":{:.2f},\"network_max_wait_s\":{:.1f},\"network_max_external\":{},"
-      "\"network_actions\":{},\"network_actions_refused\":{}",
+      "\"network_actions\":{},\"network_actions_refused\":{},\"network_stop_sign_stops\":{},"
+      "\"network_right_before_left\":{}",
       traffic_->Cars().size(), graph_->Pieces().size(), movements, traffic_->Movements().size(), crossed,
       check_.overlaps, check_.forced_stops, check_.min_gap_m > 1e8 ? -1.0 : check_.min_gap_m, check_.max_wait_s,
-      max_external_, actions_done_, actions_refused_));
+      max_external_, actions_done_, actions_refused_, check_.stops, check_.right_before_left));
 }
 
 }  // namespace platoon::node

@@ -102,7 +102,52 @@ NetworkTraffic::NetworkTraffic(const road::LaneGraph& graph, const NetworkTraffi
   wants_.assign(cars_.size(), -1);
   stop_at_.assign(cars_.size(), kInf);
   stood_.assign(cars_.size(), 0);
+  yielded_right_.assign(cars_.size(), 0);
+  released_.assign(cars_.size(), 0);
   on_piece_.resize(pieces.size());
+  // Uncontrolled junctions: every approach into them without a sign or a lower priority.
+  for (const auto& p : pieces) {
+    if (p.junction_id >= 0) continue;
+    for (const uint32_t n : p.next) {
+      const int j = pieces[n].junction_id;
+      if (j < 0) continue;
+      auto it = uncontrolled_.emplace(j, true).first;
+      if (p.yield != road::Yield::kNone) it->second = false;
+    }
+  }
+}
+
+std::optional<uint32_t> NetworkTraffic::AddCar(uint32_t piece, double d_m, double speed_mps, std::deque<uint32_t> route) {
+  const auto& pieces = graph_.Pieces();
+  if (piece >= pieces.size() || pieces[piece].junction_id >= 0 || !(d_m >= 0.0 && d_m <= pieces[piece].length_m) ||
+      !(speed_mps >= 0.0))
+    return std::nullopt;
+  uint32_t last = piece;
+  for (const uint32_t p : route) {
+    const auto& nx = pieces[last].next;
+    if (std::find(nx.begin(), nx.end(), p) == nx.end()) return std::nullopt;
+    last = p;
+  }
+  NetworkCar c;
+  c.index = cars_.empty() ? 0 : 1 + std::max_element(cars_.begin(), cars_.end(), [](const auto& a, const auto& b) {
+                                   return a.index < b.index;
+                                 })->index;
+  c.piece = piece;
+  c.d_m = d_m;
+  c.speed_mps = speed_mps;
+  c.route = std::move(route);
+  if (spread_.size() <= c.index) spread_.resize(c.index + 1, 1.0);
+  c.desired_speed_mps = def_.idm.desired_speed_mps * spread_[c.index];
+  ExtendRoute(c);
+  cars_.push_back(c);
+  admitted_.push_back(-1);
+  asked_at_.push_back(-1.0);
+  wants_.push_back(-1);
+  stop_at_.push_back(kInf);
+  stood_.push_back(0);
+  yielded_right_.push_back(0);
+  released_.push_back(0);
+  return c.index;
 }
 
 double NetworkTraffic::Rand01(uint64_t a, uint64_t b) const {
@@ -285,6 +330,8 @@ bool NetworkTraffic::Remove(uint32_t index) {
   for (auto* v : {&admitted_, &wants_}) v->erase(v->begin() + p);
   for (auto* v : {&asked_at_, &stop_at_}) v->erase(v->begin() + p);
   stood_.erase(stood_.begin() + static_cast<std::ptrdiff_t>(at));
+  yielded_right_.erase(yielded_right_.begin() + static_cast<std::ptrdiff_t>(at));
+  released_.erase(released_.begin() + static_cast<std::ptrdiff_t>(at));
   commands_.erase(index);
   return true;
 }
@@ -357,6 +404,7 @@ void NetworkTraffic::Admit() {
   // Who asks: the first connecting lane on its route not yet admitted, within its reach.
   std::vector<std::pair<double, uint32_t>> asking;
   std::vector<road::Yield> rule(cars_.size(), road::Yield::kNone);  // what the asking vehicle's approach demands
+  std::vector<uint32_t> approach(cars_.size(), 0);                   // the piece it asks from
   for (size_t i = 0; i < cars_.size(); ++i) {
     NetworkCar& c = cars_[i];
     wants_[i] = -1;
@@ -373,6 +421,7 @@ void NetworkTraffic::Admit() {
           wants_[i] = p;
           stop_at_[i] = dist;
           rule[i] = pieces[from].yield;
+          approach[i] = from;
           if (asked_at_[i] < 0) asked_at_[i] = time_s_;
           asking.emplace_back(asked_at_[i], static_cast<uint32_t>(i));
           // At a stop sign: standing at the line (where the stop line holds it, the jam gap before it) counts.
@@ -385,7 +434,11 @@ void NetworkTraffic::Admit() {
       dist += pieces[p].length_m;
       from = p;
     }
-    if (wants_[i] < 0) asked_at_[i] = -1.0;
+    if (wants_[i] < 0) {
+      asked_at_[i] = -1.0;
+      yielded_right_[i] = 0;
+      released_[i] = 0;
+    }
   }
   // Requests with priority first, each class in the order asked.
   std::sort(asking.begin(), asking.end(), [&](const auto& a, const auto& b) {
@@ -397,9 +450,61 @@ void NetworkTraffic::Admit() {
   std::vector<char> priority_asks(pieces.size(), 0);
   for (const auto& [at, i] : asking)
     if (rule[i] == road::Yield::kNone && cars_[i].speed_mps > 1.0) priority_asks[static_cast<size_t>(wants_[i])] = 1;
+  // Right before left at an uncontrolled junction: a request waits while one from its right (arriving 45 to 135
+  // degrees to the left of its own direction) asks for a lane crossing or merging with its own and can go: it is
+  // still coming (over 1 m/s), or its lane is free with room behind it. One standing before a full exit holds up
+  // nobody. When the junction has stood empty for a second with requests held so (all arms waiting for each
+  // other), the one that asked first goes.
+  std::vector<char> ready(cars_.size(), 0);
+  for (const auto& [at, k] : asking) {
+    const auto jk = static_cast<uint32_t>(wants_[k]);
+    bool free = cars_[k].speed_mps > 1.0;
+    if (!free) {
+      free = !taken[jk];
+      for (const uint32_t c : conflicts_[jk]) free = free && !taken[c];
+      free = free && RoomOnExit(k, jk);
+    }
+    ready[k] = free;
+  }
+  std::vector<char> held(cars_.size(), 0);
+  std::map<int, std::pair<double, uint32_t>> first_asker;  // junction -> (asked at, car) among those held
+  std::map<int, bool> busy;                                // junction -> a vehicle on or admitted to one of its lanes
+  for (uint32_t p = 0; p < pieces.size(); ++p)
+    if (taken[p] && pieces[p].junction_id >= 0) busy[pieces[p].junction_id] = true;
+  for (const auto& [at, i] : asking) {
+    const int jid = pieces[static_cast<size_t>(wants_[i])].junction_id;
+    const auto u = uncontrolled_.find(jid);
+    if (u == uncontrolled_.end() || !u->second) continue;
+    const auto& crossing = conflicts_[static_cast<size_t>(wants_[i])];
+    const double h_i = graph_.Pose(approach[i], pieces[approach[i]].length_m).heading_rad;
+    for (const auto& [at_k, k] : asking) {
+      if (k == i || !ready[k] || pieces[static_cast<size_t>(wants_[k])].junction_id != jid) continue;
+      if (wants_[k] != wants_[i] && std::find(crossing.begin(), crossing.end(), static_cast<uint32_t>(wants_[k])) == crossing.end())
+        continue;
+      const double rel = std::remainder(graph_.Pose(approach[k], pieces[approach[k]].length_m).heading_rad - h_i, 2.0 * M_PI);
+      if (rel > M_PI / 4 && rel < 3 * M_PI / 4) held[i] = 1;
+    }
+    if (held[i])
+      if (auto f = first_asker.find(jid); f == first_asker.end() || std::make_pair(at, i) < f->second)
+        first_asker[jid] = {at, i};
+  }
+  for (auto it = stalled_since_.begin(); it != stalled_since_.end();)
+    it = first_asker.count(it->first) && !busy.count(it->first) ? std::next(it) : stalled_since_.erase(it);
+  for (const auto& [jid, f] : first_asker) {
+    if (busy.count(jid)) continue;
+    const double since = stalled_since_.emplace(jid, time_s_).first->second;
+    if (time_s_ - since >= kRightStallS) {
+      held[f.second] = 0;
+      released_[f.second] = 1;
+    }
+  }
   std::vector<char> waiting(pieces.size(), 0);  // connecting lanes an earlier request still waits for
   for (const auto& [at, i] : asking) {
     const auto j = static_cast<uint32_t>(wants_[i]);
+    if (held[i]) {
+      yielded_right_[i] = 1;
+      continue;  // it waits for the one from its right, and holds up nobody
+    }
     bool free = admitted_[i] < 0;  // one admission at a time
     for (const uint32_t k : conflicts_[j]) free = free && !taken[k] && !waiting[k];
     // Give way (and stop first): no vehicle with priority may be about to take a crossing lane.
@@ -412,8 +517,12 @@ void NetworkTraffic::Admit() {
       stop_at_[i] = kInf;
       check_.max_wait_s = std::max(check_.max_wait_s, time_s_ - at);
       if (rule[i] == road::Yield::kStop) ++check_.stops;
+      if (yielded_right_[i] && !released_[i]) ++check_.right_before_left;
+      if (released_[i]) ++check_.right_deadlocks;
       asked_at_[i] = -1.0;
       stood_[i] = 0;
+      yielded_right_[i] = 0;
+      released_[i] = 0;
     } else if (rule[i] == road::Yield::kNone) {
       waiting[j] = 1;  // who gives way holds up nobody
     }

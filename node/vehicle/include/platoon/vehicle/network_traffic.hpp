@@ -80,6 +80,13 @@ struct NetworkTrafficCheck {
   uint64_t forced_stops = 0;       ///< Vehicles that reached a stop line unadmitted and were held there.
   double max_wait_s = 0.0;         ///< Longest time a request waited for admission, in s.
   uint64_t stops = 0;              ///< Admissions at a stop sign, each after standing at its line.
+  /// Admissions at an uncontrolled junction (no sign, no priority on any of its approaches) of a vehicle that
+  /// first let one from its right go before it (right before left).
+  uint64_t right_before_left = 0;
+  /// Admissions at an uncontrolled junction of a vehicle that had one from its right asking for a crossing lane,
+  /// after the junction stood empty for a second with every request held so (all arms waiting): the one that
+  /// asked first went.
+  uint64_t right_deadlocks = 0;
 };
 
 /// The traffic on a lane graph.
@@ -119,6 +126,10 @@ class NetworkTraffic {
   bool Resume(uint32_t index);
   /// Removes vehicle `index` (its admission with it).
   bool Remove(uint32_t index);
+  /// Adds a vehicle with its front `d_m` into piece `piece` (outside a junction) at `speed_mps`, driving `route`
+  /// first (pieces that follow each other from `piece`; more are chosen after them). Returns its index, or
+  /// nullopt when the piece or the route is not one.
+  std::optional<uint32_t> AddCar(uint32_t piece, double d_m, double speed_mps, std::deque<uint32_t> route);
   /// Mean desired speed, in m/s (live).
   void SetDesiredSpeed(double mps);
   double DesiredSpeed() const { return def_.idm.desired_speed_mps; }
@@ -157,6 +168,12 @@ class NetworkTraffic {
   std::vector<int64_t> wants_;  // the junction piece it asks for this step, -1 none
   std::vector<double> stop_at_;  // distance along its route to the stop line it must hold at, or infinity
   std::vector<char> stood_;      // it has stood at the stop line of a stop sign since it asked
+  std::vector<char> yielded_right_;  // it let a vehicle from its right go at an uncontrolled junction since it asked
+  std::vector<char> released_;       // it goes although one from its right asks: their junction stood empty
+  std::map<int, double> stalled_since_;  // junction -> since when it stood empty with requests held for the right
+  static constexpr double kRightStallS = 1.0;
+  // Per junction id: no approach into it has a sign or a lower priority (right before left holds there).
+  std::map<int, bool> uncontrolled_;
   std::map<uint32_t, uint64_t> movements_;
   struct Command {
     bool stop = false;            // stop and stay (else brake)
