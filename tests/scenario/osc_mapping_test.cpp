@@ -404,6 +404,36 @@ TEST_CASE("osc: pedestrians (inline and from a catalog) become pedestrians nodes
                        config::ConfigError);
 }
 
+TEST_CASE("osc: a MiscObject stands on any lane, or at a RoadPosition's s and t off the carriageway") {
+  const std::string dir = std::string(PLATOON_SOURCE_DIR) + "/tests/data/scenarios";
+  const std::string text = ReadText(Fixture("entities.xosc"));
+  const std::string cone = "<LanePosition roadId=\"1\" laneId=\"-2\" offset=\"0\" s=\"300\"/>";
+  REQUIRE(text.find(cone) != std::string::npos);
+  // On lane 1, left of the reference line (straight.xodr: lanes 3.5 m wide, its centre at y = 1.75).
+  std::string left = text;
+  left.replace(left.find(cone), cone.size(), "<LanePosition roadId=\"1\" laneId=\"1\" offset=\"0.5\" s=\"250\"/>");
+  const OscMapping l = MapOpenScenario(left, "e.xosc", dir);
+  REQUIRE(l.boxes.size() == 1);
+  CHECK(l.boxes[0].position_m.x() == doctest::Approx(250.0));
+  CHECK(l.boxes[0].position_m.y() == doctest::Approx(2.25));
+  // Beyond the carriageway's right edge (lanes -1, -2 end at t = -7 m): at t = -9 m, turned a quarter.
+  std::string off = text;
+  off.replace(off.find(cone), cone.size(),
+              "<RoadPosition roadId=\"1\" s=\"120\" t=\"-9\"><Orientation type=\"relative\" h=\"1.5707963267948966\"/></RoadPosition>");
+  const OscMapping o = MapOpenScenario(off, "e.xosc", dir);
+  REQUIRE(o.boxes.size() == 1);
+  CHECK(o.boxes[0].position_m.x() == doctest::Approx(120.0));
+  CHECK(o.boxes[0].position_m.y() == doctest::Approx(-9.0));
+  CHECK(o.boxes[0].yaw_rad == doctest::Approx(M_PI / 2));
+  // s beyond the road: named with its line.
+  std::string beyond = text;
+  beyond.replace(beyond.find(cone), cone.size(), "<RoadPosition roadId=\"1\" s=\"2500\" t=\"0\"/>");
+  CHECK_THROWS_WITH_AS(MapOpenScenario(beyond, "e.xosc", dir),
+                       doctest::Contains(std::string("e.xosc:" + std::to_string(LineOf(beyond, "s=\"2500\"")) +
+                                                     ": RoadPosition.s: expected 0 to 2000.00 m on the road").c_str()),
+                       config::ConfigError);
+}
+
 TEST_CASE("osc: synchronize and polyline trajectories map to actions, their unsupported variants refused by line") {
   // The synchronize fixture: Other's action names Ego as master and both points as world points.
   const OscMapping sync = LoadOpenScenarioFile(Fixture("synchronize.xosc"));

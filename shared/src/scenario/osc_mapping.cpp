@@ -18,6 +18,9 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
 
 namespace platoon::scenario {
 namespace osc_mapping_detail {
@@ -743,6 +746,41 @@ class Mapper {
     }
   }
   // A MiscObject's Init: its TeleportAction places the box (the bounding box's centre over the position).
+  // Where a TeleportAction's position puts an object or a person, and which way it faces. Any lane, either
+  // side (a cone on lane 1, a person on a sidewalk); a RoadPosition's (s, t) as given, on or off the carriageway.
+  // Heading: a WorldPosition's h, else the road's direction there with an Orientation's h added.
+  std::pair<Vec3, double> PlacedPose(const Element& pos, const std::string& path) {
+    const Element* kind = OneChild(pos);
+    const std::string at = path + "/" + kind->name;
+    if (kind->name == "WorldPosition") {
+      Cover(*kind, at, Status::kMapped, "the point");
+      return {Vec3(Num(*kind, "x"), Num(*kind, "y"), 0.0), Num(*kind, "h", 0.0)};
+    }
+    Vec3 point = Vec3::Zero();
+    double s_m = 0.0;
+    if (kind->name == "RoadPosition") {
+      if (!OnSessionRoad(*kind, at)) return {point, 0.0};
+      const road::Road& road = Road(*kind);
+      s_m = Num(*kind, "s");
+      if (!(s_m >= 0.0 && s_m <= road.Length()))
+        throw ConfigError(Where(*kind) + ": RoadPosition.s: expected 0 to " + fmt::format("{:.2f}", road.Length()) +
+                          " m on the road, got " + fmt::format("{}", s_m));
+      point = road.PointAt(s_m, Num(*kind, "t"));
+      Cover(*kind, at, Status::kMapped, fmt::format("s = {} m, t = {} m", s_m, Num(*kind, "t")));
+    } else {
+      const Start st = Position(pos, path, true);
+      if (!st.placed) return {point, 0.0};
+      const road::Road& road = Road(pos);
+      s_m = st.s_m;
+      point = road.PointAt(s_m, road.LaneCenterOffsetAt(s_m, st.lane) + st.offset_m);
+    }
+    double yaw = Road(pos).Heading(s_m);
+    if (const Element* o = Child(*kind, "Orientation")) {
+      seen_.insert(o);
+      yaw += Num(*o, "h", 0.0);
+    }
+    return {point, yaw};
+  }
   void MiscInit(const Element& a, const std::string& path) {
     const std::string entity = Attr(a, "entityRef");
     Misc& m = misc_[entity];
@@ -757,19 +795,7 @@ class Mapper {
       Cover(*t, path + "/PrivateAction/TeleportAction", Status::kMapped, "the box's place");
       const Element* pos = Child(*t, "Position");
       if (!pos) throw ConfigError(Where(*t) + ": TeleportAction: expected a Position, got none");
-      const Element* kind = OneChild(*pos);
-      m.position_m = WorldPoint(*pos, path + "/PrivateAction/TeleportAction/Position");
-      // Heading: a world position's h, else the road's direction there (and an Orientation's h relative to it).
-      if (kind->name == "WorldPosition") {
-        m.yaw_rad = Num(*kind, "h", 0.0);
-      } else {
-        const Start st = Position(*pos, path + "/PrivateAction/TeleportAction/Position");
-        m.yaw_rad = Road(*pos).Heading(st.s_m);
-        if (const Element* o = Child(*kind, "Orientation")) {
-          seen_.insert(o);
-          m.yaw_rad += Num(*o, "h", 0.0);
-        }
-      }
+      std::tie(m.position_m, m.yaw_rad) = PlacedPose(*pos, path + "/PrivateAction/TeleportAction/Position");
       m.placed = true;
     }
   }
@@ -786,22 +812,7 @@ class Mapper {
         Cover(*t, path + "/PrivateAction/TeleportAction", Status::kMapped, "the pedestrian's start");
         const Element* pos = Child(*t, "Position");
         if (!pos) throw ConfigError(Where(*t) + ": TeleportAction: expected a Position, got none");
-        const Element* kind = OneChild(*pos);
-        if (kind->name == "WorldPosition") {
-          Cover(*kind, path + "/PrivateAction/TeleportAction/Position/WorldPosition", Status::kMapped, "the point");
-          w.position_m = Vec3(Num(*kind, "x"), Num(*kind, "y"), 0.0);
-          w.yaw_rad = Num(*kind, "h", 0.0);
-        } else {
-          // Any lane, a sidewalk's too: a person stands where the position says.
-          const Start st = Position(*pos, path + "/PrivateAction/TeleportAction/Position", true);
-          const road::Road& road = Road(*pos);
-          w.position_m = road.PointAt(st.s_m, road.LaneCenterOffsetAt(st.s_m, st.lane) + st.offset_m);
-          w.yaw_rad = road.Heading(st.s_m);
-          if (const Element* o = Child(*kind, "Orientation")) {
-            seen_.insert(o);
-            w.yaw_rad += Num(*o, "h", 0.0);
-          }
-        }
+        std::tie(w.position_m, w.yaw_rad) = PlacedPose(*pos, path + "/PrivateAction/TeleportAction/Position");
         w.placed = true;
       } else if (t->name == "LongitudinalAction" && Child(*t, "SpeedAction")) {
         const Element* sa = Child(*t, "SpeedAction");
