@@ -79,6 +79,8 @@ SeatAudio::SeatAudio(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 SeatAudio::~SeatAudio() { impl_->Close(); }
 
+void SeatAudio::Close() { impl_->Close(); }
+
 void SeatAudio::Set(const SoundState& state) {
   std::lock_guard lock(impl_->mutex);
   impl_->pending = state;

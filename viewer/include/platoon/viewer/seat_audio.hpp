@@ -39,6 +39,9 @@ class SeatAudio {
   void Set(const SoundState& state);
   /// Samples the device has taken so far (its playing position, in samples at SampleRateHz).
   uint64_t SamplesRendered() const;
+  /// Stops and closes the device (waiting for a buffer being rendered); the counters stay readable. The
+  /// destructor closes it too.
+  void Close();
   /// Sample rate the device plays at, in Hz.
   double SampleRateHz() const;
   /// SDL's audio driver and the device ("pulseaudio: default", "disk: default").
