@@ -105,6 +105,9 @@ NetworkTraffic::NetworkTraffic(const road::LaneGraph& graph, const NetworkTraffi
   yielded_right_.assign(cars_.size(), 0);
   released_.assign(cars_.size(), 0);
   on_piece_.resize(pieces.size());
+  // Direction of travel at each piece's end (right before left compares approaches by it).
+  end_heading_.reserve(pieces.size());
+  for (uint32_t p = 0; p < pieces.size(); ++p) end_heading_.push_back(graph.Pose(p, pieces[p].length_m).heading_rad);
   // Uncontrolled junctions: every approach into them without a sign or a lower priority.
   for (const auto& p : pieces) {
     if (p.junction_id >= 0) continue;
@@ -476,12 +479,12 @@ void NetworkTraffic::Admit() {
     const auto u = uncontrolled_.find(jid);
     if (u == uncontrolled_.end() || !u->second) continue;
     const auto& crossing = conflicts_[static_cast<size_t>(wants_[i])];
-    const double h_i = graph_.Pose(approach[i], pieces[approach[i]].length_m).heading_rad;
+    const double h_i = end_heading_[approach[i]];
     for (const auto& [at_k, k] : asking) {
       if (k == i || !ready[k] || pieces[static_cast<size_t>(wants_[k])].junction_id != jid) continue;
       if (wants_[k] != wants_[i] && std::find(crossing.begin(), crossing.end(), static_cast<uint32_t>(wants_[k])) == crossing.end())
         continue;
-      const double rel = std::remainder(graph_.Pose(approach[k], pieces[approach[k]].length_m).heading_rad - h_i, 2.0 * M_PI);
+      const double rel = std::remainder(end_heading_[approach[k]] - h_i, 2.0 * M_PI);
       if (rel > M_PI / 4 && rel < 3 * M_PI / 4) held[i] = 1;
     }
     if (held[i])

@@ -172,6 +172,7 @@ class NetworkTraffic {
   std::vector<char> released_;       // it goes although one from its right asks: their junction stood empty
   std::map<int, double> stalled_since_;  // junction -> since when it stood empty with requests held for the right
   static constexpr double kRightStallS = 1.0;
+  std::vector<double> end_heading_;  // per piece: direction of travel at its end, in rad
   // Per junction id: no approach into it has a sign or a lower priority (right before left holds there).
   std::map<int, bool> uncontrolled_;
   std::map<uint32_t, uint64_t> movements_;
