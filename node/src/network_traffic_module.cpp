@@ -58,15 +58,12 @@ void NetworkTrafficModule::Step(const StepInfo& info, ModuleContext& context) {
 }
 
 void NetworkTrafficModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) {
-  if (event.kind != protocol::LoggedEvent::Kind::kAction || event.target_node == 0 ||
-      event.target_node != context.NodeId())
-    return;
+  if (!IsActionForThisNode(event, context)) return;
   const std::string& a = event.text;
   const std::string& d = event.detail;
   bool ok = false;
-  // The vehicle: VehicleId(name, index) of this node.
-  if ((event.entity_id >> 16) == (VehicleId(name_, 0) >> 16)) {
-    const auto index = static_cast<uint32_t>(event.entity_id & 0xffff);
+  if (const auto vehicle = VehicleIndexOf(event, name_)) {
+    const uint32_t index = *vehicle;
     if (a == "brake") ok = traffic_->Brake(index, JsonNumber(d, "decel_mps2", 6), JsonNumber(d, "duration_s", 0));
     else if (a == "stop") ok = traffic_->Stop(index, JsonNumber(d, "decel_mps2", 4));
     else if (a == "resume") ok = traffic_->Resume(index);

@@ -161,9 +161,7 @@ vehicle::RoadTraffic::Shape ShapeOf(const std::string& name) {
 }  // namespace
 
 void RoadTrafficModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) {
-  if (event.kind != protocol::LoggedEvent::Kind::kAction || event.target_node == 0 ||
-      event.target_node != context.NodeId())
-    return;
+  if (!IsActionForThisNode(event, context)) return;
   const std::string& a = event.text;
   const std::string& d = event.detail;
   bool ok = false;
@@ -171,13 +169,12 @@ void RoadTrafficModule::OnEvent(const protocol::LoggedEvent& event, ModuleContex
     ok = traffic_->Spawn(JsonNumber(d, "s_m", 0), static_cast<int>(JsonNumber(d, "lane", -1)),
                          JsonNumber(d, "speed_mps", 0)).has_value();
   } else {
-    // The vehicle: VehicleId(name, index) of this node.
-    const uint64_t base = VehicleId(name_, 0);
-    if ((event.entity_id >> 16) != (base >> 16)) {
+    const auto vehicle = VehicleIndexOf(event, name_);
+    if (!vehicle) {
       ++actions_refused_;
       return;
     }
-    const auto index = static_cast<uint32_t>(event.entity_id & 0xffff);
+    const uint32_t index = *vehicle;
     if (a == "brake") {
       ok = traffic_->Brake(index, JsonNumber(d, "decel_mps2", 6), JsonNumber(d, "duration_s", 0));
     } else if (a == "stop") {

@@ -448,16 +448,13 @@ void PedestrianModule::Step(const StepInfo& info, ModuleContext& context) {
 }
 
 void PedestrianModule::OnEvent(const protocol::LoggedEvent& event, ModuleContext& context) {
-  if (event.kind != protocol::LoggedEvent::Kind::kAction || event.target_node == 0 ||
-      event.target_node != context.NodeId())
-    return;
-  // The walker: VehicleId(name, index) of this node.
-  const uint64_t base = VehicleId(node_.name, 0);
-  const auto index = static_cast<uint32_t>(event.entity_id & 0xffff);
-  if ((event.entity_id >> 16) != (base >> 16) || index >= walks_.size() || walks_[index].removed) {
+  if (!IsActionForThisNode(event, context)) return;
+  const auto walker = VehicleIndexOf(event, node_.name);
+  if (!walker || *walker >= walks_.size() || walks_[*walker].removed) {
     ++actions_refused_;
     return;
   }
+  const uint32_t index = *walker;
   Walk& w = walks_[index];
   const std::string& a = event.text;
   const std::string& d = event.detail;
